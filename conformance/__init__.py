@@ -1,0 +1,1 @@
+"""The language-neutral conformance corpus (``cases/``) and its runner."""

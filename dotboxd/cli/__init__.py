@@ -1,0 +1,1 @@
+"""The ``dotboxd`` command line."""

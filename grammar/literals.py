@@ -1,0 +1,192 @@
+"""Validity rules for identifiers and literal texts, shared by the wire importer and the text parser.
+
+Each checker returns ``None`` when the text is valid, or a short reason (used in the diagnostic
+message) when it is not. Keeping the rules here, once, means both source forms accept exactly the
+same programs; the validator's literal pass re-runs them on programmatically built ASTs.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# --- identifiers -------------------------------------------------------------------------------
+
+
+def identifier_problem(text: str) -> str | None:
+    """Identifiers (ids, names, call names, metadata keys) are non-blank and free of control characters."""
+    if not text or text.isspace():
+        return "is blank"
+    for ch in text:
+        if unicodedata.category(ch) == "Cc":
+            return f"contains the control character U+{ord(ch):04X}"
+    return None
+
+
+# --- dangerous-reference scan (DotBoxD E-IR-CLR-REF) --------------------------------------------
+
+# Fragments that name host (CLR) machinery. Fragments ending in '.', '=' or ',' and those starting
+# with '.' are distinctive and match anywhere; word-like fragments match only at word boundaries
+# (not inside a longer run of ASCII letters/digits), so a local called ``callIndex`` is not mistaken
+# for the IL opcode ``calli``. This boundary rule is our documented deviation from DotBoxD, which
+# matches every fragment as a plain substring (see spec/ir.md).
+_DANGEROUS_ANYWHERE: tuple[str, ...] = (
+    "system.",
+    "microsoft.",
+    "assembly.",
+    "type.",
+    "reflection.",
+    "process.",
+    "environment.",
+    "thread.",
+    "task.",
+    "publickeytoken=",
+    "culture=",
+    ".dll",
+    ", version=",
+)
+_DANGEROUS_WORDS: tuple[str, ...] = (
+    "dllimport",
+    "iserviceprovider",
+    "runtimemethodhandle",
+    "runtimetypehandle",
+    "runtimefieldhandle",
+    "metadatatoken",
+    "assemblyqualifiedname",
+    "assemblypath",
+    "rawdll",
+    "rawil",
+    "rawmsil",
+    "clrtype",
+    "hostcode",
+    "loader",
+    "msil",
+    "il_",
+    "ldtoken",
+    "ldftn",
+    "ldvirtftn",
+    "calli",
+)
+_WORD_PATTERN = re.compile(
+    r"(?<![A-Za-z0-9])(?:"
+    + "|".join(re.escape(w) for w in _DANGEROUS_WORDS)
+    + r")(?![A-Za-z0-9])|"
+    + "|".join(re.escape(f) for f in _DANGEROUS_ANYWHERE)
+    + r"|0x(?:02|04|06|0a|1b|23|70)[0-9a-f]{6}",
+    re.IGNORECASE,
+)
+
+
+def dangerous_fragment(text: str) -> str | None:
+    """The first host-reference fragment found in ``text`` (case-insensitive), or None."""
+    match = _WORD_PATTERN.search(text)
+    return match.group(0) if match else None
+
+
+# --- versions ----------------------------------------------------------------------------------
+
+_VERSION = re.compile(r"v?([0-9]+)(?:\.([0-9]+)\.([0-9]+))?")
+_INT32_MAX = 2**31 - 1
+
+
+def canonical_version(text: str) -> str | None:
+    """``M.m.p`` for a version matching ``^v?N(.N.N)?$`` whose parts fit in an Int32, else None."""
+    match = _VERSION.fullmatch(text)
+    if match is None:
+        return None
+    parts = [int(p) if p is not None else 0 for p in match.groups()]
+    if any(len(p or "") > 10 for p in match.groups()) or any(p > _INT32_MAX for p in parts):
+        return None
+    return ".".join(str(p) for p in parts)
+
+
+# --- guid --------------------------------------------------------------------------------------
+
+_GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def guid_problem(text: str) -> str | None:
+    if _GUID.fullmatch(text) is None:
+        return "is not a GUID in 8-4-4-4-12 hexadecimal form"
+    return None
+
+
+# --- opaque ids --------------------------------------------------------------------------------
+
+_BRAND = re.compile(r"[A-Z][A-Za-z0-9_]{0,63}")
+_OPAQUE_VALUE = re.compile(r"[A-Za-z0-9_.:\-]{1,256}")
+
+
+def brand_problem(text: str) -> str | None:
+    """Opaque-id brand names: an uppercase ASCII letter, then up to 63 ASCII letters, digits or '_'."""
+    if _BRAND.fullmatch(text) is None:
+        return "is not a brand name (an uppercase ASCII letter, then up to 63 letters, digits or '_')"
+    return None
+
+
+def opaque_value_problem(text: str) -> str | None:
+    """Opaque-id values: 1 to 256 characters of ``[A-Za-z0-9_.:-]``; data, never objects."""
+    if _OPAQUE_VALUE.fullmatch(text) is None:
+        return "must be 1 to 256 characters of A-Z a-z 0-9 _ . : -"
+    return None
+
+
+# --- sandbox paths -----------------------------------------------------------------------------
+
+_DEVICE_NAMES = frozenset(
+    ["con", "prn", "aux", "nul", "conin$", "conout$"]
+    + [f"com{i}" for i in range(1, 10)]
+    + [f"lpt{i}" for i in range(1, 10)]
+)
+_URI_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+
+
+def path_problem(text: str) -> str | None:
+    """A portable, canonical relative path; non-canonical paths are rejected, never normalized."""
+    if not text or text.isspace():
+        return "is blank"
+    if "\\" in text:
+        return "contains a backslash"
+    if ":" in text:
+        return "contains ':' (drive letters, URIs and alternate streams are not portable)"
+    if text.startswith("/"):
+        return "is absolute (starts with '/')"
+    if _URI_PREFIX.match(text):
+        return "is an absolute URI"
+    for segment in text.split("/"):
+        if segment == "":
+            return "has an empty segment ('//' or a trailing '/')"
+        if segment in (".", ".."):
+            return f"has a '{segment}' segment"
+        if any(unicodedata.category(ch) == "Cc" for ch in segment):
+            return "contains a control character"
+        if segment.endswith((" ", ".")):
+            return f"has a segment ending in {'a space' if segment.endswith(' ') else 'a dot'}"
+        if segment.split(".", 1)[0].lower() in _DEVICE_NAMES:
+            return f"names the Windows device '{segment.split('.', 1)[0]}'"
+    return None
+
+
+# --- sandbox uris ------------------------------------------------------------------------------
+
+_URI = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*)://([^/?#]*)([/?#].*)?", re.DOTALL)
+
+
+def uri_problem(text: str) -> str | None:
+    """An absolute ``scheme://host...`` URI with a host, no userinfo, no backslash, no whitespace in
+    the authority."""
+    if not text or text.isspace():
+        return "is blank"
+    if "\\" in text:
+        return "contains a backslash"
+    match = _URI.fullmatch(text)
+    if match is None:
+        return "is not an absolute URI of the form scheme://host[/path]"
+    authority = match.group(2)
+    if "@" in authority:
+        return "carries userinfo ('@' in the authority)"
+    if authority == "" or any(ch.isspace() for ch in authority):
+        return "has no host" if authority == "" else "has whitespace in the authority"
+    if any(unicodedata.category(ch) == "Cc" for ch in text):
+        return "contains a control character"
+    return None

@@ -1,0 +1,1 @@
+"""The reference interpreter: a small tree walker that is the semantic oracle for every backend."""

@@ -1,0 +1,1 @@
+"""Validation passes (structure, names, types, effects, capabilities, bindings, policy) and the prover."""
