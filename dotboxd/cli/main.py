@@ -9,16 +9,27 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from dotboxd.cli.output import silence_stdout
+
 # One line per sub-command module (``dotboxd.cli.<module>`` with ``register(subparsers)``).
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = (
+    "cmd_parse",
+    "cmd_fmt",
+    "cmd_hash",
+    "cmd_conformance",
+    "cmd_run",
+    "cmd_check",
+)
 
 EXIT_OK = 0
 EXIT_REJECTED = 1
 EXIT_USAGE = 2
+EXIT_INTERNAL = 3  # a bug in dotboxd itself (never a verdict); reported in one line, no traceback
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,15 +52,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run one command and return its exit code (argparse's own exits are returned, not raised)."""
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except SystemExit as stop:
+        return stop.code if isinstance(stop.code, int) else EXIT_USAGE
     try:
         code: int = args.handler(args)
     except KeyboardInterrupt:
         sys.stderr.write("dotboxd: interrupted\n")
         return EXIT_USAGE
     except BrokenPipeError:
+        silence_stdout()
         return EXIT_USAGE
+    except Exception as error:  # the no-traceback contract covers our own bugs too
+        if os.environ.get("DOTBOXD_DEBUG") == "1":
+            raise
+        message = str(error).splitlines()[0][:200] if str(error) else ""
+        sys.stderr.write(f"dotboxd: internal error ({type(error).__name__}: {message}); please report it\n")
+        return EXIT_INTERNAL
     return code
 
 

@@ -1,0 +1,42 @@
+"""Which backends this runner has, and the two ways of asking one about a case.
+
+``reference`` is this project's pipeline on the reference interpreter; ``optimized`` exists once
+``dotboxd.runtime.optimized`` does. An ``ImplBackend`` forwards the case to an external process
+over the line-delimited JSON protocol (``dotboxd.conformance.protocol``).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from dotboxd.conformance.model import Actual, Case
+from dotboxd.conformance.pipeline import evaluate
+from dotboxd.conformance.protocol import ImplClient
+from dotboxd.conformance.sources import wire_request_case
+
+
+class Backend(Protocol):
+    name: str
+
+    def evaluate(self, case: Case) -> Actual: ...
+
+
+class InProcessBackend:
+    """This project's own pipeline, called directly."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def evaluate(self, case: Case) -> Actual:
+        return evaluate(case.raw, self.name, case.expect.stage, case.origin)
+
+
+class ImplBackend:
+    """An external implementation behind ``--impl``, asked for one backend name."""
+
+    def __init__(self, client: ImplClient, name: str) -> None:
+        self.client = client
+        self.name = name
+
+    def evaluate(self, case: Case) -> Actual:
+        return self.client.ask(wire_request_case(case), self.name, case.expect.stage)

@@ -1,0 +1,133 @@
+"""Finding and loading case files, and the corpus-wide rules (names unique across every file).
+
+Case files are read with the same suspicion as modules: a duplicate key in a case file would make
+the case mean whatever the JSON library keeps, so it is an error, as are NaN and Infinity.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from dotboxd.conformance.errors import CaseFormatError
+from dotboxd.conformance.model import Case
+from dotboxd.conformance.shape import check_case
+
+CORPUS_ROOT = Path(__file__).resolve().parent / "cases"
+
+
+def _pairs(where: str) -> Any:
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in result:
+                raise CaseFormatError(where, f"duplicate key {key!r} in the case file")
+            result[key] = value
+        return result
+
+    return hook
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_case_json(text: str, where: str) -> Any:
+    """Strict JSON: no duplicate keys, no NaN/Infinity."""
+    try:
+        return json.loads(text, object_pairs_hook=_pairs(where), parse_constant=_no_constant)
+    except CaseFormatError:
+        raise
+    except ValueError as exc:
+        raise CaseFormatError(where, f"not valid JSON: {exc}") from None
+
+
+def area_of(path: Path) -> str:
+    """The first directory below ``cases/`` (``cases/import/budgets.json`` -> ``import``);
+    outside a ``cases`` tree, the file's parent directory name."""
+    parts = path.resolve().parts
+    for index in range(len(parts) - 2, -1, -1):
+        if parts[index] == "cases" and index + 1 < len(parts) - 1:
+            return parts[index + 1]
+    return path.resolve().parent.name or "."
+
+
+def load_file(path: Path) -> list[Case]:
+    """Every case of one file: a single case object or ``{"cases": [...]}`` (all of a file's
+    malformed cases are reported together, as a ``CorpusError``)."""
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CaseFormatError(where, f"cannot read: {exc}") from None
+    data = parse_case_json(text, where)
+    area = area_of(path)
+    if isinstance(data, dict) and set(data) == {"cases"}:
+        items = data["cases"]
+        if not isinstance(items, list) or not items:
+            raise CaseFormatError(where, "'cases' must be a non-empty array")
+        cases: list[Case] = []
+        errors: list[CaseFormatError] = []
+        for index, item in enumerate(items):
+            try:
+                cases.append(check_case(item, f"{where}#/cases/{index}", area))
+            except CaseFormatError as exc:
+                errors.append(exc)
+        if errors:
+            raise CorpusError(errors)
+        return cases
+    if isinstance(data, dict) and "cases" in data:
+        raise CaseFormatError(where, "a file with 'cases' may hold nothing else")
+    return [check_case(data, where, area)]
+
+
+def case_files(paths: Iterable[Path]) -> list[Path]:
+    """The ``.json`` files named, or found (sorted, recursively) under named directories."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*.json") if p.is_file()))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise CaseFormatError(str(path), "no such file or directory")
+    return files
+
+
+def load_cases(paths: Sequence[Path] | None = None) -> list[Case]:
+    """All cases under ``paths`` (default: the whole corpus), each name used once only."""
+    files = case_files(paths if paths else [CORPUS_ROOT])
+    cases: list[Case] = []
+    seen: dict[str, str] = {}
+    errors: list[CaseFormatError] = []
+    for file in dict.fromkeys(files):
+        try:
+            loaded = load_file(file)
+        except CorpusError as exc:
+            errors.extend(exc.errors)
+            continue
+        except CaseFormatError as exc:
+            errors.append(exc)
+            continue
+        for case in loaded:
+            if case.name in seen:
+                errors.append(CaseFormatError(case.origin, f"name already used by {seen[case.name]}"))
+                continue
+            seen[case.name] = case.origin
+            cases.append(case)
+    if errors:
+        raise CorpusError(errors)
+    return cases
+
+
+class CorpusError(CaseFormatError):
+    """Several case-format errors at once, so a broken corpus is fixed in one pass."""
+
+    def __init__(self, errors: Sequence[CaseFormatError]) -> None:
+        super().__init__(errors[0].where, errors[0].message)
+        self.errors = tuple(errors)
+
+    def __str__(self) -> str:
+        return "\n".join(str(error) for error in self.errors)

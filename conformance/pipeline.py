@@ -1,0 +1,88 @@
+"""Running one case through this project's own pipeline: import -> validate -> run.
+
+Each stage either hands its product to the next one or ends the case with an ``Actual``. A stage
+whose implementation is not in the tree yet ends the case as ``unsupported`` (an honest failure,
+never a pass), and an exception that is not a ``DotBoxDError`` ends it as ``crash``: the case
+format promises a diagnostic for every bad input, so a traceback is itself a conformance failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dotboxd.conformance import stage_run, stage_validate
+from dotboxd.conformance.availability import StageUnavailable, in_process_unavailable, optional_module
+from dotboxd.conformance.errors import CaseFormatError
+from dotboxd.conformance.model import CRASH, STAGES, Actual, unsupported
+from dotboxd.conformance.sources import module_source, source_key_of
+from dotboxd.conformance.workspace import case_root
+from dotboxd.core.diagnostics import DotBoxDError
+
+
+def rejected(stage: str, error: DotBoxDError) -> Actual:
+    """The ``Actual`` of a stage that refused the module (its root-cause diagnostic)."""
+    diagnostic = error.diagnostic
+    return Actual(
+        stage=stage,
+        outcome="rejected",
+        error=diagnostic.category,
+        diagnostic=diagnostic.code,
+        pointer=diagnostic.pointer,
+        line=diagnostic.span.line if diagnostic.span else None,
+        column=diagnostic.span.column if diagnostic.span else None,
+        message=diagnostic.message,
+    )
+
+
+def crashed(stage: str, exc: BaseException) -> Actual:
+    return Actual(stage=stage, outcome=CRASH, message=f"internal error: {type(exc).__name__}: {exc}"[:500])
+
+
+def import_stage(raw: Mapping[str, Any], where: str) -> Any:
+    """The imported ``Module``, or the ``Actual`` that ends the case at import."""
+    key = source_key_of(raw)
+    if key is None:
+        return unsupported("import", "the case needs exactly one module source")
+    try:
+        source = module_source(raw, key, where)
+    except (CaseFormatError, ValueError) as exc:
+        return unsupported("import", f"unusable module source: {exc}")
+    if source.form == "text":
+        text = optional_module("dotboxd.grammar.text")
+        if text is None:
+            raise StageUnavailable("the text form importer (dotboxd.grammar.text) is not available")
+        return text.parse_text(source.data)
+    wire = optional_module("dotboxd.grammar.wire")
+    if wire is None:
+        raise StageUnavailable("the wire importer (dotboxd.grammar.wire) is not available")
+    return wire.import_module(source.data)
+
+
+def evaluate(raw: Mapping[str, Any], backend: str, stop_after: str = "run", where: str = "case") -> Actual:
+    """Run the case object ``raw`` on ``backend`` up to and including ``stop_after``."""
+    reason = in_process_unavailable(backend)
+    if reason is not None:
+        return unsupported(None, reason)
+    if stop_after not in STAGES:
+        return unsupported(None, f"unknown stage {stop_after!r}")
+    stage = "import"
+    try:
+        module = import_stage(raw, where)
+        if isinstance(module, Actual):
+            return module
+        if stop_after == "import":
+            return Actual(stage="import", outcome="ok")
+        stage = "validate"
+        with case_root(raw) as root:
+            validated = stage_validate.validate_case(module, raw, root)
+            if stop_after == "validate":
+                return Actual(stage="validate", outcome="ok")
+            stage = "run"
+            return stage_run.run_case(validated, raw, backend)
+    except DotBoxDError as exc:
+        return rejected(stage, exc)
+    except StageUnavailable as exc:
+        return unsupported(stage, str(exc))
+    except Exception as exc:
+        return crashed(stage, exc)

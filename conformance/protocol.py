@@ -1,0 +1,197 @@
+"""The ``--impl`` protocol: line-delimited JSON between the runner and an implementation.
+
+Each request is one line ``{"case": <case without expect>, "backend": NAME, "stage": STAGE}``
+(``stage`` is our optional hint: where processing may stop); each response is one line with the
+keys of :meth:`Actual.to_json`. ``ImplClient`` is the runner's side (it starts the command once,
+and again only after it died or stopped answering); ``serve`` is ours, answering with this
+project's pipeline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import queue
+import shlex
+import subprocess
+import threading
+from collections.abc import Callable, Mapping
+from typing import IO, Any
+
+from dotboxd.conformance.model import CRASH, Actual, unsupported
+
+DEFAULT_TIMEOUT_SECONDS = 60.0
+_EOF = object()
+
+
+def request_line(case: Mapping[str, Any], backend: str, stage: str | None) -> str:
+    """One request line (ASCII-only JSON, so no encoding can mangle it in transit)."""
+    request: dict[str, Any] = {"case": dict(case), "backend": backend}
+    if stage is not None:
+        request["stage"] = stage
+    return json.dumps(request, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n"
+
+
+def actual_from_response(data: Any) -> Actual:
+    """Check a response object and turn it into an ``Actual``; anything malformed is a ``crash``."""
+    if not isinstance(data, dict):
+        return _bad_response("a response must be a JSON object")
+    outcome = data.get("outcome")
+    if not isinstance(outcome, str):
+        return _bad_response("'outcome' must be a string")
+    text_keys = ("stage", "error", "diagnostic", "pointer", "message")
+    for key in text_keys:
+        if data.get(key) is not None and not isinstance(data[key], str):
+            return _bad_response(f"{key!r} must be a string or null")
+    for key in ("line", "column"):
+        value = data.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            return _bad_response(f"{key!r} must be an integer or null")
+    counters: dict[str, dict[str, int] | None] = {}
+    for key in ("usage", "bindingCalls"):
+        value = data.get(key)
+        if value is not None and not (
+            isinstance(value, dict)
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value.values())
+        ):
+            return _bad_response(f"{key!r} must be an object of integers or null")
+        counters[key] = value
+    return Actual(
+        stage=data.get("stage"),
+        outcome=outcome,
+        value=data.get("value"),
+        error=data.get("error"),
+        diagnostic=data.get("diagnostic"),
+        pointer=data.get("pointer"),
+        line=data.get("line"),
+        column=data.get("column"),
+        usage=counters["usage"],
+        binding_calls=counters["bindingCalls"],
+        message=data.get("message"),
+    )
+
+
+def _bad_response(reason: str) -> Actual:
+    return Actual(stage=None, outcome=CRASH, message=f"invalid protocol response: {reason}")
+
+
+class ImplClient:
+    """Speaks the protocol with ``command`` (split like a shell would, never run through one)."""
+
+    def __init__(self, command: str, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
+        self.argv = shlex.split(command)
+        if not self.argv:
+            raise ValueError("--impl needs a command")
+        self.timeout = timeout
+        self.process: subprocess.Popen[bytes] | None = None
+        self.lines: queue.Queue[object] = queue.Queue()
+        self.starts = 0
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self.process is not None and self.process.poll() is None:
+            return self.process
+        self.process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.starts += 1
+        self.lines = queue.Queue()
+        stdout = self.process.stdout
+        assert stdout is not None
+        threading.Thread(target=_pump, args=(stdout, self.lines), daemon=True).start()
+        return self.process
+
+    def ask(self, case: Mapping[str, Any], backend: str, stage: str | None) -> Actual:
+        """Send one case and wait for its response."""
+        try:
+            process = self._start()
+        except OSError as exc:
+            return Actual(stage=None, outcome=CRASH, message=f"cannot start the implementation: {exc}")
+        stdin = process.stdin
+        assert stdin is not None
+        try:
+            stdin.write(request_line(case, backend, stage).encode("ascii"))
+            stdin.flush()
+        except OSError:
+            return self._died("the implementation closed its input")
+        try:
+            line = self.lines.get(timeout=self.timeout)
+        except queue.Empty:
+            self.close(kill=True)
+            return Actual(stage=None, outcome=CRASH, message=f"no response within {self.timeout:g} s")
+        if line is _EOF:
+            return self._died("the implementation exited")
+        assert isinstance(line, bytes)
+        try:
+            return actual_from_response(json.loads(line.decode("utf-8")))
+        except (UnicodeDecodeError, ValueError) as exc:
+            return _bad_response(f"not a JSON line ({exc})")
+
+    def _died(self, what: str) -> Actual:
+        code: int | None = None
+        if self.process is not None:
+            try:
+                code = self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                code = None
+        self.close(kill=True)
+        return Actual(stage=None, outcome=CRASH, message=f"{what} (exit status {code})")
+
+    def close(self, kill: bool = False) -> None:
+        """Stop the implementation: close its input so a well-behaved one exits, or kill it at once
+        (``kill``) when it already stopped answering."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        if kill:
+            process.kill()
+        if process.stdin is not None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+    def __enter__(self) -> ImplClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _pump(stream: IO[bytes], lines: queue.Queue[object]) -> None:
+    for line in iter(stream.readline, b""):
+        lines.put(line)
+    lines.put(_EOF)
+
+
+Evaluator = Callable[[Mapping[str, Any], str, str], Actual]
+
+
+def serve(stdin: IO[bytes], stdout: IO[bytes], evaluate: Evaluator) -> int:
+    """Answer requests until end of input; a bad request gets an ``unsupported`` response, never
+    a dropped line, so the client stays in step. Returns the number of requests answered."""
+    answered = 0
+    for line in iter(stdin.readline, b""):
+        if not line.strip():
+            continue
+        actual = _answer(line, evaluate)
+        stdout.write(json.dumps(actual.to_json(), ensure_ascii=True, allow_nan=False).encode("ascii") + b"\n")
+        stdout.flush()
+        answered += 1
+    return answered
+
+
+def _answer(line: bytes, evaluate: Evaluator) -> Actual:
+    try:
+        request = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        return unsupported(None, f"bad request: not a JSON line ({exc})")
+    if not isinstance(request, dict) or not isinstance(request.get("case"), dict):
+        return unsupported(None, "bad request: expected {'case': {...}, 'backend': NAME}")
+    backend = request.get("backend", "reference")
+    stage = request.get("stage", "run")
+    if not isinstance(backend, str) or not isinstance(stage, str):
+        return unsupported(None, "bad request: 'backend' and 'stage' must be strings")
+    return evaluate(request["case"], backend, stage)

@@ -1,0 +1,91 @@
+"""Running a set of cases on a set of backends and collecting the verdicts.
+
+Backend selection is explicit about what it cannot do: ``all`` means every backend this runner
+has, and a backend that does not exist here but is asked for (by ``--backend`` or by a case's own
+``backends`` list) produces failing ``unsupported`` results, never silent passes.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from dotboxd.conformance.backends import Backend
+from dotboxd.conformance.compare import Mismatch, compare
+from dotboxd.conformance.model import Actual, Case
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    case: Case
+    backend: str
+    actual: Actual
+    mismatches: tuple[Mismatch, ...]
+
+    @property
+    def passed(self) -> bool:
+        return not self.mismatches
+
+
+@dataclass(slots=True)
+class RunReport:
+    """Every (case, backend) verdict, plus what was not run and why."""
+
+    results: list[CaseResult] = field(default_factory=list)
+    backends: tuple[str, ...] = ()
+    unavailable: dict[str, str] = field(default_factory=dict)
+    not_applicable: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> int:
+        return sum(1 for result in self.results if result.passed)
+
+    @property
+    def failed(self) -> int:
+        return len(self.results) - self.passed
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0
+
+
+def select_cases(cases: Iterable[Case], names: Sequence[str] = (), tags: Sequence[str] = ()) -> list[Case]:
+    """Cases whose name matches any ``names`` glob (if given) and that carry any of ``tags`` (if given)."""
+    chosen = []
+    for case in cases:
+        if names and not any(fnmatch.fnmatchcase(case.name, pattern) for pattern in names):
+            continue
+        if tags and not set(tags) & set(case.tags):
+            continue
+        chosen.append(case)
+    return chosen
+
+
+def backends_for(case: Case, default: Sequence[str], requested: frozenset[str]) -> list[str]:
+    """The backends ``case`` runs on: the default set, or the case's own list narrowed to what
+    was requested (so a case asking for a backend the runner lacks fails instead of vanishing)."""
+    if case.backends is None:
+        return list(default)
+    return [name for name in case.backends if name in requested]
+
+
+def run_cases(
+    cases: Sequence[Case],
+    backends: Mapping[str, Backend],
+    default: Sequence[str],
+    requested: frozenset[str],
+    unavailable: Mapping[str, str] | None = None,
+) -> RunReport:
+    """Evaluate every case on its backends. ``backends`` maps every requested name to something
+    that can evaluate (an unavailable one answers ``unsupported``)."""
+    report = RunReport(backends=tuple(default), unavailable=dict(unavailable or {}))
+    for case in cases:
+        names = backends_for(case, default, requested)
+        if not names:
+            report.not_applicable.append(case.name)
+            continue
+        for name in names:
+            actual = backends[name].evaluate(case)
+            report.results.append(CaseResult(case, name, actual, tuple(compare(case.expect, actual))))
+    return report

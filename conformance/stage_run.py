@@ -1,0 +1,48 @@
+"""The run stage: execute a validated case on one backend and report value, error and usage.
+
+The case's ``args`` are passed in the conformance typed encoding (decoded by the entrypoint's
+declared types); the result is turned into the protocol's ``Actual``. A failed run reports its
+SandboxError category as ``error`` and its stable code (an ``R-*`` code, or the ``E-*`` code of a
+run-time gate such as a revoked capability) as ``diagnostic``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dotboxd.conformance.availability import StageUnavailable, optional_module
+from dotboxd.conformance.model import Actual
+from dotboxd.conformance.stage_validate import Validated
+
+
+def run_case(validated: Validated, raw: Mapping[str, Any], backend: str) -> Actual:
+    """Execute the validated plan at the case's entrypoint with its args on ``backend``."""
+    host_api = optional_module("dotboxd.host")
+    if host_api is None:
+        raise StageUnavailable("the run stage (dotboxd.host) is not available")
+    host = host_api.SandboxHost(bindings=validated.catalog)
+    result = host.execute(
+        validated.plan,
+        str(raw.get("entrypoint", "main")),
+        list(raw.get("args", [])),
+        backend=backend,
+        encoding="json",
+    )
+    usage = {key: value for key, value in result.usage.to_json().items() if isinstance(value, int)}
+    calls = {str(key): int(value) for key, value in result.binding_calls.items()}
+    if result.ok:
+        return Actual(stage="run", outcome="ok", value=result.value_json(), usage=usage, binding_calls=calls)
+    error = result.error
+    diagnostic = error.diagnostic.code if error.diagnostic is not None else error.code
+    pointer = error.diagnostic.pointer if error.diagnostic is not None else None
+    return Actual(
+        stage="run",
+        outcome="error",
+        error=error.category,
+        diagnostic=diagnostic,
+        pointer=pointer,
+        usage=usage,
+        binding_calls=calls,
+        message=error.safe_message,
+    )

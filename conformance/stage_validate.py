@@ -1,0 +1,43 @@
+"""The validate stage: an imported module, the case's policy and fixture bindings -> a plan.
+
+Exactly the recipe of the validator's interface note: the policy's JSON form with ``$ROOT`` bound to
+the case's temporary root, the case's ``bindings`` read as a binding manifest (so registry errors
+are ``E-BINDING-*`` rejections of this stage) with their fixture behaviours attached, then
+``validate``. Any ``DotBoxDError`` raised here is a rejection at stage ``validate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dotboxd.conformance.availability import StageUnavailable, optional_module
+
+
+@dataclass(frozen=True, slots=True)
+class Validated:
+    """What the run stage needs: the plan and the binding catalogue it was validated against."""
+
+    plan: Any
+    catalog: Any
+
+
+def validate_case(module: Any, raw: Mapping[str, Any], root: str | None) -> Validated:
+    """Validate ``module`` under the case's policy and bindings; raises ``DotBoxDError`` when refused."""
+    api = optional_module("dotboxd.validator.api")
+    if api is None:
+        raise StageUnavailable("the validate stage (dotboxd.validator.api) is not available")
+    from dotboxd.core.bindings import BindingRegistry, load_binding_manifest
+    from dotboxd.runtime.fixtures import fixture_invokers
+    from dotboxd.validator.policy import Policy
+
+    variables = {"$ROOT": root} if root is not None else {}
+    policy = Policy.from_json(raw["policy"], variables) if "policy" in raw else None
+    entries = list(raw.get("bindings", []))
+    descriptors = load_binding_manifest(entries)
+    catalog = BindingRegistry(descriptors).build()
+    invokers = fixture_invokers(entries, {d.id: d.return_type for d in descriptors})
+    catalog = catalog.with_invokers(invokers)
+    plan = api.validate(module, policy, catalog)
+    return Validated(plan=plan, catalog=catalog)

@@ -1,0 +1,1684 @@
+"""Generate the run-stage conformance cases in ``conformance/cases/run/``.
+
+    python conformance/tools/make_run_cases.py          # rewrite the case files
+    python conformance/tools/make_run_cases.py --check  # fail if the files are out of date
+
+Every expected ``fuelUsed`` and usage figure here is computed from the cost table
+(``dotboxd.core.costs``, the executable form of ``spec/costs.md``) by a formula written next to the
+case, following the charging rules of the spec by hand. Nothing here imports or runs the runtime:
+the interpreter is checked *against* these numbers, never the other way round. Expected values are
+computed with plain Python arithmetic under C#'s rules (truncating division, checked ranges, IEEE
+doubles), again independently of ``dotboxd.core.arith``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from dotboxd.core import costs as C
+
+OUT = Path(__file__).resolve().parents[1] / "cases" / "run"
+
+S = C.STATEMENT_FUEL
+E = C.EXPRESSION_FUEL
+LOOP = C.LOOP_ITERATION_FUEL
+I32_MIN, I32_MAX = -(2**31), 2**31 - 1
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+WALL = {"maxWallTimeMs": 10_000}
+
+Case = dict[str, Any]
+AREAS: dict[str, list[Case]] = {}
+
+
+def sb(text: str) -> int:
+    """String bytes of a text (2 per UTF-16 unit)."""
+    return C.string_bytes(len(text.encode("utf-16-le")) // 2)
+
+
+def units(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def kernel(body: str, sig: str = "main() -> I32", extra: str = "", header: str = "") -> str:
+    return f'module "t" version "1.0.0";\n{header}{extra}entrypoint fn {sig} {{\n{body}\n}}\n'
+
+
+def add(
+    area: str,
+    name: str,
+    text: str,
+    *,
+    value: Any = None,
+    error: str | None = None,
+    code: str | None = None,
+    fuel: int | None = None,
+    usage: dict[str, int] | None = None,
+    args: list[Any] | None = None,
+    policy: dict[str, Any] | None = None,
+    bindings: list[dict[str, Any]] | None = None,
+    binding_calls: dict[str, int] | None = None,
+    entrypoint: str | None = None,
+    description: str = "",
+    tags: tuple[str, ...] = (),
+) -> None:
+    expect: dict[str, Any] = {"stage": "run", "outcome": "error" if error else "ok"}
+    if error:
+        expect["error"] = error
+        if code:
+            expect["diagnostic"] = code
+    else:
+        expect["value"] = value
+    if fuel is not None:
+        expect["fuelUsed"] = fuel
+    if usage:
+        expect["usage"] = usage
+    if binding_calls is not None:
+        expect["bindingCalls"] = binding_calls
+    case: Case = {
+        "name": f"run-{area}-{name}",
+        "description": description or name.replace("-", " "),
+        "tags": ["run", area, *tags],
+        "kernelText": text,
+    }
+    if policy is not None:
+        case["policy"] = policy
+    if bindings is not None:
+        case["bindings"] = bindings
+    if entrypoint is not None:
+        case["entrypoint"] = entrypoint
+    if args is not None:
+        case["args"] = args
+    case["expect"] = expect
+    AREAS.setdefault(area, []).append(case)
+
+
+# ---------------------------------------------------------------------------------------------
+# Independent oracles (C# rules)
+
+
+class Fault(Exception):
+    def __init__(self, code: str) -> None:
+        self.code = code
+
+
+def int_op(op: str, a: int, b: int, bits: int) -> int:
+    lo, hi = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+    if op in ("div", "rem"):
+        if b == 0:
+            raise Fault("R-ARITH-DIVIDE-BY-ZERO")
+        if a == lo and b == -1:
+            raise Fault("R-ARITH-OVERFLOW")
+        q = math.trunc(Fraction(a, b))
+        r = q if op == "div" else a - b * q
+    else:
+        r = {"add": a + b, "sub": a - b, "mul": a * b}[op]
+    if not lo <= r <= hi:
+        raise Fault("R-ARITH-OVERFLOW")
+    return r
+
+
+def f64_op(op: str, a: float, b: float) -> float:
+    if op in ("div", "rem") and b == 0.0:
+        raise Fault("R-ARITH-NOT-FINITE")
+    r = {
+        "add": a + b,
+        "sub": a - b,
+        "mul": a * b,
+        "div": a / b if b else 0.0,
+        "rem": math.fmod(a, b) if b else 0.0,
+    }[op]
+    if not math.isfinite(r):
+        raise Fault("R-ARITH-NOT-FINITE")
+    return r
+
+
+SYM = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "div": "/",
+    "rem": "%",
+    "eq": "==",
+    "ne": "!=",
+    "lt": "<",
+    "lte": "<=",
+    "gt": ">",
+    "gte": ">=",
+}
+
+
+def outcome(fn: Callable[[], Any]) -> tuple[Any, str | None]:
+    try:
+        return fn(), None
+    except Fault as fault:
+        return None, fault.code
+
+
+# ---------------------------------------------------------------------------------------------
+# Arithmetic: `return a OP b;` costs the statement, the binary node and two variables.
+
+BIN_FUEL = S + 3 * E
+
+I32_PAIRS = {
+    "add": [(1, 2), (-5, 3), (I32_MAX, 0), (I32_MAX, 1), (I32_MIN, -1), (I32_MIN, I32_MAX)],
+    "sub": [(5, 7), (0, I32_MAX), (I32_MIN, 1), (I32_MAX, -1), (-1, I32_MAX)],
+    "mul": [(6, 7), (46340, 46340), (65536, 65536), (-46341, 46341), (-1, I32_MIN), (-1, I32_MAX)],
+    "div": [(7, 2), (-7, 2), (7, -2), (-7, -2), (0, 5), (1, 0), (I32_MIN, -1), (I32_MIN, 1), (I32_MAX, -1)],
+    "rem": [(7, 2), (-7, 2), (7, -2), (-7, -2), (1, 0), (I32_MIN, -1), (I32_MIN, 2), (5, 5)],
+}
+I64_PAIRS = {
+    "add": [(2**31, 2**31), (I64_MAX, 1), (I64_MIN, -1)],
+    "sub": [(I64_MIN, 1), (-(2**40), 2**40)],
+    "mul": [(2**31, 2**31), (2**32, 2**31), (-1, I64_MIN)],
+    "div": [(-7, 2), (I64_MIN, -1), (5, 0), (I64_MAX, 2)],
+    "rem": [(-7, 2), (I64_MIN, -1), (5, 0), (I64_MIN, 3)],
+}
+F64_PAIRS = {
+    "add": [(1.5, 2.25), (1e308, 1e308), (0.1, 0.2)],
+    "sub": [(0.0, 0.0), (-1e308, 1e308), (1.0, 3.0)],
+    "mul": [(2.5, -4.0), (1e200, 1e200), (0.0, -1.0)],
+    "div": [(7.5, 2.0), (1.0, 0.0), (0.0, 0.0), (-1.0, 3.0)],
+    "rem": [(7.5, 2.0), (-7.5, 2.0), (1.0, 0.0), (5.0, -3.0)],
+}
+
+
+def _arith() -> None:
+    for type_name, pairs, bits in (("I32", I32_PAIRS, 32), ("I64", I64_PAIRS, 64), ("F64", F64_PAIRS, 0)):
+        for op, values in pairs.items():
+            for index, (a, b) in enumerate(values):
+                if bits:
+                    result, code = outcome(lambda op=op, a=a, b=b, bits=bits: int_op(op, a, b, bits))
+                else:
+                    result, code = outcome(lambda op=op, a=a, b=b: f64_op(op, a, b))
+                text = kernel(f"return a {SYM[op]} b;", f"main(a {type_name}, b {type_name}) -> {type_name}")
+                add(
+                    "arith",
+                    f"{type_name.lower()}-{op}-{index}",
+                    text,
+                    value=result,
+                    error="InvalidInput" if code else None,
+                    code=code,
+                    fuel=BIN_FUEL,
+                    args=[a, b],
+                    description=f"{type_name} {a} {SYM[op]} {b} (C# semantics: checked, truncating)",
+                    tags=(type_name.lower(), op),
+                )
+    neg = [
+        ("I32", 5, -5, None),
+        ("I32", I32_MIN, None, "R-ARITH-OVERFLOW"),
+        ("I32", I32_MAX, -I32_MAX, None),
+        ("I64", I64_MIN, None, "R-ARITH-OVERFLOW"),
+        ("I64", 2**40, -(2**40), None),
+        ("F64", 0.0, -0.0, None),
+        ("F64", -2.5, 2.5, None),
+    ]
+    for index, (type_name, a, result, code) in enumerate(neg):
+        add(
+            "arith",
+            f"neg-{type_name.lower()}-{index}",
+            kernel("return -a;", f"main(a {type_name}) -> {type_name}"),
+            value=result,
+            error="InvalidInput" if code else None,
+            code=code,
+            fuel=S + 2 * E,
+            args=[a],
+            tags=(type_name.lower(), "neg"),
+        )
+    # literals only: statement, binary, two literals
+    add("arith", "literal-sum", kernel("return 1 + 2;"), value=3, fuel=S + 3 * E)
+    add("arith", "literal-precedence", kernel("return 1 - 2 * 3;"), value=-5, fuel=S + 5 * E)
+    add(
+        "arith",
+        "i64-widen-by-conversion",
+        kernel("return numeric.toI64(a) * 2L;", "main(a I32) -> I64"),
+        value=2 * I32_MAX,
+        args=[I32_MAX],
+        fuel=S + 4 * E + C.BUILTIN_COSTS["numeric.toI64"].base,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparison and equality
+
+
+def _compare() -> None:
+    cases: list[tuple[str, str, Any, Any]] = []
+    for op in ("lt", "lte", "gt", "gte"):
+        for a, b in ((3, 5), (5, 5), (5, 3)):
+            cases.append(("I32", op, a, b))
+        cases.append(("I64", op, -(2**40), 2**40))
+        cases.append(("F64", op, -0.5, -0.25))
+    for op in ("eq", "ne"):
+        cases += [
+            ("I32", op, 4, 4),
+            ("I32", op, 4, -4),
+            ("Bool", op, True, True),
+            ("Bool", op, True, False),
+            ("F64", op, 0.0, -0.0),
+            ("String", op, "ab", "ab"),
+            ("String", op, "ab", "aB"),
+            ("I64", op, 2**40, 2**40),
+        ]
+    py = {
+        "lt": lambda a, b: a < b,
+        "lte": lambda a, b: a <= b,
+        "gt": lambda a, b: a > b,
+        "gte": lambda a, b: a >= b,
+        "eq": lambda a, b: a == b,
+        "ne": lambda a, b: a != b,
+    }
+    for index, (type_name, op, a, b) in enumerate(cases):
+        string_bytes = sb(a) + sb(b) if type_name == "String" else 0
+        add(
+            "compare",
+            f"{type_name.lower()}-{op}-{index}",
+            kernel(f"return a {SYM[op]} b;", f"main(a {type_name}, b {type_name}) -> Bool"),
+            value=py[op](a, b),
+            fuel=BIN_FUEL,
+            args=[a, b],
+            usage={"stringBytes": string_bytes},
+            tags=(op,),
+        )
+    # composite equality also charges one fuel per value node of each operand
+    lists = [([1, 2], [1, 2], True), ([1, 2], [2, 1], False), ([], [], True), ([1], [1, 1], False)]
+    for index, (a, b, eq) in enumerate(lists):
+        nodes = (len(a) + 1) + (len(b) + 1)
+        add(
+            "compare",
+            f"list-eq-{index}",
+            kernel("return a == b;", "main(a List<I32>, b List<I32>) -> Bool"),
+            value=eq,
+            args=[a, b],
+            fuel=BIN_FUEL + C.composite_equality_fuel(len(a) + 1, len(b) + 1),
+            usage={"collectionElements": len(a) + len(b)},
+            description=f"structural list equality ({nodes} nodes)",
+        )
+    maps = [([["x", 1], ["y", 2]], [["y", 2], ["x", 1]], True), ([["x", 1]], [["x", 2]], False)]
+    for index, (a, b, eq) in enumerate(maps):
+        na, nb = 1 + 2 * len(a), 1 + 2 * len(b)
+        text_bytes = sum(sb(k) for k, _ in a) + sum(sb(k) for k, _ in b)
+        add(
+            "compare",
+            f"map-eq-{index}",
+            kernel("return a != b;", "main(a Map<String, I32>, b Map<String, I32>) -> Bool"),
+            value=not eq,
+            args=[a, b],
+            fuel=BIN_FUEL + C.composite_equality_fuel(na, nb),
+            usage={"stringBytes": text_bytes},
+            description="maps compare as sets of entries",
+        )
+    add(
+        "compare",
+        "record-eq",
+        kernel("return a == b;", "main(a Record<I32, Bool>, b Record<I32, Bool>) -> Bool"),
+        value=False,
+        args=[[1, True], [1, False]],
+        fuel=BIN_FUEL + C.composite_equality_fuel(3, 3),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# not, and, or (short-circuit; operand order from the plan)
+
+
+def _logic() -> None:
+    for a in (True, False):
+        add(
+            "logic",
+            f"not-{str(a).lower()}",
+            kernel("return !a;", "main(a Bool) -> Bool"),
+            value=not a,
+            args=[a],
+            fuel=S + 2 * E,
+        )
+        for b in (True, False):
+            # the authored left operand runs first; the right one only if the left does not decide
+            and_fuel = S + E + E + (E if a else 0)
+            or_fuel = S + E + E + (0 if a else E)
+            add(
+                "logic",
+                f"and-{str(a).lower()}-{str(b).lower()}",
+                kernel("return a && b;", "main(a Bool, b Bool) -> Bool"),
+                value=a and b,
+                args=[a, b],
+                fuel=and_fuel,
+                tags=("short-circuit",),
+            )
+            add(
+                "logic",
+                f"or-{str(a).lower()}-{str(b).lower()}",
+                kernel("return a || b;", "main(a Bool, b Bool) -> Bool"),
+                value=a or b,
+                args=[a, b],
+                fuel=or_fuel,
+                tags=("short-circuit",),
+            )
+    # a pure, strictly smaller right operand runs first: the failing left operand never runs
+    add(
+        "logic",
+        "pure-right-first-and",
+        kernel("return (1 / 0 == 1) && false;", "main() -> Bool"),
+        value=False,
+        fuel=S + 2 * E,
+        tags=("short-circuit", "reorder"),
+    )
+    add(
+        "logic",
+        "pure-right-first-or",
+        kernel("return (1 / 0 == 1) || true;", "main() -> Bool"),
+        value=True,
+        fuel=S + 2 * E,
+        tags=("short-circuit", "reorder"),
+    )
+    # right first, does not decide: the left runs and fails at the division (after eq, div, two literals)
+    add(
+        "logic",
+        "pure-right-first-then-left-fails",
+        kernel("return (1 / 0 == 1) && a;", "main(a Bool) -> Bool"),
+        error="InvalidInput",
+        code="R-ARITH-DIVIDE-BY-ZERO",
+        args=[True],
+        fuel=S + 2 * E + 4 * E,
+        tags=("short-circuit", "reorder"),
+    )
+    add(
+        "logic",
+        "pure-right-first-decides",
+        kernel("return (1 / 0 == 1) && a;", "main(a Bool) -> Bool"),
+        value=False,
+        args=[False],
+        fuel=S + 2 * E,
+        tags=("short-circuit", "reorder"),
+    )
+    # equal sizes keep the authored order, so the failing left operand runs first
+    add(
+        "logic",
+        "authored-order-when-not-smaller",
+        kernel("return (1 / 0 == 1) && (2 / 1 == 2);", "main() -> Bool"),
+        error="InvalidInput",
+        code="R-ARITH-DIVIDE-BY-ZERO",
+        fuel=S + E + 4 * E,
+        tags=("short-circuit",),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Control flow
+
+
+def _control() -> None:
+    for c in (True, False):
+        add(
+            "control",
+            f"if-else-{str(c).lower()}",
+            kernel("if c { return 1; } else { return 2; }", "main(c Bool) -> I32"),
+            value=1 if c else 2,
+            args=[c],
+            fuel=(S + E) + (S + E),
+        )
+        # x = 1 (2); if + condition (2); then: x = 2 (2) when taken; return x (2)
+        add(
+            "control",
+            f"if-no-else-{str(c).lower()}",
+            kernel("x = 1; if c { x = 2; } return x;", "main(c Bool) -> I32"),
+            value=2 if c else 1,
+            args=[c],
+            fuel=2 * (S + E) + (S + E) * (2 if c else 1),
+        )
+    for n in (0, 1, 5, 100):
+        add(
+            "control",
+            f"for-empty-{n}",
+            kernel("for i in 0 .. n { } return 0;", "main(n I32) -> I32"),
+            value=0,
+            args=[n],
+            fuel=(S + 2 * E) + LOOP * n + (S + E),
+            usage={"loopIterations": n},
+            policy={"limits": WALL},
+        )
+        # s = 0 (2); for (3); per iteration 5 + (s = s + i: 4); return (2)
+        add(
+            "control",
+            f"for-sum-{n}",
+            kernel("s = 0; for i in 0 .. n { s = s + i; } return s;", "main(n I32) -> I32"),
+            value=n * (n - 1) // 2,
+            args=[n],
+            fuel=2 + 3 + n * (LOOP + S + 3 * E) + 2,
+            usage={"loopIterations": n},
+            policy={"limits": WALL},
+        )
+    add(
+        "control",
+        "for-descending-range-is-empty",
+        kernel("s = 0; for i in 5 .. 2 { s = s + 1; } return s;"),
+        value=0,
+        fuel=2 + 3 + 2,
+        usage={"loopIterations": 0},
+    )
+    add(
+        "control",
+        "for-negative-bounds",
+        kernel("s = 0; for i in -3 .. 0 { s = s + i; } return s;"),
+        value=-6,
+        fuel=2 + 3 + 3 * (LOOP + 4) + 2,
+        usage={"loopIterations": 3},
+    )
+    for n in (0, 3, 10):
+        # while: 1; condition (3 nodes) evaluated n + 1 times; n iterations of 5 + set (4); return 2
+        add(
+            "control",
+            f"while-countdown-{n}",
+            kernel("while n > 0 { n = n - 1; } return n;", "main(n I32) -> I32"),
+            value=0,
+            args=[n],
+            fuel=S + 3 * (n + 1) + n * (LOOP + 4) + 2,
+            usage={"loopIterations": n},
+        )
+    for k in (0, 4, 9):
+        # iterations 0..k each: 5 + if 1 + condition 3; the last adds `break` (1); then return 2
+        add(
+            "control",
+            f"for-break-at-{k}",
+            kernel("for i in 0 .. 10 { if i == k { break; } } return 0;", "main(k I32) -> I32"),
+            value=0,
+            args=[k],
+            fuel=3 + (k + 1) * (LOOP + 1 + 3) + 1 + 2,
+            usage={"loopIterations": k + 1},
+        )
+    n = 6
+    evens, odds = (n + 1) // 2, n // 2
+    # even i: 5 + if 1 + condition 5 + continue 1; odd i: 5 + if 1 + condition 5 + set 4
+    add(
+        "control",
+        "for-continue",
+        kernel(
+            "s = 0; for i in 0 .. n { if i % 2 == 0 { continue; } s = s + i; } return s;",
+            "main(n I32) -> I32",
+        ),
+        value=sum(i for i in range(n) if i % 2),
+        args=[n],
+        fuel=2 + 3 + evens * (LOOP + 1 + 5 + 1) + odds * (LOOP + 1 + 5 + 4) + 2,
+        usage={"loopIterations": n},
+    )
+    for a, b in ((2, 3), (0, 5), (3, 0)):
+        # s = 0 (2); outer for (3); per outer iteration: 5 + inner for (3) + b * (5 + 4); return 2
+        add(
+            "control",
+            f"nested-loops-{a}x{b}",
+            kernel(
+                "s = 0; for i in 0 .. a { for j in 0 .. b { s = s + 1; } } return s;",
+                "main(a I32, b I32) -> I32",
+            ),
+            value=a * b,
+            args=[a, b],
+            fuel=2 + 3 + a * (LOOP + 3 + b * (LOOP + 4)) + 2,
+            usage={"loopIterations": a + a * b},
+        )
+    # i = 0..2: 5 + if 1 + condition 3; i = 3: the same plus `return i` (2)
+    add(
+        "control",
+        "return-inside-loop",
+        kernel("for i in 0 .. 10 { if i == 3 { return i * 10; } } return -1;"),
+        value=30,
+        fuel=3 + 4 * (LOOP + 1 + 3) + (S + 3 * E),
+        usage={"loopIterations": 4},
+    )
+    add(
+        "control",
+        "while-true-with-return",
+        kernel("i = 0; while true { i = i + 1; if i == 3 { return i; } } return 0;"),
+        value=3,
+        fuel=2 + 1 + 3 * E + 3 * (LOOP + 4 + 1 + 3) + 2,
+        usage={"loopIterations": 3},
+    )
+    add(
+        "control",
+        "nested-break-only-inner",
+        kernel("t = 0; for i in 0 .. 3 { for j in 0 .. 3 { if j == 1 { break; } t = t + 1; } } return t;"),
+        value=3,
+        fuel=2 + 3 + 3 * (LOOP + 3 + (LOOP + 1 + 3 + 4) + (LOOP + 1 + 3 + 1)) + 2,
+        usage={"loopIterations": 3 + 6},
+    )
+    add(
+        "control",
+        "expression-statement",
+        kernel("a + 1; return a;", "main(a I32) -> I32"),
+        value=5,
+        args=[5],
+        fuel=(S + 3 * E) + (S + E),
+    )
+    add(
+        "control",
+        "expression-statement-still-fails",
+        kernel("a + 1; return 0;", "main(a I32) -> I32"),
+        error="InvalidInput",
+        code="R-ARITH-OVERFLOW",
+        args=[I32_MAX],
+        fuel=S + 3 * E,
+    )
+    add(
+        "control",
+        "infinite-loop-times-out",
+        kernel("while true { } return 0;"),
+        error="Timeout",
+        code="R-TIMEOUT",
+        policy={"limits": {"maxWallTimeMs": 20, "maxFuel": 10**12, "maxLoopIterations": 10**12}},
+    )
+    add(
+        "control",
+        "infinite-loop-out-of-fuel",
+        kernel("while true { } return 0;"),
+        error="QuotaExceeded",
+        code="R-QUOTA-FUEL",
+        policy={"limits": {"maxFuel": 100, **WALL}},
+        # while 1; then (true: 1, iteration 5) repeated: 1 + 6k <= 100 -> k = 16; then true (1): 98;
+        # the next iteration's 5 would reach 103 and is refused
+        fuel=1 + 16 * (E + LOOP) + E,
+        usage={"loopIterations": 17},
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Module functions
+
+
+FNS = "fn sq(x I32) -> I32 { return x * x; }\nfn add(a I32, b I32) -> I32 { return a + b; }\n"
+
+
+def _calls() -> None:
+    add(
+        "calls",
+        "simple",
+        kernel("return sq(a);", "main(a I32) -> I32", FNS),
+        value=49,
+        args=[7],
+        fuel=S + E + E + (S + 3 * E),
+    )
+    add(
+        "calls",
+        "nested-arguments",
+        kernel("return add(sq(a), sq(a + 1));", "main(a I32) -> I32", FNS),
+        value=9 + 16,
+        args=[3],
+        fuel=S + E + (E + E + 4) + (E + 3 * E + 4) + (S + 3 * E),
+    )
+    add(
+        "calls",
+        "callee-fault",
+        kernel("return sq(a);", "main(a I32) -> I32", FNS),
+        error="InvalidInput",
+        code="R-ARITH-OVERFLOW",
+        args=[65536],
+        fuel=S + E + E + (S + 3 * E),
+    )
+    chain = "fn f3() -> I32 { return 3; }\nfn f2() -> I32 { return f3(); }\nfn f1() -> I32 { return f2(); }\n"
+    # depth: main 1, f1 2, f2 3, f3 4
+    add(
+        "calls",
+        "depth-4-allowed",
+        kernel("return f1();", extra=chain),
+        value=3,
+        fuel=3 * (S + E) + (S + E),
+        policy={"limits": {"maxCallDepth": 4}},
+    )
+    add(
+        "calls",
+        "depth-4-refused-at-3",
+        kernel("return f1();", extra=chain),
+        error="QuotaExceeded",
+        code="R-QUOTA-CALL-DEPTH",
+        fuel=3 * (S + E),
+        policy={"limits": {"maxCallDepth": 3}},
+    )
+    add(
+        "calls",
+        "depth-0-denies-the-entrypoint",
+        kernel("return 1;"),
+        error="QuotaExceeded",
+        code="R-QUOTA-CALL-DEPTH",
+        fuel=0,
+        policy={"limits": {"maxCallDepth": 0}},
+    )
+    add(
+        "calls",
+        "private-function-in-loop",
+        kernel("s = 0; for i in 0 .. 4 { s = add(s, i); } return s;", extra=FNS),
+        value=6,
+        fuel=2 + 3 + 4 * (LOOP + S + E + 2 * E + (S + 3 * E)) + 2,
+        usage={"loopIterations": 4},
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Built-ins (literal arguments)
+
+
+def base(name: str) -> int:
+    return C.BUILTIN_COSTS[name].base
+
+
+def _builtins() -> None:
+    call1 = S + E + E  # statement, call node, one literal argument
+    rows: list[tuple[str, str, str, Any, str | None]] = [
+        ("abs", "math.abs(-5)", "I32", 5, None),
+        ("abs-min", "math.abs(-2147483648)", "I32", None, "R-ARITH-OVERFLOW"),
+        ("sqrt", "math.sqrt(16.0)", "F64", 4.0, None),
+        ("sqrt-negative", "math.sqrt(-1.0)", "F64", None, "R-ARITH-NOT-FINITE"),
+        ("floor", "math.floor(-1.5)", "F64", -2.0, None),
+        ("ceil", "math.ceil(1.2)", "F64", 2.0, None),
+        ("round-half-even-down", "math.round(2.5)", "F64", 2.0, None),
+        ("round-half-even-up", "math.round(3.5)", "F64", 4.0, None),
+        ("round-negative-half", "math.round(-2.5)", "F64", -2.0, None),
+        ("to-i64", "numeric.toI64(5)", "I64", 5, None),
+        ("to-f64-from-i32", "numeric.toF64(-5)", "F64", -5.0, None),
+        ("to-f64-rounds-to-even", "numeric.toF64(9007199254740993L)", "F64", 9007199254740992.0, None),
+    ]
+    for name, expr, type_name, result, code in rows:
+        builtin = expr.split("(")[0]
+        add(
+            "builtins",
+            name,
+            kernel(f"return {expr};", f"main() -> {type_name}"),
+            value=result,
+            error="InvalidInput" if code else None,
+            code=code,
+            fuel=call1 + base(builtin),
+            tags=(builtin,),
+        )
+    call2 = S + E + 2 * E
+    add("builtins", "min", kernel("return math.min(3, 4);"), value=3, fuel=call2 + base("math.min"))
+    add("builtins", "max", kernel("return math.max(3, 4);"), value=4, fuel=call2 + base("math.max"))
+    add(
+        "builtins",
+        "min-negative",
+        kernel("return math.min(-3, -4);"),
+        value=-4,
+        fuel=call2 + base("math.min"),
+    )
+    call3 = S + E + 3 * E
+    add(
+        "builtins",
+        "clamp-high",
+        kernel("return math.clamp(10, 0, 5);"),
+        value=5,
+        fuel=call3 + base("math.clamp"),
+    )
+    add(
+        "builtins",
+        "clamp-low",
+        kernel("return math.clamp(-10, 0, 5);"),
+        value=0,
+        fuel=call3 + base("math.clamp"),
+    )
+    add(
+        "builtins",
+        "clamp-inside",
+        kernel("return math.clamp(3, 0, 5);"),
+        value=3,
+        fuel=call3 + base("math.clamp"),
+    )
+    add(
+        "builtins",
+        "clamp-inverted",
+        kernel("return math.clamp(1, 5, 0);"),
+        error="InvalidInput",
+        code="R-ARITH-CLAMP-RANGE",
+        fuel=call3 + base("math.clamp"),
+    )
+    for n in (-42, 0, I32_MIN):
+        text = str(n)
+        add(
+            "builtins",
+            f"to-string-{'neg' if n < 0 else 'zero'}-{len(text)}",
+            kernel(f"return int32.toStringInvariant({n});", "main() -> String"),
+            value=text,
+            fuel=call1 + base("int32.toStringInvariant"),
+            usage={"stringBytes": sb(text), "allocatedBytes": sb(text)},
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Strings (UTF-16 units)
+
+
+def _strings() -> None:
+    def lit_call(args: list[str]) -> int:
+        return S + E + len(args) * E
+
+    for text in ("abc", "", "a😀b", "é"):
+        add(
+            "strings",
+            f"length-{units(text)}-{len(text)}",
+            kernel(f'return string.length("{text}");'),
+            value=units(text),
+            fuel=lit_call([text]) + base("string.length"),
+            usage={"stringBytes": sb(text)},
+        )
+    for text in ("", "x"):
+        add(
+            "strings",
+            f"is-empty-{len(text)}",
+            kernel(f'return string.isEmpty("{text}");', "main() -> Bool"),
+            value=text == "",
+            fuel=lit_call([text]) + base("string.isEmpty"),
+        )
+    subs = [
+        ("hello", 1, 3, "ell", None),
+        ("hello", 0, 5, "hello", None),
+        ("hello", 5, 0, "", None),
+        ("a😀b", 1, 2, "😀", None),
+        ("abc", 2, 2, None, "R-STRING-RANGE"),
+        ("abc", -1, 1, None, "R-STRING-RANGE"),
+        ("abc", 0, -1, None, "R-STRING-RANGE"),
+        ("a😀b", 1, 1, None, "R-STRING-RANGE"),
+        ("a😀b", 2, 2, None, "R-STRING-RANGE"),
+    ]
+    for index, (text, start, length, result, code) in enumerate(subs):
+        fuel = S + E + 3 * E + base("string.substringBudgeted")
+        string_bytes = sb(text)
+        if result is not None:
+            # the result's shape, then one fuel per result byte
+            fuel += C.BUILTIN_COSTS["string.substringBudgeted"].per_result_byte * sb(result)
+            string_bytes += sb(result)
+        add(
+            "strings",
+            f"substring-{index}",
+            kernel(f'return string.substringBudgeted("{text}", {start}, {length});', "main() -> String"),
+            value=result,
+            error="InvalidInput" if code else None,
+            code=code,
+            fuel=fuel,
+            usage={"stringBytes": string_bytes},
+        )
+    for a, b in (("ab", "cd"), ("", ""), ("😀", "x")):
+        joined = a + b
+        add(
+            "strings",
+            f"concat-{units(a)}-{units(b)}",
+            kernel(f'return string.concatBudgeted("{a}", "{b}");', "main() -> String"),
+            value=joined,
+            fuel=S
+            + 3 * E
+            + base("string.concatBudgeted")
+            + sb(joined) * C.BUILTIN_COSTS["string.concatBudgeted"].per_result_byte,
+            usage={"stringBytes": sb(a) + sb(b) + sb(joined), "allocatedBytes": sb(a) + sb(b) + sb(joined)},
+        )
+    for a, b in (("abc", "abc"), ("abc", "ab"), ("", "")):
+        add(
+            "strings",
+            f"equals-{units(a)}-{units(b)}",
+            kernel(f'return string.equals("{a}", "{b}");', "main() -> Bool"),
+            value=a == b,
+            fuel=S + 3 * E + base("string.equals") + units(a) + units(b),
+        )
+    ordinal = [
+        ("a", "b", -1),
+        ("b", "a", 1),
+        ("x", "x", 0),
+        ("😀", "\uff61", -1),
+        ("ab", "a", 1),
+        ("", "a", -1),
+    ]
+    for index, (a, b, result) in enumerate(ordinal):
+        add(
+            "strings",
+            f"compare-ordinal-{index}",
+            kernel(f'return string.compareOrdinal("{a}", "{b}");'),
+            value=result,
+            fuel=S + 3 * E + base("string.compareOrdinal") + units(a) + units(b),
+            description="ordinal UTF-16 code-unit order (an astral char sorts before U+FF61)",
+        )
+    add(
+        "strings",
+        "literal-charged-each-evaluation",
+        kernel('n = 0; for i in 0 .. 3 { s = "ab"; } return 0;'),
+        value=0,
+        fuel=2 + 3 + 3 * (LOOP + 2) + 2,
+        usage={"stringBytes": 3 * sb("ab"), "loopIterations": 3},
+    )
+    add(
+        "strings",
+        "input-string-charged",
+        kernel("return string.length(s);", "main(s String) -> I32"),
+        value=5,
+        args=["hello"],
+        fuel=S + 2 * E + base("string.length"),
+        usage={"stringBytes": sb("hello")},
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Collections and records
+
+
+def _collections() -> None:
+    of3 = E + 3 * E + C.list_of(3).fuel  # list.of(1, 2, 3): node, literals, charge
+    add(
+        "collections",
+        "list-of-count",
+        kernel("return list.count(list.of(1, 2, 3));"),
+        value=3,
+        fuel=S + E + of3 + C.list_count(3).fuel,
+        usage={"allocatedBytes": C.list_of(3).alloc, "collectionElements": 3},
+    )
+    for index, expected, code in (
+        (0, 10, None),
+        (2, 30, None),
+        (3, None, "R-LIST-INDEX"),
+        (-1, None, "R-LIST-INDEX"),
+    ):
+        add(
+            "collections",
+            f"list-get-{index}".replace("--", "-minus-"),
+            kernel(f"return list.get(list.of(10, 20, 30), {index});"),
+            value=expected,
+            error="InvalidInput" if code else None,
+            code=code,
+            fuel=S + E + of3 + E + C.list_get(3).fuel,
+        )
+    add(
+        "collections",
+        "list-empty",
+        kernel("return list.count(list.empty[I32]());"),
+        value=0,
+        fuel=S + E + E + C.list_empty().fuel + C.list_count(0).fuel,
+        usage={"allocatedBytes": C.list_empty().alloc, "collectionElements": 0},
+    )
+    add(
+        "collections",
+        "list-of-no-args",
+        kernel("return list.count(list.of());"),
+        value=0,
+        fuel=S + E + E + C.list_of(0).fuel + C.list_count(0).fuel,
+    )
+    add(
+        "collections",
+        "list-add",
+        kernel("return list.add(list.of(1), 2);", "main() -> List<I32>"),
+        value=[1, 2],
+        fuel=S + E + (E + E + C.list_of(1).fuel) + E + C.list_add(1).fuel,
+        usage={"allocatedBytes": C.list_of(1).alloc + C.list_add(1).alloc, "collectionElements": 1 + 2},
+    )
+    add(
+        "collections",
+        "list-add-copy-on-write",
+        kernel("a = list.of(1); b = list.add(a, 2); return list.count(a);"),
+        value=1,
+        fuel=(S + 2 * E + C.list_of(1).fuel)
+        + (S + 3 * E + C.list_add(1).fuel)
+        + (S + 2 * E + C.list_count(1).fuel),
+    )
+    n = 10
+    # b = list.empty (set 1 + node 1 + 2); per iteration: 5 + set 1 + add node 1 + var 1 + var 1 + list.add(i)
+    add(
+        "collections",
+        "list-build-loop",
+        kernel(
+            "b = list.empty[I32](); for i in 0 .. n { b = list.add(b, i); } return list.count(b);",
+            "main(n I32) -> I32",
+        ),
+        value=n,
+        args=[n],
+        fuel=(S + E + C.list_empty().fuel)
+        + 3
+        + sum(LOOP + S + 3 * E + C.list_add(i).fuel for i in range(n))
+        + (S + 2 * E + C.list_count(n).fuel),
+        usage={
+            "collectionElements": sum(range(1, n + 1)),
+            "loopIterations": n,
+            "allocatedBytes": C.list_empty().alloc + sum(C.list_add(i).alloc for i in range(n)),
+        },
+    )
+    set_k7 = E + (E + C.map_empty().fuel) + E + E + C.map_set(0, True).fuel  # map.set(map.empty(), "k", 7)
+    add(
+        "collections",
+        "map-set-get",
+        kernel('return map.get(map.set(map.empty[Map<String, I32>](), "k", 7), "k");'),
+        value=7,
+        fuel=S + E + set_k7 + E + C.map_get(1).fuel,
+        # "k" literal twice (2 bytes each) and the new map holds the key text (2 bytes)
+        usage={
+            "stringBytes": 3 * sb("k"),
+            "collectionElements": 1,
+            "allocatedBytes": C.map_empty().alloc + C.map_set(0, True).alloc + 3 * sb("k"),
+        },
+    )
+    add(
+        "collections",
+        "map-get-missing",
+        kernel('return map.get(map.empty[Map<String, I32>](), "k");'),
+        error="NotFound",
+        code="R-MAP-KEY-MISSING",
+        fuel=S + E + (E + C.map_empty().fuel) + E + C.map_get(0).fuel,
+    )
+    for key, present in ((1, True), (2, False)):
+        add(
+            "collections",
+            f"map-contains-{str(present).lower()}",
+            kernel(
+                f"return map.containsKey(map.set(map.empty[Map<I32, I32>](), 1, 5), {key});", "main() -> Bool"
+            ),
+            value=present,
+            fuel=S + E + set_k7 + E + C.map_contains_key(1).fuel,
+        )
+    # m = set(set(empty, 1, 10), 1, 20): the second set replaces (is_new False)
+    inner = E + (E + C.map_empty().fuel) + 2 * E + C.map_set(0, True).fuel
+    add(
+        "collections",
+        "map-replace",
+        kernel("m = map.set(map.set(map.empty[Map<I32, I32>](), 1, 10), 1, 20); return map.get(m, 1);"),
+        value=20,
+        fuel=S + (E + inner + 2 * E + C.map_set(1, False).fuel) + (S + 3 * E + C.map_get(1).fuel),
+        usage={
+            "allocatedBytes": C.map_empty().alloc + C.map_set(0, True).alloc + C.map_set(1, False).alloc,
+            "collectionElements": 2,
+        },
+    )
+    for key, present in ((1, True), (9, False)):
+        add(
+            "collections",
+            f"map-remove-{'present' if present else 'missing'}",
+            kernel(f"m = map.remove(map.set(map.empty[Map<I32, I32>](), 1, 10), {key}); return 0;"),
+            value=0,
+            fuel=S + (E + inner + E + C.map_remove(1, present).fuel) + (S + E),
+            usage={
+                "allocatedBytes": C.map_empty().alloc
+                + C.map_set(0, True).alloc
+                + C.map_remove(1, present).alloc,
+                "collectionElements": 1 + (0 if present else 1),
+            },
+        )
+    add(
+        "collections",
+        "map-keys-by-type-bool",
+        kernel(
+            "m = map.set(map.set(map.empty[Map<Bool, I32>](), true, 1), false, 2); return map.get(m, true) * 10 + map.get(m, false);"
+        ),
+        value=12,
+        tags=("map-keys",),
+    )
+    new2 = E + E + E + C.record_new(2).fuel  # record.new(7, "x")
+    add(
+        "collections",
+        "record-get",
+        kernel('return record.get(record.new[Record<I32, String>](7, "x"), 0);'),
+        value=7,
+        fuel=S + E + new2 + E + C.record_get(2).fuel,
+        usage={
+            "stringBytes": 2 * sb("x"),
+            "allocatedBytes": C.record_new(2).alloc + 2 * sb("x"),
+            "collectionElements": 2,
+        },
+    )
+    add(
+        "collections",
+        "record-value",
+        kernel(
+            'return record.new[Record<I32, String, Bool>](7, "x", true);',
+            "main() -> Record<I32, String, Bool>",
+        ),
+        value=[7, "x", True],
+        fuel=S + E + 3 * E + C.record_new(3).fuel,
+    )
+    add(
+        "collections",
+        "nested-list-value",
+        kernel("return list.of(list.of(1), list.empty[I32]());", "main() -> List<List<I32>>"),
+        value=[[1], []],
+        fuel=S + E + (E + E + C.list_of(1).fuel) + (E + C.list_empty().fuel) + C.list_of(2).fuel,
+        usage={"collectionElements": 1 + 0 + (2 + 1)},
+    )
+    add(
+        "collections",
+        "map-value-canonical-order",
+        kernel(
+            'return map.set(map.set(map.empty[Map<String, I32>](), "b", 2), "a", 1);',
+            "main() -> Map<String, I32>",
+        ),
+        value=[["a", 1], ["b", 2]],
+        description="a map result is listed in canonical key order",
+    )
+    add(
+        "collections",
+        "list-input-count",
+        kernel("return list.count(xs);", "main(xs List<I32>) -> I32"),
+        value=200,
+        args=[list(range(200))],
+        # the input (201 nodes) costs 201 // 64 = 3 walk fuel before the run
+        fuel=C.shape_walk_fuel(201) + S + 2 * E + C.list_count(200).fuel,
+        usage={"collectionElements": 200},
+    )
+    items = ", ".join(["1"] * 63)
+    add(
+        "collections",
+        "shape-walk-fuel",
+        kernel(f"x = list.of({items}); return 0;"),
+        value=0,
+        fuel=(S + E + 63 * E + C.list_of(63).fuel + C.shape_walk_fuel(64)) + (S + E),
+    )
+    add(
+        "collections",
+        "list-equality-after-add",
+        kernel("return list.add(list.of(1), 2) == list.of(1, 2);", "main() -> Bool"),
+        value=True,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Limits at N and N + 1
+
+
+def _limits() -> None:
+    def pair(
+        name: str,
+        limit: str,
+        needed: int,
+        text: str,
+        code: str,
+        fuel_ok: int | None,
+        fuel_refused: int | None,
+        usage_refused: dict[str, int] | None = None,
+    ) -> None:
+        add(
+            "limits",
+            f"{name}-at-limit",
+            text,
+            value=_value_of(text),
+            fuel=fuel_ok,
+            policy={"limits": {limit: needed, **WALL}},
+            tags=("boundary",),
+        )
+        add(
+            "limits",
+            f"{name}-over-limit",
+            text,
+            error="QuotaExceeded",
+            code=code,
+            fuel=fuel_refused,
+            usage=usage_refused,
+            policy={"limits": {limit: needed - 1, **WALL}},
+            tags=("boundary",),
+        )
+
+    t = kernel("return 1 + 2;")
+    pair("fuel", "maxFuel", 4, t, "R-QUOTA-FUEL", 4, 3)
+    t = kernel("for i in 0 .. 5 { } return 0;")
+    pair(
+        "loops",
+        "maxLoopIterations",
+        5,
+        t,
+        "R-QUOTA-LOOP",
+        3 + 5 * LOOP + 2,
+        3 + 4 * LOOP,
+        {"loopIterations": 4},
+    )
+    t = kernel("x = list.of(1, 2); return 0;")
+    pair(
+        "allocation",
+        "maxAllocatedBytes",
+        C.list_of(2).alloc,
+        t,
+        "R-QUOTA-ALLOCATION",
+        S + 3 * E + C.list_of(2).fuel + 2,
+        S + 3 * E + C.list_of(2).fuel,
+        {"allocatedBytes": 0},
+    )
+    t = kernel("x = list.of(1, 2, 3); return 0;")
+    pair("list-length", "maxListLength", 3, t, "R-QUOTA-LIST-LENGTH", None, S + 4 * E + C.list_of(3).fuel)
+    t = kernel("m = map.set(map.set(map.empty[Map<I32, I32>](), 1, 1), 2, 2); return 0;")
+    pair("map-entries", "maxMapEntries", 2, t, "R-QUOTA-MAP-ENTRIES", None, None)
+    t = kernel("x = list.of(list.of(1)); return 0;")
+    pair("collection-depth", "maxCollectionDepth", 2, t, "R-QUOTA-COLLECTION-DEPTH", None, None)
+    t = kernel("x = list.of(1, 2, 3); return 0;")
+    pair(
+        "collection-elements",
+        "maxTotalCollectionElements",
+        3,
+        t,
+        "R-QUOTA-COLLECTION-ELEMENTS",
+        None,
+        None,
+        {"collectionElements": 0},
+    )
+    t = kernel('return string.concatBudgeted("ab", "cd");', "main() -> String")
+    pair(
+        "string-length",
+        "maxStringLength",
+        4,
+        t,
+        "R-QUOTA-STRING-LENGTH",
+        None,
+        S + 3 * E + base("string.concatBudgeted"),
+    )
+    t = kernel('return string.concatBudgeted("ab", "cd");', "main() -> String")
+    pair("string-bytes", "maxTotalStringBytes", 16, t, "R-QUOTA-STRING-BYTES", None, None, {"stringBytes": 8})
+    chain = "fn f2() -> I32 { return 2; }\nfn f1() -> I32 { return f2(); }\n"
+    pair("call-depth", "maxCallDepth", 3, kernel("return f1();", extra=chain), "R-QUOTA-CALL-DEPTH", 6, 4)
+    tick = [_binding("probe.tick", [], "Bool", {"kind": "return", "value": True}, base_fuel=1)]
+    two = kernel("a = probe.tick(); b = probe.tick(); return 0;")
+    for limit, needed, code, per_binding in (("maxHostCalls", 2, "R-QUOTA-HOST-CALLS", None),):
+        add(
+            "limits",
+            "host-calls-at-limit",
+            two,
+            value=0,
+            bindings=tick,
+            policy=_grant("probe.tick", {limit: needed}),
+            binding_calls={"probe.tick": 2},
+            usage={"hostCalls": 2},
+            fuel=2 * (S + E + 1) + 2,
+        )
+        add(
+            "limits",
+            "host-calls-over-limit",
+            two,
+            error="QuotaExceeded",
+            code=code,
+            bindings=tick,
+            policy=_grant("probe.tick", {limit: needed - 1}),
+            binding_calls={"probe.tick": 1},
+            usage={"hostCalls": 1},
+            fuel=(S + E + 1) + (S + E),
+        )
+        del per_binding
+    for max_calls, ok in ((2, True), (1, False)):
+        limited = [
+            _binding(
+                "probe.tick", [], "Bool", {"kind": "return", "value": True}, base_fuel=1, max_calls=max_calls
+            )
+        ]
+        add(
+            "limits",
+            f"binding-calls-max-{max_calls}",
+            two,
+            value=0 if ok else None,
+            error=None if ok else "QuotaExceeded",
+            code=None if ok else "R-QUOTA-BINDING-CALLS",
+            bindings=limited,
+            policy=_grant("probe.tick"),
+            binding_calls={"probe.tick": 2 if ok else 1},
+            fuel=2 * (S + E + 1) + 2 if ok else (S + E + 1) + (S + E),
+        )
+    add(
+        "limits",
+        "input-over-string-limit",
+        kernel("return 0;", "main(s String) -> I32"),
+        error="QuotaExceeded",
+        code="R-QUOTA-STRING-LENGTH",
+        args=["abcde"],
+        fuel=0,
+        policy={"limits": {"maxStringLength": 4}},
+        description="inputs are charged before any kernel code runs",
+    )
+    add(
+        "limits",
+        "input-over-list-limit",
+        kernel("return 0;", "main(xs List<I32>) -> I32"),
+        error="QuotaExceeded",
+        code="R-QUOTA-LIST-LENGTH",
+        args=[[1, 2, 3]],
+        fuel=0,
+        policy={"limits": {"maxListLength": 2}},
+    )
+
+
+def _value_of(text: str) -> Any:
+    """The value of the limit kernels when they succeed (all return a constant or the concat)."""
+    if "concatBudgeted" in text:
+        return "abcd"
+    if "return 1 + 2;" in text:
+        return 3
+    if "return f1();" in text:
+        return 2
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Host bindings (declared in the case, behaviour by fixture)
+
+
+def _binding(
+    bid: str,
+    params: list[str],
+    returns: str,
+    behavior: dict[str, Any],
+    *,
+    base_fuel: int = 5,
+    per_byte: int = 0,
+    max_calls: int | None = None,
+    is_async: bool = False,
+    effects: tuple[str, ...] = ("Cpu", "HostStateRead"),
+) -> dict[str, Any]:
+    cost: dict[str, Any] = {"baseFuel": base_fuel, "perByteFuel": per_byte}
+    if max_calls is not None:
+        cost["maxCallsPerRun"] = max_calls
+    return {
+        "id": bid,
+        "parameters": params,
+        "returnType": returns,
+        "effects": list(effects),
+        "capability": bid,
+        "cost": cost,
+        "isAsync": is_async,
+        "audit": "PerCall",
+        "safety": "ReadOnlyExternal",
+        "behavior": behavior,
+    }
+
+
+def _grant(cap: str, limits: dict[str, int] | None = None, asynchronous: bool = False) -> dict[str, Any]:
+    policy: dict[str, Any] = {"grants": [{"id": cap}], "limits": {**WALL, **(limits or {})}}
+    if asynchronous:
+        policy["allowRuntimeAsync"] = True
+    return policy
+
+
+def _bindings() -> None:
+    one = S + E + 5  # statement, call node, base fuel 5
+    b = _binding("probe.get", [], "I32", {"kind": "return", "value": 41})
+    add(
+        "bindings",
+        "return",
+        kernel("return probe.get() + 1;"),
+        value=42,
+        bindings=[b],
+        policy=_grant("probe.get"),
+        fuel=S + E + (E + 5) + E,
+        binding_calls={"probe.get": 1},
+        usage={"hostCalls": 1},
+    )
+    b = _binding("probe.echo", ["I32"], "I32", {"kind": "echo", "arg": 0})
+    add(
+        "bindings",
+        "echo",
+        kernel("return probe.echo(a);", "main(a I32) -> I32"),
+        value=-7,
+        args=[-7],
+        bindings=[b],
+        policy=_grant("probe.echo"),
+        fuel=one + E,
+        binding_calls={"probe.echo": 1},
+    )
+    b = _binding("probe.echo", ["List<I32>"], "List<I32>", {"kind": "echo", "arg": 0})
+    add(
+        "bindings",
+        "echo-list",
+        kernel("return probe.echo(list.of(1, 2));", "main() -> List<I32>"),
+        value=[1, 2],
+        bindings=[b],
+        policy=_grant("probe.echo"),
+        fuel=one + E + 2 * E + C.list_of(2).fuel,
+        usage={"collectionElements": 2 + 2},
+        description="the returned list is a new value and charged again",
+    )
+    b = _binding("probe.next", [], "I32", {"kind": "sequence", "values": [1, 2, 3]})
+    add(
+        "bindings",
+        "sequence",
+        kernel("return probe.next() * 100 + probe.next() * 10 + probe.next();"),
+        value=123,
+        bindings=[b],
+        policy=_grant("probe.next"),
+        binding_calls={"probe.next": 3},
+        fuel=S + 2 * E + 2 * E + 3 * (E + 5) + 2 * E,
+        usage={"hostCalls": 3},
+    )
+    b = _binding("probe.text", [], "String", {"kind": "return", "value": "abc"}, per_byte=2)
+    add(
+        "bindings",
+        "per-byte-fuel",
+        kernel("return probe.text();", "main() -> String"),
+        value="abc",
+        bindings=[b],
+        policy=_grant("probe.text"),
+        fuel=one + 2 * sb("abc"),
+        usage={"stringBytes": sb("abc")},
+    )
+    failures = [
+        ("raise", "I32", {"kind": "raise", "message": "/secret/path password=hunter2"}, "R-BINDING-FAILED"),
+        ("pending-without-async", "I32", {"kind": "pending"}, "R-BINDING-PENDING"),
+        ("async-value-without-async", "I32", {"kind": "async-return", "value": 1}, "R-BINDING-PENDING"),
+        ("foreign", "I32", {"kind": "foreign"}, "R-BINDING-RETURN"),
+        ("malformed-float-for-i32", "I32", {"kind": "malformed", "value": 1.5}, "R-BINDING-RETURN"),
+        ("malformed-bool-for-i32", "I32", {"kind": "malformed", "value": True}, "R-BINDING-RETURN"),
+        ("malformed-out-of-range", "I32", {"kind": "malformed", "value": 2**31}, "R-BINDING-RETURN"),
+        (
+            "malformed-traversal-path",
+            "SandboxPath",
+            {"kind": "malformed", "value": "../secret.txt"},
+            "R-BINDING-RETURN",
+        ),
+        (
+            "malformed-absolute-path",
+            "SandboxPath",
+            {"kind": "malformed", "value": "/etc/passwd"},
+            "R-BINDING-RETURN",
+        ),
+        (
+            "malformed-uri-userinfo",
+            "SandboxUri",
+            {"kind": "malformed", "value": "https://u:p@host/"},
+            "R-BINDING-RETURN",
+        ),
+        ("malformed-string-for-f64", "F64", {"kind": "malformed", "value": "NaN"}, "R-BINDING-RETURN"),
+        ("malformed-list-element", "List<I32>", {"kind": "malformed", "value": [1, "2"]}, "R-BINDING-RETURN"),
+        (
+            "malformed-map-value",
+            "Map<String, I32>",
+            {"kind": "malformed", "value": {"a": "one"}},
+            "R-BINDING-RETURN",
+        ),
+    ]
+    for name, returns, behavior, code in failures:
+        b = _binding("probe.bad", [], returns, behavior)
+        add(
+            "bindings",
+            name,
+            kernel("x = probe.bad(); return 0;"),
+            error="BindingFailure",
+            code=code,
+            bindings=[b],
+            policy=_grant("probe.bad"),
+            fuel=one,
+            binding_calls={"probe.bad": 1},
+            usage={"hostCalls": 1},
+        )
+    b = _binding("probe.later", [], "I32", {"kind": "async-return", "value": 9}, is_async=True)
+    add(
+        "bindings",
+        "async-with-grant",
+        kernel("return probe.later();"),
+        value=9,
+        bindings=[b],
+        policy=_grant("probe.later", asynchronous=True),
+        fuel=one,
+        binding_calls={"probe.later": 1},
+    )
+    b = _binding("probe.never", [], "I32", {"kind": "pending"}, is_async=True)
+    add(
+        "bindings",
+        "async-pending-times-out",
+        kernel("return probe.never();"),
+        error="Timeout",
+        code="R-BINDING-TIMEOUT",
+        bindings=[b],
+        policy={
+            "grants": [{"id": "probe.never"}],
+            "allowRuntimeAsync": True,
+            "limits": {"maxWallTimeMs": 50},
+        },
+        fuel=one,
+    )
+    b = _binding("probe.nap", [], "I32", {"kind": "sleep", "ms": 0, "value": 3})
+    add(
+        "bindings",
+        "sleep-zero",
+        kernel("return probe.nap();"),
+        value=3,
+        bindings=[b],
+        policy=_grant("probe.nap"),
+        fuel=one,
+    )
+    b = _binding("probe.nap", [], "I32", {"kind": "sleep", "ms": 150, "value": 3})
+    add(
+        "bindings",
+        "sleep-past-deadline",
+        kernel("return probe.nap();"),
+        error="Timeout",
+        code="R-TIMEOUT",
+        bindings=[b],
+        policy={"grants": [{"id": "probe.nap"}], "limits": {"maxWallTimeMs": 40}},
+        fuel=one,
+    )
+    b = _binding("probe.get", [], "I32", {"kind": "return", "value": 1})
+    add(
+        "bindings",
+        "short-circuit-skips-binding",
+        kernel("return a && probe.get() == 1;", "main(a Bool) -> Bool"),
+        value=False,
+        args=[False],
+        bindings=[b],
+        policy=_grant("probe.get"),
+        binding_calls={"probe.get": 0},
+        fuel=S + 2 * E,
+        usage={"hostCalls": 0},
+    )
+    add(
+        "bindings",
+        "binding-in-loop",
+        kernel("s = 0; for i in 0 .. 4 { s = s + probe.get(); } return s;"),
+        value=4,
+        bindings=[b],
+        policy=_grant("probe.get"),
+        binding_calls={"probe.get": 4},
+        fuel=2 + 3 + 4 * (LOOP + S + E + E + (E + 5)) + 2,
+        usage={"hostCalls": 4, "loopIterations": 4},
+    )
+    add(
+        "bindings",
+        "binding-result-faults-later",
+        kernel("return probe.get() / 0;"),
+        error="InvalidInput",
+        code="R-ARITH-DIVIDE-BY-ZERO",
+        bindings=[b],
+        policy=_grant("probe.get"),
+        fuel=S + E + (E + 5) + E,
+        binding_calls={"probe.get": 1},
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Entrypoint inputs
+
+
+def _inputs() -> None:
+    bad = [
+        ("i32-given-float", "I32", 1.5),
+        ("i32-given-string", "I32", "1"),
+        ("i32-given-bool", "I32", True),
+        ("i32-out-of-range", "I32", 2**31),
+        ("i64-out-of-range", "I64", 2**63),
+        ("f64-given-string", "F64", "1.0"),
+        ("bool-given-int", "Bool", 1),
+        ("string-given-int", "String", 5),
+        ("unit-given-zero", "Unit", 0),
+        ("list-bad-element", "List<I32>", [1, "a"]),
+        ("map-duplicate-key", "Map<I32, I32>", [[1, 1], [1, 2]]),
+        ("map-not-pairs", "Map<I32, I32>", [[1]]),
+        ("record-wrong-arity", "Record<I32, Bool>", [1]),
+        ("path-traversal", "SandboxPath", "../x"),
+        ("path-absolute", "SandboxPath", "/etc/passwd"),
+        ("uri-userinfo", "SandboxUri", "https://u@h/"),
+        ("guid-malformed", "Guid", "1234"),
+    ]
+    for name, type_name, raw in bad:
+        add(
+            "inputs",
+            name,
+            kernel("return 0;", f"main(x {type_name}) -> I32"),
+            error="InvalidInput",
+            code="R-VALUE-TYPE",
+            args=[raw],
+            fuel=0,
+        )
+    add(
+        "inputs",
+        "too-few",
+        kernel("return a;", "main(a I32) -> I32"),
+        error="InvalidInput",
+        code="R-ENTRY-ARITY",
+        args=[],
+        fuel=0,
+    )
+    add(
+        "inputs",
+        "too-many",
+        kernel("return a;", "main(a I32) -> I32"),
+        error="InvalidInput",
+        code="R-ENTRY-ARITY",
+        args=[1, 2],
+        fuel=0,
+    )
+    add(
+        "inputs",
+        "unknown-entrypoint",
+        kernel("return 1;"),
+        error="InvalidInput",
+        code="R-ENTRY-UNKNOWN",
+        entrypoint="missing",
+        args=[],
+        fuel=0,
+    )
+    good = [
+        ("f64-from-integer", "F64", 2, 2.0),
+        ("unit", "Unit", None, None),
+        (
+            "guid-uppercase",
+            "Guid",
+            "0F8FAD5B-D9CB-469F-A165-70867728950E",
+            "0f8fad5b-d9cb-469f-a165-70867728950e",
+        ),
+        ("path", "SandboxPath", "config/settings.json", "config/settings.json"),
+        ("uri", "SandboxUri", "https://example.com/a?b=1", "https://example.com/a?b=1"),
+        ("map-canonical-order", "Map<String, I32>", [["b", 2], ["a", 1]], [["a", 1], ["b", 2]]),
+        ("record", "Record<I32, String>", [1, "x"], [1, "x"]),
+        ("nested", "List<Map<I32, Bool>>", [[[1, True]], []], [[[1, True]], []]),
+    ]
+    for name, type_name, raw, result in good:
+        add(
+            "inputs",
+            name,
+            kernel("return x;", f"main(x {type_name}) -> {type_name}"),
+            value=result,
+            args=[raw],
+        )
+    add(
+        "inputs",
+        "opaque-id",
+        kernel("return x;", "main(x PlayerId) -> PlayerId"),
+        value={"type": "PlayerId", "value": "p-1"},
+        args=[{"type": "PlayerId", "value": "p-1"}],
+        policy={"declaredOpaqueIdTypes": ["PlayerId"]},
+        fuel=S + E,
+    )
+    add(
+        "inputs",
+        "opaque-id-wrong-brand",
+        kernel("return 0;", "main(x PlayerId) -> I32"),
+        error="InvalidInput",
+        code="R-VALUE-TYPE",
+        args=[{"type": "ItemId", "value": "p-1"}],
+        policy={"declaredOpaqueIdTypes": ["PlayerId"]},
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Literal values
+
+
+def _values() -> None:
+    rows = [
+        ("unit", "()", "Unit", None),
+        ("bool", "true", "Bool", True),
+        ("i64-max", "9223372036854775807L", "I64", I64_MAX),
+        ("f64-negative-zero", "-0.0", "F64", -0.0),
+        ("f64-large", "1.0e300", "F64", 1e300),
+        ("string", '"héllo 😀"', "String", "héllo 😀"),
+        (
+            "guid",
+            'guid"0F8FAD5B-D9CB-469F-A165-70867728950E"',
+            "Guid",
+            "0f8fad5b-d9cb-469f-a165-70867728950e",
+        ),
+        ("path", 'path"a/b.txt"', "SandboxPath", "a/b.txt"),
+        ("uri", 'uri"https://example.com/x"', "SandboxUri", "https://example.com/x"),
+    ]
+    for name, literal, type_name, result in rows:
+        text_bytes = sb(result) if type_name in ("String", "SandboxPath", "SandboxUri") else 0
+        add(
+            "values",
+            name,
+            kernel(f"return {literal};", f"main() -> {type_name}"),
+            value=result,
+            fuel=S + E,
+            usage={"stringBytes": text_bytes},
+        )
+    add(
+        "values",
+        "opaque-literal",
+        kernel('return opaque PlayerId "p-9";', "main() -> PlayerId"),
+        value={"type": "PlayerId", "value": "p-9"},
+        policy={"declaredOpaqueIdTypes": ["PlayerId"]},
+        fuel=S + E,
+        usage={"stringBytes": sb("p-9")},
+    )
+    add(
+        "values",
+        "opaque-equality",
+        kernel('return opaque PlayerId "a" == p;', "main(p PlayerId) -> Bool"),
+        value=False,
+        args=[{"type": "PlayerId", "value": "b"}],
+        policy={"declaredOpaqueIdTypes": ["PlayerId"]},
+        fuel=S + 3 * E,
+    )
+
+
+GENERATORS = (
+    _arith,
+    _compare,
+    _logic,
+    _control,
+    _calls,
+    _builtins,
+    _strings,
+    _collections,
+    _limits,
+    _bindings,
+    _inputs,
+    _values,
+)
+
+
+def build() -> dict[str, str]:
+    AREAS.clear()
+    for generate in GENERATORS:
+        generate()
+    return {
+        area: json.dumps({"cases": cases}, indent=2, ensure_ascii=False) + "\n"
+        for area, cases in AREAS.items()
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if the committed files differ")
+    args = parser.parse_args(argv)
+    files = build()
+    stale = []
+    for area, text in files.items():
+        path = OUT / f"{area}.json"
+        if args.check:
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                stale.append(path.name)
+        else:
+            OUT.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+    total = sum(len(c) for c in AREAS.values())
+    pinned = sum(1 for cs in AREAS.values() for c in cs if "fuelUsed" in c["expect"])
+    if stale:
+        print(f"out of date: {', '.join(stale)} (run conformance/tools/make_run_cases.py)", file=sys.stderr)
+        return 1
+    print(f"{total} run cases, {pinned} with fuelUsed pinned, in {len(files)} files")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,120 @@
+"""``dotboxd check MODULE [--policy P] [--bindings M] [--format json]``: validate without running.
+
+Imports MODULE (``.json`` wire or ``.dbk`` text), validates it against the policy (default: pure
+computation only) and the host bindings, and prints the verdict with what a reviewer needs: the
+derived required effects and capabilities (each with the call path that needs it), the bindings the
+plan may call, warnings, and the module, policy, binding-manifest and plan hashes.
+
+Bindings: DotBoxD's standard effectful bindings (``file.readText``, ``time.nowUnixMillis``,
+``log.info``...) are known unless ``--no-standard-bindings`` is given; ``--bindings M`` adds the
+bindings of a JSON manifest (digest 11 form, or a bare conformance ``bindings`` array).
+
+Exit codes: 0 accepted, 1 rejected (module, policy or manifest), 2 usage or I/O error.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from dotboxd.cli.output import Input, Reporter, add_format_option, add_input_argument, load_input, write_text
+from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_manifest, standard_bindings
+from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.core.effects import effects_text
+from dotboxd.validator.api import validate
+from dotboxd.validator.plan import ExecutionPlan
+from dotboxd.validator.policy import Policy
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "check",
+        help="validate a module against a policy and bindings; print effects, capabilities, hashes",
+        description="Validate FILE against a policy and host bindings without running it.",
+    )
+    add_input_argument(parser)
+    parser.add_argument("--policy", default=None, help="a JSON policy file (default: pure computation only)")
+    parser.add_argument("--bindings", default=None, help="a JSON binding manifest to register")
+    parser.add_argument(
+        "--no-standard-bindings",
+        dest="standard",
+        action="store_false",
+        help="do not register DotBoxD's standard effectful bindings (file, time, random, log, http)",
+    )
+    parser.add_argument(
+        "--now",
+        dest="now_ms",
+        type=int,
+        default=None,
+        help="the instant (Unix ms) for grant expiry (default: now)",
+    )
+    add_format_option(parser)
+    parser.set_defaults(handler=run)
+
+
+def _catalog(manifest: str | None, standard: bool) -> BindingCatalog:
+    registry = BindingRegistry(standard_bindings() if standard else ())
+    if manifest is not None:
+        registry.extend(load_binding_manifest(Path(manifest).read_bytes()))
+    return registry.build()
+
+
+def run(args: argparse.Namespace) -> int:
+    reporter = Reporter.from_args(args)
+    loaded = load_input(reporter, args.file, args.source_kind)
+    if not isinstance(loaded, Input):
+        return loaded
+    stage = "policy"
+    try:
+        policy = Policy.from_json(Path(args.policy).read_bytes()) if args.policy else Policy.default()
+        stage = "bindings"
+        catalog = _catalog(args.bindings, args.standard)
+    except OSError as error:
+        return reporter.failed(
+            "io", f"{error.filename}: {error.strerror or type(error).__name__}", error.filename
+        )
+    except DotBoxDError as error:
+        where = args.policy if stage == "policy" else args.bindings or "<standard bindings>"
+        return reporter.rejected(error, None, where, {"file": loaded.filename, "stage": stage})
+    try:
+        plan = validate(loaded.module, policy, catalog, now_unix_ms=args.now_ms)
+    except DotBoxDError as error:
+        return reporter.rejected(
+            error, loaded.source, loaded.filename, {"file": loaded.filename, "stage": "validate"}
+        )
+    if not reporter.machine:
+        for warning in plan.warnings:
+            write_text(
+                reporter.err,
+                warning.render(None, args.policy or "<policy>").replace("error[", "warning[") + "\n",
+            )
+    return reporter.accepted(
+        {"file": loaded.filename, **plan.summary()}, human_summary(plan, loaded.filename)
+    )
+
+
+def human_summary(plan: ExecutionPlan, filename: str) -> str:
+    """The readable verdict (golden-tested)."""
+    lines = [f"{filename}: accepted (module {plan.module.id} {plan.module.version})"]
+    lines.append(f"  entrypoints: {', '.join(plan.entrypoints)}")
+    lines.append(f"  required effects: {effects_text(plan.required_effects)}")
+    if plan.required_capabilities:
+        lines.append("  required capabilities:")
+        width = max(len(c) for c in plan.required_capabilities)
+        for cap in plan.required_capabilities:
+            path = " -> ".join(plan.capability_paths.get(cap, ()))
+            lines.append(f"    {cap.ljust(width)}  via {path}")
+    else:
+        lines.append("  required capabilities: none")
+    lines.append(f"  bindings: {', '.join(sorted(plan.bindings)) or 'none'}")
+    for fid, info in sorted(plan.functions.items()):
+        role = (
+            "entrypoint" if info.is_entrypoint else ("private" if info.reachable else "private, unreachable")
+        )
+        lines.append(f"  fn {fid} ({role}): {effects_text(info.effects)}")
+    lines.append(f"  module hash:           {plan.module_hash}")
+    lines.append(f"  policy hash:           {plan.policy_hash}")
+    lines.append(f"  binding manifest hash: {plan.binding_manifest_hash}")
+    lines.append(f"  plan hash:             {plan.plan_hash}")
+    return "\n".join(lines)

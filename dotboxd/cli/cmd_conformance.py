@@ -1,0 +1,105 @@
+"""``dotboxd conformance run|serve``: check an implementation against the conformance corpus.
+
+``run`` loads cases (default: the whole corpus), evaluates each on the selected backends (this
+project's pipeline, or an external implementation behind ``--impl``), prints one line per failure
+and a summary by area, and exits 0 only if every result passed. ``serve`` answers the ``--impl``
+protocol on stdin/stdout with this project's pipeline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from dotboxd.cli.main import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
+
+BACKEND_CHOICES = ("reference", "optimized", "all")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("conformance", help="run the conformance corpus or serve its protocol")
+    commands = parser.add_subparsers(dest="conformance_command", metavar="SUBCOMMAND")
+    commands.required = True
+
+    run = commands.add_parser("run", help="run conformance cases and compare with their expectations")
+    run.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="case files or directories")
+    run.add_argument(
+        "--backend",
+        choices=BACKEND_CHOICES,
+        default=None,
+        help="backend(s) to check (default: all in process, reference with --impl)",
+    )
+    run.add_argument(
+        "--impl", metavar="COMMAND", help="check an external implementation speaking the protocol"
+    )
+    run.add_argument("--format", choices=("text", "json"), default="text")
+    run.add_argument(
+        "--name", action="append", default=[], metavar="GLOB", help="only cases whose name matches"
+    )
+    run.add_argument("--tag", action="append", default=[], metavar="TAG", help="only cases carrying the tag")
+    run.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each --impl response")
+    run.set_defaults(handler=_run)
+
+    serve = commands.add_parser("serve", help="answer the line-delimited JSON protocol on stdin/stdout")
+    serve.set_defaults(handler=_serve)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from dotboxd.conformance.availability import available_backends, in_process_unavailable
+    from dotboxd.conformance.backends import Backend, ImplBackend, InProcessBackend
+    from dotboxd.conformance.errors import CaseFormatError
+    from dotboxd.conformance.loader import load_cases
+    from dotboxd.conformance.model import BACKENDS
+    from dotboxd.conformance.protocol import ImplClient
+    from dotboxd.conformance.report import render_json, render_text
+    from dotboxd.conformance.runner import run_cases, select_cases
+
+    try:
+        cases = select_cases(load_cases(args.paths), args.name, args.tag)
+    except CaseFormatError as exc:
+        sys.stderr.write(f"dotboxd conformance: the case corpus is malformed:\n{exc}\n")
+        return EXIT_USAGE
+    if not cases:
+        sys.stderr.write("dotboxd conformance: no cases match the given paths and filters\n")
+        return EXIT_USAGE
+
+    choice = args.backend or ("reference" if args.impl else "all")
+    requested = frozenset(BACKENDS) if choice == "all" else frozenset({choice})
+    unavailable: dict[str, str] = {}
+    with ExitStack() as stack:
+        backends: dict[str, Backend] = {}
+        if args.impl:
+            try:
+                client = stack.enter_context(ImplClient(args.impl, timeout=args.timeout))
+            except ValueError as exc:
+                sys.stderr.write(f"dotboxd conformance: {exc}\n")
+                return EXIT_USAGE
+            default = sorted(requested, key=BACKENDS.index)
+            backends = {name: ImplBackend(client, name) for name in default}
+        else:
+            for name in sorted(requested, key=BACKENDS.index):
+                reason = in_process_unavailable(name)
+                if reason is not None:
+                    unavailable[name] = reason
+                backends[name] = InProcessBackend(name)
+            default = list(available_backends()) if choice == "all" else [choice]
+        report = run_cases(cases, backends, default, requested, unavailable)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(render_json(report), ensure_ascii=False, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(report) + "\n")
+    if not report.results:
+        return EXIT_USAGE
+    return EXIT_OK if report.ok else EXIT_REJECTED
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from dotboxd.conformance.pipeline import evaluate
+    from dotboxd.conformance.protocol import serve
+
+    serve(sys.stdin.buffer, sys.stdout.buffer, lambda case, backend, stage: evaluate(case, backend, stage))
+    return EXIT_OK

@@ -1,0 +1,44 @@
+"""``dotboxd hash FILE``: the module hash (SHA-256 of the canonical form, ``dotboxd-canonicalizer-1``).
+
+The hash comes from the AST, so the wire and text forms of one module, however they are spaced or
+ordered, print the same digest.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from dotboxd.cli.output import Input, Reporter, add_format_option, add_input_argument, load_input
+from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.grammar.canonical import CANONICALIZER_ID, module_hash
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "hash",
+        help="print the canonical module hash",
+        description="Print the lowercase SHA-256 hex of FILE's canonical form.",
+    )
+    add_input_argument(parser)
+    add_format_option(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    reporter = Reporter.from_args(args)
+    loaded = load_input(reporter, args.file, args.source_kind)
+    if not isinstance(loaded, Input):
+        return loaded
+    try:
+        digest = module_hash(loaded.module)
+    except DotBoxDError as error:
+        return reporter.rejected(error, loaded.source, loaded.filename, {"file": loaded.filename})
+    payload = {
+        "file": loaded.filename,
+        "from": loaded.kind,
+        "module": loaded.module.id,
+        "canonicalizer": CANONICALIZER_ID,
+        "hash": digest,
+    }
+    return reporter.accepted(payload, digest)

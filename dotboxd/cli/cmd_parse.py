@@ -1,0 +1,46 @@
+"""``dotboxd parse FILE``: accept or reject a module (wire JSON or text form) at the import stage.
+
+Only import runs here: strict JSON/text parsing and the literal, identifier and budget rules.
+Types, effects and policy are the business of ``dotboxd check``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from dotboxd.cli.output import (
+    Input,
+    Reporter,
+    add_format_option,
+    add_input_argument,
+    load_input,
+    module_summary,
+)
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "parse",
+        help="import a module and report whether it is accepted",
+        description="Import FILE strictly; exit 0 if accepted, 1 if rejected, 2 if it cannot be read.",
+    )
+    add_input_argument(parser)
+    add_format_option(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    reporter = Reporter.from_args(args)
+    loaded = load_input(reporter, args.file, args.source_kind)
+    if not isinstance(loaded, Input):
+        return loaded
+    module = loaded.module
+    count = len(module.functions)
+    human = (
+        f"{loaded.filename}: accepted (module {module.id} {module.version}, "
+        f"{count} function{'s' if count != 1 else ''})"
+    )
+    return reporter.accepted(
+        {"file": loaded.filename, "from": loaded.kind, "module": module_summary(module)}, human
+    )

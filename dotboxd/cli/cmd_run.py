@@ -1,0 +1,120 @@
+"""``dotboxd run MODULE --entry main --args JSON [--policy P] [--bindings M] [--backend B]``.
+
+Imports MODULE, validates it against the policy (default: pure computation only) with the bindings
+of the manifest M, and runs one entrypoint call metered. ``--args`` is a JSON array with one value
+per parameter, in the conformance typed encoding. Manifest entries may carry a conformance
+``behavior`` (``{"kind": "return", "value": true}``...) so declared bindings can actually run.
+
+``--format json`` prints the run in the conformance ``expect`` shape (``stage``, ``outcome``,
+``value`` or ``error``/``diagnostic``, ``fuelUsed``, ``usage``, ``bindingCalls``) plus the hashes.
+Exit codes: 0 the run succeeded, 1 the module was rejected or the run failed, 2 usage or I/O error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from dotboxd.cli.output import Input, Reporter, add_format_option, add_input_argument, load_input, write_text
+from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_manifest
+from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.host import ExecutionResult, SandboxHost
+from dotboxd.runtime.fixtures import fixture_invokers
+from dotboxd.validator.policy import Policy
+
+EXIT_FAILED_RUN = 1
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "run",
+        help="validate a module and run one entrypoint, metered",
+        description="Import FILE, validate it against a policy and run one entrypoint call metered.",
+    )
+    add_input_argument(parser)
+    parser.add_argument("--entry", default="main", help="the entrypoint to call (default: main)")
+    parser.add_argument(
+        "--args",
+        dest="run_args",
+        default="[]",
+        help="a JSON array: one typed value per parameter (default [])",
+    )
+    parser.add_argument("--policy", default=None, help="a JSON policy file (default: pure computation only)")
+    parser.add_argument(
+        "--bindings", default=None, help="a JSON binding manifest (entries may carry a behavior)"
+    )
+    parser.add_argument("--backend", default="reference", help="the execution backend (default: reference)")
+    add_format_option(parser)
+    parser.set_defaults(handler=run)
+
+
+def _read_json(path: str) -> Any:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def _catalog(path: str | None) -> BindingCatalog:
+    if path is None:
+        return BindingRegistry().build()
+    text = Path(path).read_text(encoding="utf-8")
+    descriptors = load_binding_manifest(text)
+    raw = json.loads(text)
+    entries = raw.get("bindings", []) if isinstance(raw, dict) else raw
+    catalog = BindingRegistry(descriptors).build()
+    invokers = fixture_invokers(
+        [e for e in entries if isinstance(e, dict)], {d.id: d.return_type for d in descriptors}
+    )
+    return catalog.with_invokers(invokers) if invokers else catalog
+
+
+def run(args: argparse.Namespace) -> int:
+    reporter = Reporter.from_args(args)
+    loaded = load_input(reporter, args.file, args.source_kind)
+    if not isinstance(loaded, Input):
+        return loaded
+    try:
+        run_args = json.loads(args.run_args)
+    except ValueError as error:
+        return reporter.failed("usage", f"--args is not valid JSON ({error})")
+    if not isinstance(run_args, list):
+        return reporter.failed("usage", "--args must be a JSON array with one value per parameter")
+    try:
+        policy = Policy.from_json(Path(args.policy).read_text(encoding="utf-8")) if args.policy else None
+        catalog = _catalog(args.bindings)
+    except OSError as error:
+        return reporter.failed("io", f"{error.filename}: {error.strerror or type(error).__name__}")
+    except ValueError as error:
+        return reporter.failed("usage", f"a policy or manifest file is not valid JSON ({error})")
+    except DotBoxDError as error:
+        return reporter.rejected(error, None, args.policy or args.bindings or "", {"file": loaded.filename})
+    host = SandboxHost(catalog)
+    try:
+        plan = host.prepare(loaded.module, policy)
+    except DotBoxDError as error:
+        payload = {
+            "file": loaded.filename,
+            "stage": "validate",
+            "outcome": "rejected",
+            "diagnostic": error.code,
+        }
+        return reporter.rejected(error, loaded.source, loaded.filename, payload)
+    result = host.execute(plan, args.entry, run_args, backend=args.backend, encoding="json")
+    return _report(reporter, result, loaded.filename)
+
+
+def _report(reporter: Reporter, result: ExecutionResult, filename: str) -> int:
+    payload = {"file": filename, **result.to_json()}
+    if reporter.machine:
+        reporter.emit({"ok": result.ok, "command": reporter.command, **payload})
+        return 0 if result.ok else EXIT_FAILED_RUN
+    usage = result.usage
+    tail = f"fuel {usage.fuel_used}/{usage.max_fuel}, loops {usage.loop_iterations}, host calls {usage.host_calls}"
+    if result.ok:
+        write_text(reporter.out, f"{json.dumps(result.value_json(), ensure_ascii=False)}\n")
+        write_text(reporter.err, f"{filename}: ok ({tail})\n")
+        return 0
+    assert result.error is not None
+    error = result.error
+    write_text(reporter.err, f"{filename}: {error.category} [{error.code}] {error.safe_message} ({tail})\n")
+    return EXIT_FAILED_RUN

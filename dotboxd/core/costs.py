@@ -1,0 +1,220 @@
+"""THE cost table: every fuel and allocation charge of the language, as data and small pure functions.
+
+Why one module: the reference interpreter, the optimized backend and the static prover must agree
+on what each operation costs, or a PROVED bound could be wrong and the backends would disagree on
+``fuelUsed``. Nothing here touches a meter; callers (backends) charge what these functions return,
+and the prover builds symbolic bounds from the same numbers. ``spec/costs.md`` is the normative
+prose of this table; a test keeps the two in step.
+
+Units: *fuel* is an abstract step count; *allocation* is in estimated bytes (digest 7.2 and 12.7:
+the spec's estimates, never ``sys.getsizeof``); *string bytes* are 2 per UTF-16 code unit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+# --- structural charges -----------------------------------------------------------------------
+
+STATEMENT_FUEL = 1
+"""Every executed statement, charged before it runs."""
+
+EXPRESSION_FUEL = 1
+"""Every evaluated expression node (literal, var, unary, binary, call), charged before its operands."""
+
+LOOP_ITERATION_FUEL = 5
+"""Every loop iteration (``while`` after a true condition, ``forRange`` before each body run),
+together with one unit of the loop-iteration budget."""
+
+LOOP_ITERATION_COUNT = 1
+
+CALL_DEPTH_STEP = 1
+"""A module-function call enters one frame deeper; the entrypoint's frame is depth 1."""
+
+# --- value shapes (charged for every newly created value) -------------------------------------
+
+STRING_BYTES_PER_UNIT = 2
+"""Text costs 2 bytes per UTF-16 code unit, both as string bytes and as allocation."""
+
+SHAPE_WALK_NODES_PER_FUEL = 64
+"""A new value of N nodes costs N // 64 fuel for checking its shape."""
+
+
+def string_bytes(length16: int) -> int:
+    """String bytes (and allocation) of a text of ``length16`` UTF-16 units."""
+    return STRING_BYTES_PER_UNIT * length16
+
+
+def shape_walk_fuel(nodes: int) -> int:
+    """Fuel for the shape check of a new value with ``nodes`` value nodes."""
+    return nodes // SHAPE_WALK_NODES_PER_FUEL
+
+
+# --- collection intrinsics (digest 7.2) -------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OpCost:
+    """Fuel and estimated allocation of one operation (before the new value's shape charge)."""
+
+    fuel: int
+    alloc: int = 0
+
+
+COLLECTION_BASE_FUEL = 2
+LIST_EMPTY_ALLOC = 8
+MAP_EMPTY_ALLOC = 16
+LIST_ELEMENT_ALLOC = 16
+RECORD_FIELD_ALLOC = 16
+MAP_ENTRY_ALLOC = 32
+
+
+def read_fuel(size: int) -> int:
+    """Reads (``list.count``, ``list.get``, ``map.containsKey``, ``map.get``, ``record.get``): 2 + size."""
+    return COLLECTION_BASE_FUEL + max(0, size)
+
+
+def copy_fuel(source_size: int, added: int = 0) -> int:
+    """Copies (``list.of``, ``list.add``, ``map.set``, ``map.remove``, ``record.new``): 2 + size + added."""
+    return COLLECTION_BASE_FUEL + max(0, source_size) + max(0, added)
+
+
+def list_empty() -> OpCost:
+    return OpCost(COLLECTION_BASE_FUEL, LIST_EMPTY_ALLOC)
+
+
+def map_empty() -> OpCost:
+    return OpCost(COLLECTION_BASE_FUEL, MAP_EMPTY_ALLOC)
+
+
+def list_of(n: int) -> OpCost:
+    return OpCost(copy_fuel(n), LIST_ELEMENT_ALLOC * n)
+
+
+def record_new(n: int) -> OpCost:
+    return OpCost(copy_fuel(n), RECORD_FIELD_ALLOC * n)
+
+
+def list_count(size: int) -> OpCost:
+    return OpCost(read_fuel(size))
+
+
+def list_get(size: int) -> OpCost:
+    return OpCost(read_fuel(size))
+
+
+def record_get(fields: int) -> OpCost:
+    return OpCost(read_fuel(fields))
+
+
+def map_contains_key(size: int) -> OpCost:
+    return OpCost(read_fuel(size))
+
+
+def map_get(size: int) -> OpCost:
+    return OpCost(read_fuel(size))
+
+
+def list_add(size: int) -> OpCost:
+    """Appending to a list of ``size`` copies it: fuel 2 + size + 1, allocation 16 (size + 1)."""
+    return OpCost(copy_fuel(size, 1), LIST_ELEMENT_ALLOC * (size + 1))
+
+
+def map_set(size: int, is_new: bool) -> OpCost:
+    """``map.set`` on a map of ``size``: fuel 2 + size + 1, allocation 32 max(1, size + is_new)."""
+    return OpCost(copy_fuel(size, 1), MAP_ENTRY_ALLOC * max(1, size + (1 if is_new else 0)))
+
+
+def map_remove(size: int, present: bool) -> OpCost:
+    """``map.remove`` on a map of ``size``: fuel 2 + size, allocation 32 max(1, new size)."""
+    return OpCost(copy_fuel(size), MAP_ENTRY_ALLOC * max(1, size - (1 if present else 0)))
+
+
+COLLECTION_INTRINSICS = frozenset(
+    {
+        "list.empty",
+        "list.of",
+        "list.count",
+        "list.get",
+        "list.add",
+        "map.empty",
+        "map.containsKey",
+        "map.get",
+        "map.set",
+        "map.remove",
+        "record.new",
+        "record.get",
+    }
+)
+
+# --- pure built-ins (digest 4.2) --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltinCost:
+    """Fuel of a pure built-in: ``base + per_input_unit * (UTF-16 units of the string inputs)
+    + per_result_byte * (string bytes of the result)``."""
+
+    base: int
+    per_input_unit: int = 0
+    per_result_byte: int = 0
+
+    def fuel(self, input_units: int = 0, result_bytes: int = 0) -> int:
+        return self.base + self.per_input_unit * input_units + self.per_result_byte * result_bytes
+
+
+BUILTIN_COSTS: Mapping[str, BuiltinCost] = MappingProxyType(
+    {
+        "math.abs": BuiltinCost(2),
+        "math.min": BuiltinCost(2),
+        "math.max": BuiltinCost(2),
+        "math.clamp": BuiltinCost(2),
+        "math.sqrt": BuiltinCost(2),
+        "math.floor": BuiltinCost(2),
+        "math.ceil": BuiltinCost(2),
+        "math.round": BuiltinCost(2),
+        "int32.toStringInvariant": BuiltinCost(2),
+        "string.length": BuiltinCost(1),
+        "string.isEmpty": BuiltinCost(1),
+        "string.substringBudgeted": BuiltinCost(2, per_result_byte=1),
+        "string.concatBudgeted": BuiltinCost(2, per_result_byte=1),
+        "string.equals": BuiltinCost(2, per_input_unit=1),
+        "string.compareOrdinal": BuiltinCost(2, per_input_unit=1),
+        "numeric.toI64": BuiltinCost(0),
+        "numeric.toF64": BuiltinCost(0),
+    }
+)
+"""Fuel per pure built-in, charged after its arguments are evaluated and before it runs. Built-ins
+are language intrinsics, not host bindings: they never count as host calls."""
+
+# --- operators ----------------------------------------------------------------------------------
+
+
+def composite_equality_fuel(left_nodes: int, right_nodes: int) -> int:
+    """``eq``/``ne`` on two List, Map or Record values: one fuel per value node of each operand
+    (structural comparison may visit all of them). Scalars and texts cost nothing extra."""
+    return left_nodes + right_nodes
+
+
+# --- host bindings (digest 4.4) ----------------------------------------------------------------
+
+HOST_CALL_COUNT = 1
+"""Each binding call takes one unit of ``MaxHostCalls`` and of the binding's ``maxCallsPerRun``."""
+
+
+def binding_return_fuel(per_byte_fuel: int, returned_string_bytes: int) -> int:
+    """Fuel for a binding's return value: ``perByteFuel`` x string bytes it holds (base fuel is
+    charged separately, before dispatch)."""
+    return per_byte_fuel * returned_string_bytes
+
+
+# --- time and cancellation cadence --------------------------------------------------------------
+
+DEADLINE_EVERY_FUEL_CHARGES = 64
+"""The wall-time deadline is checked on every 64th fuel charge ..."""
+
+DEADLINE_EVERY_LOOP_CHARGES = 4096
+"""... on every 4096th loop-iteration charge, and at every binding checkpoint. Cancellation is
+checked on every charge."""

@@ -1,0 +1,807 @@
+"""Sandbox values: immutable, tagged, sandbox-owned data that a kernel computes with.
+
+Why a module of its own: every backend, the host boundary and the conformance corpus must agree on
+what a value *is*. Python's own equality would silently merge ``1``, ``1.0`` and ``True`` (they are
+equal and hash alike) and its strings count code points, while DotBoxD counts UTF-16 code units and
+orders strings ordinally by those units. This module pins those rules once:
+
+* scalars are plain Python objects whose *type* is the tag: ``None`` (Unit), ``bool`` (Bool), ``int``
+  (I32/I64, told apart by the static type), ``float`` (F64, always finite) and ``str`` (String);
+  ``Guid``, ``SandboxPath``, ``SandboxUri`` and ``OpaqueId`` are small wrapper classes so text of one
+  kind can never pass for another;
+* ``ListValue``, ``MapValue`` and ``RecordValue`` are immutable: every update builds a new value and
+  the old one is never touched (copy-on-write), so values can be shared freely between frames;
+* maps key their entries by ``(type(key), key)``, so keys of different kinds never collide;
+* equality is structural and tag-strict (``values_equal``);
+* each composite caches its ``Shape`` (node, element, length, depth and string-byte counts), which
+  the meter charges for every new value without re-walking it.
+
+The conformance typed-value encoding (``encode_typed`` / ``decode_typed``) is directed by a declared
+type and lives here too, so that the case runner, the CLI and the host API decode alike.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeAlias
+
+from dotboxd.core.codes import category_of
+
+# ---------------------------------------------------------------------------------------------
+# Faults
+
+
+class SandboxFault(Exception):
+    """A run-time failure of sandboxed code, named by a stable ``R-*`` code.
+
+    Raised by value operations, arithmetic and the meter; the runtime turns it into a
+    ``SandboxError`` result. ``safe_message`` is written for the kernel author: it never carries a
+    host path, a host exception text or a limit's value.
+    """
+
+    def __init__(self, code: str, safe_message: str) -> None:
+        super().__init__(f"{code}: {safe_message}")
+        self.code = code
+        self.safe_message = safe_message
+
+    @property
+    def category(self) -> str:
+        """The SandboxError category of the code (QuotaExceeded, InvalidInput, ...)."""
+        return category_of(self.code)
+
+
+# ---------------------------------------------------------------------------------------------
+# Types (structural view: anything with a name and type arguments, e.g. ``dotboxd.core.ast.TypeRef``)
+
+
+class TypeLike(Protocol):
+    """What value code needs from a type: its name and its type arguments."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def arguments(self) -> Sequence[TypeLike]: ...
+
+
+SCALAR_TYPE_NAMES = frozenset(
+    {"Unit", "Bool", "I32", "I64", "F64", "String", "Guid", "SandboxPath", "SandboxUri"}
+)
+COMPOSITE_TYPE_NAMES = frozenset({"List", "Map", "Record"})
+
+I32_MIN = -(2**31)
+I32_MAX = 2**31 - 1
+I64_MIN = -(2**63)
+I64_MAX = 2**63 - 1
+
+
+def type_text(t: TypeLike) -> str:
+    """``Map<String, I32>``-style rendering, for messages."""
+    if not t.arguments:
+        return t.name
+    return f"{t.name}<{', '.join(type_text(a) for a in t.arguments)}>"
+
+
+# ---------------------------------------------------------------------------------------------
+# Text-kind wrappers
+
+
+@dataclass(frozen=True, slots=True)
+class Guid:
+    """A GUID in lowercase canonical 8-4-4-4-12 form."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPath:
+    """A portable, canonical relative path (never a host path; the facade resolves it)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxUri:
+    """An absolute ``scheme://host`` URI without userinfo."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class OpaqueId:
+    """A branded opaque identifier (``PlayerId("p-1")``): data, never an object with behaviour."""
+
+    brand: str
+    value: str
+
+
+# ---------------------------------------------------------------------------------------------
+# Shapes
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What the meter charges for a value (digest 7.2 "value shapes").
+
+    ``nodes`` counts every value node (scalars, texts, composites, map keys and values);
+    ``elements`` sums the sizes of every composite inside (list items, map entries, record fields);
+    ``max_list``/``max_map`` are the largest list (or record) and map inside; ``depth`` is the
+    composite nesting depth (a scalar has 0, a flat list 1); ``max_string`` is the longest text in
+    UTF-16 units and ``string_bytes`` the total text bytes (2 per UTF-16 unit).
+    """
+
+    nodes: int = 1
+    elements: int = 0
+    max_list: int = 0
+    max_map: int = 0
+    depth: int = 0
+    max_string: int = 0
+    string_bytes: int = 0
+
+
+SCALAR_SHAPE = Shape()
+
+
+def text_shape(length16: int) -> Shape:
+    """The shape of one text of ``length16`` UTF-16 units."""
+    return Shape(1, 0, 0, 0, 0, length16, 2 * length16)
+
+
+def _combine(children: Iterable[Shape], count: int, is_map: bool) -> Shape:
+    """The shape of a composite with ``count`` entries whose child nodes have ``children`` shapes."""
+    nodes = 1
+    elements = count
+    max_list = 0 if is_map else count
+    max_map = count if is_map else 0
+    depth = 0
+    max_string = 0
+    string_bytes = 0
+    for s in children:
+        nodes += s.nodes
+        elements += s.elements
+        if s.max_list > max_list:
+            max_list = s.max_list
+        if s.max_map > max_map:
+            max_map = s.max_map
+        if s.depth > depth:
+            depth = s.depth
+        if s.max_string > max_string:
+            max_string = s.max_string
+        string_bytes += s.string_bytes
+    return Shape(nodes, elements, max_list, max_map, depth + 1, max_string, string_bytes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Composites
+
+
+class ListValue:
+    """An immutable list. ``items`` is a tuple; ``shape`` is computed once at construction."""
+
+    __slots__ = ("items", "shape")
+
+    items: tuple[Value, ...]
+    shape: Shape
+
+    def __init__(self, items: Iterable[Value] = (), shape: Shape | None = None) -> None:
+        frozen = tuple(items)
+        object.__setattr__(self, "items", frozen)
+        object.__setattr__(
+            self, "shape", shape if shape is not None else _combine(map(shape_of, frozen), len(frozen), False)
+        )
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("sandbox values are immutable")
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[Value]:
+        return iter(self.items)
+
+    def append(self, item: Value) -> ListValue:
+        """A new list with ``item`` appended (the shape is updated in O(1))."""
+        old = self.shape
+        s = shape_of(item)
+        count = len(self.items) + 1
+        shape = Shape(
+            old.nodes + s.nodes,
+            old.elements + 1 + s.elements,
+            max(old.max_list, count, s.max_list),
+            max(old.max_map, s.max_map),
+            max(old.depth, s.depth + 1),
+            max(old.max_string, s.max_string),
+            old.string_bytes + s.string_bytes,
+        )
+        return ListValue((*self.items, item), shape)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ListValue) and values_equal(self, other)
+
+    def __hash__(self) -> int:
+        return hash(("List", tuple(value_token(v) for v in self.items)))
+
+    def __repr__(self) -> str:
+        return f"ListValue({list(self.items)!r})"
+
+
+KeyToken = tuple[type, object]
+
+
+def key_token(key: Value) -> KeyToken:
+    """The dictionary key of a map key: ``(type, value)``, so ``1``, ``1.0`` and ``True`` differ."""
+    return (type(key), key)
+
+
+class MapValue:
+    """An immutable map from keys to values, keyed internally by ``key_token``.
+
+    Insertion order is kept but carries no meaning; ``sorted_entries`` gives the canonical order.
+    """
+
+    __slots__ = ("entries", "shape")
+
+    entries: dict[KeyToken, tuple[Value, Value]]
+    shape: Shape
+
+    def __init__(self, pairs: Iterable[tuple[Value, Value]] = (), shape: Shape | None = None) -> None:
+        entries: dict[KeyToken, tuple[Value, Value]] = {}
+        for k, v in pairs:
+            entries[key_token(k)] = (k, v)
+        object.__setattr__(self, "entries", entries)
+        object.__setattr__(self, "shape", shape if shape is not None else _map_shape(entries))
+
+    @classmethod
+    def _from_entries(cls, entries: dict[KeyToken, tuple[Value, Value]], shape: Shape) -> MapValue:
+        new = cls.__new__(cls)
+        object.__setattr__(new, "entries", entries)
+        object.__setattr__(new, "shape", shape)
+        return new
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("sandbox values are immutable")
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def contains(self, key: Value) -> bool:
+        return key_token(key) in self.entries
+
+    def get(self, key: Value) -> Value:
+        """The value at ``key``; a missing key is ``NotFound`` (R-MAP-KEY-MISSING)."""
+        entry = self.entries.get(key_token(key))
+        if entry is None:
+            raise SandboxFault("R-MAP-KEY-MISSING", "map key was not found")
+        return entry[1]
+
+    def set(self, key: Value, value: Value) -> MapValue:
+        """A new map with ``key`` bound to ``value`` (the receiver is unchanged)."""
+        token = key_token(key)
+        replacing = token in self.entries
+        entries = dict(self.entries)
+        entries[token] = (key, value)
+        if replacing:
+            return MapValue._from_entries(entries, _map_shape(entries))
+        old = self.shape
+        ks = shape_of(key)
+        vs = shape_of(value)
+        count = len(entries)
+        shape = Shape(
+            old.nodes + ks.nodes + vs.nodes,
+            old.elements + 1 + ks.elements + vs.elements,
+            max(old.max_list, ks.max_list, vs.max_list),
+            max(old.max_map, count, ks.max_map, vs.max_map),
+            max(old.depth, ks.depth + 1, vs.depth + 1),
+            max(old.max_string, ks.max_string, vs.max_string),
+            old.string_bytes + ks.string_bytes + vs.string_bytes,
+        )
+        return MapValue._from_entries(entries, shape)
+
+    def remove(self, key: Value) -> MapValue:
+        """A new map without ``key``; a missing key gives an equal copy (a no-op, never an error)."""
+        token = key_token(key)
+        entries = dict(self.entries)
+        if token in entries:
+            del entries[token]
+            return MapValue._from_entries(entries, _map_shape(entries))
+        return MapValue._from_entries(entries, self.shape)
+
+    def sorted_entries(self) -> list[tuple[Value, Value]]:
+        """Entries in canonical key order (see ``key_sort_key``)."""
+        return sorted(self.entries.values(), key=lambda kv: key_sort_key(kv[0]))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MapValue) and values_equal(self, other)
+
+    def __hash__(self) -> int:
+        return hash(("Map", frozenset((t, value_token(v)) for t, (_, v) in self.entries.items())))
+
+    def __repr__(self) -> str:
+        return f"MapValue({self.sorted_entries()!r})"
+
+
+def _map_shape(entries: Mapping[KeyToken, tuple[Value, Value]]) -> Shape:
+    def children() -> Iterator[Shape]:
+        for k, v in entries.values():
+            yield shape_of(k)
+            yield shape_of(v)
+
+    return _combine(children(), len(entries), True)
+
+
+class RecordValue:
+    """An immutable positional record; budgeted like a fixed-size list (fields are elements)."""
+
+    __slots__ = ("fields", "shape")
+
+    fields: tuple[Value, ...]
+    shape: Shape
+
+    def __init__(self, fields: Iterable[Value], shape: Shape | None = None) -> None:
+        frozen = tuple(fields)
+        object.__setattr__(self, "fields", frozen)
+        object.__setattr__(
+            self, "shape", shape if shape is not None else _combine(map(shape_of, frozen), len(frozen), False)
+        )
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("sandbox values are immutable")
+
+    def __len__(self) -> int:
+        return len(self.fields)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RecordValue) and values_equal(self, other)
+
+    def __hash__(self) -> int:
+        return hash(("Record", tuple(value_token(v) for v in self.fields)))
+
+    def __repr__(self) -> str:
+        return f"RecordValue({list(self.fields)!r})"
+
+
+Value: TypeAlias = (
+    bool
+    | int
+    | float
+    | str
+    | Guid
+    | SandboxPath
+    | SandboxUri
+    | OpaqueId
+    | ListValue
+    | MapValue
+    | RecordValue
+    | None
+)
+
+_TEXT_WRAPPERS = (Guid, SandboxPath, SandboxUri)
+
+
+# ---------------------------------------------------------------------------------------------
+# Shape of any value
+
+
+def shape_of(value: Value) -> Shape:
+    """The shape of ``value`` (cached on composites, computed for texts, constant for scalars)."""
+    if isinstance(value, ListValue | MapValue | RecordValue):
+        return value.shape
+    if isinstance(value, str):
+        return text_shape(utf16_len(value))
+    if isinstance(value, SandboxPath | SandboxUri):
+        return text_shape(utf16_len(value.text))
+    if isinstance(value, OpaqueId):
+        return text_shape(utf16_len(value.value))
+    return SCALAR_SHAPE
+
+
+# ---------------------------------------------------------------------------------------------
+# Equality, tokens, ordering
+
+
+def values_equal(a: Value, b: Value) -> bool:
+    """Structural, tag-strict equality: ``1`` (I32) never equals ``True`` or ``1.0``.
+
+    F64 follows IEEE ``==`` (``-0.0 == 0.0``); NaN never occurs because F64 values are finite.
+    """
+    ta = type(a)
+    if ta is not type(b):
+        return False
+    if ta is ListValue:
+        assert isinstance(a, ListValue) and isinstance(b, ListValue)
+        return len(a.items) == len(b.items) and all(
+            values_equal(x, y) for x, y in zip(a.items, b.items, strict=True)
+        )
+    if ta is RecordValue:
+        assert isinstance(a, RecordValue) and isinstance(b, RecordValue)
+        return len(a.fields) == len(b.fields) and all(
+            values_equal(x, y) for x, y in zip(a.fields, b.fields, strict=True)
+        )
+    if ta is MapValue:
+        assert isinstance(a, MapValue) and isinstance(b, MapValue)
+        if len(a.entries) != len(b.entries):
+            return False
+        for token, (_, va) in a.entries.items():
+            other = b.entries.get(token)
+            if other is None or not values_equal(va, other[1]):
+                return False
+        return True
+    return a == b
+
+
+def value_token(value: Value) -> object:
+    """A hashable, tag-strict token of ``value`` (equal tokens exactly when ``values_equal``)."""
+    if isinstance(value, ListValue):
+        return ("List", tuple(value_token(v) for v in value.items))
+    if isinstance(value, RecordValue):
+        return ("Record", tuple(value_token(v) for v in value.fields))
+    if isinstance(value, MapValue):
+        return ("Map", frozenset((t, value_token(v)) for t, (_, v) in value.entries.items()))
+    if isinstance(value, float) and value == 0.0:
+        return (float, 0.0)  # -0.0 and 0.0 are equal, so they share a token
+    return (type(value), value)
+
+
+def key_sort_key(key: Value) -> tuple[int, Any]:
+    """Canonical map-key order: false < true; integers numerically; texts by UTF-16 code units
+    (ordinal); opaque ids by brand, then value. Keys of one map share one type, so the leading
+    kind rank only matters for robustness."""
+    if isinstance(key, bool):
+        return (0, int(key))
+    if isinstance(key, int):
+        return (1, key)
+    if isinstance(key, float):
+        return (2, key)
+    if isinstance(key, str):
+        return (3, utf16_units(key))
+    if isinstance(key, _TEXT_WRAPPERS):
+        return (4, (type(key).__name__, utf16_units(key.text)))
+    if isinstance(key, OpaqueId):
+        return (5, (key.brand, utf16_units(key.value)))
+    return (9, repr(key))
+
+
+# ---------------------------------------------------------------------------------------------
+# UTF-16 string helpers (DotBoxD counts and orders strings by UTF-16 code units)
+
+
+def utf16_len(text: str) -> int:
+    """Length in UTF-16 code units (astral characters count 2)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def utf16_units(text: str) -> bytes:
+    """Big-endian UTF-16 bytes: comparing these compares code-unit sequences ordinally."""
+    return text.encode("utf-16-be", "surrogatepass")
+
+
+def compare_ordinal(a: str, b: str) -> int:
+    """-1, 0 or 1 by ordinal UTF-16 code-unit order (differs from code-point order for astral
+    characters against U+E000..U+FFFF)."""
+    if a.isascii() and b.isascii():
+        return (a > b) - (a < b)
+    ua = utf16_units(a)
+    ub = utf16_units(b)
+    return (ua > ub) - (ua < ub)
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds an unpaired surrogate code point (never a valid sandbox string)."""
+    if text.isascii():
+        return False
+    return any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+
+
+def utf16_substring(text: str, start: int, length: int) -> str:
+    """``length`` UTF-16 units of ``text`` from unit ``start``.
+
+    A negative start or length, a range past the end, or a cut through a surrogate pair is
+    InvalidInput (R-STRING-RANGE): sandbox strings never hold lone surrogates.
+    """
+    total = utf16_len(text)
+    if start < 0 or length < 0 or start > total or length > total - start:
+        raise SandboxFault("R-STRING-RANGE", "substring range is outside the string")
+    if text.isascii():
+        return text[start : start + length]
+    raw = text.encode("utf-16-le", "surrogatepass")
+    piece = raw[2 * start : 2 * (start + length)]
+    if length > 0:
+        first = int.from_bytes(piece[0:2], "little")
+        last = int.from_bytes(piece[-2:], "little")
+        if 0xDC00 <= first <= 0xDFFF or 0xD800 <= last <= 0xDBFF:
+            raise SandboxFault("R-STRING-RANGE", "substring range splits a surrogate pair")
+    return piece.decode("utf-16-le", "surrogatepass")
+
+
+# ---------------------------------------------------------------------------------------------
+# Typed checks and the conformance encoding
+
+
+class LiteralRules(Protocol):
+    """The literal validity rules (``dotboxd.grammar.literals`` satisfies this structurally).
+
+    Passed in rather than imported because ``core`` sits below ``grammar`` in the layering; each
+    checker returns None for valid text or a short reason.
+    """
+
+    def path_problem(self, text: str) -> str | None: ...
+
+    def uri_problem(self, text: str) -> str | None: ...
+
+    def guid_problem(self, text: str) -> str | None: ...
+
+    def opaque_value_problem(self, text: str) -> str | None: ...
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _bad(what: str) -> SandboxFault:
+    return SandboxFault("R-VALUE-TYPE", what)
+
+
+def decode_typed(data: object, t: TypeLike, rules: LiteralRules) -> Value:
+    """Decode conformance JSON ``data`` (already parsed) as a value of type ``t``.
+
+    Unit ``null``; Bool ``true/false``; I32/I64 integers in range (``1.0`` is not an integer);
+    F64 finite numbers; String, Guid, SandboxPath, SandboxUri strings (each kind's literal rule
+    applies); opaque ids ``{"type": Brand, "value": v}``; List an array; Map an array of
+    ``[key, value]`` pairs (duplicate keys are rejected); Record an array of its fields.
+    Any mismatch raises ``SandboxFault("R-VALUE-TYPE")`` (InvalidInput).
+    """
+    name = t.name
+    args = t.arguments
+    if name == "Unit":
+        if data is None:
+            return None
+        raise _bad("expected null for Unit")
+    if name == "Bool":
+        if isinstance(data, bool):
+            return data
+        raise _bad("expected true or false for Bool")
+    if name in ("I32", "I64"):
+        lo, hi = (I32_MIN, I32_MAX) if name == "I32" else (I64_MIN, I64_MAX)
+        if _is_int(data):
+            assert isinstance(data, int)
+            if lo <= data <= hi:
+                return data
+            raise _bad(f"integer is out of the {name} range")
+        raise _bad(f"expected an integer for {name}")
+    if name == "F64":
+        if _is_int(data) or isinstance(data, float):
+            assert isinstance(data, int | float)
+            try:
+                number = float(data)
+            except OverflowError:
+                raise _bad("number is too large for F64") from None
+            if math.isfinite(number):
+                return number
+            raise _bad("F64 values must be finite")
+        raise _bad("expected a number for F64")
+    if name in ("String", "Guid", "SandboxPath", "SandboxUri"):
+        if not isinstance(data, str):
+            raise _bad(f"expected a string for {name}")
+        return text_value(name, data, rules)
+    if name == "List":
+        if not isinstance(data, list) or len(args) != 1:
+            raise _bad("expected an array for List")
+        return ListValue(decode_typed(item, args[0], rules) for item in data)
+    if name == "Record":
+        if not isinstance(data, list) or len(data) != len(args):
+            raise _bad(f"expected an array of {len(args)} fields for {type_text(t)}")
+        return RecordValue(decode_typed(item, ft, rules) for item, ft in zip(data, args, strict=True))
+    if name == "Map":
+        if not isinstance(data, list) or len(args) != 2:
+            raise _bad("expected an array of [key, value] pairs for Map")
+        pairs: list[tuple[Value, Value]] = []
+        seen: set[KeyToken] = set()
+        for pair in data:
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise _bad("expected a [key, value] pair in a Map")
+            key = decode_typed(pair[0], args[0], rules)
+            token = key_token(key)
+            if token in seen:
+                raise _bad("duplicate key in a Map")
+            seen.add(token)
+            pairs.append((key, decode_typed(pair[1], args[1], rules)))
+        return MapValue(pairs)
+    # any other name is an opaque-id brand (the validator decides which brands exist)
+    if isinstance(data, dict) and set(data) == {"type", "value"}:
+        brand = data["type"]
+        value = data["value"]
+        if brand == name and isinstance(value, str):
+            problem = rules.opaque_value_problem(value)
+            if problem is None:
+                return OpaqueId(name, value)
+            raise _bad(f"opaque id value {problem}")
+    raise _bad(f'expected {{"type": "{name}", "value": ...}} for {name}')
+
+
+def text_value(type_name: str, text: str, rules: LiteralRules) -> Value:
+    """A text-kind value of ``type_name`` from ``text``, with that kind's literal rule applied."""
+    if has_lone_surrogate(text):
+        raise _bad("strings must not contain unpaired surrogates")
+    if type_name == "String":
+        return text
+    if type_name == "Guid":
+        problem = rules.guid_problem(text)
+        if problem is None:
+            return Guid(text.lower())
+        raise _bad(f"guid {problem}")
+    if type_name == "SandboxPath":
+        problem = rules.path_problem(text)
+        if problem is None:
+            return SandboxPath(text)
+        raise _bad(f"path {problem}")
+    problem = rules.uri_problem(text)
+    if problem is None:
+        return SandboxUri(text)
+    raise _bad(f"uri {problem}")
+
+
+def encode_typed(value: Value, t: TypeLike) -> object:
+    """The conformance JSON form of ``value`` (of type ``t``); maps list pairs in canonical order."""
+    name = t.name
+    args = t.arguments
+    if isinstance(value, ListValue):
+        return [encode_typed(v, args[0]) for v in value.items]
+    if isinstance(value, RecordValue):
+        return [encode_typed(v, ft) for v, ft in zip(value.fields, args, strict=True)]
+    if isinstance(value, MapValue):
+        return [[encode_typed(k, args[0]), encode_typed(v, args[1])] for k, v in value.sorted_entries()]
+    if isinstance(value, Guid | SandboxPath | SandboxUri):
+        return value.text
+    if isinstance(value, OpaqueId):
+        return {"type": value.brand, "value": value.value}
+    if name == "F64" and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def check_typed(value: object, t: TypeLike, rules: LiteralRules) -> str | None:
+    """Why ``value`` is not a well-formed sandbox value of type ``t`` (None when it is).
+
+    Used on every trust boundary (binding returns, host-built inputs): the exact Python class must
+    match the tag (a ``bool`` is no I32, an ``int`` no F64), integers must be in range, floats
+    finite, texts must satisfy their literal rule, composites must hold well-formed children.
+    """
+    name = t.name
+    args = t.arguments
+    if name == "Unit":
+        return None if value is None else "expected Unit"
+    if name == "Bool":
+        return None if type(value) is bool else "expected a Bool"
+    if name in ("I32", "I64"):
+        if type(value) is not int:
+            return f"expected an {name}"
+        lo, hi = (I32_MIN, I32_MAX) if name == "I32" else (I64_MIN, I64_MAX)
+        return None if lo <= value <= hi else f"{name} out of range"
+    if name == "F64":
+        if type(value) is not float:
+            return "expected an F64"
+        return None if math.isfinite(value) else "F64 is not finite"
+    if name == "String":
+        if type(value) is not str:
+            return "expected a String"
+        return "unpaired surrogate in a String" if has_lone_surrogate(value) else None
+    if name == "Guid":
+        if type(value) is not Guid:
+            return "expected a Guid"
+        problem = rules.guid_problem(value.text)
+        if problem is None and value.text != value.text.lower():
+            problem = "is not lowercase"
+        return None if problem is None else f"guid {problem}"
+    if name == "SandboxPath":
+        if type(value) is not SandboxPath or type(value.text) is not str:
+            return "expected a SandboxPath"
+        problem = rules.path_problem(value.text) or (
+            "holds an unpaired surrogate" if has_lone_surrogate(value.text) else None
+        )
+        return None if problem is None else f"path {problem}"
+    if name == "SandboxUri":
+        if type(value) is not SandboxUri or type(value.text) is not str:
+            return "expected a SandboxUri"
+        problem = rules.uri_problem(value.text) or (
+            "holds an unpaired surrogate" if has_lone_surrogate(value.text) else None
+        )
+        return None if problem is None else f"uri {problem}"
+    if name == "List":
+        if type(value) is not ListValue:
+            return "expected a List"
+        for item in value.items:
+            problem = check_typed(item, args[0], rules)
+            if problem is not None:
+                return problem
+        return None
+    if name == "Record":
+        if type(value) is not RecordValue or len(value.fields) != len(args):
+            return f"expected a {type_text(t)}"
+        for item, ft in zip(value.fields, args, strict=True):
+            problem = check_typed(item, ft, rules)
+            if problem is not None:
+                return problem
+        return None
+    if name == "Map":
+        if type(value) is not MapValue:
+            return "expected a Map"
+        for token, (k, v) in value.entries.items():
+            problem = check_typed(k, args[0], rules) or check_typed(v, args[1], rules)
+            if problem is not None:
+                return problem
+            if token != key_token(k):
+                return "corrupt map key"
+        return None
+    if type(value) is not OpaqueId or value.brand != name or type(value.value) is not str:
+        return f"expected a {name} opaque id"
+    problem = rules.opaque_value_problem(value.value)
+    return None if problem is None else f"opaque id value {problem}"
+
+
+def coerce_host_value(raw: object, t: TypeLike, rules: LiteralRules) -> Value:
+    """Turn a value a host handed us (binding return, API input) into a sandbox value of type ``t``.
+
+    Accepts the sandbox classes themselves and the obvious Python spellings (a ``list``/``tuple``
+    for List and Record, a ``dict`` for Map, an ``int`` for F64, a ``str`` for path/uri/guid).
+    Composites are always rebuilt, so the result is sandbox-owned (a host that later mutates its
+    own list cannot reach into the sandbox) and its cached shape is recomputed (a host cannot
+    under-report a shape). Recursion follows the type, so it is as deep as the type and no deeper.
+    Anything else raises ``SandboxFault("R-VALUE-TYPE")`` (the caller picks the category).
+    """
+    name = t.name
+    args = t.arguments
+    kind = type(raw)
+    if name == "List" and len(args) == 1:
+        if kind is ListValue:
+            assert isinstance(raw, ListValue)
+            raw = raw.items
+        elif kind not in (list, tuple):
+            raise _bad("expected a List")
+        assert isinstance(raw, list | tuple)
+        return ListValue([coerce_host_value(item, args[0], rules) for item in raw])
+    if name == "Record":
+        if kind is RecordValue:
+            assert isinstance(raw, RecordValue)
+            raw = raw.fields
+        elif kind not in (list, tuple):
+            raise _bad("expected a Record")
+        assert isinstance(raw, list | tuple)
+        if len(raw) != len(args):
+            raise _bad(f"expected {len(args)} record fields")
+        return RecordValue([coerce_host_value(item, ft, rules) for item, ft in zip(raw, args, strict=True)])
+    if name == "Map" and len(args) == 2:
+        if kind is MapValue:
+            assert isinstance(raw, MapValue)
+            items: Iterable[tuple[object, object]] = list(raw.entries.values())
+        elif kind is dict:
+            assert isinstance(raw, dict)
+            items = list(raw.items())
+        else:
+            raise _bad("expected a Map")
+        pairs: list[tuple[Value, Value]] = []
+        seen: set[KeyToken] = set()
+        for k, v in items:
+            key = coerce_host_value(k, args[0], rules)
+            token = key_token(key)
+            if token in seen:
+                raise _bad("duplicate map key")
+            seen.add(token)
+            pairs.append((key, coerce_host_value(v, args[1], rules)))
+        return MapValue(pairs)
+    if name == "F64" and kind is int:
+        assert isinstance(raw, int)
+        try:
+            raw = float(raw)
+        except OverflowError:
+            raise _bad("number is too large for F64") from None
+    elif name in ("Guid", "SandboxPath", "SandboxUri") and kind is str:
+        assert isinstance(raw, str)
+        return text_value(name, raw, rules)
+    problem = check_typed(raw, t, rules)
+    if problem is not None:
+        raise _bad(problem)
+    return raw  # type: ignore[return-value]  # check_typed proved it is a Value of type t

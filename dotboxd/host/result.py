@@ -1,0 +1,83 @@
+"""``ExecutionResult``: what a host gets back from one run, and its JSON form.
+
+The JSON form is the conformance ``expect`` shape (``stage``, ``outcome``, ``value``, ``error``,
+``diagnostic``, ``fuelUsed``, ``usage``, ``bindingCalls``) plus the run's identity (run id, hashes,
+backend), so ``dotboxd run --format json`` output can be compared with a case directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from dotboxd.core.types import SandboxType, to_type_ref
+from dotboxd.core.values import Value, encode_typed
+from dotboxd.runtime.audit import AuditEvent
+from dotboxd.runtime.commands import Command
+from dotboxd.runtime.errors import ErrorInfo
+from dotboxd.runtime.meter import ResourceUsage
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionResult:
+    """The outcome of ``SandboxHost.execute``: a value or a sanitized error, never both.
+
+    ``stage`` is ``run`` for anything that reached the runtime, or ``import``/``validate`` for
+    ``SandboxHost.run`` calls whose module was rejected before a plan existed. ``commands`` holds the
+    run's queued host commands (empty unless the run succeeded) and ``commands_applied`` how many of
+    them the host API applied.
+    """
+
+    ok: bool
+    value: Value
+    error: ErrorInfo | None
+    usage: ResourceUsage
+    audit_events: tuple[AuditEvent, ...]
+    module_hash: str
+    plan_hash: str
+    policy_hash: str
+    run_id: str = ""
+    backend: str = "reference"
+    stage: str = "run"
+    return_type: SandboxType | None = None
+    commands: tuple[Command, ...] = ()
+    commands_applied: int = 0
+    binding_calls: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def fuel_used(self) -> int:
+        return self.usage.fuel_used
+
+    def value_json(self) -> Any:
+        """The value in the conformance typed encoding (None when the run failed)."""
+        if not self.ok or self.return_type is None:
+            return None
+        return encode_typed(self.value, to_type_ref(self.return_type))
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "stage": self.stage,
+            "outcome": "ok" if self.ok else ("error" if self.stage == "run" else "rejected"),
+        }
+        if self.ok:
+            out["value"] = self.value_json()
+        elif self.error is not None:
+            out["error"] = self.error.category
+            out["code"] = self.error.code
+            out["message"] = self.error.safe_message
+            if self.error.diagnostic is not None:
+                out["diagnostic"] = self.error.diagnostic.code
+                if self.error.diagnostic.pointer:
+                    out["pointer"] = self.error.diagnostic.pointer
+        if self.stage == "run":
+            out["fuelUsed"] = self.usage.fuel_used
+            out["usage"] = self.usage.to_json()
+            out["bindingCalls"] = dict(sorted(self.binding_calls.items()))
+        out["runId"] = self.run_id
+        out["backend"] = self.backend
+        out["moduleHash"] = self.module_hash
+        out["planHash"] = self.plan_hash
+        out["policyHash"] = self.policy_hash
+        return out

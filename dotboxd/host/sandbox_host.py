@@ -1,0 +1,219 @@
+"""``SandboxHost``: the one object a host program needs to install and run kernels safely.
+
+    host = SandboxHost(bindings=[kill])                  # the host's bindings, checked once
+    plan = host.prepare(kernel_text, policy)             # import + validate: DotBoxDError if refused
+    result = host.execute(plan, "main", [[1, 2, 3]])     # metered run: never raises for kernel faults
+
+``prepare`` is the install step: a kernel that needs a capability the policy does not grant is
+rejected there and never runs. ``execute`` gates the plan again (revocations, expired grants, a
+binding catalogue that changed since ``prepare``), runs it on the chosen backend and, only when the
+run succeeded, applies the host commands its bindings queued.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from dotboxd.core.ast import Module
+from dotboxd.core.bindings import BindingCatalog, BindingDescriptor, BindingRegistry
+from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.host.result import ExecutionResult
+from dotboxd.runtime.audit import Observer
+from dotboxd.runtime.commands import apply_commands
+from dotboxd.runtime.errors import ErrorInfo, SandboxError, error_info_from_diagnostic
+from dotboxd.runtime.execution import ArgEncoding, Backend, execute_plan
+from dotboxd.runtime.meter import CancelToken, ResourceUsage
+from dotboxd.runtime.reference import ReferenceBackend
+from dotboxd.validator.plan import ExecutionPlan
+from dotboxd.validator.policy import Policy
+
+ModuleSource = Module | str | bytes | os.PathLike[str]
+
+_OPTIONAL_BACKENDS: Mapping[str, tuple[str, tuple[str, ...]]] = {
+    "optimized": ("dotboxd.runtime.optimized", ("OptimizedBackend", "BACKEND")),
+}
+
+
+class SandboxHost:
+    """A host's bindings, backends and audit observers; prepares and executes kernels."""
+
+    def __init__(
+        self,
+        bindings: BindingRegistry | BindingCatalog | Iterable[BindingDescriptor] | None = None,
+        *,
+        backends: Mapping[str, Backend] | None = None,
+        observers: Iterable[Observer] = (),
+    ) -> None:
+        """Build the binding catalogue (DotBoxDError ``E-BINDING-*`` for a bad binding)."""
+        self.catalog = _build_catalog(bindings)
+        reference: Backend = ReferenceBackend()
+        self._backends: dict[str, Backend] = {"reference": reference}
+        if backends:
+            self._backends.update(backends)
+        self._observers = tuple(observers)
+
+    # --- install ---------------------------------------------------------------------------
+
+    def prepare(
+        self, module: ModuleSource, policy: Policy | None = None, *, now_unix_ms: int | None = None
+    ) -> ExecutionPlan:
+        """Import (a Module, wire JSON text, the readable text form, or a path) and validate against
+        ``policy`` (default: pure computation only). Raises DotBoxDError when refused."""
+        from dotboxd.validator.api import validate
+
+        plan: ExecutionPlan = validate(
+            _load(module), policy or Policy.default(), self.catalog, now_unix_ms=now_unix_ms
+        )
+        return plan
+
+    # --- run -------------------------------------------------------------------------------
+
+    def execute(
+        self,
+        plan: ExecutionPlan,
+        entrypoint: str = "main",
+        args: Sequence[object] = (),
+        *,
+        backend: str = "reference",
+        encoding: ArgEncoding = "python",
+        cancel: CancelToken | None = None,
+        apply_commands_on_success: bool = True,
+        run_id: str | None = None,
+    ) -> ExecutionResult:
+        """Run ``entrypoint`` with ``args`` (one per parameter; Python values, or the conformance
+        JSON encoding with ``encoding="json"``). Kernel faults come back as a failed result."""
+        chosen = self._backend(backend)
+        try:
+            plan.check_bindings(self.catalog)
+        except DotBoxDError as refused:
+            return _failed(plan, error_info_from_diagnostic(refused.diagnostic), backend)
+        if chosen is None:
+            missing = SandboxError("R-BACKEND-UNAVAILABLE", f"backend '{backend}' is not available")
+            return _failed(plan, missing.info(), backend)
+        outcome = execute_plan(
+            plan,
+            entrypoint,
+            args,
+            chosen,
+            encoding=encoding,
+            cancel=cancel,
+            observers=self._observers,
+            run_id=run_id,
+        )
+        applied = 0
+        error: ErrorInfo | None = outcome.error
+        value = outcome.value
+        if error is None and apply_commands_on_success:
+            try:
+                applied = apply_commands(outcome.commands)
+            except Exception:
+                error = SandboxError("R-HOST-COMMAND", "a host command could not be applied").info()
+                value = None
+        return ExecutionResult(
+            ok=error is None,
+            value=value,
+            error=error,
+            usage=outcome.usage,
+            audit_events=outcome.audit_events,
+            module_hash=plan.module_hash,
+            plan_hash=plan.plan_hash,
+            policy_hash=plan.policy_hash,
+            run_id=outcome.run_id,
+            backend=backend,
+            return_type=outcome.return_type,
+            commands=outcome.commands,
+            commands_applied=applied,
+            binding_calls=outcome.binding_calls,
+        )
+
+    def run(
+        self,
+        module: ModuleSource,
+        entrypoint: str = "main",
+        args: Sequence[object] = (),
+        policy: Policy | None = None,
+        **options: Any,
+    ) -> ExecutionResult:
+        """``prepare`` then ``execute``; a rejected module becomes a failed result whose ``stage`` is
+        ``import`` or ``validate`` (the kernel never ran)."""
+        try:
+            plan = self.prepare(module, policy)
+        except DotBoxDError as refused:
+            stage = "import" if refused.code.startswith(("E-JSON-", "E-IR-", "E-TEXT-")) else "validate"
+            return _rejected(refused, stage, options.get("backend", "reference"))
+        return self.execute(plan, entrypoint, args, **options)
+
+    def backend_names(self) -> tuple[str, ...]:
+        """The backends this host can run (the reference one always)."""
+        names = set(self._backends)
+        names.update(name for name in _OPTIONAL_BACKENDS if self._backend(name) is not None)
+        return tuple(sorted(names))
+
+    def _backend(self, name: str) -> Backend | None:
+        found = self._backends.get(name)
+        if found is not None or name not in _OPTIONAL_BACKENDS:
+            return found
+        module_name, attributes = _OPTIONAL_BACKENDS[name]
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            return None
+        for attribute in attributes:
+            candidate = getattr(module, attribute, None)
+            if candidate is None:
+                continue
+            backend: Backend = candidate() if isinstance(candidate, type) else candidate
+            self._backends[name] = backend
+            return backend
+        return None
+
+
+def _build_catalog(
+    bindings: BindingRegistry | BindingCatalog | Iterable[BindingDescriptor] | None,
+) -> BindingCatalog:
+    if isinstance(bindings, BindingCatalog):
+        return bindings
+    if isinstance(bindings, BindingRegistry):
+        return bindings.build()
+    return BindingRegistry(list(bindings or ())).build()
+
+
+def _load(module: ModuleSource) -> Module:
+    if isinstance(module, Module):
+        return module
+    from dotboxd.grammar.source import load_module
+
+    loaded, _ = load_module(module)
+    return loaded
+
+
+def _failed(plan: ExecutionPlan, error: ErrorInfo, backend: str) -> ExecutionResult:
+    return ExecutionResult(
+        ok=False,
+        value=None,
+        error=error,
+        usage=ResourceUsage(max_fuel=plan.policy.limits.max_fuel),
+        audit_events=(),
+        module_hash=plan.module_hash,
+        plan_hash=plan.plan_hash,
+        policy_hash=plan.policy_hash,
+        backend=backend,
+    )
+
+
+def _rejected(refused: DotBoxDError, stage: str, backend: str) -> ExecutionResult:
+    return ExecutionResult(
+        ok=False,
+        value=None,
+        error=error_info_from_diagnostic(refused.diagnostic),
+        usage=ResourceUsage(),
+        audit_events=(),
+        module_hash="",
+        plan_hash="",
+        policy_hash="",
+        backend=backend,
+        stage=stage,
+    )

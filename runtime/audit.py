@@ -1,0 +1,173 @@
+"""Audit events of a run: ordered, sequence-numbered, sanitized, and forwarded to observers.
+
+Why: a host must be able to answer "what did this kernel do?" after the fact - which bindings ran,
+which were denied, what each run consumed - without the log itself becoming a leak (digest 9.2:
+never content, tokens, auth headers, connection strings, sensitive paths or raw exceptions).
+Every free-text field passes ``sanitize`` (secret-looking values are redacted, control characters
+dropped, length bounded). Observers receive the same events as the result; an observer that
+raises is isolated (its failure is swallowed, never the run's).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+KINDS = frozenset(
+    {
+        "RunSummary",
+        "BindingCall",
+        "SandboxLog",
+        "PluginMessage",
+        "PolicyDenied",
+        "CapabilityRevoked",
+        "ExecutionFallback",
+        "VerifierFailure",
+        "CacheInvalidated",
+        "CompiledExecutionFailed",
+        "DebugTrace",
+    }
+)
+
+MAX_TEXT = 256
+
+_SECRET = re.compile(
+    r"(?i)\b(password|passwd|pwd|secret|token|api[-_]?key|apikey|bearer|authorization)\b"
+    r"(\s*[:=]\s*|\s+)((?:bearer|basic)\s+)?(\S+)"
+)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def sanitize(text: str, limit: int = MAX_TEXT) -> str:
+    """Audit-safe text: secret values redacted, control characters removed, length bounded."""
+    cleaned = _CONTROL.sub(" ", str(text))
+    cleaned = _SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3) or ''}[redacted]", cleaned)
+    return cleaned if len(cleaned) <= limit else cleaned[: limit - 3] + "..."
+
+
+_RESOURCE = re.compile(r"[^A-Za-z0-9_.:/\-]")
+
+
+def sanitize_resource(resource_id: str) -> str:
+    """Resource ids keep only ``[A-Za-z0-9_.:/-]`` (``player:5751``, ``file-grant:cfg/settings.json``);
+    anything else becomes ``_`` and ``..`` segments are neutralized."""
+    cleaned = _RESOURCE.sub("_", str(resource_id))[:MAX_TEXT]
+    return cleaned.replace("..", "__")
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    """One audit record (digest 9.2 ``SandboxAuditEvent``). ``success`` holds exactly when
+    ``error_code`` is None."""
+
+    run_id: str
+    kind: str
+    timestamp: float
+    success: bool
+    sequence: int
+    binding_id: str | None = None
+    capability_id: str | None = None
+    effect: int | None = None
+    resource_id: str | None = None
+    error_code: str | None = None
+    message: str | None = None
+    bytes: int | None = None
+    fields: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "runId": self.run_id,
+            "kind": self.kind,
+            "timestamp": self.timestamp,
+            "success": self.success,
+            "sequence": self.sequence,
+            "bindingId": self.binding_id,
+            "capabilityId": self.capability_id,
+            "effect": self.effect,
+            "resourceId": self.resource_id,
+            "errorCode": self.error_code,
+            "message": self.message,
+            "bytes": self.bytes,
+            "fields": dict(self.fields),
+        }
+
+
+Observer = Callable[[AuditEvent], None]
+
+
+class AuditLog:
+    """The events of one run, in order. Writers are the runtime and binding contexts."""
+
+    __slots__ = ("_clock", "_events", "_lock", "_observers", "run_id")
+
+    def __init__(self, run_id: str, clock: Callable[[], float], observers: Iterable[Observer] = ()) -> None:
+        self.run_id = run_id
+        self._clock = clock
+        self._events: list[AuditEvent] = []
+        self._observers = tuple(observers)
+        self._lock = threading.Lock()
+
+    def write(
+        self,
+        kind: str,
+        *,
+        success: bool,
+        binding_id: str | None = None,
+        capability_id: str | None = None,
+        effect: int | None = None,
+        resource_id: str | None = None,
+        error_code: str | None = None,
+        message: str | None = None,
+        bytes: int | None = None,
+        fields: Mapping[str, Any] | None = None,
+    ) -> AuditEvent:
+        if kind not in KINDS:
+            raise ValueError(f"unknown audit event kind {kind!r}")
+        if success == (error_code is not None):
+            raise ValueError("an audit event succeeds exactly when it has no error code")
+        with self._lock:
+            event = AuditEvent(
+                run_id=self.run_id,
+                kind=kind,
+                timestamp=self._clock(),
+                success=success,
+                sequence=len(self._events),
+                binding_id=binding_id,
+                capability_id=capability_id,
+                effect=effect,
+                resource_id=sanitize_resource(resource_id) if resource_id is not None else None,
+                error_code=error_code,
+                message=sanitize(message) if message is not None else None,
+                bytes=bytes,
+                fields=MappingProxyType({str(k): _safe_field(v) for k, v in (fields or {}).items()}),
+            )
+            self._events.append(event)
+        for observer in self._observers:
+            with contextlib.suppress(Exception):  # observer failures are isolated (digest 9.2)
+                observer(event)
+        return event
+
+    def checkpoint(self) -> int:
+        """The number of events so far (digest 4.4 step 1)."""
+        return len(self._events)
+
+    def has_binding_event_since(self, binding_id: str, checkpoint: int, success: bool) -> bool:
+        return any(
+            e.binding_id == binding_id and e.success == success and e.kind != "DebugTrace"
+            for e in self._events[checkpoint:]
+        )
+
+    @property
+    def events(self) -> tuple[AuditEvent, ...]:
+        return tuple(self._events)
+
+
+def _safe_field(value: Any) -> Any:
+    if isinstance(value, bool | int | float) or value is None:
+        return value
+    return sanitize(str(value))

@@ -1,0 +1,153 @@
+"""The host-binding call sequence (digest 4.4), identical for every backend.
+
+Order, each step failing closed:
+
+1. audit checkpoint;
+2. the binding must be in the plan (else ValidationError ``R-PLAN-BINDING``);
+3. its capability must be granted *now* (else PermissionDenied plus a PolicyDenied audit event);
+4. one host call against ``maxHostCalls`` and the binding's ``maxCallsPerRun``;
+5. its base fuel;
+6. async backstop: an async binding without ``dotboxd.runtime.async`` is PermissionDenied; the
+   deadline is checked;
+7. invoke (context first when the binding asks for it); a pending awaitable is resolved per
+   ``awaiting`` (never awaited without the grant);
+8. cancellation and deadline check;
+9. the return value is rebuilt and checked against the declared type (a wrong type, NaN, a ``../``
+   path, a uri with userinfo, a host object: BindingFailure ``R-BINDING-RETURN``), its shape is
+   charged, then ``perByteFuel`` x its string bytes;
+10. audit: Summary/PerCall/FullInputOutput bindings get a success event from the runtime;
+    PerResource bindings must have written one themselves (else ``R-BINDING-AUDIT``).
+
+On any failure an audited binding gets a sanitized failure event (``binding:<id>``) unless it
+wrote one, and the original error is kept. Host exceptions never leak: their text, type, path and
+traceback are dropped and the kernel sees ``R-BINDING-FAILED`` ("binding '<id>' failed").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dotboxd.core import costs
+from dotboxd.core.bindings import ASYNC_CAPABILITY, AuditLevel, BindingDescriptor
+from dotboxd.core.types import to_type_ref
+from dotboxd.core.values import SandboxFault, Value, coerce_host_value, shape_of
+from dotboxd.grammar import literals
+from dotboxd.runtime import awaiting
+from dotboxd.runtime.context import BindingContext, RunContext
+from dotboxd.runtime.errors import BindingError, SandboxError
+
+_AUTO_AUDITED = frozenset({AuditLevel.SUMMARY, AuditLevel.PER_CALL, AuditLevel.FULL_INPUT_OUTPUT})
+
+
+def call_binding(run: RunContext, binding_id: str, args: tuple[Value, ...]) -> Value:
+    """Call the plan's binding ``binding_id`` with already-evaluated sandbox ``args``."""
+    checkpoint = run.audit.checkpoint()
+    desc = run.plan.binding(binding_id)
+    if desc is None:
+        raise SandboxError(
+            "R-PLAN-BINDING", f"binding '{binding_id}' is not referenced by the execution plan"
+        )
+    try:
+        return _call(run, desc, args, checkpoint)
+    except SandboxError as error:
+        _failure_audit(run, desc, checkpoint, error)
+        raise
+
+
+def _call(run: RunContext, desc: BindingDescriptor, args: tuple[Value, ...], checkpoint: int) -> Value:
+    meter = run.meter
+    if desc.capability is not None:
+        run.require_capability(desc.capability, desc.id)
+    cost = desc.cost
+    meter.host_call(desc.id, cost.max_calls_per_run if cost else None)
+    if cost is not None and cost.base_fuel:
+        meter.fuel(cost.base_fuel)
+    if desc.is_async and not run.async_enabled:
+        raise SandboxError(
+            "R-ASYNC-DENIED", f"binding '{desc.id}' requires the '{ASYNC_CAPABILITY}' capability"
+        )
+    meter.check_deadline()
+    raw = _invoke(run, desc, args)
+    meter.check_deadline()
+    value = _accept_return(run, desc, raw)
+    if desc.audit in _AUTO_AUDITED:
+        run.audit.write(
+            desc.audit_kind.value,
+            success=True,
+            binding_id=desc.id,
+            capability_id=desc.capability,
+            effect=int(desc.required_effects),
+            resource_id=f"binding:{desc.id}",
+        )
+    elif desc.audit is AuditLevel.PER_RESOURCE and not run.audit.has_binding_event_since(
+        desc.id, checkpoint, True
+    ):
+        raise SandboxError("R-BINDING-AUDIT", f"binding '{desc.id}' did not emit a required audit event")
+    return value
+
+
+def _invoke(run: RunContext, desc: BindingDescriptor, args: tuple[Value, ...]) -> Any:
+    """Run the host function; translate whatever it does into a value or a SandboxError."""
+    fn = desc.invoke
+    if fn is None:
+        raise SandboxError("R-BINDING-FAILED", f"binding '{desc.id}' failed")
+    context = BindingContext(run, desc) if desc.takes_context else None
+    try:
+        raw = fn(context, *args) if context is not None else fn(*args)
+        if awaiting.is_awaitable(raw):
+            raw = awaiting.resolve(raw, run.async_enabled, run.meter.remaining_seconds())
+        return raw
+    except SandboxError:
+        raise  # the runtime's own errors (a charge through the context, a pending result, a timeout)
+    except BindingError as refusal:
+        raise refusal.to_sandbox_error() from None
+    except SandboxFault as fault:  # a core value fault raised by host code: keep only the category
+        raise _sanitized(desc, fault.category) from None
+    except Exception:
+        raise SandboxError("R-BINDING-FAILED", f"binding '{desc.id}' failed") from None
+    finally:
+        if context is not None:
+            context.close()
+
+
+def _sanitized(desc: BindingDescriptor, category: str) -> SandboxError:
+    return SandboxError("R-BINDING-FAILED", f"binding '{desc.id}' failed ({category})")
+
+
+def _accept_return(run: RunContext, desc: BindingDescriptor, raw: Any) -> Value:
+    try:
+        value = coerce_host_value(raw, to_type_ref(desc.return_type), literals)
+    except SandboxFault:
+        raise SandboxError(
+            "R-BINDING-RETURN", f"binding '{desc.id}' returned an unexpected value type"
+        ) from None
+    except Exception:
+        raise SandboxError(
+            "R-BINDING-RETURN", f"binding '{desc.id}' returned an unexpected value type"
+        ) from None
+    shape = shape_of(value)
+    run.meter.shape(shape)
+    cost = desc.cost
+    if cost is not None:
+        if cost.allocation_from_return_bytes and shape.string_bytes:
+            run.meter.alloc(shape.string_bytes)
+        extra = costs.binding_return_fuel(cost.per_byte_fuel, shape.string_bytes)
+        if extra:
+            run.meter.fuel(extra)
+    return value
+
+
+def _failure_audit(run: RunContext, desc: BindingDescriptor, checkpoint: int, error: SandboxError) -> None:
+    if desc.audit is AuditLevel.NONE or run.audit.has_binding_event_since(desc.id, checkpoint, False):
+        return
+    run.audit.write(
+        desc.audit_kind.value,
+        success=False,
+        binding_id=desc.id,
+        capability_id=desc.capability,
+        effect=int(desc.required_effects),
+        resource_id=f"binding:{desc.id}",
+        error_code=error.category,
+        message="binding failed",
+        fields={"code": error.code},
+    )

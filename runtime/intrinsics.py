@@ -1,0 +1,304 @@
+"""Built-in calls with their exact charges: one implementation for every backend.
+
+Each function takes the run's meter and the already-evaluated argument values, charges what
+``spec/costs.md`` sections 4 and 5 say in the order they say it, and returns the result (or raises
+a ``SandboxFault``). The semantics of the operations themselves come from ``dotboxd.core.arith``
+and ``dotboxd.core.values``; the amounts from ``dotboxd.core.costs``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+
+from dotboxd.core import arith, costs
+from dotboxd.core.values import (
+    ListValue,
+    MapValue,
+    RecordValue,
+    SandboxFault,
+    Value,
+    compare_ordinal,
+    text_shape,
+    utf16_len,
+    utf16_substring,
+)
+from dotboxd.runtime.meter import Meter
+
+Intrinsic = Callable[[Meter, tuple[Value, ...]], Value]
+
+_B = costs.BUILTIN_COSTS
+
+
+def _base(meter: Meter, name: str) -> None:
+    fuel = _B[name].base
+    if fuel:
+        meter.fuel(fuel)
+
+
+# --- math ---------------------------------------------------------------------------------------
+
+
+def _unary_i32(name: str, fn: Callable[[int], int]) -> Intrinsic:
+    def impl(meter: Meter, args: tuple[Value, ...]) -> Value:
+        _base(meter, name)
+        (a,) = args
+        assert isinstance(a, int)
+        return fn(a)
+
+    return impl
+
+
+def _binary_i32(name: str, fn: Callable[[int, int], int]) -> Intrinsic:
+    def impl(meter: Meter, args: tuple[Value, ...]) -> Value:
+        _base(meter, name)
+        a, b = args
+        assert isinstance(a, int) and isinstance(b, int)
+        return fn(a, b)
+
+    return impl
+
+
+def _unary_f64(name: str, fn: Callable[[float], float]) -> Intrinsic:
+    def impl(meter: Meter, args: tuple[Value, ...]) -> Value:
+        _base(meter, name)
+        (a,) = args
+        assert isinstance(a, float)
+        return fn(a)
+
+    return impl
+
+
+def _clamp(meter: Meter, args: tuple[Value, ...]) -> Value:
+    _base(meter, "math.clamp")
+    v, lo, hi = args
+    assert isinstance(v, int) and isinstance(lo, int) and isinstance(hi, int)
+    return arith.clamp_i32(v, lo, hi)
+
+
+def _to_string(meter: Meter, args: tuple[Value, ...]) -> Value:
+    _base(meter, "int32.toStringInvariant")
+    (a,) = args
+    assert isinstance(a, int)
+    text = arith.int32_to_string_invariant(a)
+    meter.shape(text_shape(len(text)))
+    return text
+
+
+# --- strings ------------------------------------------------------------------------------------
+
+
+def _length(meter: Meter, args: tuple[Value, ...]) -> Value:
+    _base(meter, "string.length")
+    (s,) = args
+    assert isinstance(s, str)
+    return utf16_len(s)
+
+
+def _is_empty(meter: Meter, args: tuple[Value, ...]) -> Value:
+    _base(meter, "string.isEmpty")
+    (s,) = args
+    assert isinstance(s, str)
+    return len(s) == 0
+
+
+def _compare_inputs(meter: Meter, name: str, args: tuple[Value, ...]) -> tuple[str, str]:
+    _base(meter, name)
+    a, b = args
+    assert isinstance(a, str) and isinstance(b, str)
+    units = utf16_len(a) + utf16_len(b)
+    fuel = _B[name].per_input_unit * units
+    if fuel:
+        meter.fuel(fuel)
+    return a, b
+
+
+def _equals(meter: Meter, args: tuple[Value, ...]) -> Value:
+    a, b = _compare_inputs(meter, "string.equals", args)
+    return a == b
+
+
+def _compare(meter: Meter, args: tuple[Value, ...]) -> Value:
+    a, b = _compare_inputs(meter, "string.compareOrdinal", args)
+    return compare_ordinal(a, b)
+
+
+def _charge_built_text(meter: Meter, name: str, length16: int) -> None:
+    """A built string: its shape (length, bytes, allocation) first, then the per-byte fuel."""
+    meter.shape(text_shape(length16))
+    fuel = _B[name].per_result_byte * costs.string_bytes(length16)
+    if fuel:
+        meter.fuel(fuel)
+
+
+def _substring(meter: Meter, args: tuple[Value, ...]) -> Value:
+    _base(meter, "string.substringBudgeted")
+    s, start, length = args
+    assert isinstance(s, str) and isinstance(start, int) and isinstance(length, int)
+    result = utf16_substring(s, start, length)
+    _charge_built_text(meter, "string.substringBudgeted", length)
+    return result
+
+
+def _concat(meter: Meter, args: tuple[Value, ...]) -> Value:
+    _base(meter, "string.concatBudgeted")
+    a, b = args
+    assert isinstance(a, str) and isinstance(b, str)
+    _charge_built_text(meter, "string.concatBudgeted", utf16_len(a) + utf16_len(b))
+    return a + b
+
+
+# --- numeric conversions ------------------------------------------------------------------------
+
+
+def _to_i64(meter: Meter, args: tuple[Value, ...]) -> Value:
+    (a,) = args
+    assert isinstance(a, int)
+    return arith.to_i64(a)
+
+
+def _to_f64(meter: Meter, args: tuple[Value, ...]) -> Value:
+    (a,) = args
+    assert isinstance(a, int)
+    return arith.to_f64(a)
+
+
+# --- collections --------------------------------------------------------------------------------
+
+
+def _charge(meter: Meter, cost: costs.OpCost) -> None:
+    meter.fuel(cost.fuel)
+    if cost.alloc:
+        meter.alloc(cost.alloc)
+
+
+def _list_empty(meter: Meter, args: tuple[Value, ...]) -> Value:
+    _charge(meter, costs.list_empty())
+    value = ListValue(())
+    meter.shape(value.shape)
+    return value
+
+
+def _list_of(meter: Meter, args: tuple[Value, ...]) -> Value:
+    _charge(meter, costs.list_of(len(args)))
+    value = ListValue(args)
+    meter.shape(value.shape)
+    return value
+
+
+def _list_count(meter: Meter, args: tuple[Value, ...]) -> Value:
+    (lst,) = args
+    assert isinstance(lst, ListValue)
+    _charge(meter, costs.list_count(len(lst.items)))
+    return len(lst.items)
+
+
+def _list_get(meter: Meter, args: tuple[Value, ...]) -> Value:
+    lst, index = args
+    assert isinstance(lst, ListValue) and isinstance(index, int)
+    items = lst.items
+    _charge(meter, costs.list_get(len(items)))
+    if not 0 <= index < len(items):
+        raise SandboxFault("R-LIST-INDEX", "list index is out of range")
+    return items[index]
+
+
+def _list_add(meter: Meter, args: tuple[Value, ...]) -> Value:
+    lst, item = args
+    assert isinstance(lst, ListValue)
+    _charge(meter, costs.list_add(len(lst.items)))
+    value = lst.append(item)
+    meter.shape(value.shape)
+    return value
+
+
+def _map_empty(meter: Meter, args: tuple[Value, ...]) -> Value:
+    _charge(meter, costs.map_empty())
+    value = MapValue()
+    meter.shape(value.shape)
+    return value
+
+
+def _map_contains(meter: Meter, args: tuple[Value, ...]) -> Value:
+    m, key = args
+    assert isinstance(m, MapValue)
+    _charge(meter, costs.map_contains_key(len(m.entries)))
+    return m.contains(key)
+
+
+def _map_get(meter: Meter, args: tuple[Value, ...]) -> Value:
+    m, key = args
+    assert isinstance(m, MapValue)
+    _charge(meter, costs.map_get(len(m.entries)))
+    return m.get(key)
+
+
+def _map_set(meter: Meter, args: tuple[Value, ...]) -> Value:
+    m, key, item = args
+    assert isinstance(m, MapValue)
+    _charge(meter, costs.map_set(len(m.entries), not m.contains(key)))
+    value = m.set(key, item)
+    meter.shape(value.shape)
+    return value
+
+
+def _map_remove(meter: Meter, args: tuple[Value, ...]) -> Value:
+    m, key = args
+    assert isinstance(m, MapValue)
+    _charge(meter, costs.map_remove(len(m.entries), m.contains(key)))
+    value = m.remove(key)
+    meter.shape(value.shape)
+    return value
+
+
+def _record_new(meter: Meter, args: tuple[Value, ...]) -> Value:
+    _charge(meter, costs.record_new(len(args)))
+    value = RecordValue(args)
+    meter.shape(value.shape)
+    return value
+
+
+def _record_get(meter: Meter, args: tuple[Value, ...]) -> Value:
+    record, index = args
+    assert isinstance(record, RecordValue) and isinstance(index, int)
+    fields = record.fields
+    _charge(meter, costs.record_get(len(fields)))
+    if not 0 <= index < len(fields):
+        raise SandboxFault("R-RECORD-INDEX", "record field index is out of range")
+    return fields[index]
+
+
+INTRINSICS: Mapping[str, Intrinsic] = MappingProxyType(
+    {
+        "math.abs": _unary_i32("math.abs", arith.abs_i32),
+        "math.min": _binary_i32("math.min", min),
+        "math.max": _binary_i32("math.max", max),
+        "math.clamp": _clamp,
+        "math.sqrt": _unary_f64("math.sqrt", arith.sqrt_f64),
+        "math.floor": _unary_f64("math.floor", arith.floor_f64),
+        "math.ceil": _unary_f64("math.ceil", arith.ceil_f64),
+        "math.round": _unary_f64("math.round", arith.round_f64),
+        "int32.toStringInvariant": _to_string,
+        "string.length": _length,
+        "string.isEmpty": _is_empty,
+        "string.substringBudgeted": _substring,
+        "string.concatBudgeted": _concat,
+        "string.equals": _equals,
+        "string.compareOrdinal": _compare,
+        "numeric.toI64": _to_i64,
+        "numeric.toF64": _to_f64,
+        "list.empty": _list_empty,
+        "list.of": _list_of,
+        "list.count": _list_count,
+        "list.get": _list_get,
+        "list.add": _list_add,
+        "map.empty": _map_empty,
+        "map.containsKey": _map_contains,
+        "map.get": _map_get,
+        "map.set": _map_set,
+        "map.remove": _map_remove,
+        "record.new": _record_new,
+        "record.get": _record_get,
+    }
+)
+"""Every built-in of ``dotboxd.core.builtins.BUILTINS`` by name (a test keeps the two in step)."""

@@ -1,0 +1,343 @@
+"""The meter: enforces every resource limit of a run and records its ``ResourceUsage``.
+
+Why one class: both backends and every facade charge through it, so a limit means the same
+everywhere. Amounts come from ``dotboxd.core.costs``; this module only counts and refuses.
+
+Boundary rule (every limit): a charge that would bring a counter to N, where N is the limit, is
+allowed; one that would bring it to N + 1 is refused. A refused charge is *not* recorded, so every
+usage counter is always within its limit, and the run stops at exactly the charge that overshoots.
+
+Time and cancellation (digest 7.2): cancellation is checked on every charge; the wall-time
+deadline on every 64th fuel charge, every 4096th loop charge and at binding checkpoints.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any
+
+from dotboxd.core import costs
+from dotboxd.core.values import Shape
+from dotboxd.runtime.errors import SandboxError
+
+DEFAULT_WALL_TIME_MS = 100
+MAX_WALL_TIME_MS = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class MeterLimits:
+    """The limits a meter enforces (digest 7.1, with DotBoxD's defaults). All are >= 0; 0 denies
+    the category. ``max_wall_time_ms`` None means the 100 ms default."""
+
+    max_fuel: int = 100_000
+    max_loop_iterations: int = 100_000
+    max_wall_time_ms: int | None = None
+    max_allocated_bytes: int = 1_048_576
+    max_call_depth: int = 64
+    max_host_calls: int = 100
+    max_list_length: int = 10_000
+    max_map_entries: int = 10_000
+    max_collection_depth: int = 32
+    max_total_collection_elements: int = 100_000
+    max_file_bytes_read: int = 1_048_576
+    max_file_bytes_written: int = 0
+    max_network_bytes_read: int = 1_048_576
+    max_network_bytes_written: int = 1_048_576
+    max_log_events: int = 100
+    max_log_message_length: int = 4_096
+    max_string_length: int = 65_536
+    max_total_string_bytes: int = 1_048_576
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None and f.name == "max_wall_time_ms":
+                continue
+            if type(value) is not int or value < 0:
+                raise ValueError(f"limit {f.name} must be an integer >= 0")
+        if self.max_wall_time_ms is not None and self.max_wall_time_ms > MAX_WALL_TIME_MS:
+            raise ValueError("max_wall_time_ms is at most 2**31 - 1")
+
+    @property
+    def wall_time_ms(self) -> int:
+        return DEFAULT_WALL_TIME_MS if self.max_wall_time_ms is None else self.max_wall_time_ms
+
+    @classmethod
+    def from_object(cls, limits: object) -> MeterLimits:
+        """Read the limits from any object with these attribute names (e.g. the policy's Limits);
+        attributes it lacks keep their defaults."""
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            if hasattr(limits, f.name):
+                values[f.name] = getattr(limits, f.name)
+        return cls(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceUsage:
+    """What a run consumed (digest 7.2 ``SandboxResourceUsage``, every field)."""
+
+    fuel_used: int = 0
+    max_fuel: int = 0
+    loop_iterations: int = 0
+    allocated_bytes: int = 0
+    host_calls: int = 0
+    file_bytes_read: int = 0
+    file_bytes_written: int = 0
+    network_bytes_read: int = 0
+    network_bytes_written: int = 0
+    log_events: int = 0
+    collection_elements: int = 0
+    string_bytes: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        """camelCase keys, as in the conformance ``usage`` object."""
+        return {_camel(f.name): getattr(self, f.name) for f in fields(self)}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+class CancelToken:
+    """A host-side switch: ``cancel()`` makes the run stop at its next charge with Cancelled."""
+
+    __slots__ = ("cancelled",)
+
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+def _quota(code: str, message: str) -> SandboxError:
+    return SandboxError(code, message)
+
+
+class Meter:
+    """Counts one run's consumption against ``MeterLimits``; raises SandboxError on exhaustion."""
+
+    __slots__ = (
+        "_cancel",
+        "_clock",
+        "_deadline",
+        "_fuel_ticks",
+        "_loop_ticks",
+        "allocated_bytes",
+        "call_depth",
+        "calls_by_binding",
+        "collection_elements",
+        "file_bytes_read",
+        "file_bytes_written",
+        "fuel_used",
+        "host_calls",
+        "limits",
+        "log_events",
+        "loop_iterations",
+        "max_fuel",
+        "network_bytes_read",
+        "network_bytes_written",
+        "string_bytes",
+    )
+
+    def __init__(
+        self,
+        limits: MeterLimits,
+        cancel: CancelToken | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limits = limits
+        self.max_fuel = limits.max_fuel
+        self._cancel = cancel if cancel is not None else CancelToken()
+        self._clock = clock
+        self._deadline = clock() + limits.wall_time_ms / 1000.0
+        self._fuel_ticks = 0
+        self._loop_ticks = 0
+        self.fuel_used = 0
+        self.loop_iterations = 0
+        self.allocated_bytes = 0
+        self.call_depth = 0
+        self.host_calls = 0
+        self.calls_by_binding: dict[str, int] = {}
+        self.file_bytes_read = 0
+        self.file_bytes_written = 0
+        self.network_bytes_read = 0
+        self.network_bytes_written = 0
+        self.log_events = 0
+        self.collection_elements = 0
+        self.string_bytes = 0
+
+    # --- time and cancellation -------------------------------------------------------------
+
+    def check_cancelled(self) -> None:
+        if self._cancel.cancelled:
+            raise SandboxError("R-CANCELLED", "the run was cancelled")
+
+    def check_deadline(self) -> None:
+        """Timeout if the wall-time budget is spent (also checks cancellation)."""
+        self.check_cancelled()
+        if self._clock() >= self._deadline:
+            raise SandboxError("R-TIMEOUT", "wall-time budget exhausted")
+
+    def remaining_seconds(self) -> float:
+        """Wall time left (Timeout if none): the bound given to blocking bindings."""
+        remaining = self._deadline - self._clock()
+        if remaining <= 0:
+            raise SandboxError("R-TIMEOUT", "wall-time budget exhausted")
+        return remaining
+
+    # --- fuel and loops --------------------------------------------------------------------
+
+    def fuel(self, amount: int) -> None:
+        """Charge ``amount`` fuel (cancellation every charge, deadline every 64th)."""
+        if self._cancel.cancelled:
+            raise SandboxError("R-CANCELLED", "the run was cancelled")
+        used = self.fuel_used + amount
+        if used > self.max_fuel:
+            raise _quota("R-QUOTA-FUEL", "fuel exhausted")
+        self.fuel_used = used
+        ticks = self._fuel_ticks + 1
+        if ticks >= costs.DEADLINE_EVERY_FUEL_CHARGES:
+            self._fuel_ticks = 0
+            if self._clock() >= self._deadline:
+                raise SandboxError("R-TIMEOUT", "wall-time budget exhausted")
+        else:
+            self._fuel_ticks = ticks
+
+    def loop_iteration(self) -> None:
+        """One loop iteration: a unit of the loop budget, then the iteration's fuel."""
+        if self._cancel.cancelled:
+            raise SandboxError("R-CANCELLED", "the run was cancelled")
+        count = self.loop_iterations + costs.LOOP_ITERATION_COUNT
+        if count > self.limits.max_loop_iterations:
+            raise _quota("R-QUOTA-LOOP", "loop iteration budget exhausted")
+        self.loop_iterations = count
+        ticks = self._loop_ticks + 1
+        if ticks >= costs.DEADLINE_EVERY_LOOP_CHARGES:
+            self._loop_ticks = 0
+            self.check_deadline()
+        else:
+            self._loop_ticks = ticks
+        self.fuel(costs.LOOP_ITERATION_FUEL)
+
+    # --- calls -----------------------------------------------------------------------------
+
+    def enter_call(self) -> None:
+        depth = self.call_depth + costs.CALL_DEPTH_STEP
+        if depth > self.limits.max_call_depth:
+            raise _quota("R-QUOTA-CALL-DEPTH", "call depth exceeded")
+        self.call_depth = depth
+
+    def exit_call(self) -> None:
+        if self.call_depth > 0:
+            self.call_depth -= costs.CALL_DEPTH_STEP
+
+    def host_call(self, binding_id: str, max_calls_per_run: int | None) -> None:
+        """One host-binding call: the run's MaxHostCalls, then the binding's maxCallsPerRun."""
+        self.check_cancelled()
+        total = self.host_calls + costs.HOST_CALL_COUNT
+        if total > self.limits.max_host_calls:
+            raise _quota("R-QUOTA-HOST-CALLS", f"host call budget exhausted at {binding_id}")
+        calls = self.calls_by_binding.get(binding_id, 0) + costs.HOST_CALL_COUNT
+        if max_calls_per_run is not None and calls > max_calls_per_run:
+            raise _quota("R-QUOTA-BINDING-CALLS", f"binding call budget exhausted at {binding_id}")
+        self.host_calls = total
+        self.calls_by_binding[binding_id] = calls
+
+    # --- memory and value shapes ----------------------------------------------------------
+
+    def alloc(self, amount: int) -> None:
+        if self._cancel.cancelled:
+            raise SandboxError("R-CANCELLED", "the run was cancelled")
+        total = self.allocated_bytes + amount
+        if total > self.limits.max_allocated_bytes:
+            raise _quota("R-QUOTA-ALLOCATION", "allocation budget exhausted")
+        self.allocated_bytes = total
+
+    def shape(self, shape: Shape) -> None:
+        """Charge a newly created value: walk fuel, then each shape limit, then its elements,
+        then its text (longest string, allocation and total string bytes)."""
+        walk = costs.shape_walk_fuel(shape.nodes)
+        if walk:
+            self.fuel(walk)
+        limits = self.limits
+        if shape.max_list > limits.max_list_length:
+            raise _quota("R-QUOTA-LIST-LENGTH", "list length budget exhausted")
+        if shape.max_map > limits.max_map_entries:
+            raise _quota("R-QUOTA-MAP-ENTRIES", "map entry budget exhausted")
+        if shape.depth > limits.max_collection_depth:
+            raise _quota("R-QUOTA-COLLECTION-DEPTH", "collection depth budget exhausted")
+        if shape.elements:
+            total = self.collection_elements + shape.elements
+            if total > limits.max_total_collection_elements:
+                raise _quota("R-QUOTA-COLLECTION-ELEMENTS", "collection element budget exhausted")
+            self.collection_elements = total
+        self.text(shape.max_string, shape.string_bytes)
+
+    def text(self, max_length16: int, total_bytes: int) -> None:
+        """Charge text: the longest string against MaxStringLength, the bytes as allocation and
+        against MaxTotalStringBytes."""
+        if max_length16 > self.limits.max_string_length:
+            raise _quota("R-QUOTA-STRING-LENGTH", "string length budget exhausted")
+        if total_bytes:
+            total = self.string_bytes + total_bytes
+            if total > self.limits.max_total_string_bytes:
+                raise _quota("R-QUOTA-STRING-BYTES", "string byte budget exhausted")
+            self.alloc(total_bytes)
+            self.string_bytes = total
+
+    # --- facade counters (file, network, log) ---------------------------------------------
+
+    def file_read(self, amount: int) -> None:
+        total = self.file_bytes_read + amount
+        if total > self.limits.max_file_bytes_read:
+            raise _quota("R-QUOTA-FILE-READ", "file read byte budget exhausted")
+        self.file_bytes_read = total
+
+    def file_write(self, amount: int) -> None:
+        total = self.file_bytes_written + amount
+        if total > self.limits.max_file_bytes_written:
+            raise _quota("R-QUOTA-FILE-WRITE", "file write byte budget exhausted")
+        self.file_bytes_written = total
+
+    def network_read(self, amount: int) -> None:
+        total = self.network_bytes_read + amount
+        if total > self.limits.max_network_bytes_read:
+            raise _quota("R-QUOTA-NETWORK-READ", "network read byte budget exhausted")
+        self.network_bytes_read = total
+
+    def network_write(self, amount: int) -> None:
+        total = self.network_bytes_written + amount
+        if total > self.limits.max_network_bytes_written:
+            raise _quota("R-QUOTA-NETWORK-WRITE", "network write byte budget exhausted")
+        self.network_bytes_written = total
+
+    def log_event(self, message_length16: int) -> None:
+        if message_length16 > self.limits.max_log_message_length:
+            raise _quota("R-QUOTA-LOG-MESSAGE", "log message length budget exhausted")
+        total = self.log_events + 1
+        if total > self.limits.max_log_events:
+            raise _quota("R-QUOTA-LOG-EVENTS", "log event budget exhausted")
+        self.log_events = total
+
+    # --- reporting -------------------------------------------------------------------------
+
+    def usage(self) -> ResourceUsage:
+        return ResourceUsage(
+            fuel_used=self.fuel_used,
+            max_fuel=self.max_fuel,
+            loop_iterations=self.loop_iterations,
+            allocated_bytes=self.allocated_bytes,
+            host_calls=self.host_calls,
+            file_bytes_read=self.file_bytes_read,
+            file_bytes_written=self.file_bytes_written,
+            network_bytes_read=self.network_bytes_read,
+            network_bytes_written=self.network_bytes_written,
+            log_events=self.log_events,
+            collection_elements=self.collection_elements,
+            string_bytes=self.string_bytes,
+        )

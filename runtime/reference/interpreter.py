@@ -1,0 +1,288 @@
+"""The reference interpreter: a direct tree walk over the validated module of an ExecutionPlan.
+
+It is the semantic oracle every other backend is compared with, so it is written to be read: one
+method per statement and expression kind, charges exactly where ``spec/costs.md`` puts them, every
+static fact (operand types, call targets, and/or operand order) taken from the plan rather than
+re-derived. Operator semantics come from ``dotboxd.core.arith`` and ``dotboxd.core.values``,
+built-ins from ``dotboxd.runtime.intrinsics``, host bindings from ``dotboxd.runtime.binding_call``.
+
+Control flow inside a function uses three signals returned by statements (BREAK, CONTINUE, RETURN,
+or None to fall through); a return value travels in the machine's ``_ret`` slot. Locals live in one
+dict per call frame: the validator has already proved that every read follows a write of the same
+type, so block scoping needs no run-time representation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from dotboxd.core import arith, ast, costs
+from dotboxd.core.types import F64, I32, I64, ListType, MapType, RecordType, SandboxType
+from dotboxd.core.values import (
+    Guid,
+    OpaqueId,
+    SandboxPath,
+    SandboxUri,
+    Shape,
+    Value,
+    shape_of,
+    values_equal,
+)
+from dotboxd.runtime.binding_call import call_binding
+from dotboxd.runtime.context import RunContext
+from dotboxd.runtime.errors import SandboxError
+from dotboxd.runtime.intrinsics import INTRINSICS
+from dotboxd.validator.plan import CallKind
+
+BREAK: Final = object()
+CONTINUE: Final = object()
+RETURN: Final = object()
+
+Env = dict[str, Value]
+Signal = object | None
+
+_ARITH: dict[SandboxType, dict[str, Callable[[Any, Any], Any]]] = {
+    I32: dict(arith.ARITH_I32),
+    I64: dict(arith.ARITH_I64),
+    F64: dict(arith.ARITH_F64),
+}
+_NEGATE: dict[SandboxType, Callable[[Any], Any]] = {
+    I32: arith.neg_i32,
+    I64: arith.neg_i64,
+    F64: arith.neg_f64,
+}
+_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+    "lt": lambda a, b: a < b,
+    "lte": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "gte": lambda a, b: a >= b,
+}
+_COMPOSITES = (ListType, MapType, RecordType)
+
+
+class ReferenceBackend:
+    """The ``reference`` backend: ``run`` executes one entrypoint call under a RunContext."""
+
+    name: str = "reference"
+
+    def run(self, run: RunContext, function_id: str, args: tuple[Value, ...]) -> Value:
+        return _Machine(run).invoke(function_id, args)
+
+
+class _Machine:
+    """The state of one run's walk: plan facts, the meter, per-node caches and the return slot."""
+
+    def __init__(self, run: RunContext) -> None:
+        self.run = run
+        self.plan = run.plan
+        self.meter = run.meter
+        self.fuel = run.meter.fuel
+        self.expr_types = run.plan.expr_types
+        self.call_targets = run.plan.call_targets
+        self.right_first = run.plan.right_first
+        self._ret: Value = None
+        self._binops: dict[int, Callable[[ast.Binary, Env], Value]] = {}
+        self._literals: dict[int, tuple[Value, Shape | None]] = {}
+        self._eval: dict[type, Callable[[Any, Env], Value]] = {
+            ast.Literal: self._literal,
+            ast.Var: self._var,
+            ast.Unary: self._unary,
+            ast.Binary: self._binary,
+            ast.Call: self._call,
+        }
+        self._exec: dict[type, Callable[[Any, Env], Signal]] = {
+            ast.Set: self._set,
+            ast.Return: self._return,
+            ast.ExprStmt: self._expr_stmt,
+            ast.If: self._if,
+            ast.While: self._while,
+            ast.ForRange: self._for_range,
+            ast.Continue: self._continue,
+            ast.Break: self._break,
+        }
+
+    # --- functions ---------------------------------------------------------------------------
+
+    def invoke(self, function_id: str, args: tuple[Value, ...]) -> Value:
+        """Enter ``function_id`` one frame deeper, bind its parameters, run its body."""
+        function = self.plan.functions[function_id].function
+        self.meter.enter_call()
+        env: Env = {p.name: a for p, a in zip(function.parameters, args, strict=True)}
+        signal = self._block(function.body, env)
+        self.meter.exit_call()
+        if signal is not RETURN:  # the validator proves every path returns
+            raise SandboxError("R-HOST-INTERNAL", "function ended without returning")
+        value = self._ret
+        self._ret = None
+        return value
+
+    # --- statements --------------------------------------------------------------------------
+
+    def _block(self, statements: tuple[ast.Stmt, ...], env: Env) -> Signal:
+        execute = self._exec
+        fuel = self.fuel
+        for statement in statements:
+            fuel(costs.STATEMENT_FUEL)
+            signal = execute[statement.__class__](statement, env)
+            if signal is not None:
+                return signal
+        return None
+
+    def _set(self, node: ast.Set, env: Env) -> Signal:
+        env[node.name] = self.eval(node.value, env)
+        return None
+
+    def _return(self, node: ast.Return, env: Env) -> Signal:
+        self._ret = self.eval(node.value, env)
+        return RETURN
+
+    def _expr_stmt(self, node: ast.ExprStmt, env: Env) -> Signal:
+        self.eval(node.value, env)
+        return None
+
+    def _if(self, node: ast.If, env: Env) -> Signal:
+        if self.eval(node.condition, env):
+            return self._block(node.then, env)
+        return self._block(node.else_, env)
+
+    def _while(self, node: ast.While, env: Env) -> Signal:
+        loop_iteration = self.meter.loop_iteration
+        while self.eval(node.condition, env):
+            loop_iteration()
+            signal = self._block(node.body, env)
+            if signal is BREAK:
+                break
+            if signal is RETURN:
+                return RETURN
+        return None
+
+    def _for_range(self, node: ast.ForRange, env: Env) -> Signal:
+        start = self.eval(node.start, env)
+        end = self.eval(node.end, env)
+        assert isinstance(start, int) and isinstance(end, int)
+        loop_iteration = self.meter.loop_iteration
+        name = node.local
+        for i in range(start, end):
+            loop_iteration()
+            env[name] = i
+            signal = self._block(node.body, env)
+            if signal is BREAK:
+                break
+            if signal is RETURN:
+                return RETURN
+        return None
+
+    def _continue(self, node: ast.Continue, env: Env) -> Signal:
+        return CONTINUE
+
+    def _break(self, node: ast.Break, env: Env) -> Signal:
+        return BREAK
+
+    # --- expressions -------------------------------------------------------------------------
+
+    def eval(self, node: ast.Expr, env: Env) -> Value:
+        self.fuel(costs.EXPRESSION_FUEL)
+        return self._eval[node.__class__](node, env)
+
+    def _var(self, node: ast.Var, env: Env) -> Value:
+        return env[node.name]
+
+    def _literal(self, node: ast.Literal, env: Env) -> Value:
+        cached = self._literals.get(id(node))
+        if cached is None:
+            cached = _literal_value(node)
+            self._literals[id(node)] = cached
+        value, shape = cached
+        if shape is not None:  # texts are new values each time they are evaluated
+            self.meter.shape(shape)
+        return value
+
+    def _unary(self, node: ast.Unary, env: Env) -> Value:
+        operand = self.eval(node.operand, env)
+        if node.op is ast.UnaryOp.NOT:
+            return not operand
+        negated: Value = _NEGATE[self.expr_types[id(node)]](operand)
+        return negated
+
+    def _binary(self, node: ast.Binary, env: Env) -> Value:
+        op = self._binops.get(id(node))
+        if op is None:
+            op = self._resolve_binary(node)
+            self._binops[id(node)] = op
+        return op(node, env)
+
+    def _resolve_binary(self, node: ast.Binary) -> Callable[[ast.Binary, Env], Value]:
+        """Pick the evaluation rule of a binary node once, from the plan's operand type."""
+        kind = node.op.value
+        if kind in ("and", "or"):
+            return self._short_circuit(node, right_first=id(node) in self.right_first)
+        operand_type = self.expr_types[id(node.left)]
+        if kind in ("eq", "ne"):
+            composite = isinstance(operand_type, _COMPOSITES)
+            negate = kind == "ne"
+
+            def equality(n: ast.Binary, env: Env) -> Value:
+                left = self.eval(n.left, env)
+                right = self.eval(n.right, env)
+                if composite:
+                    self.fuel(costs.composite_equality_fuel(shape_of(left).nodes, shape_of(right).nodes))
+                return values_equal(left, right) != negate
+
+            return equality
+        fn = _COMPARE.get(kind) or _ARITH[operand_type][kind]
+
+        def apply(n: ast.Binary, env: Env) -> Value:
+            left = self.eval(n.left, env)
+            result: Value = fn(left, self.eval(n.right, env))
+            return result
+
+        return apply
+
+    def _short_circuit(self, node: ast.Binary, right_first: bool) -> Callable[[ast.Binary, Env], Value]:
+        decides = node.op is ast.BinaryOp.OR  # `or` is decided by a true operand, `and` by a false one
+
+        def evaluate(n: ast.Binary, env: Env) -> Value:
+            first, second = (n.right, n.left) if right_first else (n.left, n.right)
+            if bool(self.eval(first, env)) is decides:
+                return decides
+            return self.eval(second, env)
+
+        return evaluate
+
+    def _call(self, node: ast.Call, env: Env) -> Value:
+        args = tuple(self.eval(arg, env) for arg in node.args)
+        target = self.call_targets[id(node)]
+        if target.kind is CallKind.BUILTIN:
+            return INTRINSICS[target.name](self.meter, args)
+        if target.kind is CallKind.FUNCTION:
+            return self.invoke(target.name, args)
+        return call_binding(self.run, target.name, args)
+
+
+def _literal_value(node: ast.Literal) -> tuple[Value, Shape | None]:
+    """The sandbox value of a literal and, for texts, the shape charged on each evaluation."""
+    kind = node.kind
+    raw = node.value
+    value: Value
+    if kind is ast.LiteralKind.STRING:
+        assert isinstance(raw, str)
+        value = raw
+    elif kind is ast.LiteralKind.PATH:
+        assert isinstance(raw, str)
+        value = SandboxPath(raw)
+    elif kind is ast.LiteralKind.URI:
+        assert isinstance(raw, str)
+        value = SandboxUri(raw)
+    elif kind is ast.LiteralKind.OPAQUE_ID:
+        assert isinstance(raw, str) and node.brand is not None
+        value = OpaqueId(node.brand, raw)
+    elif kind is ast.LiteralKind.GUID:
+        assert isinstance(raw, str)
+        return Guid(raw.lower()), None
+    elif kind is ast.LiteralKind.F64:
+        assert isinstance(raw, int | float) and not isinstance(raw, bool)
+        return float(raw), None
+    else:
+        return raw, None
+    return value, shape_of(value)

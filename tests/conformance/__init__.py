@@ -1,0 +1,1 @@
+"""The conformance runner: case format, comparison, protocol, CLI, and the import corpus."""

@@ -1,0 +1,47 @@
+"""Helpers for runtime tests: run a kernel written in the text form through the real pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from dotboxd.core.bindings import BindingDescriptor
+from dotboxd.host import ExecutionResult, Policy, SandboxHost
+
+
+def module(body: str, signature: str = "main() -> I32", header: str = "") -> str:
+    """A one-entrypoint module in the text form."""
+    return f'module "t" version "1.0.0";\n{header}\nentrypoint fn {signature} {{\n{body}\n}}\n'
+
+
+def policy(**limits: int) -> Policy:
+    """A pure policy with a generous wall time (tests must not depend on machine speed)."""
+    limits.setdefault("max_wall_time_ms", 60_000)
+    return Policy.builder().with_limits(**limits).build()
+
+
+def run(
+    source: str,
+    args: Sequence[Any] = (),
+    pol: Policy | None = None,
+    bindings: Iterable[BindingDescriptor] = (),
+    entry: str = "main",
+    encoding: str = "python",
+) -> ExecutionResult:
+    host = SandboxHost(bindings=list(bindings))
+    plan = host.prepare(source, pol if pol is not None else policy())
+    return host.execute(plan, entry, args, encoding=encoding)  # type: ignore[arg-type]
+
+
+def value(body: str, signature: str = "main() -> I32", args: Sequence[Any] = (), **limits: int) -> Any:
+    result = run(module(body, signature), args, policy(**limits))
+    assert result.ok, result.error
+    return result.value
+
+
+def error(
+    body: str, signature: str = "main() -> I32", args: Sequence[Any] = (), **limits: int
+) -> tuple[str, str]:
+    result = run(module(body, signature), args, policy(**limits))
+    assert not result.ok and result.error is not None, result.value
+    return result.error.category, result.error.code

@@ -1,0 +1,1 @@
+"""Reusable Hypothesis strategies (``tests.strategies.ast_strategies``: arbitrary import-valid ASTs)."""

@@ -1,0 +1,1 @@
+"""The threat model: its tables name real tests, and the import-stage threats are defended."""

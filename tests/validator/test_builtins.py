@@ -1,0 +1,111 @@
+"""The built-in catalogue: every entry types as documented and carries honest facts."""
+
+from __future__ import annotations
+
+import pytest
+
+from dotboxd.core.builtins import BUILTINS, EXACT_STUBS, CallSite, CallTypeError, GenericRule, lookup
+from dotboxd.core.effects import PURE, Effect
+from dotboxd.core.types import BOOL, F64, I32, I64, STRING, UNIT, ListType, MapType, RecordType
+
+EXPECTED_NAMES = {
+    "math.abs", "math.min", "math.max", "math.clamp", "math.sqrt", "math.floor", "math.ceil", "math.round",
+    "int32.toStringInvariant", "string.length", "string.isEmpty", "string.substringBudgeted",
+    "string.concatBudgeted", "string.equals", "string.compareOrdinal", "list.empty", "list.of", "list.count",
+    "list.get", "list.add", "map.empty", "map.containsKey", "map.get", "map.set", "map.remove", "record.new",
+    "record.get", "numeric.toI64", "numeric.toF64",
+}
+
+
+def typed(name: str, *args: object, generic: object = None, consts: tuple[int | None, ...] = ()) -> object:
+    return BUILTINS[name].result_type(CallSite(tuple(args), generic, consts))  # type: ignore[arg-type]
+
+
+def refused(name: str, *args: object, generic: object = None, consts: tuple[int | None, ...] = ()) -> CallTypeError:
+    with pytest.raises(CallTypeError) as info:
+        typed(name, *args, generic=generic, consts=consts)
+    return info.value
+
+
+def test_catalogue_is_exactly_the_digest_list() -> None:
+    assert set(BUILTINS) == EXPECTED_NAMES
+    assert lookup("math.abs") is BUILTINS["math.abs"]
+    assert lookup("nope") is None
+
+
+def test_every_builtin_is_pure_and_alloc_matches_effects() -> None:
+    for b in BUILTINS.values():
+        assert b.pure and not (b.effects & ~PURE) and b.effects & Effect.CPU
+        assert bool(b.effects & Effect.ALLOC) == b.allocates, b.name
+
+
+def test_generic_rules() -> None:
+    generic = {n for n, b in BUILTINS.items() if b.generic is not GenericRule.FORBIDDEN}
+    assert generic == {"list.empty", "map.empty", "record.new"}
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "result"),
+    [
+        ("math.abs", (I32,), I32), ("math.clamp", (I32, I32, I32), I32), ("math.sqrt", (F64,), F64),
+        ("int32.toStringInvariant", (I32,), STRING), ("string.length", (STRING,), I32),
+        ("string.substringBudgeted", (STRING, I32, I32), STRING), ("string.compareOrdinal", (STRING, STRING), I32),
+        ("numeric.toI64", (I32,), I64), ("numeric.toF64", (I32,), F64), ("numeric.toF64", (I64,), F64),
+        ("list.count", (ListType(BOOL),), I32), ("list.get", (ListType(BOOL), I32), BOOL),
+        ("list.add", (ListType(BOOL), BOOL), ListType(BOOL)), ("list.of", (I64, I64), ListType(I64)), ("list.of", (), ListType(UNIT)),
+        ("map.get", (MapType(STRING, F64), STRING), F64), ("map.containsKey", (MapType(I32, F64), I32), BOOL),
+        ("map.set", (MapType(I32, F64), I32, F64), MapType(I32, F64)), ("map.remove", (MapType(I32, F64), I32), MapType(I32, F64)),
+    ],
+)
+def test_signatures(name: str, args: tuple[object, ...], result: object) -> None:
+    assert typed(name, *args) == result
+
+
+def test_generic_builtins() -> None:
+    assert typed("list.empty", generic=STRING) == ListType(STRING)
+    m = MapType(STRING, I32)
+    assert typed("map.empty", generic=m) == m
+    r = RecordType((I32, STRING))
+    assert typed("record.new", I32, STRING, generic=r) == r
+    assert refused("map.empty", generic=ListType(I32)).code == "E-CALL-GENERIC"
+    assert refused("record.new", I32, generic=I32).code == "E-CALL-GENERIC"
+    assert refused("record.new", I32, generic=r).code == "E-CALL-ARITY"
+
+
+def test_no_widening_and_mismatch_evidence() -> None:
+    err = refused("math.abs", I64)
+    assert (err.code, err.arg_index, err.expected, err.actual) == ("E-TYPE-MISMATCH", 0, "I32", "I64")
+    assert refused("numeric.toF64", F64).code == "E-TYPE-MISMATCH"
+    assert refused("numeric.toI64", I64).code == "E-TYPE-MISMATCH"
+    assert refused("list.of", I32, I64).arg_index == 1
+    assert refused("map.get", MapType(STRING, I32), I32).arg_index == 1
+    assert refused("list.get", I32, I32).code == "E-TYPE-MISMATCH"
+
+
+def test_arity() -> None:
+    assert refused("math.min", I32).code == "E-CALL-ARITY"
+    assert refused("list.empty", I32, generic=I32).code == "E-CALL-ARITY"
+
+
+def test_record_get_needs_a_constant_in_range() -> None:
+    r = RecordType((I32, STRING))
+    assert typed("record.get", r, I32, consts=(None, 1)) == STRING
+    assert refused("record.get", r, I32, consts=(None, None)).code == "E-CALL-RECORD-INDEX"
+    assert refused("record.get", r, I32, consts=(None, 2)).code == "E-CALL-RECORD-INDEX"
+    assert refused("record.get", r, I32, consts=(None, -1)).code == "E-CALL-RECORD-INDEX"
+    assert refused("record.get", I32, I32, consts=(None, 0)).code == "E-TYPE-MISMATCH"
+
+
+def test_constructors_respect_the_depth_limit() -> None:
+    deep = I32
+    for _ in range(8):
+        deep = ListType(deep)
+    assert refused("list.of", deep).code == "E-TYPE-DEPTH"
+    assert refused("list.empty", generic=deep).code == "E-TYPE-DEPTH"
+
+
+def test_exact_stubs_match_their_builtins() -> None:
+    for b in BUILTINS.values():
+        if b.stub is not None:
+            params, result = EXACT_STUBS[b.stub]
+            assert b.result_type(CallSite(params)) == result, b.name

@@ -1,0 +1,247 @@
+"""The ExecutionPlan: the immutable result of validation, and the only thing backends execute.
+
+A plan binds one module to one policy and one binding catalogue and records every fact the passes
+established, so that backends and the prover never re-derive (and never disagree on) them:
+
+* the resolved type of every expression node, and every parameter's and local's type;
+* what every call resolves to (built-in, module function or host binding);
+* for each ``and``/``or`` node, whether the right operand runs first (digest 1.6 reordering);
+* per-function effects, callees, reached bindings and reachability from entrypoints;
+* statically dead statements (still type-checked, never executed, adding no effects);
+* the module's required effects and capabilities, with the call path that needs each capability;
+* the module, policy, binding-manifest and plan hashes.
+
+Lookups by node use object identity (``id(node)``): pass the very node objects of ``plan.module``.
+Structurally equal nodes elsewhere (AST equality ignores locations) are deliberately not found, so
+two ``{"var": "x"}`` nodes in different functions never share an entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from dotboxd.core.ast import Binary, Call, Expr, Function, Module, Stmt
+from dotboxd.core.bindings import (
+    BindingCatalog,
+    BindingDescriptor,
+    binding_record,
+    canonical_record,
+    sha256_lines,
+)
+from dotboxd.core.builtins import Builtin
+from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, reject
+from dotboxd.core.effects import PURE, Effect, effect_names, effects_text
+from dotboxd.core.types import SandboxType
+from dotboxd.grammar import canonical
+
+from .policy import Policy, now_ms
+
+PLAN_HASH_ID = "dotboxd-py-plan-1"
+TYPE_SYSTEM_VERSION = "dotboxd-py-type-system-1"
+EFFECT_ANALYSIS_VERSION = "dotboxd-py-effect-analysis-1"
+
+
+class CallKind(StrEnum):
+    BUILTIN = "builtin"
+    FUNCTION = "function"
+    BINDING = "binding"
+
+
+@dataclass(frozen=True, slots=True)
+class CallTarget:
+    """What a call node resolves to. Exactly one of ``builtin`` / ``binding`` is set for those kinds;
+    for ``FUNCTION`` look the callee up with ``plan.functions[target.name]``."""
+
+    kind: CallKind
+    name: str
+    builtin: Builtin | None = None
+    binding: BindingDescriptor | None = None
+
+
+class OperandOrder(StrEnum):
+    AUTHORED = "authored"  # left operand first (the default)
+    RIGHT_FIRST = "right-first"  # both operands pure and the right one strictly cheaper
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionInfo:
+    """Per-function facts.
+
+    ``local_types`` maps every parameter and every local (including ``forRange`` locals) to its type;
+    a name has one type in a whole function. ``effects`` is the transitive total over live code and
+    always includes Cpu; ``direct_effects`` excludes callees. ``callees`` and ``bindings_called`` are
+    those of live (non-dead) code; ``reachable`` says whether an entrypoint can reach the function."""
+
+    id: str
+    function: Function
+    is_entrypoint: bool
+    parameter_types: tuple[SandboxType, ...]
+    return_type: SandboxType
+    local_types: Mapping[str, SandboxType]
+    direct_effects: Effect
+    effects: Effect
+    callees: frozenset[str]
+    bindings_called: frozenset[str]
+    reachable: bool
+
+    @property
+    def is_pure(self) -> bool:
+        """Effects within Cpu|Alloc (no binding with other effects is reachable from it)."""
+        return not (self.effects & ~PURE)
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionPlan:
+    """An immutable, validated plan. Build it with ``dotboxd.validator.api.validate``."""
+
+    module: Module
+    policy: Policy
+    catalog: BindingCatalog
+    bindings: Mapping[str, BindingDescriptor]
+    functions: Mapping[str, FunctionInfo]
+    entrypoints: tuple[str, ...]
+    required_effects: Effect
+    required_capabilities: tuple[str, ...]
+    requested_capabilities: tuple[str, ...]
+    capability_paths: Mapping[str, tuple[str, ...]]
+    expr_types: Mapping[int, SandboxType] = field(repr=False)
+    call_targets: Mapping[int, CallTarget] = field(repr=False)
+    right_first: frozenset[int] = field(repr=False)
+    dead_statements: frozenset[int] = field(repr=False)
+    module_hash: str = ""
+    policy_hash: str = ""
+    binding_manifest_hash: str = ""
+    plan_hash: str = ""
+    warnings: tuple[Diagnostic, ...] = ()
+
+    # -- node facts -----------------------------------------------------------------------------
+
+    def type_of(self, node: Expr) -> SandboxType:
+        """The resolved type of an expression node of ``self.module`` (KeyError for foreign nodes)."""
+        return self.expr_types[id(node)]
+
+    def call_target(self, node: Call) -> CallTarget:
+        return self.call_targets[id(node)]
+
+    def operand_order(self, node: Binary) -> OperandOrder:
+        """For ``and``/``or``: which operand runs first. Both backends must follow it."""
+        return OperandOrder.RIGHT_FIRST if id(node) in self.right_first else OperandOrder.AUTHORED
+
+    def is_dead(self, stmt: Stmt) -> bool:
+        """True for statements that can never run (after return/break/continue in their block)."""
+        return id(stmt) in self.dead_statements
+
+    def function(self, function_id: str) -> FunctionInfo:
+        return self.functions[function_id]
+
+    def local_type(self, function_id: str, name: str) -> SandboxType:
+        return self.functions[function_id].local_types[name]
+
+    def binding(self, binding_id: str) -> BindingDescriptor | None:
+        """A binding the plan allows calling (reachable from an entrypoint), or None (the runtime
+        must then refuse the call with ValidationError, digest 4.4 step 2)."""
+        return self.bindings.get(binding_id)
+
+    # -- run-time gates -------------------------------------------------------------------------
+
+    def ensure_usable(self, now_unix_ms: int | None = None) -> None:
+        """Refuse a plan whose policy no longer covers it: a requested or required capability was
+        revoked (E-POLICY-REVOKED) or its grant expired (E-POLICY-CAP). Call before every run."""
+        now = now_ms() if now_unix_ms is None else now_unix_ms
+        for cap in sorted(set(self.required_capabilities) | set(self.requested_capabilities)):
+            pattern = self.policy.revocations.revoked(cap)
+            if pattern is not None:
+                raise reject(
+                    "E-POLICY-REVOKED",
+                    f"capability '{cap}' was revoked",
+                    hint="prepare the kernel again against the current policy",
+                    capability=cap,
+                    revoked=pattern,
+                )
+            if self.policy.grant_for(cap, now) is None:
+                raise reject(
+                    "E-POLICY-CAP",
+                    f"capability '{cap}' is no longer granted (its grant expired)",
+                    capability=cap,
+                    path=list(self.capability_paths.get(cap, ())),
+                )
+
+    def verify_integrity(self) -> None:
+        """Recompute the plan hash from its parts (E-PLAN-INTEGRITY on a mismatch)."""
+        expected = compute_plan_hash(self)
+        if expected != self.plan_hash:
+            raise reject(
+                "E-PLAN-INTEGRITY",
+                "the plan's hash does not match its contents",
+                expected=expected,
+                actual=self.plan_hash,
+            )
+
+    def check_bindings(self, catalog: BindingCatalog) -> None:
+        """Refuse to run against a catalogue whose descriptors for the plan's bindings differ from
+        the ones validated (E-PLAN-BINDINGS): a changed signature, effect or capability needs a new plan."""
+        for bid, desc in sorted(self.bindings.items()):
+            other = catalog.get(bid)
+            if other is None or binding_record(other) != binding_record(desc):
+                raise reject(
+                    "E-PLAN-BINDINGS",
+                    f"binding '{bid}' is missing or changed since the plan was validated",
+                    binding=bid,
+                    hint="validate the module again against the current bindings",
+                )
+
+    # -- reporting ------------------------------------------------------------------------------
+
+    def summary(self) -> dict[str, Any]:
+        """A stable JSON view (the ``dotboxd check --format json`` payload)."""
+        return {
+            "module": self.module.id,
+            "entrypoints": list(self.entrypoints),
+            "requiredEffects": effect_names(self.required_effects),
+            "requiredCapabilities": list(self.required_capabilities),
+            "requestedCapabilities": list(self.requested_capabilities),
+            "capabilityPaths": {k: list(v) for k, v in sorted(self.capability_paths.items())},
+            "bindings": sorted(self.bindings),
+            "functions": {
+                fid: {
+                    "entrypoint": info.is_entrypoint,
+                    "reachable": info.reachable,
+                    "effects": effect_names(info.effects),
+                }
+                for fid, info in sorted(self.functions.items())
+            },
+            "moduleHash": self.module_hash,
+            "policyHash": self.policy_hash,
+            "bindingManifestHash": self.binding_manifest_hash,
+            "planHash": self.plan_hash,
+            "warnings": [w.to_json() for w in self.warnings],
+        }
+
+
+def compute_plan_hash(plan: ExecutionPlan) -> str:
+    """SHA-256 over the three input hashes, the analysis versions and the derived facts."""
+    lines = [
+        canonical_record(PLAN_HASH_ID),
+        canonical_record("inputs", plan.module_hash, plan.policy_hash, plan.binding_manifest_hash),
+        canonical_record("versions", TYPE_SYSTEM_VERSION, EFFECT_ANALYSIS_VERSION),
+        canonical_record("required-effects", int(plan.required_effects), effects_text(plan.required_effects)),
+    ]
+    lines.extend(canonical_record("capability", c) for c in plan.required_capabilities)
+    lines.extend(canonical_record("binding", b) for b in sorted(plan.bindings))
+    lines.extend(
+        canonical_record("function", fid, int(info.effects), info.reachable)
+        for fid, info in sorted(plan.functions.items())
+    )
+    return sha256_lines(lines)
+
+
+def module_hash(module: Module) -> str:
+    """The module's canonical hash (``dotboxd-canonicalizer-1`` form, from the grammar layer)."""
+    return canonical.module_hash(module)
+
+
+def plan_error(message: str, **evidence: Any) -> DotBoxDError:
+    return reject("E-PLAN-INTEGRITY", message, **evidence)

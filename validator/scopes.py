@@ -1,0 +1,199 @@
+"""Pass 3, names and scopes: every variable read refers to a local or parameter that is in scope.
+
+Scoping rules (digest 1.4, DotBoxD's reference behaviour):
+
+* parameters seed the function scope; ``if`` branches and loop bodies are child scopes;
+* a local first assigned inside an ``if`` survives the ``if`` only when the other branch defines it
+  too, or the other branch always exits (return, break or continue on every path);
+* locals of ``while`` and ``forRange`` bodies never escape the loop, nor does the ``forRange`` local;
+* a read of a name not in scope is E-LOCAL-UNKNOWN.
+
+Our additional rules (spec/validation.md):
+
+* a ``forRange`` local must be a fresh name, not one already in scope (E-LOCAL-SHADOW): the loop owns
+  its counter;
+* the loop variable cannot be assigned inside its loop (E-LOCAL-LOOP-VAR): it always runs
+  start .. end-1, which both backends and the prover rely on;
+* local names obey the identifier rules (E-IR-ID, E-IR-CLR-REF) for ASTs not built by the importer.
+
+Dead statements (after an unconditional exit) are checked in the scope that reaches them. Whether a
+local keeps one type is the type pass's concern; whether statements are reachable is control flow's.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from dotboxd.core.ast import (
+    Binary,
+    Break,
+    Call,
+    Continue,
+    Expr,
+    ExprStmt,
+    ForRange,
+    Function,
+    If,
+    Literal,
+    Return,
+    Set,
+    Stmt,
+    Unary,
+    Var,
+    While,
+)
+from dotboxd.grammar.literals import dangerous_fragment, identifier_problem
+
+from .context import Context
+
+
+def run(ctx: Context) -> None:
+    checked_names: set[str] = set()
+    for fn in ctx.functions.values():
+        _FunctionScopes(ctx, fn, checked_names).check()
+
+
+class _FunctionScopes:
+    __slots__ = ("checked", "ctx", "fn", "loop_vars", "reported")
+
+    def __init__(self, ctx: Context, fn: Function, checked: set[str]) -> None:
+        self.ctx = ctx
+        self.fn = fn
+        self.loop_vars: list[str] = []
+        self.reported: set[str] = set()
+        self.checked = checked
+
+    def check(self) -> None:
+        scope = {p.name for p in self.fn.parameters}
+        self.block(self.fn.body, scope)
+
+    def name_ok(self, name: str, pointer: str) -> bool:
+        if name in self.checked:
+            return True
+        problem = identifier_problem(name)
+        if problem is not None:
+            self.ctx.report("E-IR-ID", f"local name {problem}", pointer, None, "", identifier=name)
+            return False
+        fragment = dangerous_fragment(name)
+        if fragment is not None:
+            self.ctx.report(
+                "E-IR-CLR-REF",
+                f"local name '{name}' names host machinery ('{fragment}')",
+                pointer,
+                None,
+                "",
+                fragment=fragment,
+            )
+            return False
+        self.checked.add(name)
+        return True
+
+    def block(self, stmts: tuple[Stmt, ...], scope: set[str]) -> bool:
+        """Check ``stmts`` in ``scope`` (mutated with the block's new locals); True when the block
+        always exits (return, break or continue on every path)."""
+        exits = False
+        for s in stmts:
+            if self.stmt(s, scope):
+                exits = True
+        return exits
+
+    def stmt(self, s: Stmt, scope: set[str]) -> bool:
+        if isinstance(s, Set):
+            self.expr(s.value, scope)
+            if s.name in self.loop_vars:
+                self.ctx.report(
+                    "E-LOCAL-LOOP-VAR",
+                    f"'{s.name}' is the variable of an enclosing forRange loop and cannot be assigned",
+                    s.pointer,
+                    s.span,
+                    "copy it into another local first",
+                    local=s.name,
+                )
+            elif self.name_ok(s.name, s.pointer):
+                scope.add(s.name)
+            return False
+        if isinstance(s, (Return, ExprStmt)):
+            self.expr(s.value, scope)
+            return isinstance(s, Return)
+        if isinstance(s, If):
+            self.expr(s.condition, scope)
+            then_scope = set(scope)
+            else_scope = set(scope)
+            then_exits = self.block(s.then, then_scope)
+            else_exits = self.block(s.else_, else_scope)
+            if then_exits and else_exits:
+                scope |= then_scope | else_scope
+            elif then_exits:
+                scope |= else_scope
+            elif else_exits:
+                scope |= then_scope
+            else:
+                scope |= then_scope & else_scope
+            return then_exits and else_exits
+        if isinstance(s, While):
+            self.expr(s.condition, scope)
+            self.block(s.body, set(scope))
+            return False
+        if isinstance(s, ForRange):
+            self.expr(s.start, scope)
+            self.expr(s.end, scope)
+            body_scope = set(scope)
+            if s.local in scope:
+                self.ctx.report(
+                    "E-LOCAL-SHADOW",
+                    f"forRange local '{s.local}' reuses a name already in scope",
+                    s.pointer,
+                    s.span,
+                    "give the loop variable a fresh name",
+                    local=s.local,
+                )
+            elif self.name_ok(s.local, s.pointer):
+                body_scope.add(s.local)
+            self.loop_vars.append(s.local)
+            self.block(s.body, body_scope)
+            self.loop_vars.pop()
+            return False
+        if isinstance(s, (Break, Continue)):
+            return True
+        self.ctx.report(
+            "E-JSON-STATEMENT", f"unknown statement node {type(s).__name__}", getattr(s, "pointer", "")
+        )
+        return False
+
+    def expr(self, e: Expr, scope: set[str]) -> None:
+        if isinstance(e, Var):
+            if e.name not in scope:
+                self.unknown(e, scope)
+        elif isinstance(e, Binary):
+            self.expr(e.left, scope)
+            self.expr(e.right, scope)
+        elif isinstance(e, Call):
+            for a in e.args:
+                self.expr(a, scope)
+        elif isinstance(e, Unary):
+            self.expr(e.operand, scope)
+        elif not isinstance(e, Literal):
+            self.ctx.report(
+                "E-JSON-EXPR", f"unknown expression node {type(e).__name__}", getattr(e, "pointer", "")
+            )
+
+    def unknown(self, e: Var, scope: set[str]) -> None:
+        key = f"{e.name}@{e.pointer}"
+        if key in self.reported:
+            return
+        self.reported.add(key)
+        close = difflib.get_close_matches(e.name, sorted(scope), n=3)
+        hint = (
+            f"did you mean {', '.join(repr(c) for c in close)}?"
+            if close
+            else "assign it with set before reading it"
+        )
+        self.ctx.report(
+            "E-LOCAL-UNKNOWN",
+            f"'{e.name}' is not a local or parameter in scope in function '{self.fn.id}'",
+            e.pointer,
+            e.span,
+            hint,
+            name=e.name,
+            inScope=sorted(scope)[:20],
+        )

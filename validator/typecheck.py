@@ -1,0 +1,613 @@
+"""Pass 4, types: every expression has exactly one sandbox type and every use fits it.
+
+Invariants established:
+
+* parameter, return and ``genericType`` types resolve: known names only, generic arity, map keys,
+  nesting depth, opaque-id brands declared by the policy (E-TYPE-UNKNOWN/-ARITY/-MAP-KEY/-DEPTH);
+* numeric operators need the same numeric type on both sides and nothing is widened; ordering needs
+  numbers; ``eq``/``ne`` need identical types; ``and``/``or``/``not`` need Bool (E-TYPE-MISMATCH,
+  with both types as evidence);
+* ``if``/``while`` conditions are Bool, ``forRange`` bounds are I32, returns match the declared
+  return type (E-TYPE-MISMATCH);
+* a local keeps the type of its first assignment throughout its function (E-LOCAL-TYPE); one name
+  has one type per function, so the plan can give each local a single slot type;
+* every call resolves (built-in, then module function, then host binding; else E-CALL-UNKNOWN, or
+  E-IR-CLR-REF for a host-machinery name) with the right arity (E-CALL-ARITY), argument types
+  (E-TYPE-MISMATCH), ``genericType`` use (E-CALL-GENERIC) and, for ``record.get``, a constant
+  in-range index (E-CALL-RECORD-INDEX);
+* dead statements (after an unconditional exit in their block) are type-checked like live ones, but
+  only live code contributes effects, callees and bindings to the function's facts.
+
+It also decides, for every ``and``/``or``, whether the right operand runs first (digest 1.6): only
+when both operands are pure (built-in calls and PureIntrinsic bindings only) and the right one has
+strictly fewer expression nodes. Errors are typed as an internal error type that silences every
+check it takes part in, so one mistake yields one diagnostic.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from dotboxd.core.ast import (
+    Binary,
+    BinaryOp,
+    Break,
+    Call,
+    Continue,
+    Expr,
+    ExprStmt,
+    ForRange,
+    Function,
+    If,
+    Literal,
+    LiteralKind,
+    Return,
+    Set,
+    Stmt,
+    TypeRef,
+    Unary,
+    UnaryOp,
+    Var,
+    While,
+)
+from dotboxd.core.builtins import BUILTINS, CallSite, CallTypeError, GenericRule
+from dotboxd.core.effects import Effect
+from dotboxd.core.types import (
+    BOOL,
+    F64,
+    GUID,
+    I32,
+    I64,
+    SANDBOX_PATH,
+    SANDBOX_URI,
+    STRING,
+    UNIT,
+    OpaqueIdType,
+    SandboxType,
+    TypeProblem,
+    resolve_or_problem,
+    type_problem_error,
+)
+from dotboxd.grammar.literals import dangerous_fragment
+
+from .context import Context, FunctionFacts
+from .plan import CallKind, CallTarget
+
+
+class _ErrorType(SandboxType):
+    """The type of an expression that already failed; every check involving it is skipped."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return "<error>"
+
+    def to_json(self) -> Any:
+        return None
+
+
+ERROR: SandboxType = _ErrorType()
+
+_LITERAL_TYPES: dict[LiteralKind, SandboxType] = {
+    LiteralKind.UNIT: UNIT,
+    LiteralKind.BOOL: BOOL,
+    LiteralKind.I32: I32,
+    LiteralKind.I64: I64,
+    LiteralKind.F64: F64,
+    LiteralKind.STRING: STRING,
+    LiteralKind.GUID: GUID,
+    LiteralKind.PATH: SANDBOX_PATH,
+    LiteralKind.URI: SANDBOX_URI,
+}
+#: Text-carrying literals allocate (digest 3.1: "Alloc comes from text/composite literals").
+ALLOCATING_LITERALS = frozenset(
+    {LiteralKind.STRING, LiteralKind.PATH, LiteralKind.URI, LiteralKind.OPAQUE_ID}
+)
+_NUMERIC = frozenset({I32, I64, F64})
+_ARITH = frozenset({BinaryOp.ADD, BinaryOp.SUB, BinaryOp.MUL, BinaryOp.DIV, BinaryOp.REM})
+_ORDER = frozenset({BinaryOp.LT, BinaryOp.LTE, BinaryOp.GT, BinaryOp.GTE})
+_LOGIC = frozenset({BinaryOp.AND, BinaryOp.OR})
+_WIDEN_HINT = "convert explicitly with numeric.toI64 or numeric.toF64; nothing is widened implicitly"
+
+
+def run(ctx: Context) -> None:
+    checker = _Checker(ctx)
+    for fid, fn in ctx.functions.items():
+        ctx.facts[fid] = checker.signature(fn)
+    for fid in ctx.functions:
+        checker.body(ctx.facts[fid])
+
+
+class _Checker:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.brands = ctx.policy.declared_opaque_id_types
+        self.brand_types: dict[str, OpaqueIdType] = {}
+        self.facts: FunctionFacts | None = None
+        self.locals: dict[str, SandboxType] = {}
+        self.first_set: dict[str, str] = {}
+        self.effects = Effect.CPU
+        self.purity: dict[int, tuple[bool, int]] = {}
+        self.name_checked: dict[str, bool] = {}
+        self.types = ctx.expr_types
+        self.targets = ctx.call_targets
+
+    # -- signatures -----------------------------------------------------------------------------
+
+    def resolve(self, ref: TypeRef) -> SandboxType:
+        try:
+            return resolve_or_problem(ref, self.brands)
+        except TypeProblem as problem:
+            self.ctx.diagnostics.extend(type_problem_error(problem, ref).diagnostics)
+            return ERROR
+
+    def signature(self, fn: Function) -> FunctionFacts:
+        params = tuple(self.resolve(p.type) for p in fn.parameters)
+        ret = self.resolve(fn.return_type)
+        facts = FunctionFacts(fn, params, ret)
+        facts.local_types = {p.name: t for p, t in zip(fn.parameters, params, strict=True)}
+        return facts
+
+    # -- bodies ---------------------------------------------------------------------------------
+
+    def body(self, facts: FunctionFacts) -> None:
+        self.facts = facts
+        self.locals = facts.local_types
+        self.first_set = {p.name: p.pointer for p in facts.function.parameters}
+        self.effects = Effect.CPU
+        self.block(facts.function.body, True)
+        facts.direct_effects = self.effects
+        facts.effects = self.effects
+
+    def block(self, stmts: tuple[Stmt, ...], live: bool) -> bool:
+        exits = False
+        dead = self.ctx.dead
+        for s in stmts:
+            if not live:
+                dead.add(id(s))
+            if self.stmt(s, live):
+                exits = True
+                live = False
+        return exits
+
+    def stmt(self, s: Stmt, live: bool) -> bool:
+        tp = type(s)
+        if tp is Set:
+            assert isinstance(s, Set)
+            self.assign(s.name, self.expr(s.value, live), s.pointer, s)
+            return False
+        if tp is Return:
+            assert isinstance(s, Return)
+            t = self.expr(s.value, live)
+            assert self.facts is not None
+            want = self.facts.return_type
+            if t is not ERROR and want is not ERROR and t != want:
+                self.ctx.report(
+                    "E-TYPE-MISMATCH",
+                    f"function '{self.facts.function.id}' returns {want}, but this returns {t}",
+                    s.value.pointer or s.pointer,
+                    s.value.span or s.span,
+                    'return a value of the declared type (Unit functions return {"unit": true})',
+                    expected=str(want),
+                    actual=str(t),
+                )
+            return True
+        if tp is ExprStmt:
+            assert isinstance(s, ExprStmt)
+            self.expr(s.value, live)
+            return False
+        if tp is If:
+            assert isinstance(s, If)
+            self.condition(s.condition, live, "if")
+            then_exits = self.block(s.then, live)
+            else_exits = self.block(s.else_, live)
+            return then_exits and else_exits
+        if tp is While:
+            assert isinstance(s, While)
+            self.condition(s.condition, live, "while")
+            self.block(s.body, live)
+            return False
+        if tp is ForRange:
+            assert isinstance(s, ForRange)
+            for bound, what in ((s.start, "start"), (s.end, "end")):
+                t = self.expr(bound, live)
+                if t is not ERROR and t != I32:
+                    self.ctx.report(
+                        "E-TYPE-MISMATCH",
+                        f"forRange {what} must be I32, got {t}",
+                        bound.pointer,
+                        bound.span,
+                        "convert the bound to I32",
+                        expected="I32",
+                        actual=str(t),
+                    )
+            self.assign(s.local, I32, s.pointer, s)
+            self.block(s.body, live)
+            return False
+        return tp is Break or tp is Continue
+
+    def assign(self, name: str, t: SandboxType, pointer: str, node: Stmt) -> None:
+        old = self.locals.get(name)
+        if old is None or old is ERROR:
+            self.locals[name] = t
+            self.first_set.setdefault(name, pointer)
+            return
+        if t is ERROR or t == old:
+            return
+        self.ctx.report(
+            "E-LOCAL-TYPE",
+            f"local '{name}' was first assigned {old} and cannot now hold {t}",
+            pointer,
+            node.span,
+            "use another local name for the new value (a name keeps one type per function)",
+            local=name,
+            declared=str(old),
+            assigned=str(t),
+            first=self.first_set.get(name, ""),
+        )
+
+    def condition(self, e: Expr, live: bool, what: str) -> None:
+        t = self.expr(e, live)
+        if t is not ERROR and t != BOOL:
+            self.ctx.report(
+                "E-TYPE-MISMATCH",
+                f"{what} condition must be Bool, got {t}",
+                e.pointer,
+                e.span,
+                'compare explicitly, e.g. {"op": "ne", ...}',
+                expected="Bool",
+                actual=str(t),
+            )
+
+    # -- expressions ----------------------------------------------------------------------------
+
+    def expr(self, e: Expr, live: bool) -> SandboxType:
+        tp = type(e)
+        t: SandboxType
+        if tp is Var:
+            assert isinstance(e, Var)
+            found = self.locals.get(e.name)
+            if found is None:
+                self.ctx.report(
+                    "E-LOCAL-UNKNOWN", f"'{e.name}' is not assigned before this read", e.pointer, e.span
+                )
+                t = ERROR
+            else:
+                t = found
+        elif tp is Literal:
+            assert isinstance(e, Literal)
+            t = self.literal(e, live)
+        elif tp is Binary:
+            assert isinstance(e, Binary)
+            t = self.binary(e, live)
+        elif tp is Call:
+            assert isinstance(e, Call)
+            t = self.call(e, live)
+        elif tp is Unary:
+            assert isinstance(e, Unary)
+            t = self.unary(e, live)
+        else:
+            self.ctx.report(
+                "E-JSON-EXPR", f"unknown expression node {tp.__name__}", getattr(e, "pointer", "")
+            )
+            return ERROR
+        self.types[id(e)] = t
+        return t
+
+    def literal(self, e: Literal, live: bool) -> SandboxType:
+        self.ctx.literals.append(e)
+        kind = e.kind
+        if live and kind in ALLOCATING_LITERALS:
+            self.effects |= Effect.ALLOC
+        t = _LITERAL_TYPES.get(kind)
+        if t is not None:
+            return t
+        if kind is LiteralKind.OPAQUE_ID:
+            brand = e.brand
+            if brand is None or brand not in self.brands:
+                self.ctx.report(
+                    "E-TYPE-UNKNOWN",
+                    f"opaque id type '{brand}' is not declared by the policy",
+                    e.pointer,
+                    e.span,
+                    "the host policy must declare the opaque id type (declare_opaque_id_type)",
+                    type=str(brand),
+                    reason="undeclared-brand",
+                )
+                return ERROR
+            cached = self.brand_types.get(brand)
+            if cached is None:
+                cached = self.brand_types[brand] = OpaqueIdType(brand)
+            return cached
+        self.ctx.report("E-JSON-EXPR", f"unknown literal kind {kind!r}", e.pointer, e.span)
+        return ERROR
+
+    def unary(self, e: Unary, live: bool) -> SandboxType:
+        t = self.expr(e.operand, live)
+        if t is ERROR:
+            return ERROR
+        if e.op is UnaryOp.NOT:
+            if t == BOOL:
+                return BOOL
+            want = "Bool"
+        else:
+            if t in _NUMERIC:
+                return t
+            want = "I32, I64 or F64"
+        self.ctx.report(
+            "E-TYPE-MISMATCH",
+            f"unary '{e.op.value}' needs {want}, got {t}",
+            e.pointer,
+            e.span,
+            "",
+            operator=e.op.value,
+            expected=want,
+            actual=str(t),
+        )
+        return ERROR
+
+    def binary(self, e: Binary, live: bool) -> SandboxType:
+        lt = self.expr(e.left, live)
+        rt = self.expr(e.right, live)
+        op = e.op
+        if op in _LOGIC:
+            result = self.logic(e, lt, rt)
+            if result is BOOL:
+                self.decide_order(e)
+            return result
+        if lt is ERROR or rt is ERROR:
+            return ERROR
+        if op in _ARITH or op in _ORDER:
+            if lt == rt and lt in _NUMERIC:
+                return lt if op in _ARITH else BOOL
+            what = "arithmetic" if op in _ARITH else "ordering"
+            self.mismatch(
+                e, f"{what} operator '{op.value}' needs the same numeric type on both sides", lt, rt
+            )
+            return ERROR
+        if lt == rt:  # eq / ne: identical types of any kind
+            return BOOL
+        self.mismatch(e, f"'{op.value}' compares values of identical types only", lt, rt)
+        return ERROR
+
+    def logic(self, e: Binary, lt: SandboxType, rt: SandboxType) -> SandboxType:
+        bad = [(side, t) for side, t in (("left", lt), ("right", rt)) if t is not ERROR and t != BOOL]
+        if bad:
+            side, t = bad[0]
+            operand = e.left if side == "left" else e.right
+            self.ctx.report(
+                "E-TYPE-MISMATCH",
+                f"'{e.op.value}' needs Bool operands; the {side} operand is {t}",
+                operand.pointer or e.pointer,
+                operand.span or e.span,
+                "",
+                operator=e.op.value,
+                left=str(lt),
+                right=str(rt),
+            )
+            return ERROR
+        return ERROR if lt is ERROR or rt is ERROR else BOOL
+
+    def mismatch(self, e: Binary, message: str, lt: SandboxType, rt: SandboxType) -> None:
+        self.ctx.report(
+            "E-TYPE-MISMATCH",
+            f"{message}: left is {lt}, right is {rt}",
+            e.pointer,
+            e.span,
+            _WIDEN_HINT,
+            operator=e.op.value,
+            left=str(lt),
+            right=str(rt),
+        )
+
+    # -- and/or operand order -------------------------------------------------------------------
+
+    def decide_order(self, e: Binary) -> None:
+        left_pure, left_size = self.pure_size(e.left)
+        right_pure, right_size = self.pure_size(e.right)
+        if left_pure and right_pure and right_size < left_size:
+            self.ctx.right_first.add(id(e))
+
+    def pure_size(self, e: Expr) -> tuple[bool, int]:
+        key = id(e)
+        known = self.purity.get(key)
+        if known is not None:
+            return known
+        if isinstance(e, (Var, Literal)):
+            result = (True, 1)
+        elif isinstance(e, Unary):
+            pure, size = self.pure_size(e.operand)
+            result = (pure, size + 1)
+        elif isinstance(e, Binary):
+            lp, ls = self.pure_size(e.left)
+            rp, rs = self.pure_size(e.right)
+            result = (lp and rp, ls + rs + 1)
+        else:
+            assert isinstance(e, Call)
+            pure, size = True, 1
+            for a in e.args:
+                ap, asz = self.pure_size(a)
+                pure = pure and ap
+                size += asz
+            target = self.targets.get(id(e))
+            if target is None or target.kind is CallKind.FUNCTION:
+                pure = False
+            elif target.kind is CallKind.BINDING:
+                pure = pure and target.binding is not None and target.binding.is_pure
+            result = (pure, size)
+        self.purity[key] = result
+        return result
+
+    # -- calls ----------------------------------------------------------------------------------
+
+    def call(self, e: Call, live: bool) -> SandboxType:
+        arg_types = tuple(self.expr(a, live) for a in e.args)
+        name = e.name
+        if not self.call_name_ok(e):
+            return ERROR
+        builtin = BUILTINS.get(name)
+        if builtin is not None:
+            self.targets[id(e)] = CallTarget(CallKind.BUILTIN, name, builtin=builtin)
+            if live and builtin.allocates:
+                self.effects |= Effect.ALLOC
+            return self.builtin_call(e, builtin.generic, arg_types)
+        if e.generic_type is not None:
+            self.ctx.report(
+                "E-CALL-GENERIC",
+                f"'{name}' takes no genericType (only list.empty, map.empty and record.new do)",
+                e.generic_type.pointer or e.pointer,
+                e.span,
+                "remove genericType",
+                call=name,
+            )
+            return ERROR
+        facts = self.ctx.facts.get(name)
+        if facts is not None:
+            self.targets[id(e)] = CallTarget(CallKind.FUNCTION, name)
+            assert self.facts is not None
+            self.facts.all_callees.setdefault(name, e)
+            if live:
+                self.facts.live_callees.setdefault(name, e)
+            self.check_args(e, f"function '{name}'", facts.parameter_types, arg_types)
+            assert facts.return_type is not None
+            return facts.return_type
+        binding = self.ctx.catalog.get(name)
+        if binding is not None:
+            self.targets[id(e)] = CallTarget(CallKind.BINDING, name, binding=binding)
+            if live:
+                assert self.facts is not None
+                self.facts.live_bindings.setdefault(name, e)
+                self.effects |= binding.required_effects
+            self.check_args(e, f"binding '{name}'", binding.parameters, arg_types)
+            return binding.return_type
+        self.unknown_call(e)
+        return ERROR
+
+    def call_name_ok(self, e: Call) -> bool:
+        ok = self.name_checked.get(e.name)
+        if ok is None:
+            fragment = dangerous_fragment(e.name)
+            ok = fragment is None
+            self.name_checked[e.name] = ok
+        if not ok:
+            self.ctx.report(
+                "E-IR-CLR-REF",
+                f"call '{e.name}' names host machinery",
+                e.pointer,
+                e.span,
+                "kernels reach the host only through registered bindings",
+                call=e.name,
+                fragment=dangerous_fragment(e.name) or "",
+            )
+        return ok
+
+    def unknown_call(self, e: Call) -> None:
+        known = sorted({*BUILTINS, *self.ctx.functions, *self.ctx.catalog})
+        close = difflib.get_close_matches(e.name, known, n=3)
+        self.ctx.report(
+            "E-CALL-UNKNOWN",
+            f"'{e.name}' is not a built-in, a function of this module or a registered host binding",
+            e.pointer,
+            e.span,
+            f"did you mean {', '.join(close)}?"
+            if close
+            else "the host must register a binding before a kernel can call it",
+            call=e.name,
+        )
+
+    def check_args(
+        self, e: Call, callee: str, params: tuple[SandboxType, ...], args: tuple[SandboxType, ...]
+    ) -> None:
+        if len(params) != len(args):
+            self.ctx.report(
+                "E-CALL-ARITY",
+                f"{callee} takes {len(params)} argument(s), got {len(args)}",
+                e.pointer,
+                e.span,
+                "",
+                call=e.name,
+                expected=len(params),
+                actual=len(args),
+            )
+            return
+        for i, (want, got) in enumerate(zip(params, args, strict=True)):
+            if got is not ERROR and want is not ERROR and got != want:
+                arg = e.args[i]
+                self.ctx.report(
+                    "E-TYPE-MISMATCH",
+                    f"argument {i + 1} of {callee} must be {want}, got {got}",
+                    arg.pointer or e.pointer,
+                    arg.span or e.span,
+                    _WIDEN_HINT if want in _NUMERIC and got in _NUMERIC else "",
+                    call=e.name,
+                    argument=i + 1,
+                    expected=str(want),
+                    actual=str(got),
+                )
+                return
+
+    def builtin_call(self, e: Call, rule: GenericRule, arg_types: tuple[SandboxType, ...]) -> SandboxType:
+        generic: SandboxType | None = None
+        if rule is GenericRule.FORBIDDEN:
+            if e.generic_type is not None:
+                self.ctx.report(
+                    "E-CALL-GENERIC",
+                    f"'{e.name}' takes no genericType (only list.empty, map.empty and record.new do)",
+                    e.generic_type.pointer or e.pointer,
+                    e.span,
+                    "remove genericType",
+                    call=e.name,
+                )
+                return ERROR
+        else:
+            if e.generic_type is None:
+                what = (
+                    "the element type T"
+                    if rule is GenericRule.ELEMENT
+                    else "the whole collection/record type"
+                )
+                self.ctx.report(
+                    "E-CALL-GENERIC",
+                    f"'{e.name}' needs a genericType ({what})",
+                    e.pointer,
+                    e.span,
+                    'add "genericType"',
+                    call=e.name,
+                )
+                return ERROR
+            generic = self.resolve(e.generic_type)
+            if generic is ERROR:
+                return ERROR
+        if any(t is ERROR for t in arg_types):
+            return ERROR
+        const_ints: tuple[int | None, ...] = ()
+        if e.name == "record.get":
+            const_ints = tuple(
+                a.value if type(a) is Literal and a.kind is LiteralKind.I32 and type(a.value) is int else None
+                for a in e.args
+            )
+        builtin = BUILTINS[e.name]
+        try:
+            return builtin.result_type(CallSite(arg_types, generic, const_ints))
+        except CallTypeError as err:
+            node: Any = (
+                e.args[err.arg_index] if err.arg_index is not None and err.arg_index < len(e.args) else e
+            )
+            evidence: dict[str, Any] = {"call": e.name}
+            if err.arg_index is not None:
+                evidence["argument"] = err.arg_index + 1
+            if err.expected is not None:
+                evidence["expected"] = err.expected
+                evidence["actual"] = err.actual
+            if err.code == "E-CALL-ARITY":
+                evidence["actual"] = len(arg_types)
+            self.ctx.report(
+                err.code,
+                err.message,
+                node.pointer or e.pointer,
+                node.span or e.span,
+                f"signature: {e.name} {builtin.signature}",
+                **evidence,
+            )
+            return ERROR
