@@ -19,7 +19,12 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m dotboxd.demo
+	@echo "== check: loot-score (validate against the default, pure-only policy)"
+	$(BIN)/dotboxd check examples/loot-score.json
+	@echo "== run: loot-score main(3, 4), metered on the reference interpreter"
+	$(BIN)/dotboxd run examples/loot-score.json --entry main --args '[3, 4]'
+	@echo "== the game-world host: granted, denied at install, starved mid-run"
+	$(BIN)/python examples/game_world_demo.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

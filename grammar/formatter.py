@@ -41,8 +41,10 @@ _NUMERIC_KINDS = frozenset({ast.LiteralKind.I32, ast.LiteralKind.I64, ast.Litera
 
 
 def _escape(text: str, quote: str) -> str:
-    """JSON-style escapes; control characters, line separators and surrogates as \\uXXXX so the
-    printed text is visible and stays on one line."""
+    """JSON-style escapes for exactly what must be escaped: the quote, the backslash, C0 control
+    characters (and surrogates, which cannot be encoded). Everything else is printed as itself, as
+    the wire's JSON does, so the text is never longer than the compact JSON of the same strings and
+    a module within the wire budgets always re-parses within the text budgets."""
     out: list[str] = []
     for ch in text:
         code = ord(ch)
@@ -50,7 +52,7 @@ def _escape(text: str, quote: str) -> str:
             out.append("\\" + ch)
         elif ch in _NAMED_ESCAPES:
             out.append(_NAMED_ESCAPES[ch])
-        elif code < 0x20 or 0x7F <= code <= 0x9F or code in (0x2028, 0x2029) or 0xD800 <= code <= 0xDFFF:
+        elif code < 0x20 or 0xD800 <= code <= 0xDFFF:
             out.append(f"\\u{code:04x}")
         else:
             out.append(ch)

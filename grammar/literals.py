@@ -69,8 +69,13 @@ _DANGEROUS_WORDS: tuple[str, ...] = (
 )
 _WORD_PATTERN = re.compile(
     r"(?<![A-Za-z0-9])(?:"
-    + "|".join(re.escape(w) for w in _DANGEROUS_WORDS)
+    + "|".join(re.escape(w) for w in _DANGEROUS_WORDS if w[-1].isalnum())
     + r")(?![A-Za-z0-9])|"
+    # A fragment that ends in punctuation (``IL_``) needs a boundary on the left only, so IL labels
+    # such as ``IL_0001`` are caught while ``until_done`` is not.
+    + r"(?<![A-Za-z0-9])(?:"
+    + "|".join(re.escape(w) for w in _DANGEROUS_WORDS if not w[-1].isalnum())
+    + r")|"
     + "|".join(re.escape(f) for f in _DANGEROUS_ANYWHERE)
     + r"|0x(?:02|04|06|0a|1b|23|70)[0-9a-f]{6}",
     re.IGNORECASE,
@@ -135,8 +140,8 @@ def opaque_value_problem(text: str) -> str | None:
 
 _DEVICE_NAMES = frozenset(
     ["con", "prn", "aux", "nul", "conin$", "conout$"]
-    + [f"com{i}" for i in range(1, 10)]
-    + [f"lpt{i}" for i in range(1, 10)]
+    + [f"com{i}" for i in [*range(1, 10), "\u00b9", "\u00b2", "\u00b3"]]
+    + [f"lpt{i}" for i in [*range(1, 10), "\u00b9", "\u00b2", "\u00b3"]]
 )
 _URI_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
 

@@ -43,8 +43,13 @@ _SECRET = re.compile(
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9_.:/\-]*")
+
+
 def sanitize(text: str, limit: int = MAX_TEXT) -> str:
     """Audit-safe text: secret values redacted, control characters removed, length bounded."""
+    if len(text) <= limit and _PLAIN.fullmatch(text):
+        return text  # ids and hashes: nothing to redact (no separator a secret could follow)
     cleaned = _CONTROL.sub(" ", str(text))
     cleaned = _SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3) or ''}[redacted]", cleaned)
     return cleaned if len(cleaned) <= limit else cleaned[: limit - 3] + "..."

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,12 @@ from dotboxd.runtime.meter import CancelToken, Meter, MeterLimits
 
 if TYPE_CHECKING:
     from dotboxd.validator.plan import ExecutionPlan
+
+
+@lru_cache(maxsize=256)
+def _meter_limits(limits: object) -> MeterLimits:
+    """The meter's view of a policy's (frozen, hashable) limits, computed once per limits value."""
+    return MeterLimits.from_object(limits)
 
 
 class RunContext:
@@ -44,7 +51,7 @@ class RunContext:
         self.plan = plan
         self.run_id = run_id or uuid.uuid4().hex
         policy = plan.policy
-        self.meter = Meter(MeterLimits.from_object(policy.limits), cancel=cancel, clock=clock)
+        self.meter = Meter(_meter_limits(policy.limits), cancel=cancel, clock=clock)
         if policy.deterministic:
             logical = (policy.logical_now_unix_ms or 0) / 1000.0
             audit_clock: Callable[[], float] = lambda: logical  # noqa: E731 - a constant clock

@@ -25,6 +25,7 @@ from .structure import METADATA_CAPABILITIES
 
 def run(ctx: Context) -> None:
     required = ctx.required_capabilities
+    impure_bits = [int(bit) for bit in EFFECT_NAMES if not bit & PURE]
     for fid, path in ctx.reachable.items():  # BFS order: shortest paths first
         for bid, call in ctx.facts[fid].live_bindings.items():
             binding = ctx.catalog[bid]
@@ -33,9 +34,10 @@ def run(ctx: Context) -> None:
                 if cap not in required:
                     required[cap] = evidence
                     ctx.capability_origins[cap] = (call.pointer, call.span)
-            for bit in EFFECT_NAMES:
-                if binding.required_effects & bit & ~PURE and int(bit) not in ctx.effect_origins:
-                    ctx.effect_origins[int(bit)] = evidence
+            effects = int(binding.required_effects)
+            for bit in impure_bits:
+                if effects & bit and bit not in ctx.effect_origins:
+                    ctx.effect_origins[bit] = evidence
     for cap in ctx.metadata_capabilities:
         if cap not in required:
             required[cap] = (f"metadata:{METADATA_CAPABILITIES}",)

@@ -273,7 +273,9 @@ def _nesting(ctx: Context, body: tuple[Stmt, ...], depth: int) -> bool:
         tp = type(node)
         if is_stmt:
             if tp not in _STATEMENTS:
-                ctx.report("E-JSON-STATEMENT", f"{tp.__name__} is not a statement", getattr(node, "pointer", ""))
+                ctx.report(
+                    "E-JSON-STATEMENT", f"{tp.__name__} is not a statement", getattr(node, "pointer", "")
+                )
                 continue
             if tp is If:
                 assert isinstance(node, If)

@@ -117,9 +117,9 @@ def _behavior(
         options += [(2, "pending"), (2, "async-return"), (2, "sleep")]
     kind = src.weighted(options)
     if kind in ("return", "async-return"):
-        return {"kind": kind, "value": vocab.json_value(src, ret, 1)}
+        return {"kind": kind, "value": vocab.canonical_json(src, ret)}
     if kind == "sequence":
-        return {"kind": kind, "values": [vocab.json_value(src, ret, 1) for _ in range(src.integer(1, 3))]}
+        return {"kind": kind, "values": [vocab.canonical_json(src, ret) for _ in range(src.integer(1, 3))]}
     if kind == "echo":
         return {"kind": kind, "arg": src.choice(echoes)}
     if kind == "raise":
@@ -127,5 +127,5 @@ def _behavior(
     if kind == "malformed":
         return {"kind": kind, "value": vocab.wrong_json_value(src, ret)}
     if kind == "sleep":
-        return {"kind": kind, "ms": src.integer(0, 1), "value": vocab.json_value(src, ret, 1)}
+        return {"kind": kind, "ms": src.integer(0, 1), "value": vocab.canonical_json(src, ret)}
     return {"kind": kind}

@@ -84,7 +84,7 @@ def build_program(src: Source) -> GeneratedProgram:
     if reached:
         env.note("fixtures")
     policy = _policy(src, module, brands, reached, capabilities, env)
-    args = [vocab.json_value(src, t) for _, t in entry.params]
+    args = [vocab.canonical_json(src, t) for _, t in entry.params]
     return GeneratedProgram(
         module=module,
         policy_json=policy,
@@ -107,7 +107,7 @@ class ProgramWithInputs:
 def draw_inputs(src: Source, program: GeneratedProgram, count: int) -> list[list[Any]]:
     """``count`` further input vectors for ``program``'s entrypoint (typed encoding)."""
     types = entry_param_types(program)
-    return [[vocab.json_value(src, t) for t in types] for _ in range(count)]
+    return [[vocab.canonical_json(src, t) for t in types] for _ in range(count)]
 
 
 def entry_param_types(program: GeneratedProgram) -> tuple[SandboxType, ...]:

@@ -32,7 +32,10 @@ from dotboxd.core.types import (
     OpaqueIdType,
     RecordType,
     SandboxType,
+    to_type_ref,
 )
+from dotboxd.core.values import decode_typed, encode_typed
+from dotboxd.grammar import literals as literal_rules
 from dotboxd.grammar.literals import dangerous_fragment, path_problem, uri_problem
 
 from .source import Source
@@ -289,6 +292,13 @@ def json_value(src: Source, t: SandboxType, depth: int = 0) -> Any:
     if t == UNIT:
         return None
     raise ValueError(f"no value for {t}")
+
+
+def canonical_json(src: Source, t: SandboxType) -> Any:
+    """A value of ``t`` in the typed encoding with maps in canonical key order (the case format's
+    rule), obtained by decoding and re-encoding through the runtime's own codec."""
+    ref = to_type_ref(t)
+    return encode_typed(decode_typed(json_value(src, t), ref, literal_rules), ref)
 
 
 def _size(src: Source, depth: int) -> int:

@@ -19,6 +19,7 @@ import math
 import sys
 from collections.abc import Callable
 from fractions import Fraction
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -194,9 +195,9 @@ def _arith() -> None:
         for op, values in pairs.items():
             for index, (a, b) in enumerate(values):
                 if bits:
-                    result, code = outcome(lambda op=op, a=a, b=b, bits=bits: int_op(op, a, b, bits))
+                    result, code = outcome(partial(int_op, op, int(a), int(b), bits))
                 else:
-                    result, code = outcome(lambda op=op, a=a, b=b: f64_op(op, a, b))
+                    result, code = outcome(partial(f64_op, op, float(a), float(b)))
                 text = kernel(f"return a {SYM[op]} b;", f"main(a {type_name}, b {type_name}) -> {type_name}")
                 add(
                     "arith",
@@ -288,28 +289,31 @@ def _compare() -> None:
         )
     # composite equality also charges one fuel per value node of each operand
     lists = [([1, 2], [1, 2], True), ([1, 2], [2, 1], False), ([], [], True), ([1], [1, 1], False)]
-    for index, (a, b, eq) in enumerate(lists):
-        nodes = (len(a) + 1) + (len(b) + 1)
+    for index, (la, lb, eq) in enumerate(lists):
+        nodes = (len(la) + 1) + (len(lb) + 1)
         add(
             "compare",
             f"list-eq-{index}",
             kernel("return a == b;", "main(a List<I32>, b List<I32>) -> Bool"),
             value=eq,
-            args=[a, b],
-            fuel=BIN_FUEL + C.composite_equality_fuel(len(a) + 1, len(b) + 1),
-            usage={"collectionElements": len(a) + len(b)},
+            args=[la, lb],
+            fuel=BIN_FUEL + C.composite_equality_fuel(len(la) + 1, len(lb) + 1),
+            usage={"collectionElements": len(la) + len(lb)},
             description=f"structural list equality ({nodes} nodes)",
         )
-    maps = [([["x", 1], ["y", 2]], [["y", 2], ["x", 1]], True), ([["x", 1]], [["x", 2]], False)]
-    for index, (a, b, eq) in enumerate(maps):
-        na, nb = 1 + 2 * len(a), 1 + 2 * len(b)
-        text_bytes = sum(sb(k) for k, _ in a) + sum(sb(k) for k, _ in b)
+    maps: list[tuple[list[list[Any]], list[list[Any]], bool]] = [
+        ([["x", 1], ["y", 2]], [["y", 2], ["x", 1]], True),
+        ([["x", 1]], [["x", 2]], False),
+    ]
+    for index, (ma, mb, eq) in enumerate(maps):
+        na, nb = 1 + 2 * len(ma), 1 + 2 * len(mb)
+        text_bytes = sum(sb(str(k)) for k, _ in ma) + sum(sb(str(k)) for k, _ in mb)
         add(
             "compare",
             f"map-eq-{index}",
             kernel("return a != b;", "main(a Map<String, I32>, b Map<String, I32>) -> Bool"),
             value=not eq,
-            args=[a, b],
+            args=[ma, mb],
             fuel=BIN_FUEL + C.composite_equality_fuel(na, nb),
             usage={"stringBytes": text_bytes},
             description="maps compare as sets of entries",
@@ -826,12 +830,12 @@ def _strings() -> None:
         ("ab", "a", 1),
         ("", "a", -1),
     ]
-    for index, (a, b, result) in enumerate(ordinal):
+    for index, (a, b, order) in enumerate(ordinal):
         add(
             "strings",
             f"compare-ordinal-{index}",
             kernel(f'return string.compareOrdinal("{a}", "{b}");'),
-            value=result,
+            value=order,
             fuel=S + 3 * E + base("string.compareOrdinal") + units(a) + units(b),
             description="ordinal UTF-16 code-unit order (an astral char sorts before U+FF61)",
         )
@@ -1378,6 +1382,7 @@ def _bindings() -> None:
         ),
     ]
     for name, returns, behavior, code in failures:
+        assert isinstance(behavior, dict)
         b = _binding("probe.bad", [], returns, behavior)
         add(
             "bindings",
@@ -1602,7 +1607,7 @@ def _values() -> None:
         ("uri", 'uri"https://example.com/x"', "SandboxUri", "https://example.com/x"),
     ]
     for name, literal, type_name, result in rows:
-        text_bytes = sb(result) if type_name in ("String", "SandboxPath", "SandboxUri") else 0
+        text_bytes = sb(str(result)) if type_name in ("String", "SandboxPath", "SandboxUri") else 0
         add(
             "values",
             name,

@@ -715,7 +715,12 @@ class BindingRegistry:
 BINDINGS_HASH_ID = "dotboxd-py-bindings-1"
 
 
+_NEEDS_ESCAPE = re.compile(r"[\\\x00-\x1f\x7f-\x9f]")
+
+
 def _escape(text: str) -> str:
+    if _NEEDS_ESCAPE.search(text) is None:
+        return text
     out: list[str] = []
     for ch in text:
         if ch == "\\":

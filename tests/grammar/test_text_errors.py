@@ -52,8 +52,8 @@ def test_golden_unterminated_string() -> None:
 def test_golden_keyword_used_as_a_name() -> None:
     assert render(FN + "    if = 1;\n}\n") == (
         "demo.dbk:3:8: error[E-TEXT-SYNTAX] unexpected '='; expected one of '!', '(', '-', 'false', "
-        "'opaque', 'true', a \"string\", a `quoted name`, a guid\"...\" literal, a name, a path\"...\" "
-        "literal, a uri\"...\" literal, an F64 number, an I64 integer (42L), an integer\n"
+        '\'opaque\', \'true\', a "string", a `quoted name`, a guid"..." literal, a name, a path"..." '
+        'literal, a uri"..." literal, an F64 number, an I64 integer (42L), an integer\n'
         "    3 |     if = 1;\n"
         "               ^\n"
         "  hint: 'if' is a keyword; a name spelled like a keyword is written in backticks: `if`"
@@ -62,9 +62,13 @@ def test_golden_keyword_used_as_a_name() -> None:
 
 def test_golden_unexpected_end() -> None:
     text = render(FN + "    x = 1;\n")
-    assert text.startswith("demo.dbk:3:11: error[E-TEXT-SYNTAX] unexpected end of the input; expected one of ")
+    assert text.startswith(
+        "demo.dbk:3:11: error[E-TEXT-SYNTAX] unexpected end of the input; expected one of "
+    )
     assert "'}'" in text and "'return'" in text
-    assert text.endswith("    3 |     x = 1;\n                  ^\n  hint: see spec/text-syntax.md for the grammar")
+    assert text.endswith(
+        "    3 |     x = 1;\n                  ^\n  hint: see spec/text-syntax.md for the grammar"
+    )
 
 
 def test_golden_bad_path_literal() -> None:
@@ -109,7 +113,7 @@ def test_golden_host_reference() -> None:
         (HEADER + "fn f() I32 {}", Span(2, 8), "expected '->'"),
         (HEADER + "\ufefffn f() -> I32 {}", Span(2, 1), "U+FEFF"),
         ("\ufeff" + HEADER, Span(1, 1), "byte-order mark"),
-        (FN + "    x = 'a';\n}", Span(3, 9), "unexpected character \"'\""),
+        (FN + "    x = 'a';\n}", Span(3, 9), 'unexpected character "\'"'),
     ],
 )
 def test_syntax_errors(source: str, span: Span, fragment: str) -> None:
@@ -171,7 +175,11 @@ def test_literal_and_name_rules_match_the_wire(expr: str, code: str, pointer_tai
         ('module "m" version "1.0";', "E-JSON-VERSION", "/version"),
         ('module "m" version "1" target "x";', "E-JSON-VERSION", "/targetSandboxVersion"),
         (HEADER + 'requires "System.IO";', "E-IR-CLR-REF", "/capabilityRequests/0/id"),
-        (HEADER + 'requires "a"; requires "b" reason "via rawIL loader";', "E-IR-CLR-REF", "/capabilityRequests/1/reason"),
+        (
+            HEADER + 'requires "a"; requires "b" reason "via rawIL loader";',
+            "E-IR-CLR-REF",
+            "/capabilityRequests/1/reason",
+        ),
         (HEADER + 'meta "a/b" = "1"; meta "a/b" = "2";', "E-JSON-SCHEMA", "/metadata/a~1b"),
         (HEADER + 'meta "\\n" = "1";', "E-IR-ID", "/metadata/\n"),
         (HEADER + 'meta "k" = "Culture=neutral";', "E-IR-CLR-REF", "/metadata/k"),
@@ -205,7 +213,10 @@ def test_the_same_bad_literal_gets_the_same_code_and_pointer_in_both_forms() -> 
     }
     with pytest.raises(DotBoxDError) as info:
         import_module(json.dumps(wire))
-    assert (text_error.code, text_error.diagnostic.pointer) == (info.value.code, info.value.diagnostic.pointer)
+    assert (text_error.code, text_error.diagnostic.pointer) == (
+        info.value.code,
+        info.value.diagnostic.pointer,
+    )
     assert text_error.diagnostic.message == info.value.diagnostic.message
 
 

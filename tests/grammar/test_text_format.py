@@ -44,7 +44,10 @@ def i32(n: int) -> ast.Literal:
         (ast.Literal(LiteralKind.F64, 1e20), "1e+20"),
         (ast.Literal(LiteralKind.F64, 3.0), "3.0"),
         (ast.Literal(LiteralKind.F64, -0.0), "-0.0"),
-        (ast.Literal(LiteralKind.STRING, 'q"\\\n\t\x01\x7f\u2028é'), '"q\\"\\\\\\n\\t\\u0001\\u007f\\u2028é"'),
+        (
+            ast.Literal(LiteralKind.STRING, 'q"\\\n\t\x01\x7f\u2028é'),
+            '"q\\"\\\\\\n\\t\\u0001\x7f\u2028é"',
+        ),
         (ast.Literal(LiteralKind.OPAQUE_ID, "p-1", "PlayerId"), 'opaque PlayerId "p-1"'),
         (ast.Literal(LiteralKind.PATH, "a/b.json"), 'path"a/b.json"'),
         (ast.Call("list.empty", (), ast.TypeRef("I32")), "list.empty[I32]()"),
@@ -53,7 +56,13 @@ def i32(n: int) -> ast.Literal:
 )
 def test_expression_text(expr: ast.Expr, text: str) -> None:
     assert format_expr(expr) == text
-    module = ast.Module("m", "1.0.0", "1.0.0", (), (ast.Function("f", ast.Visibility.PRIVATE, (), ast.TypeRef("I32"), (ast.Return(expr),)),))
+    module = ast.Module(
+        "m",
+        "1.0.0",
+        "1.0.0",
+        (),
+        (ast.Function("f", ast.Visibility.PRIVATE, (), ast.TypeRef("I32"), (ast.Return(expr),)),),
+    )
     assert parse_text(format_module(module)) == module
 
 

@@ -15,7 +15,8 @@ from tests.strategies.ast_strategies import modules
 
 KNOWN_CODES = set(all_codes())
 
-_VOCABULARY = sorted(keywords()) + [
+_VOCABULARY = [
+    *sorted(keywords()),
     "(", ")", "{", "}", "[", "]", "<", ">", "<=", ">=", "==", "!=", "=", ";", ",", "->", "..", "+", "-",
     "*", "/", "%", "!", "&&", "||", "x", "math.abs", "`odd name`", "`", '"', '"s"', "0", "42", "42L",
     "1.5", "1e3", "2147483648", 'path"a/b"', 'guid"x"', 'uri"http://h"', "//c\n", "\n", "PlayerId", "I32",
@@ -54,10 +55,14 @@ def test_token_soup(tokens: list[str]) -> None:
     parse_or_reject('module "m" version "1";\nfn f() -> I32 {\n' + " ".join(tokens) + "\n}\n")
 
 
+_SMALL_MODULES = modules(depth=1, expr_depth=2)
+_INSERTS = st.sampled_from(_VOCABULARY) | st.text(max_size=3)
+
+
 @st.composite
 def mutated_modules(draw: st.DrawFn) -> str:
     """A valid module's text with a few random edits (deletions, insertions, duplications)."""
-    text = format_module(draw(modules(depth=1, expr_depth=2)))
+    text = format_module(draw(_SMALL_MODULES))
     for _ in range(draw(st.integers(1, 4))):
         start = draw(st.integers(0, len(text)))
         end = draw(st.integers(start, min(len(text), start + 8)))
@@ -65,7 +70,7 @@ def mutated_modules(draw: st.DrawFn) -> str:
         if edit == "delete":
             text = text[:start] + text[end:]
         elif edit == "insert":
-            text = text[:start] + draw(st.sampled_from(_VOCABULARY) | st.text(max_size=3)) + text[start:]
+            text = text[:start] + draw(_INSERTS) + text[start:]
         else:
             text = text[:end] + text[start:end] + text[end:]
     return text
@@ -76,7 +81,9 @@ def test_mutated_modules(source: str) -> None:
     parse_or_reject(source)
 
 
-@given(st.sampled_from(["(", "{", "[", "!", "-", "if a {} else ", "List<", "f(", "a + "]), st.integers(60, 3000))
+@given(
+    st.sampled_from(["(", "{", "[", "!", "-", "if a {} else ", "List<", "f(", "a + "]), st.integers(60, 3000)
+)
 def test_repeated_openers(opener: str, count: int) -> None:
     result = parse_or_reject('module "m" version "1";\nfn f() -> I32 {\n x = ' + opener * count + "a;\n}\n")
     assert isinstance(result, DotBoxDError)

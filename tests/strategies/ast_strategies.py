@@ -8,10 +8,15 @@ budgets (depth 64). Names deliberately include the awkward cases the text form m
 dots in odd places, spaces, punctuation, quotes, backticks, backslashes and non-ASCII letters.
 
 Public strategies: ``identifiers``, ``type_names``, ``type_refs``, ``literals``, ``expressions``,
-``statements``, ``functions``, ``modules``. Depth parameters bound recursion explicitly.
+``statements``, ``functions``, ``modules`` (and the literal helpers ``paths``, ``uris``,
+``safe_texts``, ``versions``). Depth parameters bound recursion explicitly. Each builder is cached, so
+calling it again returns the same strategy object (Hypothesis validates a strategy once, and
+rebuilding these trees per draw would dominate test time).
 """
 
 from __future__ import annotations
+
+from functools import cache
 
 from hypothesis import strategies as st
 
@@ -21,7 +26,8 @@ from dotboxd.grammar.text import keywords
 
 _KEYWORDS = sorted(keywords())
 
-_SAFE_CHARS = st.characters(exclude_categories=("Cc", "Cs"))
+_SAFE_CHARS = st.characters(exclude_categories=["Cc", "Cs"])
+_NO_SURROGATES = st.characters(exclude_categories=["Cs"])
 _PLAIN_SEGMENT = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,7}", fullmatch=True)
 
 
@@ -34,11 +40,10 @@ def _valid_identifier(text: str) -> bool:
     return rules.identifier_problem(text) is None and _clean(text)
 
 
+@cache
 def safe_texts(min_size: int = 0, max_size: int = 20) -> st.SearchStrategy[str]:
     """Strings with no lone surrogates and no host-reference fragment (control characters allowed)."""
-    return st.text(st.characters(exclude_categories=("Cs",)), min_size=min_size, max_size=max_size).filter(
-        _clean
-    )
+    return st.text(_NO_SURROGATES, min_size=min_size, max_size=max_size).filter(_clean)
 
 
 @st.composite
@@ -47,21 +52,26 @@ def _plain_names(draw: st.DrawFn) -> str:
     return ".".join(segments)
 
 
+@cache
 def identifiers() -> st.SearchStrategy[str]:
     """Valid IR identifiers, mostly plain (``level``, ``math.abs``) with keywords and odd names mixed in."""
     odd = st.text(_SAFE_CHARS, min_size=1, max_size=12)
-    tricky = st.sampled_from(["a.", ".a", "a..b", "1abc", "a-b", "x y", "`", "\\", '"q"', "é", "ünïcode", "a.1"])
-    return st.one_of(
-        _plain_names(), _plain_names(), st.sampled_from(_KEYWORDS), tricky, odd
-    ).filter(_valid_identifier)
+    tricky = st.sampled_from(
+        ["a.", ".a", "a..b", "1abc", "a-b", "x y", "`", "\\", '"q"', "é", "ünïcode", "a.1"]
+    )
+    return st.one_of(_plain_names(), _plain_names(), st.sampled_from(_KEYWORDS), tricky, odd).filter(
+        _valid_identifier
+    )
 
 
+@cache
 def type_names() -> st.SearchStrategy[str]:
     """Identifiers without '<' or '>' (the wire rejects those in type names)."""
     builtin = st.sampled_from(["I32", "I64", "F64", "Bool", "String", "Unit", "Guid", "SandboxPath"])
     return st.one_of(builtin, identifiers()).filter(lambda n: "<" not in n and ">" not in n)
 
 
+@cache
 def type_refs(depth: int = 2) -> st.SearchStrategy[ast.TypeRef]:
     scalar = type_names().map(lambda n: ast.TypeRef(n))
     if depth <= 0:
@@ -79,9 +89,7 @@ _GUIDS = st.uuids().map(str)
 
 @st.composite
 def _paths(draw: st.DrawFn) -> str:
-    segment_chars = st.characters(
-        exclude_categories=("Cc", "Cs"), exclude_characters="/\\:"
-    )
+    segment_chars = st.characters(exclude_categories=("Cc", "Cs"), exclude_characters="/\\:")
     segments = draw(
         st.lists(
             st.text(segment_chars, min_size=1, max_size=8).filter(
@@ -94,6 +102,7 @@ def _paths(draw: st.DrawFn) -> str:
     return "/".join(segments)
 
 
+@cache
 def paths() -> st.SearchStrategy[str]:
     """Portable relative paths (the wire's path rule)."""
     return _paths().filter(lambda p: rules.path_problem(p) is None and _clean(p))
@@ -108,6 +117,7 @@ def _uris(draw: st.DrawFn) -> str:
     return f"{scheme}://{host}{port}{rest}"
 
 
+@cache
 def uris() -> st.SearchStrategy[str]:
     """Absolute ``scheme://host`` URIs without userinfo (the wire's uri rule)."""
     return _uris().filter(lambda u: rules.uri_problem(u) is None and _clean(u))
@@ -117,6 +127,7 @@ _BRANDS = st.from_regex(r"[A-Z][A-Za-z0-9_]{0,10}", fullmatch=True).filter(_clea
 _OPAQUE_VALUES = st.from_regex(r"[A-Za-z0-9_.:\-]{1,16}", fullmatch=True).filter(_clean)
 
 
+@cache
 def literals() -> st.SearchStrategy[ast.Literal]:
     """Every literal kind within its rule."""
     kind = ast.LiteralKind
@@ -135,6 +146,7 @@ def literals() -> st.SearchStrategy[ast.Literal]:
     )
 
 
+@cache
 def expressions(depth: int = 3) -> st.SearchStrategy[ast.Expr]:
     """Expressions up to ``depth`` operator levels (calls, unary and binary operators nest)."""
     leaves = st.one_of(literals(), identifiers().map(ast.Var))
@@ -152,10 +164,12 @@ def expressions(depth: int = 3) -> st.SearchStrategy[ast.Expr]:
     return st.one_of(leaves, call, unary, binary)
 
 
+@cache
 def _blocks(depth: int, expr_depth: int) -> st.SearchStrategy[tuple[ast.Stmt, ...]]:
     return st.lists(statements(depth, expr_depth), max_size=3).map(tuple)
 
 
+@cache
 def statements(depth: int = 2, expr_depth: int = 2) -> st.SearchStrategy[ast.Stmt]:
     """Statements with blocks nested up to ``depth`` levels."""
     expr = expressions(expr_depth)
@@ -177,10 +191,12 @@ def statements(depth: int = 2, expr_depth: int = 2) -> st.SearchStrategy[ast.Stm
     return st.one_of(simple, compound)
 
 
+@cache
 def params() -> st.SearchStrategy[ast.Param]:
     return st.builds(ast.Param, identifiers(), type_refs(1))
 
 
+@cache
 def functions(depth: int = 2, expr_depth: int = 2) -> st.SearchStrategy[ast.Function]:
     return st.builds(
         lambda fid, vis, ps, rt, body: ast.Function(fid, vis, tuple(ps), rt, body),
@@ -196,11 +212,13 @@ _VERSIONS = st.tuples(*(st.integers(0, 2**31 - 1) for _ in range(3))).map(lambda
 _SMALL_VERSIONS = st.sampled_from(["1.0.0", "0.1.0", "2.3.4", "1.0.1"])
 
 
+@cache
 def versions() -> st.SearchStrategy[str]:
     """Canonical ``M.m.p`` versions (each part fits in an Int32)."""
     return st.one_of(_SMALL_VERSIONS, _VERSIONS)
 
 
+@cache
 def capability_requests() -> st.SearchStrategy[ast.CapabilityRequest]:
     cap_ids = st.one_of(
         st.sampled_from(["file.read", "file.write", "game.world.monster.write.kill"]), identifiers()
@@ -208,11 +226,13 @@ def capability_requests() -> st.SearchStrategy[ast.CapabilityRequest]:
     return st.builds(ast.CapabilityRequest, cap_ids, st.none() | safe_texts())
 
 
+@cache
 def metadata() -> st.SearchStrategy[tuple[tuple[str, str], ...]]:
     """Sorted (key, value) pairs with unique keys, as the AST keeps them."""
     return st.dictionaries(identifiers(), safe_texts(), max_size=3).map(lambda d: tuple(sorted(d.items())))
 
 
+@cache
 def modules(depth: int = 2, expr_depth: int = 2, max_functions: int = 3) -> st.SearchStrategy[ast.Module]:
     """Whole modules: header, capability requests, metadata and functions."""
     return st.builds(

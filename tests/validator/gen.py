@@ -71,13 +71,14 @@ class Ctx:
     env: dict[str, str]
     callable_fns: list[tuple[str, tuple[str, ...], str]]
     counter: list[int] = field(default_factory=lambda: [0])
+    loop_vars: frozenset[str] = frozenset()
 
     def fresh(self, prefix: str) -> str:
         self.counter[0] += 1
         return f"{prefix}{self.counter[0]}"
 
     def child(self) -> Ctx:
-        return Ctx(dict(self.env), self.callable_fns, self.counter)
+        return Ctx(dict(self.env), self.callable_fns, self.counter, self.loop_vars)
 
 
 def lit(t: str, draw: st.DrawFn) -> Literal:
@@ -137,7 +138,12 @@ def expr(draw: st.DrawFn, t: str, ctx: Ctx, depth: int) -> Expr:
             return lit(t, draw)
         name, params, _ = draw(st.sampled_from(options))
         return Call(name, tuple(expr(draw, p, ctx, d) for p in params))
-    binding = {"peek": "game.world.peek", "echo": "test.async.echo", "clock": "test.clock.now", "kill": "game.world.kill"}[kind]
+    binding = {
+        "peek": "game.world.peek",
+        "echo": "test.async.echo",
+        "clock": "test.clock.now",
+        "kill": "game.world.kill",
+    }[kind]
     params, _ = BINDING_SIGS[binding]
     return Call(binding, tuple(expr(draw, p, ctx, d) for p in params))
 
@@ -146,14 +152,15 @@ def block(draw: st.DrawFn, ctx: Ctx, size: int, depth: int, in_loop: bool) -> li
     out: list[Stmt] = []
     for _ in range(size):
         kind = draw(st.sampled_from(["set", "set", "reassign", "if", "while", "for", "log", "expr"]))
-        if kind == "set" or (kind == "reassign" and not ctx.env):
+        assignable = sorted(n for n in ctx.env if n not in ctx.loop_vars)
+        if kind == "set" or (kind == "reassign" and not assignable):
             t = draw(st.sampled_from(SCALARS))
             value = expr(draw, t, ctx, depth)
             name = ctx.fresh("v")
             ctx.env[name] = t
             out.append(Set(name, value))
         elif kind == "reassign":
-            name = draw(st.sampled_from(sorted(ctx.env)))
+            name = draw(st.sampled_from(assignable))
             out.append(Set(name, expr(draw, ctx.env[name], ctx, depth)))
         elif kind == "if" and depth > 0:
             then = block(draw, ctx.child(), draw(st.integers(0, 2)), depth - 1, in_loop)
@@ -166,6 +173,7 @@ def block(draw: st.DrawFn, ctx: Ctx, size: int, depth: int, in_loop: bool) -> li
             inner = ctx.child()
             local = ctx.fresh("i")
             inner.env[local] = "I32"
+            inner.loop_vars = inner.loop_vars | {local}
             body = block(draw, inner, draw(st.integers(0, 2)), depth - 1, True)
             out.append(ForRange(local, expr(draw, "I32", ctx, 1), expr(draw, "I32", ctx, 1), tuple(body)))
         elif kind == "log":

@@ -50,7 +50,9 @@ def rejection(
     raise AssertionError("the module was accepted")
 
 
-def all_rejections(module: Module, policy: Policy | None = None, registry: Any = None) -> tuple[Diagnostic, ...]:
+def all_rejections(
+    module: Module, policy: Policy | None = None, registry: Any = None
+) -> tuple[Diagnostic, ...]:
     try:
         validate(module, policy, registry)
     except DotBoxDError as error:
@@ -62,7 +64,9 @@ def code_of(module: Module, policy: Policy | None = None, registry: Any = None) 
     return rejection(module, policy, registry).code
 
 
-def accept(module: Module, policy: Policy | None = None, registry: Any = None, **kwargs: Any) -> ExecutionPlan:
+def accept(
+    module: Module, policy: Policy | None = None, registry: Any = None, **kwargs: Any
+) -> ExecutionPlan:
     return validate(module, policy, registry, **kwargs)
 
 

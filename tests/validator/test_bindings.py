@@ -29,7 +29,19 @@ from dotboxd.core.bindings import (
 )
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.effects import Effect
-from dotboxd.core.types import BOOL, F64, I32, I64, SANDBOX_PATH, STRING, UNIT, ListType, MapType, OpaqueIdType, RecordType
+from dotboxd.core.types import (
+    BOOL,
+    F64,
+    I32,
+    I64,
+    SANDBOX_PATH,
+    STRING,
+    UNIT,
+    ListType,
+    MapType,
+    OpaqueIdType,
+    RecordType,
+)
 
 KILL = BindingDescriptor(
     id="game.world.kill",
@@ -83,14 +95,23 @@ def test_decorator_composite_and_annotated_hints() -> None:
     def total(xs: list[Int64], m: dict[str, list[bool]], r: tuple[Int32, PathText]) -> None:
         return None
 
-    assert total.parameters == (ListType(I64), MapType(STRING, ListType(BOOL)), RecordType((I32, SANDBOX_PATH)))
+    assert total.parameters == (
+        ListType(I64),
+        MapType(STRING, ListType(BOOL)),
+        RecordType((I32, SANDBOX_PATH)),
+    )
     assert total.return_type == UNIT
     assert total.audit is AuditLevel.NONE and total.safety is Safety.PURE_HOST_FACADE
 
 
 def test_decorator_context_parameter_is_not_typed() -> None:
-    @host_binding(id="game.world.peek", capability="game.world.read", effects=Effect.CPU | Effect.HOST_STATE_READ,
-                  cost=Cost(1), context=True)
+    @host_binding(
+        id="game.world.peek",
+        capability="game.world.read",
+        effects=Effect.CPU | Effect.HOST_STATE_READ,
+        cost=Cost(1),
+        context=True,
+    )
     def peek(ctx: Any, monster: Int32) -> Int32:
         return 0
 
@@ -127,8 +148,14 @@ def test_missing_hints_and_star_args_are_refused() -> None:
 
 
 def test_explicit_types_override_hints_and_async_is_detected() -> None:
-    @host_binding(id="game.x.load", capability="game.x.read", effects=Effect.CPU | Effect.HOST_STATE_READ,
-                  cost=Cost(5), parameters=["Map<String, I32>"], returns="I64")
+    @host_binding(
+        id="game.x.load",
+        capability="game.x.read",
+        effects=Effect.CPU | Effect.HOST_STATE_READ,
+        cost=Cost(5),
+        parameters=["Map<String, I32>"],
+        returns="I64",
+    )
     async def load(m: Any) -> Any:
         return 1
 
@@ -182,21 +209,34 @@ def test_checks_run_in_order() -> None:
 
 
 def test_exact_stub_allowed_for_matching_pure_intrinsic() -> None:
-    absb = BindingDescriptor("game.math.abs", (I32,), I32, Effect.CPU, None, Cost(2), AuditLevel.NONE,
-                             Safety.PURE_INTRINSIC, compiled_stub="AbsI32")
+    absb = BindingDescriptor(
+        "game.math.abs",
+        (I32,),
+        I32,
+        Effect.CPU,
+        None,
+        Cost(2),
+        AuditLevel.NONE,
+        Safety.PURE_INTRINSIC,
+        compiled_stub="AbsI32",
+    )
     assert first_failure(absb) is None
     assert first_failure(dataclasses.replace(absb, parameters=(I64,))) == "E-BINDING-COMPILED"
 
 
 def test_builtin_capability_needs_no_grant_validator_and_must_pair_effects() -> None:
-    reader = dataclasses.replace(KILL, capability="file.read", effects=Effect.CPU | Effect.FILE_READ, grant_validator=None)
+    reader = dataclasses.replace(
+        KILL, capability="file.read", effects=Effect.CPU | Effect.FILE_READ, grant_validator=None
+    )
     assert first_failure(reader) is None
     both = dataclasses.replace(reader, effects=Effect.CPU | Effect.FILE_READ | Effect.NETWORK)
     assert first_failure(both) == "E-BINDING-CAP-EFFECT"
 
 
 def test_registry_reports_every_bad_binding_and_duplicates() -> None:
-    err = build_error(KILL, dataclasses.replace(KILL, cost=Cost(-1)), dataclasses.replace(KILL, id="math.abs"), KILL)
+    err = build_error(
+        KILL, dataclasses.replace(KILL, cost=Cost(-1)), dataclasses.replace(KILL, id="math.abs"), KILL
+    )
     assert [d.code for d in err.diagnostics] == ["E-BINDING-COST", "E-BINDING-DUP", "E-BINDING-DUP"]
     assert all(d.evidence["binding"] for d in err.diagnostics)
 
@@ -205,13 +245,22 @@ def test_require_invoke() -> None:
     with pytest.raises(DotBoxDError) as info:
         BindingRegistry([KILL]).build(require_invoke=True)
     assert info.value.code == "E-BINDING-REQUIRED"
-    assert "game.world.kill" in BindingRegistry([dataclasses.replace(KILL, invoke=lambda x: True)]).build(require_invoke=True)
+    assert "game.world.kill" in BindingRegistry([dataclasses.replace(KILL, invoke=lambda x: True)]).build(
+        require_invoke=True
+    )
 
 
 def test_standard_bindings_pass_the_registry() -> None:
     catalog = BindingRegistry(standard_bindings()).build()
-    assert {"file.readText", "file.writeText", "time.nowUnixMillis", "random.nextI32", "log.info", "log.warn",
-            "net.http.get"} == set(catalog)
+    assert {
+        "file.readText",
+        "file.writeText",
+        "time.nowUnixMillis",
+        "random.nextI32",
+        "log.info",
+        "log.warn",
+        "net.http.get",
+    } == set(catalog)
     assert catalog["file.readText"].required_capabilities == ("file.read", "dotboxd.runtime.async")
     assert catalog["log.info"].audit_kind is AuditKind.SANDBOX_LOG
 
@@ -233,9 +282,15 @@ def test_grant_parameters_validator() -> None:
 
 def conformance_entry(**changes: Any) -> dict[str, Any]:
     entry = {
-        "id": "game.world.kill", "parameters": ["I32"], "returnType": "Bool", "effects": ["Cpu", "HostStateWrite"],
-        "capability": "game.world.monster.write.kill", "cost": {"baseFuel": 10, "maxCallsPerRun": 100},
-        "isAsync": False, "audit": "PerCall", "safety": "SideEffectingExternal",
+        "id": "game.world.kill",
+        "parameters": ["I32"],
+        "returnType": "Bool",
+        "effects": ["Cpu", "HostStateWrite"],
+        "capability": "game.world.monster.write.kill",
+        "cost": {"baseFuel": 10, "maxCallsPerRun": 100},
+        "isAsync": False,
+        "audit": "PerCall",
+        "safety": "SideEffectingExternal",
         "behavior": {"kind": "return", "value": True},
     }
     entry.update(changes)
@@ -253,8 +308,15 @@ def test_conformance_entry_and_digest_manifest_mean_the_same_binding() -> None:
 
 
 def test_named_parameters_and_grant_parameters_in_manifest() -> None:
-    (b,) = load_binding_manifest({"bindings": [conformance_entry(
-        parameters=[{"name": "monster", "type": "I32"}], grantParameters={"required": ["tenant"]})]})
+    (b,) = load_binding_manifest(
+        {
+            "bindings": [
+                conformance_entry(
+                    parameters=[{"name": "monster", "type": "I32"}], grantParameters={"required": ["tenant"]}
+                )
+            ]
+        }
+    )
     assert b.parameter_names == ("monster",)
     assert isinstance(b.grant_validator, GrantParameters) and b.grant_validator.required == ("tenant",)
 
@@ -266,7 +328,10 @@ def test_named_parameters_and_grant_parameters_in_manifest() -> None:
         ('{"bindings": [], "bindings": []}', "E-BINDING-MANIFEST"),
         ('{"manifestVersion": 2, "bindings": []}', "E-BINDING-MANIFEST"),
         ('{"bindings": [{"id": "a.b", "returnType": "I32", "colour": 1}]}', "E-BINDING-MANIFEST"),
-        ('[{"id": "a.b", "returnType": "I32", "capability": "x.y", "requiredCapability": "x.y"}]', "E-BINDING-MANIFEST"),
+        (
+            '[{"id": "a.b", "returnType": "I32", "capability": "x.y", "requiredCapability": "x.y"}]',
+            "E-BINDING-MANIFEST",
+        ),
         ('[{"id": "a.b", "returnType": "I32", "effects": ["Cpu", "DatabaseRead"]}]', "E-BINDING-EFFECT"),
         ('[{"id": "a.b", "returnType": "Object"}]', "E-BINDING-TYPE"),
         ('[{"id": "a.b", "returnType": "List<"}]', "E-BINDING-TYPE"),
@@ -288,9 +353,14 @@ def test_manifest_hash_is_order_independent_and_field_sensitive() -> None:
     h = binding_manifest_hash([KILL, other])
     assert h == binding_manifest_hash([other, KILL])
     assert h == BindingRegistry([KILL, other]).build().manifest_hash
-    for changes in ({"cost": Cost(11, max_calls_per_run=100)}, {"is_async": True}, {"version": "1.0.1"},
-                    {"effects": KILL.effects | Effect.AUDIT}, {"return_type": I32},
-                    {"grant_validator": GrantParameters(("tenant",))}):
+    for changes in (
+        {"cost": Cost(11, max_calls_per_run=100)},
+        {"is_async": True},
+        {"version": "1.0.1"},
+        {"effects": KILL.effects | Effect.AUDIT},
+        {"return_type": I32},
+        {"grant_validator": GrantParameters(("tenant",))},
+    ):
         assert binding_manifest_hash([dataclasses.replace(KILL, **changes), other]) != h, changes
     # the callable is not part of the contract
     assert binding_manifest_hash([dataclasses.replace(KILL, invoke=print), other]) == h

@@ -71,7 +71,12 @@ def test_host_machinery_call_is_clr_ref_not_unknown() -> None:
 def test_local_type_evidence_points_at_first_assignment() -> None:
     d = rejection(text(main('x = 1;\ny = 2;\nx = "s";\nreturn y;')))
     assert d.code == "E-LOCAL-TYPE"
-    assert d.evidence == {"local": "x", "declared": "I32", "assigned": "String", "first": "/functions/0/body/0"}
+    assert d.evidence == {
+        "local": "x",
+        "declared": "I32",
+        "assigned": "String",
+        "first": "/functions/0/body/0",
+    }
 
 
 def test_function_argument_mismatch_evidence() -> None:
@@ -81,8 +86,14 @@ def test_function_argument_mismatch_evidence() -> None:
 
 
 def test_recursion_evidence_is_the_cycle() -> None:
-    d = rejection(text(main("return a(1);"), fn("a", "return b(n);", params="n I32"),
-                       fn("b", "return c(n);", params="n I32"), fn("c", "return a(n);", params="n I32")))
+    d = rejection(
+        text(
+            main("return a(1);"),
+            fn("a", "return b(n);", params="n I32"),
+            fn("b", "return c(n);", params="n I32"),
+            fn("c", "return a(n);", params="n I32"),
+        )
+    )
     assert d.code == "E-CALL-RECURSION"
     assert d.evidence["cycle"] == ["a", "b", "c", "a"]
     assert d.message == "recursion: a -> b -> c -> a"
@@ -90,8 +101,14 @@ def test_recursion_evidence_is_the_cycle() -> None:
 
 
 def test_self_recursion_and_one_diagnostic_per_cycle() -> None:
-    diags = all_rejections(text(main("return f(1) + g(1);"), fn("f", "return f(n);", params="n I32"),
-                                fn("g", "return h(n);", params="n I32"), fn("h", "return g(n);", params="n I32")))
+    diags = all_rejections(
+        text(
+            main("return f(1) + g(1);"),
+            fn("f", "return f(n);", params="n I32"),
+            fn("g", "return h(n);", params="n I32"),
+            fn("h", "return g(n);", params="n I32"),
+        )
+    )
     assert [d.evidence["cycle"] for d in diags] == [["f", "f"], ["g", "h", "g"]]
 
 
@@ -107,14 +124,29 @@ def test_loop_control_reports_each_stray_statement() -> None:
 
 
 def test_huge_constant_evidence() -> None:
-    d = rejection(text(main('s = "' + "x" * 11 + '";\nreturn 1;')), Policy.builder().with_max_string_length(10).build())
+    d = rejection(
+        text(main('s = "' + "x" * 11 + '";\nreturn 1;')), Policy.builder().with_max_string_length(10).build()
+    )
     assert (d.code, d.evidence) == ("E-CONST-HUGE", {"length": 11, "limit": 10})
 
 
 def test_constant_limit_never_exceeds_65536() -> None:
     big = "y" * 65_537
-    m = Module("m", "1.0.0", "1.0.0", (), (Function("main", Visibility.ENTRYPOINT, (), TypeRef("I32"), (
-        Set("s", Literal(LiteralKind.STRING, big)), Return(Literal(LiteralKind.I32, 1)))),))
+    m = Module(
+        "m",
+        "1.0.0",
+        "1.0.0",
+        (),
+        (
+            Function(
+                "main",
+                Visibility.ENTRYPOINT,
+                (),
+                TypeRef("I32"),
+                (Set("s", Literal(LiteralKind.STRING, big)), Return(Literal(LiteralKind.I32, 1))),
+            ),
+        ),
+    )
     d = rejection(m, Policy.builder().with_max_string_length(10**6).build())
     assert d.evidence == {"length": 65_537, "limit": 65_536}
 
@@ -140,7 +172,13 @@ def test_constant_limit_never_exceeds_65536() -> None:
 )
 def test_literal_rules_for_programmatic_trees(kind: LiteralKind, value: object, code: str) -> None:
     lit = Literal(kind, value)  # type: ignore[arg-type]
-    f = Function("main", Visibility.ENTRYPOINT, (), TypeRef("I32"), (Set("v", lit), Return(Literal(LiteralKind.I32, 1))))
+    f = Function(
+        "main",
+        Visibility.ENTRYPOINT,
+        (),
+        TypeRef("I32"),
+        (Set("v", lit), Return(Literal(LiteralKind.I32, 1))),
+    )
     assert code_of(Module("m", "1.0.0", "1.0.0", (), (f,))) == code
 
 
@@ -149,7 +187,13 @@ def test_opaque_literal_value_rules() -> None:
     bad = Literal(LiteralKind.OPAQUE_ID, "p 1", brand="PlayerId")
     policy = Policy.builder().declare_opaque_id_type("PlayerId").build()
     for lit, ok in ((good, True), (bad, False)):
-        f = Function("main", Visibility.ENTRYPOINT, (), TypeRef("I32"), (Set("v", lit), Return(Literal(LiteralKind.I32, 1))))
+        f = Function(
+            "main",
+            Visibility.ENTRYPOINT,
+            (),
+            TypeRef("I32"),
+            (Set("v", lit), Return(Literal(LiteralKind.I32, 1))),
+        )
         m = Module("m", "1.0.0", "1.0.0", (), (f,))
         if ok:
             accept(m, policy)

@@ -6,14 +6,38 @@ import pytest
 
 from dotboxd.core.builtins import BUILTINS, EXACT_STUBS, CallSite, CallTypeError, GenericRule, lookup
 from dotboxd.core.effects import PURE, Effect
-from dotboxd.core.types import BOOL, F64, I32, I64, STRING, UNIT, ListType, MapType, RecordType
+from dotboxd.core.types import BOOL, F64, I32, I64, STRING, UNIT, ListType, MapType, RecordType, SandboxType
 
 EXPECTED_NAMES = {
-    "math.abs", "math.min", "math.max", "math.clamp", "math.sqrt", "math.floor", "math.ceil", "math.round",
-    "int32.toStringInvariant", "string.length", "string.isEmpty", "string.substringBudgeted",
-    "string.concatBudgeted", "string.equals", "string.compareOrdinal", "list.empty", "list.of", "list.count",
-    "list.get", "list.add", "map.empty", "map.containsKey", "map.get", "map.set", "map.remove", "record.new",
-    "record.get", "numeric.toI64", "numeric.toF64",
+    "math.abs",
+    "math.min",
+    "math.max",
+    "math.clamp",
+    "math.sqrt",
+    "math.floor",
+    "math.ceil",
+    "math.round",
+    "int32.toStringInvariant",
+    "string.length",
+    "string.isEmpty",
+    "string.substringBudgeted",
+    "string.concatBudgeted",
+    "string.equals",
+    "string.compareOrdinal",
+    "list.empty",
+    "list.of",
+    "list.count",
+    "list.get",
+    "list.add",
+    "map.empty",
+    "map.containsKey",
+    "map.get",
+    "map.set",
+    "map.remove",
+    "record.new",
+    "record.get",
+    "numeric.toI64",
+    "numeric.toF64",
 }
 
 
@@ -21,7 +45,9 @@ def typed(name: str, *args: object, generic: object = None, consts: tuple[int | 
     return BUILTINS[name].result_type(CallSite(tuple(args), generic, consts))  # type: ignore[arg-type]
 
 
-def refused(name: str, *args: object, generic: object = None, consts: tuple[int | None, ...] = ()) -> CallTypeError:
+def refused(
+    name: str, *args: object, generic: object = None, consts: tuple[int | None, ...] = ()
+) -> CallTypeError:
     with pytest.raises(CallTypeError) as info:
         typed(name, *args, generic=generic, consts=consts)
     return info.value
@@ -47,14 +73,25 @@ def test_generic_rules() -> None:
 @pytest.mark.parametrize(
     ("name", "args", "result"),
     [
-        ("math.abs", (I32,), I32), ("math.clamp", (I32, I32, I32), I32), ("math.sqrt", (F64,), F64),
-        ("int32.toStringInvariant", (I32,), STRING), ("string.length", (STRING,), I32),
-        ("string.substringBudgeted", (STRING, I32, I32), STRING), ("string.compareOrdinal", (STRING, STRING), I32),
-        ("numeric.toI64", (I32,), I64), ("numeric.toF64", (I32,), F64), ("numeric.toF64", (I64,), F64),
-        ("list.count", (ListType(BOOL),), I32), ("list.get", (ListType(BOOL), I32), BOOL),
-        ("list.add", (ListType(BOOL), BOOL), ListType(BOOL)), ("list.of", (I64, I64), ListType(I64)), ("list.of", (), ListType(UNIT)),
-        ("map.get", (MapType(STRING, F64), STRING), F64), ("map.containsKey", (MapType(I32, F64), I32), BOOL),
-        ("map.set", (MapType(I32, F64), I32, F64), MapType(I32, F64)), ("map.remove", (MapType(I32, F64), I32), MapType(I32, F64)),
+        ("math.abs", (I32,), I32),
+        ("math.clamp", (I32, I32, I32), I32),
+        ("math.sqrt", (F64,), F64),
+        ("int32.toStringInvariant", (I32,), STRING),
+        ("string.length", (STRING,), I32),
+        ("string.substringBudgeted", (STRING, I32, I32), STRING),
+        ("string.compareOrdinal", (STRING, STRING), I32),
+        ("numeric.toI64", (I32,), I64),
+        ("numeric.toF64", (I32,), F64),
+        ("numeric.toF64", (I64,), F64),
+        ("list.count", (ListType(BOOL),), I32),
+        ("list.get", (ListType(BOOL), I32), BOOL),
+        ("list.add", (ListType(BOOL), BOOL), ListType(BOOL)),
+        ("list.of", (I64, I64), ListType(I64)),
+        ("list.of", (), ListType(UNIT)),
+        ("map.get", (MapType(STRING, F64), STRING), F64),
+        ("map.containsKey", (MapType(I32, F64), I32), BOOL),
+        ("map.set", (MapType(I32, F64), I32, F64), MapType(I32, F64)),
+        ("map.remove", (MapType(I32, F64), I32), MapType(I32, F64)),
     ],
 )
 def test_signatures(name: str, args: tuple[object, ...], result: object) -> None:
@@ -97,7 +134,7 @@ def test_record_get_needs_a_constant_in_range() -> None:
 
 
 def test_constructors_respect_the_depth_limit() -> None:
-    deep = I32
+    deep: SandboxType = I32
     for _ in range(8):
         deep = ListType(deep)
     assert refused("list.of", deep).code == "E-TYPE-DEPTH"

@@ -37,9 +37,14 @@ MANIFEST = {
     "manifestVersion": 1,
     "bindings": [
         {
-            "id": "game.world.kill", "parameters": ["I32"], "returnType": "Bool", "effects": ["Cpu", "HostStateWrite"],
-            "requiredCapability": "game.world.monster.write.kill", "costModel": {"baseFuel": 10, "maxCallsPerRun": 100},
-            "auditLevel": "PerCall", "safety": "SideEffectingExternal",
+            "id": "game.world.kill",
+            "parameters": ["I32"],
+            "returnType": "Bool",
+            "effects": ["Cpu", "HostStateWrite"],
+            "requiredCapability": "game.world.monster.write.kill",
+            "costModel": {"baseFuel": 10, "maxCallsPerRun": 100},
+            "auditLevel": "PerCall",
+            "safety": "SideEffectingExternal",
         }
     ],
 }
@@ -68,11 +73,20 @@ def normalise(text: str, directory: str) -> str:
 
 
 def test_accepted_output_is_golden_and_hashes_are_the_plans(files: dict[str, str]) -> None:
-    code, out, err = run("check", files["kernel"], "--policy", files["granted"], "--bindings", files["manifest"],
-                         "--no-standard-bindings")
+    code, out, err = run(
+        "check",
+        files["kernel"],
+        "--policy",
+        files["granted"],
+        "--bindings",
+        files["manifest"],
+        "--no-standard-bindings",
+    )
     assert code == 0
     assert normalise(out, files["dir"]) == (GOLDEN / "check_accepted.txt").read_text(encoding="utf-8")
-    assert normalise(err, files["dir"]) == (GOLDEN / "check_accepted_warnings.txt").read_text(encoding="utf-8")
+    assert normalise(err, files["dir"]) == (GOLDEN / "check_accepted_warnings.txt").read_text(
+        encoding="utf-8"
+    )
     module, _ = load_module(Path(files["kernel"]))
     registry = BindingRegistry(load_binding_manifest(json.dumps(MANIFEST)))
     plan = validate(module, Policy.from_json(Path(files["granted"]).read_text()), registry)
@@ -87,14 +101,38 @@ def test_rejected_output_is_golden(files: dict[str, str]) -> None:
 
 
 def test_json_output_is_stable(files: dict[str, str]) -> None:
-    argv = ("check", files["kernel"], "--policy", files["granted"], "--bindings", files["manifest"], "--format", "json")
+    argv = (
+        "check",
+        files["kernel"],
+        "--policy",
+        files["granted"],
+        "--bindings",
+        files["manifest"],
+        "--format",
+        "json",
+    )
     first = run(*argv)
     second = run(*argv)
     assert first == second and first[0] == 0
     doc = json.loads(first[1])
-    assert list(doc) == ["ok", "command", "file", "module", "entrypoints", "requiredEffects", "requiredCapabilities",
-                         "requestedCapabilities", "capabilityPaths", "bindings", "functions", "moduleHash", "policyHash",
-                         "bindingManifestHash", "planHash", "warnings"]
+    assert list(doc) == [
+        "ok",
+        "command",
+        "file",
+        "module",
+        "entrypoints",
+        "requiredEffects",
+        "requiredCapabilities",
+        "requestedCapabilities",
+        "capabilityPaths",
+        "bindings",
+        "functions",
+        "moduleHash",
+        "policyHash",
+        "bindingManifestHash",
+        "planHash",
+        "warnings",
+    ]
     assert doc["requiredEffects"] == ["Cpu", "HostStateWrite"]
     assert doc["capabilityPaths"] == {"game.world.monster.write.kill": ["main", "helper", "game.world.kill"]}
     code, out, _ = run("check", files["kernel"], "--bindings", files["manifest"], "--format", "json")
@@ -104,15 +142,19 @@ def test_json_output_is_stable(files: dict[str, str]) -> None:
     assert rejected["diagnostics"][0]["category"] == "PolicyDenied"
 
 
-@pytest.mark.parametrize("example", ["loot-score.json", "loot-score.dbk", "config-reader.json", "game-world.dbk"])
+@pytest.mark.parametrize(
+    "example", ["loot-score.json", "loot-score.dbk", "config-reader.json", "game-world.dbk"]
+)
 def test_examples_print_effects_capabilities_and_hashes(example: str, tmp_path: Path) -> None:
     policy = tmp_path / "p.json"
     root = str(tmp_path.resolve())
     grants: dict[str, object] = {}
     args = ["check", str(EXAMPLES / example), "--format", "json"]
     if example.startswith("config-reader"):
-        grants = {"grants": [{"id": "file.read", "parameters": {"root": root, "maxBytesPerRun": "262144"}}],
-                  "allowRuntimeAsync": True}
+        grants = {
+            "grants": [{"id": "file.read", "parameters": {"root": root, "maxBytesPerRun": "262144"}}],
+            "allowRuntimeAsync": True,
+        }
     if example.startswith("game-world"):
         grants = {"grants": [{"id": "game.world.monster.write.kill"}]}
         manifest = tmp_path / "m.json"

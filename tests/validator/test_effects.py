@@ -17,8 +17,17 @@ from dotboxd.core.effects import (
 
 def test_bit_values_are_dotboxds_implemented_enum() -> None:
     assert {name: int(bit) for bit, name in EFFECT_NAMES.items()} == {
-        "Cpu": 1, "Alloc": 2, "Time": 4, "Random": 8, "FileRead": 16, "FileWrite": 32, "Network": 64,
-        "HostStateRead": 128, "HostStateWrite": 256, "Concurrency": 512, "Audit": 2048,
+        "Cpu": 1,
+        "Alloc": 2,
+        "Time": 4,
+        "Random": 8,
+        "FileRead": 16,
+        "FileWrite": 32,
+        "Network": 64,
+        "HostStateRead": 128,
+        "HostStateWrite": 256,
+        "Concurrency": 512,
+        "Audit": 2048,
     }
     assert PURE == Effect.CPU | Effect.ALLOC
 

@@ -25,7 +25,7 @@ def catalog(*entries: dict[str, object]) -> object:
 
 
 def test_expression_types_and_locals() -> None:
-    m = text(main('xs = list.of(a, 2);\nok = list.count(xs) > 1;\nreturn list.get(xs, 0);', params="a I32"))
+    m = text(main("xs = list.of(a, 2);\nok = list.count(xs) > 1;\nreturn list.get(xs, 0);", params="a I32"))
     plan = accept(m)
     body = m.functions[0].body
     assert isinstance(body[0], Set) and isinstance(body[1], Set) and isinstance(body[2], Return)
@@ -47,7 +47,10 @@ def test_types_are_looked_up_by_identity() -> None:
 
 
 def test_call_targets() -> None:
-    m = text(main("x = helper();\ny = math.abs(x);\nok = game.world.kill(y);\nreturn y;"), fn("helper", "return 1;"))
+    m = text(
+        main("x = helper();\ny = math.abs(x);\nok = game.world.kill(y);\nreturn y;"),
+        fn("helper", "return 1;"),
+    )
     plan = accept(m, KILL_POLICY, catalog(KILL))
     calls = [s.value for s in m.functions[0].body[:3]]  # type: ignore[union-attr]
     targets = [plan.call_target(c) for c in calls]  # type: ignore[arg-type]
@@ -57,8 +60,13 @@ def test_call_targets() -> None:
 
 
 def test_effects_per_function_and_module() -> None:
-    m = text(main('s = "x";\nreturn a() + pure();'), fn("a", "return b();"), fn("b", "return game.world.peek(1);"),
-             fn("pure", "return 1;"), fn("orphan", "ok = game.world.kill(1);\nreturn 1;"))
+    m = text(
+        main('s = "x";\nreturn a() + pure();'),
+        fn("a", "return b();"),
+        fn("b", "return game.world.peek(1);"),
+        fn("pure", "return 1;"),
+        fn("orphan", "ok = game.world.kill(1);\nreturn 1;"),
+    )
     plan = accept(m, Policy.builder().grant("game.world.read").build(), catalog(PEEK, KILL))
     fx = {fid: info.effects for fid, info in plan.functions.items()}
     assert fx["pure"] == Effect.CPU

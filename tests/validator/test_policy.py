@@ -22,11 +22,23 @@ from dotboxd.validator.policy import (
 )
 
 DIGEST_DEFAULTS = {
-    "max_fuel": 100_000, "max_loop_iterations": 100_000, "max_wall_time_ms": 100, "max_allocated_bytes": 1_048_576,
-    "max_call_depth": 64, "max_host_calls": 100, "max_list_length": 10_000, "max_map_entries": 10_000,
-    "max_collection_depth": 32, "max_total_collection_elements": 100_000, "max_file_bytes_read": 1_048_576,
-    "max_file_bytes_written": 0, "max_network_bytes_read": 1_048_576, "max_network_bytes_written": 1_048_576,
-    "max_log_events": 100, "max_log_message_length": 4_096, "max_string_length": 65_536,
+    "max_fuel": 100_000,
+    "max_loop_iterations": 100_000,
+    "max_wall_time_ms": 100,
+    "max_allocated_bytes": 1_048_576,
+    "max_call_depth": 64,
+    "max_host_calls": 100,
+    "max_list_length": 10_000,
+    "max_map_entries": 10_000,
+    "max_collection_depth": 32,
+    "max_total_collection_elements": 100_000,
+    "max_file_bytes_read": 1_048_576,
+    "max_file_bytes_written": 0,
+    "max_network_bytes_read": 1_048_576,
+    "max_network_bytes_written": 1_048_576,
+    "max_log_events": 100,
+    "max_log_message_length": 4_096,
+    "max_string_length": 65_536,
     "max_total_string_bytes": 1_048_576,
 }
 
@@ -50,14 +62,22 @@ def test_default_policy_is_pure_only() -> None:
 
 @pytest.mark.parametrize(
     ("method", "field"),
-    [("with_fuel", "max_fuel"), ("with_max_loop_iterations", "max_loop_iterations"),
-     ("with_max_wall_time_ms", "max_wall_time_ms"), ("with_max_allocated_bytes", "max_allocated_bytes"),
-     ("with_max_call_depth", "max_call_depth"), ("with_max_host_calls", "max_host_calls"),
-     ("with_max_list_length", "max_list_length"), ("with_max_map_entries", "max_map_entries"),
-     ("with_max_collection_depth", "max_collection_depth"),
-     ("with_max_total_collection_elements", "max_total_collection_elements"),
-     ("with_max_log_events", "max_log_events"), ("with_max_log_message_length", "max_log_message_length"),
-     ("with_max_string_length", "max_string_length"), ("with_max_total_string_bytes", "max_total_string_bytes")],
+    [
+        ("with_fuel", "max_fuel"),
+        ("with_max_loop_iterations", "max_loop_iterations"),
+        ("with_max_wall_time_ms", "max_wall_time_ms"),
+        ("with_max_allocated_bytes", "max_allocated_bytes"),
+        ("with_max_call_depth", "max_call_depth"),
+        ("with_max_host_calls", "max_host_calls"),
+        ("with_max_list_length", "max_list_length"),
+        ("with_max_map_entries", "max_map_entries"),
+        ("with_max_collection_depth", "max_collection_depth"),
+        ("with_max_total_collection_elements", "max_total_collection_elements"),
+        ("with_max_log_events", "max_log_events"),
+        ("with_max_log_message_length", "max_log_message_length"),
+        ("with_max_string_length", "max_string_length"),
+        ("with_max_total_string_bytes", "max_total_string_bytes"),
+    ],
 )
 def test_builder_with_methods(method: str, field: str) -> None:
     p = getattr(Policy.builder(), method)(7).build()
@@ -88,11 +108,31 @@ def test_grant_helpers_add_effects_and_limits(tmp_path: Path) -> None:
         .allow_runtime_async()
         .build()
     )
-    assert p.allowed_effects == PURE | Effect.FILE_READ | Effect.FILE_WRITE | Effect.AUDIT | Effect.TIME | Effect.RANDOM | Effect.CONCURRENCY
-    assert [g.id for g in p.grants] == ["file.read", "file.write", "time.now", "random", "log.write", "dotboxd.runtime.async"]
+    assert (
+        p.allowed_effects
+        == PURE
+        | Effect.FILE_READ
+        | Effect.FILE_WRITE
+        | Effect.AUDIT
+        | Effect.TIME
+        | Effect.RANDOM
+        | Effect.CONCURRENCY
+    )
+    assert [g.id for g in p.grants] == [
+        "file.read",
+        "file.write",
+        "time.now",
+        "random",
+        "log.write",
+        "dotboxd.runtime.async",
+    ]
     assert p.limits.max_file_bytes_read == 4096 and p.limits.max_file_bytes_written == 100
     assert p.grant_for("file.write").parameters == {  # type: ignore[union-attr]
-        "root": root, "maxBytesPerRun": "100", "allowCreate": "true", "allowOverwrite": "false"}
+        "root": root,
+        "maxBytesPerRun": "100",
+        "allowCreate": "true",
+        "allowOverwrite": "false",
+    }
 
 
 def test_http_helper_implies_async() -> None:
@@ -104,13 +144,23 @@ def test_http_helper_implies_async() -> None:
 def test_reentrancy_is_never_grantable() -> None:
     assert error_code(lambda: Policy.builder().allow_intra_kernel_reentrancy()) == "E-POLICY-GRANT"
     assert error_code(lambda: Policy.builder().grant("dotboxd.runtime.reentrant")) == "E-POLICY-GRANT"
-    assert error_code(lambda: Policy.from_json({"grants": [{"id": "dotboxd.runtime.reentrant"}]})) == "E-POLICY-GRANT"
+    assert (
+        error_code(lambda: Policy.from_json({"grants": [{"id": "dotboxd.runtime.reentrant"}]}))
+        == "E-POLICY-GRANT"
+    )
 
 
 @pytest.mark.parametrize(
     ("pattern", "capability", "matches"),
-    [("*", "anything.at.all", True), ("a.b.*", "a.b.c", True), ("a.b.*", "a.b.c.d", True), ("a.b.*", "a.b", False),
-     ("a.b.*", "a.bc", False), ("a.b", "a.b", True), ("a.b", "a.b.c", False)],
+    [
+        ("*", "anything.at.all", True),
+        ("a.b.*", "a.b.c", True),
+        ("a.b.*", "a.b.c.d", True),
+        ("a.b.*", "a.b", False),
+        ("a.b.*", "a.bc", False),
+        ("a.b", "a.b", True),
+        ("a.b", "a.b.c", False),
+    ],
 )
 def test_capability_matching(pattern: str, capability: str, matches: bool) -> None:
     assert capability_matches(pattern, capability) is matches
@@ -146,7 +196,10 @@ def test_revocation_is_live_and_shared() -> None:
 def test_policy_hash_is_stable_and_sensitive() -> None:
     base = Policy.builder().with_fuel(10).grant("x.y").declare_opaque_id_type("PlayerId")
     h = base.build().policy_hash
-    assert h == Policy.builder().declare_opaque_id_type("PlayerId").grant("x.y").with_fuel(10).build().policy_hash
+    assert (
+        h
+        == Policy.builder().declare_opaque_id_type("PlayerId").grant("x.y").with_fuel(10).build().policy_hash
+    )
     variants = [
         Policy.builder().with_fuel(11).grant("x.y").declare_opaque_id_type("PlayerId"),
         Policy.builder().with_fuel(10).grant("x.z").declare_opaque_id_type("PlayerId"),
@@ -180,7 +233,10 @@ def test_json_round_trip(tmp_path: Path) -> None:
 
 def test_json_explicit_effects_and_variables(tmp_path: Path) -> None:
     p = Policy.from_json(
-        {"allowedEffects": ["Cpu"], "grants": [{"id": "file.read", "parameters": {"root": "$ROOT/data", "maxBytesPerRun": "7"}}]},
+        {
+            "allowedEffects": ["Cpu"],
+            "grants": [{"id": "file.read", "parameters": {"root": "$ROOT/data", "maxBytesPerRun": "7"}}],
+        },
         {"$ROOT": "/srv"},
     )
     assert p.effects_explicit and p.allowed_effects == Effect.CPU
@@ -219,7 +275,9 @@ def test_builtin_grant_parameter_rules(tmp_path: Path) -> None:
     assert builtin_grant_problem("file.read", ok) is None
     assert builtin_grant_problem("file.read", {**ok, "allowedExtensions": ".txt, .json"}) is None
     assert builtin_grant_problem("file.read", {**ok, "allowCreate": "true"}) is not None  # write-only option
-    assert builtin_grant_problem("file.write", {**ok, "allowCreate": "true", "allowOverwrite": "false"}) is None
+    assert (
+        builtin_grant_problem("file.write", {**ok, "allowCreate": "true", "allowOverwrite": "false"}) is None
+    )
     assert builtin_grant_problem("file.write", {**ok, "allowCreate": "yes"}) is not None
     assert builtin_grant_problem("file.read", {**ok, "root": root + "/"}) is not None
     assert builtin_grant_problem("file.read", {**ok, "root": str(tmp_path / "missing")}) is not None

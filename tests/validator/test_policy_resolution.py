@@ -22,7 +22,10 @@ CHAIN = text(main("return a();"), fn("a", "return b();"), fn("b", "ok = game.wor
 def test_missing_capability_names_the_path_from_the_entrypoint() -> None:
     d = rejection(CHAIN, None, registry(KILL))
     assert d.code == "E-POLICY-CAP" and d.category == "PolicyDenied"
-    assert d.evidence == {"capability": "game.world.monster.write.kill", "path": ["main", "a", "b", "game.world.kill"]}
+    assert d.evidence == {
+        "capability": "game.world.monster.write.kill",
+        "path": ["main", "a", "b", "game.world.kill"],
+    }
     assert d.pointer == "/functions/2/body/0/value"
     assert d.span is not None and (d.span.line, d.span.column) == (9, 6)
 
@@ -36,14 +39,21 @@ def test_requests_are_never_grants_and_never_needs() -> None:
 
 
 def test_request_and_requirement_of_one_capability_is_one_diagnostic() -> None:
-    m = text(main("ok = game.world.kill(1);\nreturn 1;"), header='requires "game.world.monster.write.kill";\n')
+    m = text(
+        main("ok = game.world.kill(1);\nreturn 1;"), header='requires "game.world.monster.write.kill";\n'
+    )
     diags = all_rejections(m, None, registry(KILL))
     assert codes(diags) == ["E-POLICY-CAP"] and diags[0].evidence["requested"] is True
 
 
 def test_missing_effect_names_the_effects_and_their_path() -> None:
     m = text(main("return h();"), fn("h", "return game.world.peek(1);"))
-    policy = Policy.builder().grant("game.world.read").with_allowed_effects(Policy.default().allowed_effects).build()
+    policy = (
+        Policy.builder()
+        .grant("game.world.read")
+        .with_allowed_effects(Policy.default().allowed_effects)
+        .build()
+    )
     d = rejection(m, policy, registry(PEEK))
     assert d.code == "E-POLICY-EFFECT"
     assert d.evidence["missing"] == ["HostStateRead"]
@@ -59,7 +69,9 @@ def test_unused_grants_rejected_or_tolerated() -> None:
     m = text(main("return 1;"))
     d = rejection(m, Policy.builder().grant("game.world.read").build(), registry(PEEK))
     assert d.code == "E-POLICY-GRANT" and d.evidence == {"grant": "game.world.read", "needed": []}
-    plan = accept(m, Policy.builder().grant("game.world.read").tolerate_unused_grants().build(), registry(PEEK))
+    plan = accept(
+        m, Policy.builder().grant("game.world.read").tolerate_unused_grants().build(), registry(PEEK)
+    )
     assert [w.code for w in plan.warnings] == ["W-POLICY-UNUSED-GRANT"]
 
 
@@ -79,25 +91,39 @@ def test_expired_grant_evidence() -> None:
 def test_custom_grant_validator_is_consulted_and_cannot_crash_validation() -> None:
     (kill,) = bindings(KILL)
     tenant = dataclasses.replace(kill, grant_validator=GrantParameters(required=("tenant",)))
-    accept(CHAIN, Policy.builder().grant("game.world.monster.write.kill", tenant="t1").build(), BindingRegistry([tenant]))
-    d = rejection(CHAIN, Policy.builder().grant("game.world.monster.write.kill").build(), BindingRegistry([tenant]))
+    accept(
+        CHAIN,
+        Policy.builder().grant("game.world.monster.write.kill", tenant="t1").build(),
+        BindingRegistry([tenant]),
+    )
+    d = rejection(
+        CHAIN, Policy.builder().grant("game.world.monster.write.kill").build(), BindingRegistry([tenant])
+    )
     assert d.code == "E-POLICY-GRANT-PARAM" and "tenant" in d.message
 
     def explode(params: object) -> str | None:
         raise RuntimeError("host bug")
 
     boom = dataclasses.replace(kill, grant_validator=explode)
-    d = rejection(CHAIN, Policy.builder().grant("game.world.monster.write.kill").build(), BindingRegistry([boom]))
+    d = rejection(
+        CHAIN, Policy.builder().grant("game.world.monster.write.kill").build(), BindingRegistry([boom])
+    )
     assert d.code == "E-POLICY-GRANT-PARAM" and "RuntimeError" in d.message
 
 
 def test_grant_effects_are_derived_from_covered_bindings_only() -> None:
     # granting the read capability derives HostStateRead, not the kill binding's HostStateWrite
     m = text(main("ok = game.world.kill(1);\nreturn game.world.peek(1);"))
-    policy = Policy.builder().grant("game.world.read").grant("game.world.monster.write.kill", effects=None).build()
+    policy = (
+        Policy.builder().grant("game.world.read").grant("game.world.monster.write.kill", effects=None).build()
+    )
     accept(m, policy, registry(KILL, PEEK))
-    narrow = Policy.builder().grant("game.world.read").grant(
-        "game.world.monster.write.kill", effects=Policy.default().allowed_effects).build()
+    narrow = (
+        Policy.builder()
+        .grant("game.world.read")
+        .grant("game.world.monster.write.kill", effects=Policy.default().allowed_effects)
+        .build()
+    )
     assert rejection(m, narrow, registry(KILL, PEEK)).evidence["missing"] == ["HostStateWrite"]
 
 

@@ -128,9 +128,9 @@ def _replace_function(module: Module, index: int, fn: Function) -> Module:
 
 def _map_return(body: tuple[Stmt, ...], new: Callable[[Expr], Expr]) -> tuple[Stmt, ...]:
     """Replace the value of the function's return statement (generated bodies have exactly one)."""
-    last = body[[i for i, s in enumerate(body) if isinstance(s, Return)][0]]
+    index = next(i for i, s in enumerate(body) if isinstance(s, Return))
+    last = body[index]
     assert isinstance(last, Return)
-    index = body.index(last)
     return (*body[:index], Return(new(last.value)), *body[index + 1 :])
 
 
@@ -142,12 +142,16 @@ def mutate_clr_call(m: Module, i: int) -> tuple[Module, str]:
 
 def mutate_unknown_var(m: Module, i: int) -> tuple[Module, str]:
     f = m.functions[i]
-    return _replace_function(m, i, dataclasses.replace(f, body=_map_return(f.body, lambda e: Var("zz_undefined")))), "E-LOCAL-UNKNOWN"
+    return _replace_function(
+        m, i, dataclasses.replace(f, body=_map_return(f.body, lambda e: Var("zz_undefined")))
+    ), "E-LOCAL-UNKNOWN"
 
 
 def mutate_unknown_call(m: Module, i: int) -> tuple[Module, str]:
     f = m.functions[i]
-    return _replace_function(m, i, dataclasses.replace(f, body=_map_return(f.body, lambda e: Call("no.such.call", ())))), "E-CALL-UNKNOWN"
+    return _replace_function(
+        m, i, dataclasses.replace(f, body=_map_return(f.body, lambda e: Call("no.such.call", ())))
+    ), "E-CALL-UNKNOWN"
 
 
 def mutate_object_param(m: Module, i: int) -> tuple[Module, str]:
@@ -158,7 +162,9 @@ def mutate_object_param(m: Module, i: int) -> tuple[Module, str]:
 def mutate_wrong_return_type(m: Module, i: int) -> tuple[Module, str]:
     f = m.functions[i]
     other = Literal(LiteralKind.I64, 1) if f.return_type.name != "I64" else Literal(LiteralKind.BOOL, True)
-    return _replace_function(m, i, dataclasses.replace(f, body=_map_return(f.body, lambda e: other))), "E-TYPE-MISMATCH"
+    return _replace_function(
+        m, i, dataclasses.replace(f, body=_map_return(f.body, lambda e: other))
+    ), "E-TYPE-MISMATCH"
 
 
 def mutate_stray_break(m: Module, i: int) -> tuple[Module, str]:
@@ -175,14 +181,18 @@ def mutate_drop_return(m: Module, i: int) -> tuple[Module, str]:
 def mutate_self_call(m: Module, i: int) -> tuple[Module, str]:
     f = m.functions[i]
     call = Call(f.id, tuple(Var(p.name) for p in f.parameters))
-    return _replace_function(m, i, dataclasses.replace(f, body=_map_return(f.body, lambda e: call))), "E-CALL-RECURSION"
+    return _replace_function(
+        m, i, dataclasses.replace(f, body=_map_return(f.body, lambda e: call))
+    ), "E-CALL-RECURSION"
 
 
 def mutate_duplicate_id(m: Module, i: int) -> tuple[Module, str]:
     j = (i + 1) % len(m.functions)
     if i == j:
         return dataclasses.replace(m, functions=(*m.functions, m.functions[i])), "E-STRUCT-DUP-FN"
-    return _replace_function(m, i, dataclasses.replace(m.functions[i], id=m.functions[j].id)), "E-STRUCT-DUP-FN"
+    return _replace_function(
+        m, i, dataclasses.replace(m.functions[i], id=m.functions[j].id)
+    ), "E-STRUCT-DUP-FN"
 
 
 def mutate_private_main(m: Module, i: int) -> tuple[Module, str]:
@@ -191,13 +201,23 @@ def mutate_private_main(m: Module, i: int) -> tuple[Module, str]:
 
 
 MUTATIONS = [
-    mutate_clr_call, mutate_unknown_var, mutate_unknown_call, mutate_object_param, mutate_wrong_return_type,
-    mutate_stray_break, mutate_drop_return, mutate_self_call, mutate_duplicate_id, mutate_private_main,
+    mutate_clr_call,
+    mutate_unknown_var,
+    mutate_unknown_call,
+    mutate_object_param,
+    mutate_wrong_return_type,
+    mutate_stray_break,
+    mutate_drop_return,
+    mutate_self_call,
+    mutate_duplicate_id,
+    mutate_private_main,
 ]
 
 
 @given(modules(), st.sampled_from(MUTATIONS), st.data())
-def test_b_one_forbidden_node_is_rejected_with_its_code(module: Module, mutation: object, data: st.DataObject) -> None:
+def test_b_one_forbidden_node_is_rejected_with_its_code(
+    module: Module, mutation: object, data: st.DataObject
+) -> None:
     validate(module, POLICY, CATALOG)  # the original is valid
     index = data.draw(st.integers(0, len(module.functions) - 1))
     mutated, code = mutation(module, index)  # type: ignore[operator]

@@ -27,7 +27,9 @@ def ret(value: int = 1) -> Return:
 
 def module(functions: tuple[Function, ...] | None = None, **kw: object) -> Module:
     fns = functions or (Function("main", Visibility.ENTRYPOINT, (), TypeRef("I32"), (ret(),)),)
-    base: dict[str, object] = dict(id="m", version="1.0.0", target_sandbox_version="1.0.0", capability_requests=(), functions=fns)
+    base: dict[str, object] = dict(
+        id="m", version="1.0.0", target_sandbox_version="1.0.0", capability_requests=(), functions=fns
+    )
     base.update(kw)
     return Module(**base)  # type: ignore[arg-type]
 
@@ -93,7 +95,10 @@ def test_shadowing() -> None:
     m = text(main("return 1;"), fn("game.world.kill", "return 1;", params="x I32"))
     assert accept(m).entrypoints == ("main",)  # no binding registered: no collision
     d = rejection(m, None, BindingRegistry(bindings(KILL)))
-    assert (d.code, d.evidence) == ("E-STRUCT-SHADOW", {"function": "game.world.kill", "binding": "game.world.kill"})
+    assert (d.code, d.evidence) == (
+        "E-STRUCT-SHADOW",
+        {"function": "game.world.kill", "binding": "game.world.kill"},
+    )
 
 
 def test_nesting_limit_for_programmatic_trees() -> None:

@@ -20,6 +20,7 @@ from dotboxd.core.types import (
     MapType,
     OpaqueIdType,
     RecordType,
+    SandboxType,
     brand_name_problem,
     is_map_key_type,
     parse_type_text,
@@ -30,7 +31,7 @@ from dotboxd.core.types import (
 )
 
 
-def resolve(text: str, brands: tuple[str, ...] = ()) -> object:
+def resolve(text: str, brands: tuple[str, ...] = ()) -> SandboxType:
     return resolve_type(parse_type_text(text), brands)
 
 
@@ -103,7 +104,7 @@ def test_good_map_keys(key: str) -> None:
 
 def test_depth_limit_is_exactly_eight() -> None:
     ok = "List<" * MAX_TYPE_DEPTH + "I32" + ">" * MAX_TYPE_DEPTH
-    assert resolve(ok).depth == MAX_TYPE_DEPTH  # type: ignore[attr-defined]
+    assert resolve(ok).depth == MAX_TYPE_DEPTH
     too_deep = "List<" * (MAX_TYPE_DEPTH + 1) + "I32" + ">" * (MAX_TYPE_DEPTH + 1)
     code, reason = reject_code(too_deep)
     assert (code, reason) == ("E-TYPE-DEPTH", "depth")
@@ -111,8 +112,19 @@ def test_depth_limit_is_exactly_eight() -> None:
 
 @pytest.mark.parametrize(
     ("name", "problem"),
-    [("PlayerId", False), ("Q", False), ("A_1", False), ("playerId", True), ("String", True), ("Object", True),
-     ("OBJECT", True), ("List", True), ("Decimal", True), ("X" * 65, True), ("Player-Id", True)],
+    [
+        ("PlayerId", False),
+        ("Q", False),
+        ("A_1", False),
+        ("playerId", True),
+        ("String", True),
+        ("Object", True),
+        ("OBJECT", True),
+        ("List", True),
+        ("Decimal", True),
+        ("X" * 65, True),
+        ("Player-Id", True),
+    ],
 )
 def test_brand_names(name: str, problem: bool) -> None:
     assert (brand_name_problem(name) is not None) == problem
@@ -128,11 +140,13 @@ def test_type_name_classes() -> None:
 
 def test_json_and_text_spellings_round_trip() -> None:
     t = resolve("Map<String, List<I32>>")
-    assert type_ref_from_json(t.to_json()) == to_type_ref(t)  # type: ignore[attr-defined]
+    assert type_ref_from_json(t.to_json()) == to_type_ref(t)
     assert resolve_type(type_ref_from_json({"name": "List", "arguments": ["Bool"]})) == ListType(BOOL)
 
 
-@pytest.mark.parametrize("bad", ["List<", "List<I32", "<I32>", "List<I32>>", "I32 I64", "Map<I32,>", "a+b", 3, {"x": 1}])
+@pytest.mark.parametrize(
+    "bad", ["List<", "List<I32", "<I32>", "List<I32>>", "I32 I64", "Map<I32,>", "a+b", 3, {"x": 1}]
+)
 def test_malformed_type_spellings_raise_value_error(bad: object) -> None:
     with pytest.raises(ValueError):
         type_ref_from_json(bad)

@@ -1,0 +1,776 @@
+"""ExecutionPlan -> Python ``ast.Module``: one generated function per reachable module function.
+
+The generator is a second executable form of ``spec/semantics.md`` and ``spec/costs.md``: it walks
+the same plan facts as the reference interpreter (expression types, call targets, and/or order,
+dead statements) and emits, for every node, Python that computes the same value and pays the same
+charges in the same order (see ``ledger`` for how charges become updates of the local ``f``).
+
+Shape of the output::
+
+    def _fn0(R, f, d, lr, v0, v1):     # R run state, f fuel left, d call frames left, lr loop refund
+        ...
+        return (value, f)
+
+* locals are Python locals (fast slots) named ``v<i>``, temporaries ``t<i>``, loop state ``k e n j``;
+* operations are specialized by static type: I32/I64 arithmetic is Python arithmetic plus an
+  inline range check whose failure calls the ``core.arith`` definition (which raises the canonical
+  fault), division and remainder take Python's ``//``/``%`` only when both operands are known to be
+  non-negative, F64 results are checked finite with ``t - t`` (NaN for +-inf);
+* anything that touches the meter, a value's shape, a binding or an intrinsic calls a stub from
+  ``stubs.STUBS``; user data (texts, guids, binding ids) is referred to by table index only;
+* leaf loops run in bulk chunks (``_s_cap`` reserves iterations, and fuel for fast bodies), with
+  the exact per-iteration path (``_s_liter``) whenever a reservation is not possible.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dotboxd.core import ast as ir
+from dotboxd.core import costs
+from dotboxd.core.types import F64, I32, I64, SandboxType
+from dotboxd.core.values import I32_MAX, I32_MIN, I64_MAX, I64_MIN
+from dotboxd.validator.plan import CallKind, ExecutionPlan
+
+from . import pyast as P
+from .facts import COMPOSITES, TEXT_LITERALS, PlanFacts, analyze, live
+from .ledger import Chunk, Inline, Loop, Segment, drop_zero_updates
+from .stubs import intrinsic_stub_name
+from .tables import Tables, function_name, guid_name
+
+FIXED_PARAMS = ("R", "f", "d", "lr")
+"""Every generated function's first parameters: run state, fuel left, frames left, loop refund."""
+
+_RANGES: dict[SandboxType, tuple[int, int]] = {I32: (I32_MIN, I32_MAX), I64: (I64_MIN, I64_MAX)}
+_PY_OPS: dict[str, ast.operator] = {"add": ast.Add(), "sub": ast.Sub(), "mul": ast.Mult()}
+_COMPARE: dict[ir.BinaryOp, type[ast.cmpop]] = {
+    ir.BinaryOp.LT: ast.Lt,
+    ir.BinaryOp.LTE: ast.LtE,
+    ir.BinaryOp.GT: ast.Gt,
+    ir.BinaryOp.GTE: ast.GtE,
+    ir.BinaryOp.EQ: ast.Eq,
+    ir.BinaryOp.NE: ast.NotEq,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class GenOptions:
+    """Code-generation switches (both default on; off only to measure what they buy)."""
+
+    bulk_loops: bool = True
+    inline: bool = True
+
+
+@dataclass(slots=True)
+class Generated:
+    module: ast.Module
+    tables: Tables
+    ir_nodes: int
+
+
+class Slots:
+    """Local names of one generated function; every name handed out is recorded for the verifier."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = list(FIXED_PARAMS)
+        self._next: dict[str, int] = {}
+
+    def new(self, prefix: str) -> str:
+        index = self._next.get(prefix, 0)
+        self._next[prefix] = index + 1
+        ident = f"{prefix}{index}"
+        self.names.append(ident)
+        return ident
+
+
+class _FunctionEmitter:
+    """Emits one module function (and everything inlined into its bulk loops)."""
+
+    def __init__(self, gen: _Generator, fid: str) -> None:
+        self.gen = gen
+        self.plan = gen.plan
+        self.tables = gen.tables
+        self.info = gen.plan.functions[fid]
+        self.slots = Slots()
+        self.out: list[ast.stmt] = []
+        self.live = True
+        self.segment: Segment | None = None
+        self.loops: list[Loop] = []
+        self.chunk: Chunk | None = None
+        self.inlines: list[Inline] = []
+        self.vars: dict[str, str] = {}
+
+    # --- the function ----------------------------------------------------------------------
+
+    def emit_function(self) -> ast.FunctionDef:
+        params = []
+        for param in self.info.function.parameters:
+            params.append(self.var(param.name))
+        self.block(self.info.function.body)
+        if self.live:
+            self.barrier()
+            self.emit(P.expr_stmt(P.call("_s_noret", P.name("R"), P.name("f"), P.name("lr"))))
+        name = self.gen.function_names[self.info.id]
+        body = drop_zero_updates(self.out)
+        return P.function(name, [*FIXED_PARAMS, *params], body)
+
+    def var(self, ir_name: str) -> str:
+        slot = self.vars.get(ir_name)
+        if slot is None:
+            slot = self.slots.new("v")
+            self.vars[ir_name] = slot
+        return slot
+
+    # --- output and accounting -------------------------------------------------------------
+
+    def emit(self, stmt: ast.stmt) -> None:
+        self.out.append(stmt)
+
+    def charge(self, amount: int) -> None:
+        """One charge of the reference interpreter, at this point of the evaluation order."""
+        if amount <= 0:
+            return
+        if self.chunk is not None and self.chunk.fast:
+            self.chunk.ahead -= amount
+            return
+        if self.segment is None:
+            amount_node, restore_node = P.const(0), P.const(0)
+            site = self.tables.new_segment()
+            self.emit(P.aug("f", ast.Sub(), amount_node))
+            check = P.call(
+                "_s_fx", P.name("R"), P.add(P.name("f"), restore_node), self.lref(), P.const(site)
+            )
+            self.emit(P.if_(P.compare(P.name("f"), ast.Lt(), P.const(0)), [P.expr_stmt(check)]))
+            self.segment = Segment(amount_node, restore_node, site)
+        self.segment.charges.append(amount)
+
+    def barrier(self) -> None:
+        """Close the open segment: nothing after this point is paid for in advance."""
+        segment = self.segment
+        if segment is None:
+            return
+        total = sum(segment.charges)
+        segment.amount.value = total
+        segment.restore.value = total
+        self.tables.close_segment(segment.site, tuple(segment.charges))
+        self.segment = None
+
+    def fuel(self) -> ast.expr:
+        """The exact remaining fuel here (call ``barrier`` first in checked code)."""
+        if self.chunk is not None and self.chunk.fast:
+            return self.chunk.exact_fuel()
+        assert self.segment is None
+        return P.name("f")
+
+    def lref(self) -> ast.expr:
+        """Reserved loop iterations a failure here must give back (including the caller's)."""
+        if self.chunk is None:
+            return P.name("lr")
+        return P.add(P.name("lr"), self.chunk.unstarted(1))
+
+    def fault_args(self) -> list[ast.expr]:
+        self.barrier()
+        return [P.name("R"), self.fuel(), self.lref()]
+
+    def fault_call(self, op: str, *operands: ast.expr) -> ast.expr:
+        site = self.tables_fault_site(op)
+        stub = ("_s_f1", "_s_f2", "_s_f3")[len(operands) - 1]
+        return P.call(stub, *self.fault_args(), P.const(site), *operands)
+
+    def tables_fault_site(self, op: str) -> int:
+        site = self.gen.fault_sites.get(op)
+        if site is None:
+            site = self.tables.fault_site(op)
+            self.gen.fault_sites[op] = site
+        return site
+
+    def stub_pair(self, stub: str, *args: ast.expr) -> ast.expr:
+        """``t, f = stub(R, f, lref, *args)``: a stub that syncs the meter and returns new fuel."""
+        assert self.chunk is None or not self.chunk.fast, "fast code never calls a syncing stub"
+        self.barrier()
+        temp = self.slots.new("t")
+        self.emit(P.assign2(temp, "f", P.call(stub, P.name("R"), P.name("f"), self.lref(), *args)))
+        return P.name(temp)
+
+    # --- blocks and branches ----------------------------------------------------------------
+
+    def block(self, statements: tuple[ir.Stmt, ...]) -> None:
+        for stmt in live(self.plan, statements):
+            if not self.live:
+                return
+            self.statement(stmt)
+
+    def sub_block(self, body: Callable[[], None] | None, ahead: int) -> tuple[list[ast.stmt], bool, int]:
+        saved_out, saved_live = self.out, self.live
+        self.out, self.live = [], True
+        if self.chunk is not None:
+            self.chunk.ahead = ahead
+        if body is not None:
+            body()
+        self.barrier()
+        result = (self.out, self.live, self.chunk.ahead if self.chunk is not None else 0)
+        self.out, self.live = saved_out, saved_live
+        return result
+
+    def branch(self, test: ast.expr, then: Callable[[], None], orelse: Callable[[], None] | None = None) -> None:
+        """``if test: then else: orelse``, reconciling fast accounting where the arms join."""
+        self.barrier()
+        start = self.chunk.ahead if self.chunk is not None else 0
+        arms = [self.sub_block(then, start), self.sub_block(orelse, start)]
+        joining = [(body, ahead) for body, is_live, ahead in arms if is_live]
+        if self.chunk is not None and self.chunk.fast and joining:
+            join = max(ahead for _, ahead in joining)
+            for body, ahead in joining:
+                if join != ahead:
+                    body.append(P.aug("f", ast.Sub(), P.const(join - ahead)))
+            self.chunk.ahead = join
+        self.live = bool(joining)
+        self.emit(P.if_(test, arms[0][0], arms[1][0]))
+
+    # --- statements ---------------------------------------------------------------------------
+
+    def statement(self, stmt: ir.Stmt) -> None:
+        self.charge(costs.STATEMENT_FUEL)
+        if isinstance(stmt, ir.Set):
+            target = self.var(stmt.name)
+            value = self.expr(stmt.value, target)
+            if not (isinstance(value, ast.Name) and value.id == target):
+                self.emit(P.assign(target, value))
+        elif isinstance(stmt, ir.ExprStmt):
+            self.expr(stmt.value)
+        elif isinstance(stmt, ir.Return):
+            self.return_(self.expr(stmt.value))
+        elif isinstance(stmt, ir.If):
+            test = self.expr(stmt.condition)
+            has_else = any(True for _ in live(self.plan, stmt.else_))
+            self.branch(
+                test,
+                lambda: self.block(stmt.then),
+                (lambda: self.block(stmt.else_)) if has_else else None,
+            )
+        elif isinstance(stmt, ir.Break):
+            self.break_()
+        elif isinstance(stmt, ir.Continue):
+            self.continue_()
+        elif isinstance(stmt, ir.ForRange):
+            self.for_range(stmt)
+        else:
+            assert isinstance(stmt, ir.While)
+            self.while_(stmt)
+
+    def return_(self, value: ast.expr) -> None:
+        if self.inlines:
+            inline = self.inlines[-1]
+            self.emit(P.assign(inline.result, value))
+            inline.edges.append((self.out, self.chunk.ahead if self.chunk is not None else 0))
+            self.live = False
+            return
+        self.barrier()
+        fuel = self.fuel()
+        if self.chunk is not None:
+            self.emit(P.expr_stmt(P.call("_s_lback", P.name("R"), self.chunk.unstarted(1))))
+        self.emit(P.ret(P.tuple_(value, fuel)))
+        self.live = False
+
+    def break_(self) -> None:
+        self.barrier()
+        chunk = self.loops[-1].chunk
+        if chunk is not None:
+            if chunk.fast:
+                self.emit(P.assign("f", chunk.exact_fuel()))
+            self.emit(P.expr_stmt(P.call("_s_lback", P.name("R"), chunk.unstarted(1))))
+        self.emit(ast.Break())
+        self.live = False
+
+    def continue_(self) -> None:
+        self.barrier()
+        chunk = self.loops[-1].chunk
+        if chunk is not None and chunk.fast:
+            fix = P.const(0)
+            chunk.continue_fixes.append((fix, chunk.ahead))
+            self.emit(P.aug("f", ast.Add(), fix))
+        self.emit(ast.Continue())
+        self.live = False
+
+    # --- loops ----------------------------------------------------------------------------------
+
+    def loop_body(self, statements: tuple[ir.Stmt, ...], chunk: Chunk | None) -> tuple[list[ast.stmt], bool]:
+        saved_chunk = self.chunk
+        self.chunk = chunk
+        self.loops.append(Loop(chunk))
+        body, body_live, _ = self.sub_block(lambda: self.block(statements), chunk.ahead if chunk else 0)
+        self.loops.pop()
+        self.chunk = saved_chunk
+        return body, body_live
+
+    def liter(self) -> ast.stmt:
+        return P.assign("f", P.call("_s_liter", P.name("R"), P.name("f"), self.lref()))
+
+    def loop_strategy(self, stmt: ir.While | ir.ForRange) -> tuple[bool, bool]:
+        """(bulk, fast): whether the loop runs in chunks, and whether its fuel is reserved too."""
+        facts = self.gen.facts.loops[id(stmt)]
+        if not self.gen.options.bulk_loops or not facts.leaf:
+            return False, False
+        return True, facts.fast
+
+    def for_range(self, stmt: ir.ForRange) -> None:
+        start = self.expr(stmt.start)
+        end = self.expr(stmt.end)
+        self.barrier()
+        ivar = self.var(stmt.local)
+        bulk, fast = self.loop_strategy(stmt)
+        if not bulk:
+            body, _ = self.loop_body(stmt.body, None)
+            self.emit(P.range_loop(ivar, [start, end], [self.liter(), *body]))
+            self.live = True
+            return
+        k, stop, n = self.slots.new("k"), self.slots.new("e"), self.slots.new("n")
+        self.emit(P.assign(k, start))
+        self.emit(P.assign(stop, end))
+        facts = self.gen.facts.loops[id(stmt)]
+        outer_lref = self.lref()
+        reserve = P.call(
+            "_s_cap",
+            P.name("R"),
+            P.name("f"),
+            P.name("d"),
+            outer_lref,
+            P.sub(P.name(stop), P.name(k)),
+            P.const(facts.worst if fast else 0),
+            P.const(facts.need_depth if fast else 0),
+        )
+        chunk = Chunk(fast=fast, n=n, ivar=ivar, start=k)
+        chunk_body, body_live = self.chunk_body(stmt.body, chunk)
+        base = chunk.finish(body_live)
+        done: list[ast.stmt] = []
+        if fast and base:
+            done.append(P.aug("f", ast.Sub(), P.mul(P.name(n), P.const(base))))
+        done.append(P.assign(k, P.add(P.name(k), P.name(n))))
+        done.append(P.if_(P.compare(P.name(k), ast.Lt(), P.name(stop)), [ast.Continue()]))
+        done.append(ast.Break())
+        exact_body, _ = self.loop_body(stmt.body, None)
+        precise = [
+            P.if_(P.name(n), done),
+            P.if_(P.compare(P.name(k), ast.GtE(), P.name(stop)), [ast.Break()]),
+            self.liter(),
+            P.assign(ivar, P.name(k)),
+            P.assign(k, P.add(P.name(k), P.const(1))),
+            *exact_body,
+            ast.Continue(),
+        ]
+        bulk_loop = P.range_loop(ivar, [P.name(k), P.add(P.name(k), P.name(n))], chunk_body, precise)
+        self.emit(P.while_true([P.assign(n, reserve), bulk_loop, ast.Break()]))
+        self.live = True
+
+    def chunk_body(
+        self, statements: tuple[ir.Stmt, ...], chunk: Chunk, prelude: Callable[[], None] | None = None
+    ) -> tuple[list[ast.stmt], bool]:
+        """The body of a bulk chunk: (while: the condition and its exit, then) the iteration's 5 fuel
+        and the statements, in fast or checked-with-reservation mode."""
+        saved_chunk = self.chunk
+        self.chunk = chunk
+        self.loops.append(Loop(chunk))
+
+        def body() -> None:
+            if prelude is not None:
+                prelude()
+                if not self.live:
+                    return
+            self.charge(costs.LOOP_ITERATION_FUEL)
+            self.block(statements)
+
+        out, body_live, _ = self.sub_block(body, 0)
+        self.loops.pop()
+        self.chunk = saved_chunk
+        return out, body_live
+
+    def while_(self, stmt: ir.While) -> None:
+        self.barrier()
+        bulk, fast = self.loop_strategy(stmt)
+        if not bulk:
+            saved_chunk, self.chunk = self.chunk, None
+            self.loops.append(Loop(None))
+
+            def exact_iteration() -> None:
+                test = self.expr(stmt.condition)
+                self.branch(P.not_(test), lambda: self.leave_loop())
+                self.emit(self.liter())
+                self.block(stmt.body)
+
+            body, _, _ = self.sub_block(exact_iteration, 0)
+            self.loops.pop()
+            self.chunk = saved_chunk
+            self.emit(P.while_true(body))
+            self.live = True
+            return
+        facts = self.gen.facts.loops[id(stmt)]
+        n, j = self.slots.new("n"), self.slots.new("j")
+        outer_lref = self.lref()
+        reserve = P.call(
+            "_s_cap",
+            P.name("R"),
+            P.name("f"),
+            P.name("d"),
+            outer_lref,
+            P.const(-1),
+            P.const(facts.worst if fast else 0),
+            P.const(facts.need_depth if fast else 0),
+        )
+        chunk = Chunk(fast=fast, n=n, ivar=j, start=None)
+
+        def condition() -> None:
+            test = self.expr(stmt.condition)
+            self.branch(P.not_(test), lambda: self.condition_exit(chunk))
+
+        chunk_body, body_live = self.chunk_body(stmt.body, chunk, condition)
+        base = chunk.finish(body_live)
+        done: list[ast.stmt] = []
+        if fast and base:
+            done.append(P.aug("f", ast.Sub(), P.mul(P.name(n), P.const(base))))
+        done.append(ast.Continue())
+
+        self.loops.append(Loop(None))
+
+        def exact_iteration() -> None:
+            test = self.expr(stmt.condition)
+            self.branch(P.not_(test), lambda: self.leave_loop())
+            self.emit(self.liter())
+            self.block(stmt.body)
+            if self.live:
+                self.barrier()
+                self.emit(ast.Continue())
+                self.live = False
+
+        exact, _, _ = self.sub_block(exact_iteration, 0)
+        self.loops.pop()
+        bulk_loop = P.range_loop(j, [P.name(n)], chunk_body, [P.if_(P.name(n), done), *exact])
+        self.emit(P.while_true([P.assign(n, reserve), bulk_loop, ast.Break()]))
+        self.live = True
+
+    def leave_loop(self) -> None:
+        """The loop's own exit (a false condition) on the exact path."""
+        self.emit(ast.Break())
+        self.live = False
+
+    def condition_exit(self, chunk: Chunk) -> None:
+        """A false condition inside a bulk chunk: the current iteration never started."""
+        if chunk.fast:
+            self.emit(P.assign("f", chunk.exact_fuel()))
+        self.emit(P.expr_stmt(P.call("_s_lback", P.name("R"), chunk.unstarted(0))))
+        self.emit(ast.Break())
+        self.live = False
+
+    # --- expressions ----------------------------------------------------------------------------
+
+    def expr(self, node: ir.Expr, dest: str | None = None) -> ast.expr:
+        """Emit ``node`` (its charges, then its evaluation) and return a side-effect-free operand for
+        its value: a name, a constant, or a comparison / negation of such operands."""
+        self.charge(costs.EXPRESSION_FUEL)
+        if isinstance(node, ir.Var):
+            return P.name(self.var(node.name))
+        if isinstance(node, ir.Literal):
+            return self.literal(node)
+        if isinstance(node, ir.Unary):
+            return self.unary(node)
+        if isinstance(node, ir.Binary):
+            return self.binary(node, dest)
+        return self.call(node)
+
+    def literal(self, node: ir.Literal) -> ast.expr:
+        kind = node.kind
+        if kind in TEXT_LITERALS:
+            return self.stub_pair("_s_text", P.const(self.tables.text(node)))
+        if kind is ir.LiteralKind.GUID:
+            assert isinstance(node.value, str)
+            return P.name(guid_name(self.tables.guid(node.value)))
+        if kind is ir.LiteralKind.F64:
+            assert isinstance(node.value, int | float) and not isinstance(node.value, bool)
+            return P.const(float(node.value))
+        value = node.value
+        assert value is None or isinstance(value, bool | int)
+        return P.const(value)
+
+    def temp(self, dest: str | None, operands: tuple[ast.expr, ...]) -> str:
+        """Where to put a result: the statement's own variable when no operand reads it."""
+        if dest is not None and not any(
+            isinstance(n, ast.Name) and n.id == dest for op in operands for n in ast.walk(op)
+        ):
+            return dest
+        return self.slots.new("t")
+
+    def unary(self, node: ir.Unary) -> ast.expr:
+        operand = self.expr(node.operand)
+        if node.op is ir.UnaryOp.NOT:
+            return P.not_(operand)
+        t = self.plan.type_of(node)
+        if t == F64:
+            return P.neg(operand)
+        _, high = _RANGES[t]
+        out = self.slots.new("t")
+        self.emit(P.assign(out, P.neg(operand)))
+        op = "neg_" + _suffix(t)
+        self.emit(
+            P.if_(P.compare(P.name(out), ast.Gt(), P.const(high)), [P.assign(out, self.fault_call(op, operand))])
+        )
+        return P.name(out)
+
+    def binary(self, node: ir.Binary, dest: str | None) -> ast.expr:
+        op = node.op
+        if op in (ir.BinaryOp.AND, ir.BinaryOp.OR):
+            return self.short_circuit(node)
+        left_type = self.plan.type_of(node.left)
+        left = self.expr(node.left)
+        right = self.expr(node.right)
+        if op in (ir.BinaryOp.EQ, ir.BinaryOp.NE) and isinstance(left_type, COMPOSITES):
+            equal = self.stub_pair("_s_ceq", left, right)
+            return equal if op is ir.BinaryOp.EQ else P.not_(equal)
+        if op in _COMPARE:
+            return P.compare(left, _COMPARE[op](), right)
+        if left_type == F64:
+            return self.arith_f64(op.value, left, right, dest)
+        return self.arith_int(op.value, left_type, left, right, dest)
+
+    def short_circuit(self, node: ir.Binary) -> ast.expr:
+        first, second = (node.right, node.left) if id(node) in self.plan.right_first else (node.left, node.right)
+        value = self.expr(first)
+        out = self.slots.new("t")
+        self.emit(P.assign(out, value))
+        test: ast.expr = P.name(out) if node.op is ir.BinaryOp.AND else P.not_(P.name(out))
+
+        def evaluate_second() -> None:
+            self.emit(P.assign(out, self.expr(second)))
+
+        self.branch(test, evaluate_second)
+        return P.name(out)
+
+    def arith_int(
+        self, op: str, t: SandboxType, left: ast.expr, right: ast.expr, dest: str | None
+    ) -> ast.expr:
+        low, high = _RANGES[t]
+        fault = f"{op}_{_suffix(t)}"
+        out = self.temp(dest, (left, right))
+        if op in _PY_OPS:
+            self.emit(P.assign(out, P.binop(left, _PY_OPS[op], right)))
+            checks = _range_checks(op, out, right, low, high)
+            self.emit(P.if_(checks, [P.assign(out, self.fault_call(fault, left, right))]))
+            return P.name(out)
+        # div / rem: Python's // and % agree with truncation when both operands are >= 0
+        py_op: ast.operator = ast.FloorDiv() if op == "div" else ast.Mod()
+        guards: list[ast.expr] = []
+        if not (_const_int(right) is not None and _const_int(right) > 0):  # type: ignore[operator]
+            guards.append(P.compare(right, ast.Gt(), P.const(0)))
+        if not (_const_int(left) is not None and _const_int(left) >= 0):  # type: ignore[operator]
+            guards.append(P.compare(left, ast.GtE(), P.const(0)))
+        fast = [P.assign(out, P.binop(left, py_op, right))]
+        slow = [P.assign(out, self.fault_call(fault, left, right))]
+        if not guards:
+            self.out.extend(fast)
+        else:
+            self.emit(P.if_(guards[0] if len(guards) == 1 else P.and_(*guards), fast, slow))
+        return P.name(out)
+
+    def arith_f64(self, op: str, left: ast.expr, right: ast.expr, dest: str | None) -> ast.expr:
+        fault = f"{op}_f64"
+        out = self.temp(dest, (left, right))
+        if op == "rem":
+            self.emit(P.assign(out, self.fault_call(fault, left, right)))
+            return P.name(out)
+        not_finite = P.binop(P.name(out), ast.Sub(), P.name(out))  # NaN (truthy) for +-inf
+        if op == "div":
+            computed = [
+                P.assign(out, P.binop(left, ast.Div(), right)),
+                P.if_(not_finite, [P.assign(out, self.fault_call(fault, left, right))]),
+            ]
+            self.emit(
+                P.if_(
+                    P.compare(right, ast.NotEq(), P.const(0.0)),
+                    computed,
+                    [P.assign(out, self.fault_call(fault, left, right))],
+                )
+            )
+            return P.name(out)
+        self.emit(P.assign(out, P.binop(left, _PY_OPS[op], right)))
+        self.emit(P.if_(not_finite, [P.assign(out, self.fault_call(fault, left, right))]))
+        return P.name(out)
+
+    # --- calls ------------------------------------------------------------------------------------
+
+    def call(self, node: ir.Call) -> ast.expr:
+        target = self.plan.call_target(node)
+        if target.kind is CallKind.FUNCTION and self.chunk is not None and self.chunk.fast:
+            return self.inline_call(node, target.name)
+        args = [self.expr(a) for a in node.args]
+        if target.kind is CallKind.BUILTIN:
+            return self.builtin(target.name, args)
+        if target.kind is CallKind.FUNCTION:
+            self.barrier()
+            self.emit(
+                P.if_(
+                    P.compare(P.name("d"), ast.Lt(), P.const(1)),
+                    [P.expr_stmt(P.call("_s_deep", P.name("R"), P.name("f"), self.lref()))],
+                )
+            )
+            out = self.slots.new("t")
+            callee = self.gen.function_names[target.name]
+            depth = P.sub(P.name("d"), P.const(1))
+            self.emit(
+                P.assign2(out, "f", P.call(callee, P.name("R"), P.name("f"), depth, self.lref(), *args))
+            )
+            return P.name(out)
+        index = self.tables.binding(target.name)
+        return self.stub_pair("_s_bind", P.const(index), P.tuple_(*args))
+
+    def builtin(self, builtin: str, args: list[ast.expr]) -> ast.expr:
+        if builtin not in _INLINE_BUILTINS:
+            return self.stub_pair(intrinsic_stub_name(builtin), *args)
+        self.charge(costs.BUILTIN_COSTS[builtin].base)
+        if builtin == "numeric.toI64":
+            return args[0]
+        if builtin == "string.isEmpty":
+            return P.not_(args[0])
+        guard = _BUILTIN_GUARDS.get(builtin)
+        if guard is not None:
+            op, make_test = guard
+            self.emit(P.if_(make_test(*args), [P.expr_stmt(self.fault_call(op, *args))]))
+        out = self.slots.new("t")
+        self.emit(P.assign(out, P.call(_INLINE_BUILTINS[builtin], *args)))
+        return P.name(out)
+
+    def inline_call(self, node: ir.Call, callee_id: str) -> ast.expr:
+        """A call inside a fast bulk loop: the callee's body, inlined (its frame depth was checked
+        when the chunk was reserved)."""
+        args = [self.expr(a) for a in node.args]
+        callee = self.plan.functions[callee_id].function
+        saved_vars = self.vars
+        self.vars = {}
+        for param, arg in zip(callee.parameters, args, strict=True):
+            self.emit(P.assign(self.var(param.name), arg))
+        statements = tuple(live(self.plan, callee.body))
+        if _straight(statements):
+            for stmt in statements[:-1]:
+                self.statement(stmt)
+            last = statements[-1]
+            assert isinstance(last, ir.Return)
+            self.charge(costs.STATEMENT_FUEL)
+            value = self.expr(last.value)
+            self.vars = saved_vars
+            if isinstance(value, ast.Name | ast.Constant):
+                return value
+            out = self.slots.new("t")
+            self.emit(P.assign(out, value))
+            return P.name(out)
+        inline = Inline(self.slots.new("t"))
+        self.inlines.append(inline)
+        assert self.chunk is not None
+        body, body_live, _ = self.sub_block(lambda: self.block(callee.body), self.chunk.ahead)
+        self.inlines.pop()
+        self.vars = saved_vars
+        assert not body_live, "the validator proves every path returns"
+        join = max(ahead for _, ahead in inline.edges)
+        for edge, ahead in inline.edges:
+            if join != ahead:
+                edge.append(P.aug("f", ast.Sub(), P.const(join - ahead)))
+            edge.append(ast.Break())
+        body.append(ast.Break())
+        self.emit(P.while_true(body))
+        self.chunk.ahead = join
+        return P.name(inline.result)
+
+
+def _straight(statements: tuple[ir.Stmt, ...]) -> bool:
+    """Only the last statement returns and nothing before it branches to a return."""
+    if not statements or not isinstance(statements[-1], ir.Return):
+        return False
+    return all(not isinstance(s, ir.If | ir.Return) for s in statements[:-1])
+
+
+def _suffix(t: SandboxType) -> str:
+    return "i32" if t == I32 else "i64" if t == I64 else "f64"
+
+
+def _const_int(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+def _range_checks(op: str, out: str, right: ast.expr, low: int, high: int) -> ast.expr:
+    """The inline overflow test; one side suffices when the right operand is a known constant."""
+    above = P.compare(P.name(out), ast.Gt(), P.const(high))
+    below = P.compare(P.name(out), ast.Lt(), P.const(low))
+    constant = _const_int(right)
+    if constant is not None and op in ("add", "sub"):
+        grows = constant >= 0 if op == "add" else constant <= 0
+        return above if grows else below
+    return P.or_(above, below)
+
+
+_INLINE_BUILTINS: dict[str, str] = {
+    "math.abs": "_p_abs",
+    "math.min": "_p_min",
+    "math.max": "_p_max",
+    "math.clamp": "_p_clamp",
+    "math.sqrt": "_p_sqrt",
+    "math.floor": "_p_floor",
+    "math.ceil": "_p_ceil",
+    "math.round": "_p_round",
+    "string.length": "_p_u16len",
+    "string.isEmpty": "",
+    "numeric.toI64": "",
+    "numeric.toF64": "_p_tof64",
+}
+"""Constant-cost built-ins compiled inline (their base fuel, an inline guard for their one failure,
+then the shared definition, which the guard has made safe to call directly)."""
+
+_BUILTIN_GUARDS: dict[str, tuple[str, Callable[..., ast.expr]]] = {
+    "math.abs": ("abs_i32", lambda x: P.compare(x, ast.Eq(), P.const(I32_MIN))),
+    "math.clamp": ("clamp_i32", lambda v, lo, hi: P.compare(lo, ast.Gt(), hi)),
+    "math.sqrt": ("sqrt_f64", lambda x: P.compare(x, ast.Lt(), P.const(0.0))),
+}
+
+
+class _Generator:
+    def __init__(self, plan: ExecutionPlan, options: GenOptions) -> None:
+        self.plan = plan
+        self.options = options
+        self.facts: PlanFacts = analyze(plan, inline=options.inline)
+        self.tables = Tables()
+        self.fault_sites: dict[str, int] = {}
+        reachable = sorted(fid for fid, info in plan.functions.items() if info.reachable)
+        self.function_names = {fid: function_name(i) for i, fid in enumerate(reachable)}
+        self.tables.functions = reachable
+        self.slot_tables: dict[str, list[str]] = {}
+
+    def run(self) -> Generated:
+        functions: list[ast.stmt] = []
+        nodes = 0
+        for fid in self.tables.functions:
+            emitter = _FunctionEmitter(self, fid)
+            functions.append(emitter.emit_function())
+            self.slot_tables[self.function_names[fid]] = emitter.slots.names
+            nodes += _count_nodes(self.plan.functions[fid].function.body)
+        module = ast.Module(body=functions, type_ignores=[])
+        ast.fix_missing_locations(module)
+        return Generated(module, self.tables, nodes)
+
+
+def _count_nodes(block: tuple[ir.Stmt, ...]) -> int:
+    from .facts import stmt_exprs, walk_expr
+
+    total = 0
+    for stmt in block:
+        total += 1
+        for e in stmt_exprs(stmt):
+            total += sum(1 for _ in walk_expr(e))
+        if isinstance(stmt, ir.If):
+            total += _count_nodes(stmt.then) + _count_nodes(stmt.else_)
+        elif isinstance(stmt, ir.While | ir.ForRange):
+            total += _count_nodes(stmt.body)
+    return total
+
+
+def generate(plan: ExecutionPlan, options: GenOptions | None = None) -> Generated:
+    """Generate the Python module for every reachable function of ``plan``."""
+    return _Generator(plan, options or GenOptions()).run()

@@ -1,0 +1,298 @@
+"""Static facts the code generator needs about a plan, derived once per compilation.
+
+Which loops may run in *bulk* (a chunk of iterations reserved at once) and with what worst-case
+cost per iteration, which module functions are small enough to inline into a hot loop, and which
+expression nodes are *fast*: constant-cost operations whose only failure points are checked inline
+(arithmetic, comparisons, constant-cost built-ins). Costs come from ``dotboxd.core.costs``; nothing
+here invents a charge. The numbers are upper bounds (an ``if`` counts its dearer arm, a block every
+live statement), which is all bulk reservation needs: a reservation is only ever too large, never
+too small, and a run whose fuel does not cover it takes the exact per-iteration path instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from dotboxd.core import ast, costs
+from dotboxd.core.types import ListType, MapType, RecordType
+from dotboxd.validator.plan import CallKind, ExecutionPlan
+
+TEXT_LITERALS = frozenset(
+    {ast.LiteralKind.STRING, ast.LiteralKind.PATH, ast.LiteralKind.URI, ast.LiteralKind.OPAQUE_ID}
+)
+"""Literal kinds that are new values on every evaluation (charged through the meter's shape)."""
+
+FAST_BUILTINS = frozenset(
+    {
+        "math.abs",
+        "math.min",
+        "math.max",
+        "math.clamp",
+        "math.sqrt",
+        "math.floor",
+        "math.ceil",
+        "math.round",
+        "string.length",
+        "string.isEmpty",
+        "numeric.toI64",
+        "numeric.toF64",
+    }
+)
+"""Built-ins whose charge is the constant base fuel of ``costs.BUILTIN_COSTS`` and whose failures
+(if any) are decided by their arguments alone, so generated code can check them inline."""
+
+INLINE_MAX_NODES = 160
+"""A module function is inlined into a bulk loop only when its body (with its own inlined callees)
+has at most this many IR nodes: inlining removes call overhead but grows code."""
+
+COMPOSITES = (ListType, MapType, RecordType)
+
+
+@dataclass(slots=True)
+class FunctionFacts:
+    """What the generator knows about one module function."""
+
+    fid: str
+    has_loops: bool = False
+    """The function (or anything it calls) contains a loop."""
+    inlinable: bool = False
+    max_cost: int = 0
+    """Worst-case fuel of one call's body (valid when ``inlinable``)."""
+    size: int = 0
+    """IR nodes of the body with inlinable callees expanded."""
+    inline_depth: int = 0
+    """Deepest chain of inlined calls inside the body (0: calls nothing inlinable)."""
+
+
+@dataclass(slots=True)
+class LoopFacts:
+    """What the generator knows about one loop statement."""
+
+    leaf: bool
+    """No loop and no call to a function with loops inside: its iterations may be reserved in bulk."""
+    fast: bool
+    """Leaf, and every node inside is fast: fuel may be reserved in bulk too."""
+    worst: int = 0
+    """Worst-case fuel of one iteration (fast loops): 5, the condition (while) and the body."""
+    need_depth: int = 0
+    """Call frames the inlined calls of the body need beyond the current one."""
+
+
+@dataclass(slots=True)
+class PlanFacts:
+    functions: dict[str, FunctionFacts] = field(default_factory=dict)
+    loops: dict[int, LoopFacts] = field(default_factory=dict)
+
+
+def live(plan: ExecutionPlan, block: tuple[ast.Stmt, ...]) -> Iterator[ast.Stmt]:
+    """The statements of ``block`` that can run (dead ones are never executed nor charged)."""
+    for stmt in block:
+        if not plan.is_dead(stmt):
+            yield stmt
+
+
+class _Analyzer:
+    def __init__(self, plan: ExecutionPlan, inline: bool) -> None:
+        self.plan = plan
+        self.inline = inline
+        self.facts = PlanFacts()
+
+    # --- functions, callees first (the validator proved the call graph acyclic) ---------------
+
+    def function(self, fid: str) -> FunctionFacts:
+        known = self.facts.functions.get(fid)
+        if known is not None:
+            return known
+        info = self.plan.functions[fid]
+        facts = FunctionFacts(fid)
+        self.facts.functions[fid] = facts  # no recursion exists, so this never returns a half-built entry
+        body = info.function.body
+        facts.has_loops = self._block_has_loops(body)
+        fast = not facts.has_loops and all(self.stmt_fast(s) for s in live(self.plan, body))
+        if fast:
+            facts.size = self.block_size(body)
+            facts.max_cost = self.block_cost(body)
+            facts.inline_depth = self.block_depth(body)
+            facts.inlinable = self.inline and facts.size <= INLINE_MAX_NODES
+        return facts
+
+    def _block_has_loops(self, block: tuple[ast.Stmt, ...]) -> bool:
+        for stmt in live(self.plan, block):
+            if isinstance(stmt, ast.While | ast.ForRange):
+                return True
+            if isinstance(stmt, ast.If) and (self._block_has_loops(stmt.then) or self._block_has_loops(stmt.else_)):
+                return True
+            if any(self._calls_looping(e) for e in stmt_exprs(stmt)):
+                return True
+        return False
+
+    def _calls_looping(self, expr: ast.Expr) -> bool:
+        for node in walk_expr(expr):
+            if isinstance(node, ast.Call):
+                target = self.plan.call_target(node)
+                if target.kind is CallKind.FUNCTION and self.function(target.name).has_loops:
+                    return True
+        return False
+
+    # --- loops -------------------------------------------------------------------------------
+
+    def loop(self, stmt: ast.While | ast.ForRange) -> LoopFacts:
+        leaf = not self._block_has_loops(stmt.body)
+        if isinstance(stmt, ast.While):
+            leaf = leaf and not self._calls_looping(stmt.condition)
+        facts = LoopFacts(leaf=leaf, fast=False)
+        if leaf:
+            exprs_fast = isinstance(stmt, ast.ForRange) or self.expr_fast(stmt.condition)
+            if exprs_fast and all(self.stmt_fast(s) for s in live(self.plan, stmt.body)):
+                cond = self.expr_cost(stmt.condition) if isinstance(stmt, ast.While) else 0
+                cond_depth = self.expr_depth(stmt.condition) if isinstance(stmt, ast.While) else 0
+                facts.fast = True
+                facts.worst = costs.LOOP_ITERATION_FUEL + cond + self.block_cost(stmt.body)
+                facts.need_depth = max(cond_depth, self.block_depth(stmt.body))
+        self.facts.loops[id(stmt)] = facts
+        return facts
+
+    # --- fast eligibility --------------------------------------------------------------------
+
+    def stmt_fast(self, stmt: ast.Stmt) -> bool:
+        if isinstance(stmt, ast.While | ast.ForRange):
+            return False
+        if isinstance(stmt, ast.If):
+            return (
+                self.expr_fast(stmt.condition)
+                and all(self.stmt_fast(s) for s in live(self.plan, stmt.then))
+                and all(self.stmt_fast(s) for s in live(self.plan, stmt.else_))
+            )
+        return all(self.expr_fast(e) for e in stmt_exprs(stmt))
+
+    def expr_fast(self, expr: ast.Expr) -> bool:
+        if isinstance(expr, ast.Var):
+            return True
+        if isinstance(expr, ast.Literal):
+            return expr.kind not in TEXT_LITERALS
+        if isinstance(expr, ast.Unary):
+            return self.expr_fast(expr.operand)
+        if isinstance(expr, ast.Binary):
+            if expr.op in (ast.BinaryOp.EQ, ast.BinaryOp.NE) and isinstance(
+                self.plan.type_of(expr.left), COMPOSITES
+            ):
+                return False
+            return self.expr_fast(expr.left) and self.expr_fast(expr.right)
+        target = self.plan.call_target(expr)
+        if not all(self.expr_fast(a) for a in expr.args):
+            return False
+        if target.kind is CallKind.BUILTIN:
+            return target.name in FAST_BUILTINS
+        if target.kind is CallKind.FUNCTION:
+            return self.function(target.name).inlinable
+        return False
+
+    # --- worst-case cost, size and inline depth (fast code only) -----------------------------
+
+    def block_cost(self, block: tuple[ast.Stmt, ...]) -> int:
+        return sum(self.stmt_cost(s) for s in live(self.plan, block))
+
+    def stmt_cost(self, stmt: ast.Stmt) -> int:
+        own = costs.STATEMENT_FUEL
+        if isinstance(stmt, ast.If):
+            return own + self.expr_cost(stmt.condition) + max(self.block_cost(stmt.then), self.block_cost(stmt.else_))
+        return own + sum(self.expr_cost(e) for e in stmt_exprs(stmt))
+
+    def expr_cost(self, expr: ast.Expr) -> int:
+        own = costs.EXPRESSION_FUEL
+        if isinstance(expr, ast.Var | ast.Literal):
+            return own
+        if isinstance(expr, ast.Unary):
+            return own + self.expr_cost(expr.operand)
+        if isinstance(expr, ast.Binary):
+            return own + self.expr_cost(expr.left) + self.expr_cost(expr.right)
+        args = sum(self.expr_cost(a) for a in expr.args)
+        target = self.plan.call_target(expr)
+        if target.kind is CallKind.BUILTIN:
+            return own + args + costs.BUILTIN_COSTS[target.name].base
+        return own + args + self.function(target.name).max_cost
+
+    def block_size(self, block: tuple[ast.Stmt, ...]) -> int:
+        total = 0
+        for stmt in live(self.plan, block):
+            total += 1 + sum(self.expr_size(e) for e in stmt_exprs(stmt))
+            if isinstance(stmt, ast.If):
+                total += self.block_size(stmt.then) + self.block_size(stmt.else_)
+        return total
+
+    def expr_size(self, expr: ast.Expr) -> int:
+        total = 0
+        for node in walk_expr(expr):
+            total += 1
+            if isinstance(node, ast.Call):
+                target = self.plan.call_target(node)
+                if target.kind is CallKind.FUNCTION:
+                    total += self.function(target.name).size
+        return total
+
+    def block_depth(self, block: tuple[ast.Stmt, ...]) -> int:
+        deepest = 0
+        for stmt in live(self.plan, block):
+            for e in stmt_exprs(stmt):
+                deepest = max(deepest, self.expr_depth(e))
+            if isinstance(stmt, ast.If):
+                deepest = max(deepest, self.block_depth(stmt.then), self.block_depth(stmt.else_))
+        return deepest
+
+    def expr_depth(self, expr: ast.Expr) -> int:
+        deepest = 0
+        for node in walk_expr(expr):
+            if isinstance(node, ast.Call):
+                target = self.plan.call_target(node)
+                if target.kind is CallKind.FUNCTION:
+                    deepest = max(deepest, 1 + self.function(target.name).inline_depth)
+        return deepest
+
+
+def stmt_exprs(stmt: ast.Stmt) -> tuple[ast.Expr, ...]:
+    """The expressions a statement evaluates itself (not those of nested blocks)."""
+    if isinstance(stmt, ast.Set | ast.Return | ast.ExprStmt):
+        return (stmt.value,)
+    if isinstance(stmt, ast.If | ast.While):
+        return (stmt.condition,)
+    if isinstance(stmt, ast.ForRange):
+        return (stmt.start, stmt.end)
+    return ()
+
+
+def walk_expr(expr: ast.Expr) -> Iterator[ast.Expr]:
+    """Every node of an expression tree (iteratively: depth is bounded by the importer anyway)."""
+    stack: list[ast.Expr] = [expr]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.Unary):
+            stack.append(node.operand)
+        elif isinstance(node, ast.Binary):
+            stack.append(node.right)
+            stack.append(node.left)
+        elif isinstance(node, ast.Call):
+            stack.extend(reversed(node.args))
+
+
+def walk_loops(plan: ExecutionPlan, block: tuple[ast.Stmt, ...]) -> Iterator[ast.While | ast.ForRange]:
+    for stmt in live(plan, block):
+        if isinstance(stmt, ast.While | ast.ForRange):
+            yield stmt
+            yield from walk_loops(plan, stmt.body)
+        elif isinstance(stmt, ast.If):
+            yield from walk_loops(plan, stmt.then)
+            yield from walk_loops(plan, stmt.else_)
+
+
+def analyze(plan: ExecutionPlan, *, inline: bool = True) -> PlanFacts:
+    """Facts for every reachable function and every loop in it."""
+    analyzer = _Analyzer(plan, inline)
+    for fid, info in plan.functions.items():
+        if not info.reachable:
+            continue
+        analyzer.function(fid)
+        for loop in walk_loops(plan, info.function.body):
+            analyzer.loop(loop)
+    return analyzer.facts

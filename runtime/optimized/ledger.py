@@ -1,0 +1,124 @@
+"""Fuel accounting inside generated code: the two ledgers and the loop contexts they need.
+
+Generated functions keep the remaining fuel in the local ``f``. How the reference interpreter's
+charges (``spec/costs.md``: 1 per statement and expression node, 5 per loop iteration, built-in base
+fuel) turn into updates of ``f`` depends on where the code runs:
+
+* **checked** code (everything outside bulk loops) groups consecutive charges into *segments*: a
+  segment opens with ``f -= total`` and ``if f < 0: _s_fx(...)`` *before* the evaluation it pays for,
+  and closes before anything that could fail, call out or branch. A segment therefore contains no
+  failure point, so paying for it up front is exact; when it does not fit, ``_s_fx`` replays its
+  charges one by one through the meter, which refuses exactly the charge the reference refuses.
+* **fast** code (the body of a bulk loop whose fuel was reserved for the whole chunk) never checks:
+  one iteration's unconditional charges (``base``) are paid in bulk when the chunk ends, only the
+  extra cost of dearer branch arms is subtracted as it happens, and every point that can fail knows
+  statically how far ``f`` is from the exact value (``ahead``), so it can hand the exact fuel to the
+  fault stub. Iteration ``j`` of a chunk sees exact fuel ``f - j * base + ahead``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from . import pyast as P
+
+
+@dataclass(slots=True)
+class Segment:
+    """An open checked segment: its two placeholders (the amount subtracted and the amount added back
+    for the exhaustion stub) and the charges it covers so far."""
+
+    amount: ast.Constant
+    restore: ast.Constant
+    site: int
+    charges: list[int] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Chunk:
+    """A bulk loop chunk in progress: ``n`` iterations reserved, the iteration counter ``ivar``
+    (minus ``start`` for a forRange loop) gives the index ``j`` of the current one."""
+
+    fast: bool
+    n: str
+    ivar: str
+    start: str | None
+    base_nodes: list[ast.Constant] = field(default_factory=list)
+    continue_fixes: list[tuple[ast.Constant, int]] = field(default_factory=list)
+    ahead: int = 0
+
+    def index(self) -> ast.expr:
+        """``j``: the number of iterations of this chunk before the current one."""
+        if self.start is None:
+            return P.name(self.ivar)
+        return P.sub(P.name(self.ivar), P.name(self.start))
+
+    def base(self) -> ast.Constant:
+        node = P.const(0)
+        self.base_nodes.append(node)
+        return node
+
+    def exact_fuel(self) -> ast.expr:
+        """The exact remaining fuel at the current point of a fast iteration."""
+        expr: ast.expr = P.sub(P.name("f"), P.mul(self.index(), self.base()))
+        if self.ahead:
+            expr = P.add(expr, P.const(self.ahead)) if self.ahead > 0 else P.sub(expr, P.const(-self.ahead))
+        return expr
+
+    def unstarted(self, started: int) -> ast.expr:
+        """Reserved iterations not started: ``n - j - started`` (``started`` is 1 when the current
+        iteration counts, 0 for a while loop whose condition just failed)."""
+        expr: ast.expr = P.sub(P.name(self.n), self.index())
+        return P.sub(expr, P.const(started)) if started else expr
+
+    def finish(self, body_live: bool) -> int:
+        """Fix ``base`` once the body is emitted: what one iteration costs on its main path."""
+        base = -self.ahead if body_live else 0
+        for node in self.base_nodes:
+            node.value = base
+        for node, ahead in self.continue_fixes:
+            node.value = base + ahead
+        return base
+
+
+@dataclass(slots=True)
+class Loop:
+    """A loop being emitted: ``chunk`` is set while emitting the body of a bulk chunk."""
+
+    chunk: Chunk | None
+
+
+@dataclass(slots=True)
+class Inline:
+    """An inlined call in progress: its result slot and the return edges to reconcile."""
+
+    result: str
+    edges: list[tuple[list[ast.stmt], int]] = field(default_factory=list)
+
+
+def drop_zero_updates(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Remove ``f -= 0`` / ``f += 0`` left by accounting that turned out to be balanced."""
+    out: list[ast.stmt] = []
+    for stmt in body:
+        if (
+            isinstance(stmt, ast.AugAssign)
+            and isinstance(stmt.target, ast.Name)
+            and stmt.target.id == "f"
+            and isinstance(stmt.value, ast.Constant)
+            and stmt.value.value == 0
+        ):
+            continue
+        for attr in ("body", "orelse"):
+            inner = getattr(stmt, attr, None)
+            if isinstance(inner, list):
+                cleaned = drop_zero_updates(inner)
+                if not cleaned and attr == "body":
+                    cleaned = [ast.Pass()]
+                setattr(stmt, attr, cleaned)
+        out.append(stmt)
+    return out
+
+
+Emit = Callable[[], None]

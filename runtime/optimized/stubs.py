@@ -1,0 +1,294 @@
+"""The run-time stub table: the only outside names generated code can call.
+
+Generated functions keep the remaining fuel in a local (``f``) and never touch the meter; every
+operation that needs the meter, the run context or a shared definition goes through one of these
+stubs, which first write the exact fuel back to the meter (``sync``), then call the single
+definition (``runtime.meter``, ``runtime.intrinsics``, ``runtime.binding_call``, ``core.arith``,
+``core.values``) and hand the new fuel back. So fuel, failure points and every ``ResourceUsage``
+field are those of the reference interpreter, because they are computed by the same code.
+
+``lref`` ("loop refund") is non-zero only inside a bulk loop chunk: the chunk reserved ``n``
+iterations in the meter up front, and a failure inside it must give back the ones not started.
+
+Every stub takes the run's ``RunState`` first; the generated code cannot read it (no attribute
+access is allowed), only pass it along.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, Final
+
+from dotboxd.core import arith, costs
+from dotboxd.core.values import Shape, Value, shape_of, utf16_len, values_equal
+from dotboxd.runtime.binding_call import call_binding
+from dotboxd.runtime.context import RunContext
+from dotboxd.runtime.errors import SandboxError
+from dotboxd.runtime.intrinsics import INTRINSICS
+from dotboxd.runtime.meter import Meter
+
+CHUNK: Final = 2048
+"""Most iterations one bulk reservation covers: the deadline and cancellation are checked at least
+this often in a bulk loop (in per-iteration loops the meter checks them as in the reference)."""
+
+FAULT_OPS: Mapping[str, Callable[..., Any]] = MappingProxyType(
+    {
+        **{f"{op}_i32": fn for op, fn in arith.ARITH_I32.items()},
+        **{f"{op}_i64": fn for op, fn in arith.ARITH_I64.items()},
+        **{f"{op}_f64": fn for op, fn in arith.ARITH_F64.items()},
+        "neg_i32": arith.neg_i32,
+        "neg_i64": arith.neg_i64,
+        "abs_i32": arith.abs_i32,
+        "clamp_i32": arith.clamp_i32,
+        "sqrt_f64": arith.sqrt_f64,
+    }
+)
+"""Operations a fault site may call: the single definitions in ``core.arith``. Generated code checks
+the common case inline and calls one of these only when the check fails; the definition then raises
+the canonical fault (or, where the inline check was only conservative, returns the value)."""
+
+
+class RunState:
+    """Per-run state the stubs need: the meter, the run context and the artifact's resolved tables."""
+
+    __slots__ = ("bindings", "meter", "run", "sites", "texts")
+
+    def __init__(
+        self,
+        run: RunContext,
+        sites: tuple[Any, ...],
+        texts: tuple[tuple[Value, Shape], ...],
+        bindings: tuple[str, ...],
+    ) -> None:
+        self.run = run
+        self.meter: Meter = run.meter
+        self.sites = sites
+        self.texts = texts
+        self.bindings = bindings
+
+
+def sync(state: RunState, f: int, lref: int) -> Meter:
+    """Write the exact fuel back to the meter and give back unused reserved loop iterations."""
+    meter = state.meter
+    meter.fuel_used = meter.max_fuel - f
+    if lref:
+        meter.loop_iterations -= lref
+    return meter
+
+
+def _internal(message: str) -> SandboxError:
+    return SandboxError("R-HOST-INTERNAL", message)
+
+
+# --- fuel exhaustion, faults, call depth -----------------------------------------------------
+
+
+def exhaust(state: RunState, f_before: int, lref: int, site: int) -> None:
+    """A segment's fuel does not fit: replay its charges one by one through the meter, which raises
+    at exactly the charge the reference interpreter refuses."""
+    meter = sync(state, f_before, lref)
+    for amount in state.sites[site]:
+        meter.fuel(amount)
+    raise _internal("fuel check disagreed with the meter")
+
+
+def _fault(state: RunState, f: int, lref: int, site: int, args: tuple[Any, ...]) -> Any:
+    op = state.sites[site]
+    try:
+        return op(*args)
+    except Exception:
+        sync(state, f, lref)
+        raise
+
+
+def fault1(state: RunState, f: int, lref: int, site: int, a: Any) -> Any:
+    return _fault(state, f, lref, site, (a,))
+
+
+def fault2(state: RunState, f: int, lref: int, site: int, a: Any, b: Any) -> Any:
+    return _fault(state, f, lref, site, (a, b))
+
+
+def fault3(state: RunState, f: int, lref: int, site: int, a: Any, b: Any, c: Any) -> Any:
+    return _fault(state, f, lref, site, (a, b, c))
+
+
+def too_deep(state: RunState, f: int, lref: int) -> None:
+    """A module call one frame past ``maxCallDepth``: the meter's own check raises."""
+    meter = sync(state, f, lref)
+    meter.call_depth = meter.limits.max_call_depth
+    meter.enter_call()
+    raise _internal("call depth check disagreed with the meter")
+
+
+def no_return(state: RunState, f: int, lref: int) -> None:
+    sync(state, f, lref)
+    raise _internal("function ended without returning")
+
+
+# --- loops -----------------------------------------------------------------------------------
+
+
+def loop_iteration(state: RunState, f: int, lref: int) -> int:
+    """One iteration charged by the meter exactly as the reference charges it."""
+    meter = sync(state, f, 0)
+    try:
+        meter.loop_iteration()
+    except Exception:
+        if lref:
+            meter.loop_iterations -= lref
+        raise
+    return meter.max_fuel - meter.fuel_used
+
+
+def reserve(state: RunState, f: int, d: int, lref: int, remaining: int, worst: int, need: int) -> int:
+    """Reserve up to ``CHUNK`` iterations of a bulk loop (0: run the next one on the exact path).
+
+    ``remaining`` is the trip count left (-1: unknown, a while loop); ``worst`` the worst-case fuel
+    of one iteration (0: fuel is charged per segment inside the body, only iterations are reserved);
+    ``need`` the call frames the body's inlined calls need. The deadline and cancellation are
+    checked here, once per chunk."""
+    meter = sync(state, f, lref)
+    meter.check_deadline()
+    if d < need:
+        return 0
+    n = CHUNK if remaining < 0 else min(remaining, CHUNK)
+    n = min(n, meter.limits.max_loop_iterations - meter.loop_iterations)
+    if worst:
+        n = min(n, f // worst)
+    if n <= 0:
+        return 0
+    meter.loop_iterations += n
+    return n
+
+
+def give_back(state: RunState, count: int) -> None:
+    """A bulk chunk left early (break, return): the iterations it did not start are not charged."""
+    state.meter.loop_iterations -= count
+
+
+# --- values that go through the meter --------------------------------------------------------
+
+
+def text(state: RunState, f: int, lref: int, index: int) -> tuple[Value, int]:
+    """A text literal: a new value, charged as one (its shape) every time it is evaluated."""
+    value, shape = state.texts[index]
+    meter = sync(state, f, 0)
+    try:
+        meter.shape(shape)
+    except Exception:
+        if lref:
+            meter.loop_iterations -= lref
+        raise
+    return value, meter.max_fuel - meter.fuel_used
+
+
+def composite_equal(state: RunState, f: int, lref: int, a: Value, b: Value) -> tuple[bool, int]:
+    """``eq`` on two List, Map or Record values: the node-count fuel, then structural equality."""
+    meter = sync(state, f, 0)
+    try:
+        meter.fuel(costs.composite_equality_fuel(shape_of(a).nodes, shape_of(b).nodes))
+    except Exception:
+        if lref:
+            meter.loop_iterations -= lref
+        raise
+    return values_equal(a, b), meter.max_fuel - meter.fuel_used
+
+
+def binding(state: RunState, f: int, lref: int, index: int, args: tuple[Value, ...]) -> tuple[Value, int]:
+    """A host-binding call: the shared digest-4.4 sequence of ``runtime.binding_call``."""
+    meter = sync(state, f, 0)
+    try:
+        value = call_binding(state.run, state.bindings[index], args)
+    except Exception:
+        if lref:
+            meter.loop_iterations -= lref
+        raise
+    return value, meter.max_fuel - meter.fuel_used
+
+
+def _intrinsic_stub(builtin: str) -> Callable[..., tuple[Value, int]]:
+    impl = INTRINSICS[builtin]
+
+    def stub(state: RunState, f: int, lref: int, *args: Value) -> tuple[Value, int]:
+        meter = sync(state, f, 0)
+        try:
+            value = impl(meter, args)
+        except Exception:
+            if lref:
+                meter.loop_iterations -= lref
+            raise
+        return value, meter.max_fuel - meter.fuel_used
+
+    stub.__name__ = intrinsic_stub_name(builtin)
+    return stub
+
+
+def intrinsic_stub_name(builtin: str) -> str:
+    """``list.add`` -> ``_s_i_list_add``."""
+    return "_s_i_" + builtin.replace(".", "_")
+
+
+# --- pure helpers (never raise for well-typed values) ----------------------------------------
+
+PURE_HELPERS: Mapping[str, Callable[..., Any]] = MappingProxyType(
+    {
+        "_p_min": min,
+        "_p_max": max,
+        "_p_abs": arith.abs_i32,
+        "_p_clamp": arith.clamp_i32,
+        "_p_sqrt": arith.sqrt_f64,
+        "_p_floor": arith.floor_f64,
+        "_p_ceil": arith.ceil_f64,
+        "_p_round": arith.round_f64,
+        "_p_u16len": utf16_len,
+        "_p_tof64": arith.to_f64,
+    }
+)
+"""Shared definitions generated code calls directly. ``_p_abs``, ``_p_clamp`` and ``_p_sqrt`` can
+fail, so generated code calls them only after the inline check that rules the failure out (the
+failure itself goes through a fault stub)."""
+
+STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
+    {
+        "_s_fx": exhaust,
+        "_s_f1": fault1,
+        "_s_f2": fault2,
+        "_s_f3": fault3,
+        "_s_deep": too_deep,
+        "_s_noret": no_return,
+        "_s_liter": loop_iteration,
+        "_s_cap": reserve,
+        "_s_lback": give_back,
+        "_s_text": text,
+        "_s_ceq": composite_equal,
+        "_s_bind": binding,
+        **{intrinsic_stub_name(name): _intrinsic_stub(name) for name in INTRINSICS},
+    }
+)
+"""Every stub by its name in the generated code's namespace."""
+
+RANGE_NAME: Final = "_range"
+
+
+def namespace_base() -> dict[str, Any]:
+    """The names every artifact's namespace starts with (plus its own functions and constants)."""
+    names: dict[str, Any] = {"__builtins__": {}}
+    names.update(STUBS)
+    names.update(PURE_HELPERS)
+    names[RANGE_NAME] = range
+    return names
+
+
+__all__ = [
+    "CHUNK",
+    "FAULT_OPS",
+    "PURE_HELPERS",
+    "RANGE_NAME",
+    "STUBS",
+    "RunState",
+    "intrinsic_stub_name",
+    "namespace_base",
+    "sync",
+]

@@ -1,0 +1,160 @@
+"""The side tables of a compiled artifact: everything the generated code refers to by index.
+
+User-supplied data never appears in generated source. Text literals, GUID constants and binding ids
+live here and the code names them by small integers; fault sites and fuel segments too. The tables
+are plain data, serialized next to the source in an on-disk artifact and re-resolved (and checked
+against the plan) when it is loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from dotboxd.core import ast
+from dotboxd.core.values import Guid, OpaqueId, SandboxPath, SandboxUri, Shape, Value, shape_of
+
+from .stubs import FAULT_OPS
+
+CHARGES = "charges"
+OP = "op"
+
+
+@dataclass(slots=True)
+class Tables:
+    """Indexable data of one artifact.
+
+    * ``sites``: ``("charges", (1, 1, 2, ...))`` for a fuel segment (replayed on exhaustion) or
+      ``("op", "add_i32")`` for a fault site (the ``core.arith`` definition called when the inline
+      check fails);
+    * ``texts``: text literals as ``(kind, text, brand)``;
+    * ``guids``: GUID literal texts (bound as ``_k<i>`` in the namespace);
+    * ``bindings``: binding ids (``_s_bind`` takes an index);
+    * ``functions``: plan function ids, in the order of their generated names ``_fn<i>``.
+    """
+
+    sites: list[tuple[str, Any]] = field(default_factory=list)
+    texts: list[tuple[str, str, str | None]] = field(default_factory=list)
+    guids: list[str] = field(default_factory=list)
+    bindings: list[str] = field(default_factory=list)
+    functions: list[str] = field(default_factory=list)
+
+    # --- building ------------------------------------------------------------------------------
+
+    def new_segment(self) -> int:
+        self.sites.append((CHARGES, ()))
+        return len(self.sites) - 1
+
+    def close_segment(self, site: int, charges: tuple[int, ...]) -> None:
+        self.sites[site] = (CHARGES, charges)
+
+    def fault_site(self, op: str) -> int:
+        if op not in FAULT_OPS:
+            raise KeyError(op)
+        self.sites.append((OP, op))
+        return len(self.sites) - 1
+
+    def text(self, literal: ast.Literal) -> int:
+        assert isinstance(literal.value, str)
+        entry = (literal.kind.value, literal.value, literal.brand)
+        self.texts.append(entry)
+        return len(self.texts) - 1
+
+    def guid(self, text: str) -> int:
+        self.guids.append(text.lower())
+        return len(self.guids) - 1
+
+    def binding(self, binding_id: str) -> int:
+        if binding_id not in self.bindings:
+            self.bindings.append(binding_id)
+        return self.bindings.index(binding_id)
+
+    # --- resolving for a run -------------------------------------------------------------------
+
+    def resolved_sites(self) -> tuple[Any, ...]:
+        out: list[Any] = []
+        for kind, payload in self.sites:
+            if kind == CHARGES:
+                out.append(tuple(int(c) for c in payload))
+            else:
+                out.append(FAULT_OPS[str(payload)])
+        return tuple(out)
+
+    def resolved_texts(self) -> tuple[tuple[Value, Shape], ...]:
+        out: list[tuple[Value, Shape]] = []
+        for kind, raw, brand in self.texts:
+            value = text_value(kind, raw, brand)
+            out.append((value, shape_of(value)))
+        return tuple(out)
+
+    def guid_values(self) -> dict[str, Guid]:
+        return {guid_name(i): Guid(text) for i, text in enumerate(self.guids)}
+
+    # --- serialization -------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sites": [[kind, list(payload) if kind == CHARGES else payload] for kind, payload in self.sites],
+            "texts": [list(t) for t in self.texts],
+            "guids": list(self.guids),
+            "bindings": list(self.bindings),
+            "functions": list(self.functions),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Tables:
+        """Rebuild from ``to_json`` output; any shape error raises ``ValueError``."""
+        if not isinstance(data, dict) or set(data) != {"sites", "texts", "guids", "bindings", "functions"}:
+            raise ValueError("malformed tables")
+        tables = cls()
+        for item in data["sites"]:
+            if not isinstance(item, list) or len(item) != 2:
+                raise ValueError("malformed site")
+            kind, payload = item
+            if kind == CHARGES and isinstance(payload, list) and all(_is_int(c) and c > 0 for c in payload):
+                tables.sites.append((CHARGES, tuple(payload)))
+            elif kind == OP and isinstance(payload, str) and payload in FAULT_OPS:
+                tables.sites.append((OP, payload))
+            else:
+                raise ValueError("malformed site")
+        for item in data["texts"]:
+            if not (isinstance(item, list) and len(item) == 3 and isinstance(item[1], str)):
+                raise ValueError("malformed text")
+            kind, raw, brand = item
+            if kind not in _TEXT_KINDS or not (brand is None or isinstance(brand, str)):
+                raise ValueError("malformed text")
+            tables.texts.append((kind, raw, brand))
+        for key in ("guids", "bindings", "functions"):
+            values = data[key]
+            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                raise ValueError(f"malformed {key}")
+            getattr(tables, key).extend(values)
+        return tables
+
+
+_TEXT_KINDS = frozenset({"string", "path", "uri", "opaqueId"})
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def text_value(kind: str, raw: str, brand: str | None) -> Value:
+    """The sandbox value of a text literal (the same construction as the reference interpreter)."""
+    if kind == "string":
+        return raw
+    if kind == "path":
+        return SandboxPath(raw)
+    if kind == "uri":
+        return SandboxUri(raw)
+    if kind == "opaqueId" and brand is not None:
+        return OpaqueId(brand, raw)
+    raise ValueError(f"not a text literal kind: {kind}")
+
+
+def guid_name(index: int) -> str:
+    return f"_k{index}"
+
+
+def function_name(index: int) -> str:
+    return f"_fn{index}"

@@ -1,0 +1,343 @@
+"""The charges and results of every built-in, symbolically, from ``dotboxd.core.costs``.
+
+One rule per built-in, in the order ``runtime/intrinsics.py`` charges: the base fuel from
+``BUILTIN_COSTS`` or the collection charge from the ``costs`` functions' constants, then (for a
+new value) its shape charge, then per-byte fuel. Sizes come from the arguments' abstract values;
+upper bounds feed ``U``, lower bounds ``L``. A test evaluates these rules at concrete sizes and
+compares them with the ``costs`` functions themselves, so the table cannot drift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from dotboxd.core import ast, costs
+from dotboxd.core.types import I32, I64, ListType, MapType, RecordType
+
+from . import intervals
+from .domain import OTHER, UNKNOWN_BOOL, ABool, AInt, AList, AMap, ARecord, AText, AVal
+from .state import ALLOCATION, State
+from .sym import ZERO, Poly, Sym, const
+
+if TYPE_CHECKING:
+    from .analyzer import Analyzer
+
+_B = costs.BUILTIN_COSTS
+
+_Rule = Callable[["Analyzer", Sym, list[AVal], ast.Call, State], AVal]
+
+
+def apply_builtin(an: Analyzer, name: str, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    s = an.sym
+    rule = _RULES.get(name)
+    if name in _B:
+        base = _B[name].base
+        if base:
+            an.fuel(st, base)
+    if rule is None:
+        return _collection(an, name, args, node, st)
+    return rule(an, s, args, node, st)
+
+
+# --- math and conversions --------------------------------------------------------------------
+
+
+def _ints(args: list[AVal]) -> list[AInt] | None:
+    out = [a for a in args if isinstance(a, AInt)]
+    return out if len(out) == len(args) else None
+
+
+def _abs(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    ints = _ints(args)
+    if ints is None:
+        return OTHER
+    (a,) = ints
+    lo_t = -(2**31)
+    x = a.exact
+    fault = s.eq(s.add_const(x, -lo_t)) if x is not None else s.ge(s.sub(const(lo_t), a.lo))
+    an.safety_check(st, node, "math.abs", fault, "math.abs(MIN) overflows I32", x is not None)
+    if x is not None:
+        r = s.ite(s.ge(x), x, s.neg(x))
+        return AInt(r, r, I32)
+    lo, hi = intervals.absolute(s, (a.lo, a.hi))
+    return an._clip(AInt(lo, hi, I32))
+
+
+def _min_max(is_min: bool) -> _Rule:
+    def rule(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+        ints = _ints(args)
+        if ints is None:
+            return OTHER
+        a, b = ints
+        if a.exact is not None and b.exact is not None:
+            r = s.min(a.exact, b.exact) if is_min else s.max(a.exact, b.exact)
+            return AInt(r, r, I32)
+        f = intervals.minimum if is_min else intervals.maximum
+        lo, hi = f(s, (a.lo, a.hi), (b.lo, b.hi))
+        return AInt(lo, hi, I32)
+
+    return rule
+
+
+def _clamp(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    ints = _ints(args)
+    if ints is None:
+        return OTHER
+    v, low, high = ints
+    exact = v.exact is not None and low.exact is not None and high.exact is not None
+    if low.exact is not None and high.exact is not None:
+        fault = s.lt(high.exact, low.exact)
+    else:
+        fault = s.lt(high.lo, low.hi)
+    an.safety_check(st, node, "math.clamp", fault, "math.clamp with low > high", exact)
+    if v.exact is not None and low.exact is not None and high.exact is not None:
+        r = s.min(s.max(v.exact, low.exact), high.exact)
+        return AInt(r, r, I32)
+    lo, hi = intervals.clamp(s, (v.lo, v.hi), (low.lo, low.hi), (high.lo, high.hi))
+    return AInt(lo, hi, I32)
+
+
+def _f64_may_fail(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    an.stop(st)  # math.sqrt of a negative number is InvalidInput (F64 values are not tracked)
+    return OTHER
+
+
+def _f64(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    return OTHER
+
+
+def _to_string(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    a = args[0]
+    lo, hi = 1, 11
+    if isinstance(a, AInt):
+        rlo, rhi = s.range(a.lo)[0], s.range(a.hi)[1]
+        if rlo >= 0:
+            hi = len(str(rhi)) if rhi >= 0 else hi
+    text = AText(const(lo), const(hi))
+    an._shape_charge(st, text)
+    return text
+
+
+def _to_i64(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    a = args[0]
+    if isinstance(a, AInt):
+        return AInt(a.lo, a.hi, I64)
+    return an.dom.top(I64)
+
+
+# --- strings -------------------------------------------------------------------------------------
+
+
+def _length(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    a = args[0]
+    if isinstance(a, AText):
+        return AInt(a.lo, a.hi, I32)
+    return AInt(ZERO, const(an.dom.q.string_length), I32)
+
+
+def _is_empty(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    a = args[0]
+    if isinstance(a, AText) and a.lo == a.hi:
+        return ABool(s.eq(a.lo))
+    return UNKNOWN_BOOL
+
+
+def _text_len(an: Analyzer, v: AVal) -> tuple[Poly, Poly]:
+    if isinstance(v, AText):
+        return v.lo, v.hi
+    return ZERO, const(an.dom.q.string_length)
+
+
+def _compare_inputs(result: AVal) -> _Rule:
+    def rule(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+        name = node.name
+        per = _B[name].per_input_unit
+        (alo, ahi), (blo, bhi) = _text_len(an, args[0]), _text_len(an, args[1])
+        an.fuel(st, s.scale(s.add(ahi, bhi), per), s.scale(s.add(s.max(alo, ZERO), s.max(blo, ZERO)), per))
+        return result
+
+    return rule
+
+
+def _built_text(an: Analyzer, s: Sym, st: State, name: str, lo: Poly, hi: Poly) -> AText:
+    """A built string: its shape (allocation), then per-result-byte fuel."""
+    cap = const(an.dom.q.string_length)
+    hi = s.min(hi, cap)
+    lo = s.max(s.min(lo, cap), ZERO)
+    text = AText(lo, hi)
+    an._shape_charge(st, text)
+    per = _B[name].per_result_byte
+    up = s.scale(hi, per * costs.STRING_BYTES_PER_UNIT)
+    low = s.scale(lo, per * costs.STRING_BYTES_PER_UNIT)
+    an.fuel(st, up, low)
+    return text
+
+
+def _substring(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    an.stop(st)  # an out-of-range or pair-splitting substring is InvalidInput
+    _, s_hi = _text_len(an, args[0])
+    length = args[2]
+    if isinstance(length, AInt):
+        lo, hi = s.max(length.lo, ZERO), s.min(length.hi, s_hi)
+    else:
+        lo, hi = ZERO, s_hi
+    return _built_text(an, s, st, "string.substringBudgeted", lo, hi)
+
+
+def _concat(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    (alo, ahi), (blo, bhi) = _text_len(an, args[0]), _text_len(an, args[1])
+    st.risk = True  # the result may exceed maxStringLength or the string-byte budget
+    return _built_text(an, s, st, "string.concatBudgeted", s.add(alo, blo), s.add(ahi, bhi))
+
+
+# --- collections -------------------------------------------------------------------------------
+
+
+def _size(v: AVal) -> tuple[Poly, Poly] | None:
+    if isinstance(v, AList | AMap):
+        return v.lo, v.hi
+    return None
+
+
+def _read_charge(an: Analyzer, s: Sym, st: State, coll: AVal) -> tuple[Poly, Poly]:
+    size = _size(coll)
+    lo, hi = size if size is not None else (ZERO, const(an.dom.q.list_length))
+    lo = s.max(lo, ZERO)
+    base = costs.COLLECTION_BASE_FUEL
+    an.fuel(st, s.add_const(hi, base), s.add_const(lo, base))
+    return lo, hi
+
+
+def _collection(an: Analyzer, name: str, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    s = an.sym
+    dom = an.dom
+    base = costs.COLLECTION_BASE_FUEL
+    t = an.plan.type_of(node)
+    if name in ("list.empty", "map.empty"):
+        op = costs.list_empty() if name == "list.empty" else costs.map_empty()
+        an.fuel(st, op.fuel)
+        an.charge(st, ALLOCATION, const(op.alloc))
+        value: AVal = AList(ZERO, ZERO, None) if name == "list.empty" else AMap(ZERO, ZERO, None, None)
+        an._shape_charge(st, value)
+        return value
+    if name in ("list.of", "record.new"):
+        n = len(args)
+        op = costs.list_of(n) if name == "list.of" else costs.record_new(n)
+        an.fuel(st, op.fuel)
+        an.charge(st, ALLOCATION, const(op.alloc))
+        st.risk = True
+        if name == "record.new":
+            value = ARecord(tuple(args))
+        else:
+            elem: AVal | None = None
+            for a in args:
+                elem = dom.join(elem, a)
+            value = AList(const(n), const(n), elem)
+        an._shape_charge(st, value)
+        return value
+    if name in ("list.count", "list.get", "map.containsKey", "map.get"):
+        coll = args[0]
+        lo, hi = _read_charge(an, s, st, coll)
+        if name == "list.count":
+            size = _size(coll)
+            if size is not None:
+                return AInt(size[0], size[1], I32)
+            return AInt(ZERO, const(dom.q.list_length), I32)
+        if name == "map.containsKey":
+            return UNKNOWN_BOOL
+        if name == "map.get":
+            an.stop(st)  # a missing key is NotFound
+            return coll.value if isinstance(coll, AMap) and coll.value is not None else dom.top(t)
+        index = args[1]
+        _index_check(an, s, st, node, coll, index)
+        if isinstance(coll, AList) and coll.elem is not None:
+            return coll.elem
+        return dom.top(t)
+    if name == "record.get":
+        coll = args[0]
+        fields = coll.fields if isinstance(coll, ARecord) else ()
+        an.fuel(st, base + len(fields))
+        idx = node.args[1]
+        if isinstance(idx, ast.Literal) and isinstance(idx.value, int) and 0 <= idx.value < len(fields):
+            return fields[idx.value]
+        return dom.top(t)
+    if name == "list.add":
+        coll, item = args
+        size = _size(coll) or (ZERO, const(dom.q.list_length))
+        lo, hi = s.max(size[0], ZERO), size[1]
+        an.fuel(st, s.add_const(hi, base + 1), s.add_const(lo, base + 1))
+        per = costs.LIST_ELEMENT_ALLOC
+        an.charge(st, ALLOCATION, s.scale(s.add_const(hi, 1), per), s.scale(s.add_const(lo, 1), per))
+        st.risk = True
+        walk_nodes = s.add(dom.nodes_hi(coll), dom.nodes_hi(item))
+        an.fuel(st, s.fdiv(walk_nodes, costs.SHAPE_WALK_NODES_PER_FUEL), 0)
+        an.charge(st, ALLOCATION, s.add(dom.sbytes_hi(coll), dom.sbytes_hi(item)), ZERO)
+        elem = coll.elem if isinstance(coll, AList) else None
+        cap = const(dom.q.list_length)
+        return AList(s.add_const(lo, 1), s.min(s.add_const(hi, 1), cap), dom.join(elem, item))
+    if name in ("map.set", "map.remove"):
+        coll = args[0]
+        size = _size(coll) or (ZERO, const(dom.q.map_entries))
+        lo, hi = s.max(size[0], ZERO), size[1]
+        per = costs.MAP_ENTRY_ALLOC
+        st.risk = True
+        cap = const(dom.size_cap(t))
+        if name == "map.set":
+            _, key, item = args
+            an.fuel(st, s.add_const(hi, base + 1), s.add_const(lo, base + 1))
+            an.charge(st, ALLOCATION, s.scale(s.add_const(hi, 1), per), s.scale(s.max(lo, const(1)), per))
+            walk_nodes = s.add(dom.nodes_hi(coll), s.add(dom.nodes_hi(key), dom.nodes_hi(item)))
+            an.fuel(st, s.fdiv(walk_nodes, costs.SHAPE_WALK_NODES_PER_FUEL), 0)
+            sb = s.add(dom.sbytes_hi(coll), s.add(dom.sbytes_hi(key), dom.sbytes_hi(item)))
+            an.charge(st, ALLOCATION, sb, ZERO)
+            old_k = coll.key if isinstance(coll, AMap) else None
+            old_v = coll.value if isinstance(coll, AMap) else None
+            return AMap(lo, s.min(s.add_const(hi, 1), cap), dom.join(old_k, key), dom.join(old_v, item))
+        an.fuel(st, s.add_const(hi, base), s.add_const(lo, base))
+        an.charge(st, ALLOCATION, s.scale(s.max(hi, const(1)), per), const(per))
+        an.fuel(st, s.fdiv(dom.nodes_hi(coll), costs.SHAPE_WALK_NODES_PER_FUEL), 0)
+        an.charge(st, ALLOCATION, dom.sbytes_hi(coll), ZERO)
+        old_k = coll.key if isinstance(coll, AMap) else None
+        old_v = coll.value if isinstance(coll, AMap) else None
+        return AMap(s.max(s.add_const(lo, -1), ZERO), hi, old_k, old_v)
+    # unknown built-in (a newer catalogue): nothing is known about its cost
+    an.stop(st)
+    an.charge(st, "fuel", None)
+    return dom.top(t) if not isinstance(t, RecordType | ListType) else OTHER
+
+
+def _index_check(an: Analyzer, s: Sym, st: State, node: ast.Call, coll: AVal, index: AVal) -> None:
+    size = _size(coll)
+    if not isinstance(index, AInt) or size is None:
+        an.stop(st)
+        return
+    if index.exact is not None and size[0] == size[1]:
+        i, n = index.exact, size[0]
+        fault = s.or_(s.lt(i, ZERO), s.le(n, i))
+        exact = True
+    else:
+        fault = s.or_(s.lt(index.lo, ZERO), s.le(size[0], index.hi))
+        exact = False
+    an.safety_check(st, node, "list.get", fault, "the index is outside the list", exact)
+
+
+_RULES: dict[str, _Rule] = {
+    "math.abs": _abs,
+    "math.min": _min_max(True),
+    "math.max": _min_max(False),
+    "math.clamp": _clamp,
+    "math.sqrt": _f64_may_fail,
+    "math.floor": _f64,
+    "math.ceil": _f64,
+    "math.round": _f64,
+    "int32.toStringInvariant": _to_string,
+    "string.length": _length,
+    "string.isEmpty": _is_empty,
+    "string.substringBudgeted": _substring,
+    "string.concatBudgeted": _concat,
+    "string.equals": _compare_inputs(UNKNOWN_BOOL),
+    "string.compareOrdinal": _compare_inputs(AInt(const(-1), const(1), I32)),
+    "numeric.toI64": _to_i64,
+    "numeric.toF64": _f64,
+}

@@ -1,0 +1,248 @@
+"""Entry inputs as atoms: the preconditions of every proof, and the way back to concrete inputs.
+
+Each parameter contributes the atoms the cost semantics can depend on: an integer its value, a
+text its UTF-16 length, a list or map its size, a Bool its truth. Their ranges are exactly what the
+runtime guarantees before the kernel runs: the declared type, the policy's ``inputBounds`` for the
+entrypoint (checked at execute time, R-INPUT-BOUND), and the meter's limits on the input's shape
+(``maxListLength``, ``maxMapEntries``, ``maxStringLength``: an input beyond them is refused before
+any kernel code runs). Elements inside collections are any value of their type.
+
+The same table maps a Z3 model back to a concrete input (a counterexample) and a concrete input to
+atom values (to evaluate a bound on it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dotboxd.core.types import (
+    BOOL,
+    F64,
+    GUID,
+    I32,
+    I64,
+    SANDBOX_PATH,
+    SANDBOX_URI,
+    STRING,
+    UNIT,
+    ListType,
+    MapType,
+    OpaqueIdType,
+    RecordType,
+    SandboxType,
+    to_type_ref,
+)
+from dotboxd.core.values import (
+    ListValue,
+    MapValue,
+    OpaqueId,
+    SandboxPath,
+    SandboxUri,
+    Value,
+    decode_typed,
+    utf16_len,
+)
+from dotboxd.grammar import literals
+
+from .domain import INT_RANGES, ABool, AInt, AList, AMap, AText, AVal, Domain
+from .sym import ZERO, Poly, Sym
+
+TEXT_TYPES = (STRING, SANDBOX_PATH, SANDBOX_URI)
+
+
+@dataclass(frozen=True, slots=True)
+class InputAtom:
+    atom: int
+    index: int
+    name: str
+    facet: str  # value | length | size | bool
+    type: SandboxType
+
+
+class InputModel:
+    """The atoms of one function's parameters."""
+
+    def __init__(
+        self,
+        sym: Sym,
+        domain: Domain,
+        names: Sequence[str],
+        types: Sequence[SandboxType],
+        bounds: Mapping[str, tuple[int, int]] | None,
+    ) -> None:
+        self.sym = sym
+        self.names = tuple(names)
+        self.types = tuple(types)
+        self.atoms: list[InputAtom] = []
+        self.values: list[AVal] = []
+        self.unbounded: set[str] = set()  # parameters whose atoms have no policy bound
+        bounds = bounds or {}
+        for index, (name, t) in enumerate(zip(names, types, strict=True)):
+            self.values.append(self._param(domain, index, name, t, bounds.get(name)))
+
+    def _atom(self, index: int, name: str, facet: str, t: SandboxType, lo: int, hi: int, label: str) -> Poly:
+        p = self.sym.atom(label, lo, hi)
+        fid = self.sym.atom_id(p)
+        assert fid is not None
+        self.atoms.append(InputAtom(fid, index, name, facet, t))
+        return p
+
+    def _param(
+        self, domain: Domain, index: int, name: str, t: SandboxType, bound: tuple[int, int] | None
+    ) -> AVal:
+        if bound is None:
+            self.unbounded.add(name)
+        if t in INT_RANGES:
+            lo, hi = INT_RANGES[t]
+            if bound is not None:
+                lo, hi = max(lo, bound[0]), min(hi, bound[1])
+            if lo > hi:  # no input can satisfy the bound: any value of the type is beyond reach
+                lo, hi = bound[0] if bound is not None else lo, bound[0] if bound is not None else lo
+            p = self._atom(index, name, "value", t, lo, hi, f"parameter {name} ({t})")
+            return AInt(p, p, t)
+        if t == BOOL:
+            c = self.sym.batom(f"parameter {name} (Bool)")
+            self.atoms.append(InputAtom(c.atom, index, name, "bool", t))
+            return ABool(c)
+        if isinstance(t, ListType | MapType) or t == STRING:
+            cap = domain.size_cap(t)
+            lo, hi = 0, cap
+            if bound is not None:
+                lo, hi = max(0, bound[0]), min(cap, bound[1])
+                if lo > hi:
+                    lo = hi = min(max(0, bound[0]), cap)
+            facet = "length" if t == STRING else "size"
+            label = f"length of {name} (UTF-16 units)" if t == STRING else f"size of {name} ({t})"
+            p = self._atom(index, name, facet, t, lo, hi, label)
+            if isinstance(t, ListType):
+                return AList(p, p, domain.top(t.element))
+            if isinstance(t, MapType):
+                return AMap(p, p, domain.top(t.key), domain.top(t.value))
+            return AText(p, p)
+        self.unbounded.discard(name)
+        return domain.top(t)
+
+    # --- concrete inputs -> atom values ------------------------------------------------------
+
+    def env(self, args: Sequence[object]) -> dict[int, int]:
+        """Atom values of concrete arguments (sandbox values or Python natives)."""
+        env: dict[int, int] = {}
+        for a in self.atoms:
+            env[a.atom] = _measure(args[a.index], a.facet)
+        return env
+
+    # --- model -> counterexample -------------------------------------------------------------
+
+    def complete(self, model: Mapping[int, int]) -> dict[int, int]:
+        """The model's atom values, with atoms it leaves free set to the in-range value nearest 0."""
+        env = dict(model)
+        for a in self.atoms:
+            if a.atom not in env:
+                f = self.sym.factors[a.atom]
+                env[a.atom] = min(max(0, f.lo), f.hi)
+        return env
+
+    def witness_json(self, env: Mapping[int, int]) -> tuple[list[Any], list[tuple[str, str]]]:
+        """Typed JSON arguments realising ``env``, and a description per parameter."""
+        by_param: dict[int, InputAtom] = {a.index: a for a in self.atoms}
+        args: list[Any] = []
+        described: list[tuple[str, str]] = []
+        for index, (name, t) in enumerate(zip(self.names, self.types, strict=True)):
+            atom = by_param.get(index)
+            if atom is None:
+                args.append(default_json(t))
+                continue
+            n = env[atom.atom]
+            if atom.facet == "value":
+                args.append(n)
+                described.append((name, str(n)))
+            elif atom.facet == "bool":
+                args.append(bool(n))
+                described.append((name, "true" if n else "false"))
+            elif atom.facet == "length":
+                args.append("a" * n)
+                described.append((name, f"a text of {n:,} units"))
+            elif isinstance(t, ListType):
+                args.append([default_json(t.element) for _ in range(n)])
+                described.append((name, f"a list of {n:,} items"))
+            else:
+                assert isinstance(t, MapType)
+                args.append([[key_json(t.key, i), default_json(t.value)] for i in range(n)])
+                described.append((name, f"a map of {n:,} entries"))
+        return args, described
+
+    def decode(self, args: Sequence[Any]) -> list[Value]:
+        """Sandbox values of typed JSON arguments (raises SandboxFault if one is invalid)."""
+        return [decode_typed(a, to_type_ref(t), literals) for a, t in zip(args, self.types, strict=True)]
+
+
+def _measure(value: object, facet: str) -> int:
+    if facet == "bool":
+        return 1 if value else 0
+    if facet == "value":
+        assert isinstance(value, int)
+        return value
+    if facet == "length":
+        if isinstance(value, str):
+            return utf16_len(value)
+        if isinstance(value, SandboxPath | SandboxUri):
+            return utf16_len(value.text)
+        if isinstance(value, OpaqueId):
+            return utf16_len(value.value)
+        raise TypeError("not a text")
+    if isinstance(value, ListValue | MapValue):
+        return len(value)
+    if isinstance(value, list | tuple | dict):
+        return len(value)
+    raise TypeError("not a collection")
+
+
+def default_json(t: SandboxType) -> Any:
+    """The simplest valid typed-JSON value of ``t`` (elements of counterexample collections)."""
+    if t == UNIT:
+        return None
+    if t == BOOL:
+        return False
+    if t in (I32, I64):
+        return 0
+    if t == F64:
+        return 0.0
+    if t == STRING:
+        return ""
+    if t == GUID:
+        return "00000000-0000-0000-0000-000000000000"
+    if t == SANDBOX_PATH:
+        return "a"
+    if t == SANDBOX_URI:
+        return "https://example.com/"
+    if isinstance(t, OpaqueIdType):
+        return {"type": t.brand, "value": "x"}
+    if isinstance(t, ListType | MapType):
+        return []
+    if isinstance(t, RecordType):
+        return [default_json(f) for f in t.fields]
+    return None
+
+
+def key_json(t: SandboxType, i: int) -> Any:
+    """The ``i``-th of a family of distinct map keys of type ``t``."""
+    if t == BOOL:
+        return i == 1
+    if t in (I32, I64):
+        return i
+    if t == STRING:
+        return str(i)
+    if t == GUID:
+        return f"00000000-0000-0000-0000-{i:012x}"
+    if t == SANDBOX_PATH:
+        return f"k{i}"
+    if t == SANDBOX_URI:
+        return f"https://example.com/{i}"
+    if isinstance(t, OpaqueIdType):
+        return {"type": t.brand, "value": f"k{i}"}
+    return default_json(t)
+
+
+__all__ = ["ZERO", "InputAtom", "InputModel", "default_json", "key_json"]

@@ -1,0 +1,191 @@
+"""SMT-LIB2 text for proof obligations, and the one place that asks Z3 about it.
+
+Every obligation is printed as a self-contained SMT-LIB2 script (declarations of the atoms it
+mentions with their ranges, one ``define-fun`` per shared sub-expression, the facts and path
+condition, the goal, ``check-sat``) and *that text* is what Z3 solves, through
+``Solver.from_string``. So the script written by ``dotboxd prove --emit-smt`` is byte for byte the
+question the prover asked, and the ``z3`` binary alone replays it to the same answer.
+
+Determinism: each query runs in a fresh solver with a fixed ``random_seed`` and a resource limit
+(``rlimit``, Z3's deterministic work counter) instead of a wall-clock timeout, so a verdict never
+depends on machine speed or load. Running out of rlimit is the answer ``unknown``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from .sym import Cond, Poly, Sym
+
+DEFAULT_RLIMIT = 3_000_000
+"""Z3 work units per query (about 0.3-1 s of a hard nonlinear query; trivial ones use ~10^4)."""
+
+RANDOM_SEED = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SolveResult:
+    status: str  # "sat" | "unsat" | "unknown"
+    model: Mapping[int, int] = field(default_factory=dict)  # atom id -> value (bools as 0/1)
+    reason: str = ""
+
+
+def _num(value: int) -> str:
+    return str(value) if value >= 0 else f"(- {-value})"
+
+
+class Printer:
+    """Prints polys and conditions of one Sym table, collecting the factors they use."""
+
+    def __init__(self, sym: Sym) -> None:
+        self.sym = sym
+        self.used: set[int] = set()
+
+    def ref(self, fid: int) -> str:
+        f = self.sym.factors[fid]
+        self._use(fid)
+        if f.kind == "atom":
+            return f"a{fid}"
+        if f.kind == "batom":
+            return f"b{fid}"
+        return f"f{fid}"
+
+    def _use(self, fid: int) -> None:
+        if fid in self.used:
+            return
+        self.used.add(fid)
+        f = self.sym.factors[fid]
+        for a in f.args:
+            self.poly(a)
+        if f.cond is not None:
+            self.cond(f.cond)
+
+    def poly(self, p: Poly) -> str:
+        parts: list[str] = []
+        for mono, coeff in p.terms:
+            factors = [self.ref(fid) for fid in mono]
+            if not factors:
+                parts.append(_num(coeff))
+            elif coeff == 1:
+                parts.append(factors[0] if len(factors) == 1 else f"(* {' '.join(factors)})")
+            else:
+                parts.append(f"(* {_num(coeff)} {' '.join(factors)})")
+        if not parts:
+            return "0"
+        return parts[0] if len(parts) == 1 else f"(+ {' '.join(parts)})"
+
+    def cond(self, c: Cond) -> str:
+        kind = c.kind
+        if kind == "true":
+            return "true"
+        if kind == "false":
+            return "false"
+        if kind in ("ge", "eq", "ne"):
+            assert c.poly is not None
+            body = self.poly(c.poly)
+            if kind == "ge":
+                return f"(>= {body} 0)"
+            return f"(= {body} 0)" if kind == "eq" else f"(not (= {body} 0))"
+        if kind == "bool":
+            return self.ref(c.atom)
+        if kind == "not":
+            return f"(not {self.cond(c.args[0])})"
+        return f"({kind} {' '.join(self.cond(a) for a in c.args)})"
+
+    def definition(self, fid: int) -> str:
+        f = self.sym.factors[fid]
+        a = [self.poly(x) for x in f.args]
+        if f.kind == "max":
+            body = f"(ite (>= {a[0]} {a[1]}) {a[0]} {a[1]})"
+        elif f.kind == "min":
+            body = f"(ite (<= {a[0]} {a[1]}) {a[0]} {a[1]})"
+        elif f.kind == "fdiv":
+            body = f"(div {a[0]} {f.k})"
+        else:
+            assert f.cond is not None
+            body = f"(ite {self.cond(f.cond)} {a[0]} {a[1]})"
+        return f"(define-fun f{fid} () Int {body})"
+
+
+def render(
+    sym: Sym,
+    goal: Cond,
+    premises: Sequence[Cond],
+    facts: Mapping[int, Sequence[Cond]],
+    header: Iterable[str],
+    rlimit: int,
+    seed: int = RANDOM_SEED,
+) -> str:
+    """The obligation "is ``premises`` and ``goal`` satisfiable, with every atom in its range and
+    every fact about the atoms it mentions?" as a standalone SMT-LIB2 script."""
+    printer = Printer(sym)
+    goal_text = printer.cond(goal)
+    premise_text = [printer.cond(c) for c in premises]
+    fact_text: list[str] = []
+    done: set[int] = set()
+    while True:
+        pending = sorted(fid for fid in printer.used if fid not in done and fid in facts)
+        if not pending:
+            break
+        for fid in pending:
+            done.add(fid)
+            fact_text.extend(printer.cond(c) for c in facts[fid])
+    lines = [f"; {line}" for line in header]
+    lines.append(f"(set-option :rlimit {rlimit})")
+    lines.append(f"(set-option :smt.random_seed {seed})")
+    for fid in sorted(printer.used):
+        f = sym.factors[fid]
+        if f.kind == "atom":
+            lines.append(f"(declare-const a{fid} Int) ; {_comment(f.label)}")
+            lines.append(f"(assert (<= {_num(f.lo)} a{fid} {_num(f.hi)}))")
+        elif f.kind == "batom":
+            lines.append(f"(declare-const b{fid} Bool) ; {_comment(f.label)}")
+    for fid in sorted(printer.used):
+        if sym.factors[fid].kind not in ("atom", "batom"):
+            lines.append(printer.definition(fid))
+    lines.extend(f"(assert {t}) ; fact" for t in fact_text)
+    lines.extend(f"(assert {t}) ; path" for t in premise_text)
+    lines.append(f"(assert {goal_text}) ; goal")
+    lines.append("(check-sat)")
+    return "\n".join(lines) + "\n"
+
+
+def _comment(text: str) -> str:
+    """A label safe inside a one-line SMT comment."""
+    return "".join(ch if ch.isprintable() and ch not in "\r\n" else "?" for ch in text)[:120]
+
+
+def solve(text: str, rlimit: int, seed: int = RANDOM_SEED) -> SolveResult:
+    """Ask Z3 whether the script is satisfiable; a model maps atom ids to values."""
+    import z3
+
+    solver = z3.Solver()
+    solver.set("rlimit", rlimit)
+    solver.set("random_seed", seed)
+    try:
+        solver.from_string(text)
+        answer = solver.check()
+    except z3.Z3Exception as error:  # a malformed script would be a prover bug: fail closed
+        return SolveResult("unknown", reason=f"z3 error: {error}")
+    if answer == z3.unsat:
+        return SolveResult("unsat")
+    if answer == z3.sat:
+        model: dict[int, int] = {}
+        m = solver.model()
+        for decl in m.decls():
+            name = decl.name()
+            value = m[decl]
+            if name[:1] in ("a", "b") and name[1:].isdigit():
+                if z3.is_int_value(value):
+                    model[int(name[1:])] = value.as_long()
+                elif z3.is_true(value) or z3.is_false(value):
+                    model[int(name[1:])] = 1 if z3.is_true(value) else 0
+        return SolveResult("sat", model)
+    return SolveResult("unknown", reason=str(solver.reason_unknown()))
+
+
+def z3_version() -> str:
+    import z3
+
+    return str(z3.get_version_string())
