@@ -115,6 +115,9 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("W-POLICY-UNUSED-GRANT", Category.POLICY_DENIED, "warning only: a tolerated grant the module does not use"),
     CodeInfo("E-PLAN-BINDINGS", _V, "a binding of the plan is missing or changed in the current catalogue"),
     CodeInfo("E-PLAN-INTEGRITY", _V, "a plan's hash does not match its contents"),
+    # --- prover (issue 6: static bounds; strict mode = policy requireStaticBound) ----------------
+    CodeInfo("E-PROOF-REFUTED", Category.POLICY_DENIED, "requireStaticBound: a budget is refuted by an input"),
+    CodeInfo("E-PROOF-UNPROVEN", Category.POLICY_DENIED, "requireStaticBound: a budget is not proved"),
     # --- run time (issue 4: reference interpreter, meter, host API) -------------------------------
     CodeInfo("R-ARITH-OVERFLOW", Category.INVALID_INPUT, "integer result out of range (and MIN/-1, MIN%-1)"),
     CodeInfo("R-ARITH-DIVIDE-BY-ZERO", Category.INVALID_INPUT, "integer division or remainder by zero"),

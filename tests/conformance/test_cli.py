@@ -43,7 +43,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_a_passing_corpus_exits_0_with_a_summary(capsys: pytest.CaptureFixture[str], corpus: Path) -> None:
-    code, out, _ = run(capsys, str(corpus), "--tag", "good")
+    code, out, _ = run(capsys, str(corpus), "--tag", "good", "--backend", "reference")
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split() == ["area", "results", "passed", "failed"]
@@ -96,10 +96,10 @@ def test_json_format_has_the_contract_keys(capsys: pytest.CaptureFixture[str], c
 
 
 def test_name_and_tag_filters(capsys: pytest.CaptureFixture[str], corpus: Path) -> None:
-    code, out, _ = run(capsys, str(corpus), "--name", "pass*", "--format", "json")
+    code, out, _ = run(capsys, str(corpus), "--name", "pass*", "--format", "json", "--backend", "reference")
     assert code == 0
     assert [r["name"] for r in json.loads(out)["results"]] == ["passes"]
-    code, out, _ = run(capsys, str(corpus), "--tag", "bad", "--format", "json")
+    code, out, _ = run(capsys, str(corpus), "--tag", "bad", "--format", "json", "--backend", "reference")
     assert code == 1
     assert [r["name"] for r in json.loads(out)["results"]] == ["wrongly-expects-rejection"]
 

@@ -67,6 +67,7 @@ from .state import (
     upper_delta,
 )
 from .sym import FALSE, TRUE, ZERO, Cond, Poly, ProverLimit, Sym, const
+from .text import Namer
 
 MAX_STEPS = 60_000
 """Abstract evaluation steps per analysed function before the prover gives up (UNKNOWN)."""
@@ -135,6 +136,7 @@ class Analyzer:
         self.unsafe_nodes: set[int] = set()
         self.refute_arith: Callable[[State, dict[int, int]], Witness | None] | None = None
         self._loop_counter = 0
+        self.namer = Namer(sym)
 
     # --- entry ---------------------------------------------------------------------------------
 

@@ -1,0 +1,292 @@
+"""Lexing and syntax-level concerns of the text form: the Lark parser, reserved words, the source
+budgets checked before and while lexing, and the translation of Lark's errors into diagnostics.
+
+``dotboxd.grammar.text`` drives it; ``text_build`` turns its parse tree into the AST. Lark's own
+exceptions never leave this module: every syntax problem becomes an ``E-TEXT-SYNTAX`` diagnostic
+whose message names the expected tokens in words and whose span points at the offending character.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+from importlib import resources
+
+from lark import Lark, Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.lexer import PatternStr
+
+from dotboxd.core.diagnostics import DotBoxDError, Span, reject
+from dotboxd.grammar import jsonscan
+
+MAX_SOURCE_BYTES = jsonscan.MAX_DOCUMENT_BYTES
+MAX_TOKENS = jsonscan.MAX_TOKENS
+MAX_BRACKET_DEPTH = jsonscan.MAX_DEPTH
+PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+"""Names that print without backticks (when they are not keywords); mirrors IDENT in kernel.lark."""
+
+_OPENERS = frozenset({"LPAR", "LSQB", "LBRACE"})
+_CLOSERS = frozenset({"RPAR", "RSQB", "RBRACE"})
+
+_TERMINAL_WORDS: dict[str, str] = {
+    "IDENT": "a name",
+    "QUOTED_NAME": "a `quoted name`",
+    "INT": "an integer",
+    "LONG": "an I64 integer (42L)",
+    "FLOAT": "an F64 number",
+    "STRING": 'a "string"',
+    "GUID": 'a guid"..." literal',
+    "PATH": 'a path"..." literal',
+    "URI": 'a uri"..." literal',
+    "$END": "the end of the input",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# The parser (built once)
+
+
+class _Budget:
+    """Lark post-lexer: counts tokens and bracket depth while lexing, so a token flood or a
+    ``((((`` bomb fails at the first token past the budget instead of after a full parse."""
+
+    always_accept: tuple[str, ...] = ()
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        depth = 0
+        for count, token in enumerate(stream, 1):
+            if count > MAX_TOKENS:
+                raise reject(
+                    "E-JSON-LIMIT",
+                    f"the text has more than {MAX_TOKENS} tokens",
+                    "",
+                    token_span(token),
+                    "split the module or simplify it",
+                    limit=MAX_TOKENS,
+                )
+            if token.type in _OPENERS:
+                depth += 1
+                if depth > MAX_BRACKET_DEPTH:
+                    raise reject(
+                        "E-JSON-LIMIT",
+                        f"brackets nest deeper than {MAX_BRACKET_DEPTH} levels",
+                        "",
+                        token_span(token),
+                        "flatten the module; like the wire format, the text form allows 64 nested levels",
+                        limit=MAX_BRACKET_DEPTH,
+                    )
+            elif token.type in _CLOSERS:
+                depth -= 1
+            yield token
+
+
+@lru_cache(maxsize=1)
+def parser() -> Lark:
+    grammar = resources.files("dotboxd.grammar").joinpath("kernel.lark").read_text(encoding="utf-8")
+    return Lark(
+        grammar,
+        parser="lalr",
+        lexer="basic",
+        keep_all_tokens=True,
+        propagate_positions=True,
+        postlex=_Budget(),
+    )
+
+
+@lru_cache(maxsize=1)
+def keywords() -> frozenset[str]:
+    """The reserved words of the grammar (every literal terminal that looks like a plain name); a
+    name equal to one of them must be written in backticks."""
+    return frozenset(
+        t.pattern.value
+        for t in parser().terminals
+        if isinstance(t.pattern, PatternStr) and PLAIN_NAME.fullmatch(t.pattern.value)
+    )
+
+
+def is_plain_name(name: str) -> bool:
+    """True when ``name`` can be written without backticks."""
+    return PLAIN_NAME.fullmatch(name) is not None and name not in keywords()
+
+
+def token_span(token: Token) -> Span:
+    """The 1-based line:column where ``token`` starts."""
+    return Span(token.line or 1, token.column or 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Syntax errors and the source text
+
+
+def _describe_terminal(name: str) -> str:
+    if name in _TERMINAL_WORDS:
+        return _TERMINAL_WORDS[name]
+    for terminal in parser().terminals:
+        if terminal.name == name and isinstance(terminal.pattern, PatternStr):
+            return f"'{terminal.pattern.value}'"
+    return name
+
+
+def _describe_token(token: Token) -> str:
+    if token.type == "$END":
+        return "end of the input"
+    if token.type in ("IDENT", "QUOTED_NAME", "INT", "LONG", "FLOAT"):
+        return f"{_TERMINAL_WORDS[token.type].split(' (')[0]} {str(token)[:40]!r}"
+    if token.type in _TERMINAL_WORDS:
+        return _TERMINAL_WORDS[token.type]
+    return f"'{token}'"
+
+
+def _expected_list(names: set[str]) -> str:
+    described = sorted({_describe_terminal(n) for n in names})
+    if len(described) == 1:
+        return described[0]
+    return "one of " + ", ".join(described)
+
+
+_GENERIC_CALL_ATTEMPT = re.compile(r"[A-Za-z0-9_`]\s*<\s*[A-Za-z_`][^;{}<>]*$")
+_TRAILING_WORD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*$")
+
+
+def _hint_for(expected: set[str], token: Token | None, before: str) -> str:
+    """A hint for a syntax error; ``before`` is the source text up to the offending token."""
+    keyword: str | None = None
+    if token is not None and str(token) in keywords() and "IDENT" in expected:
+        keyword = str(token)  # `fn if() ...`: a keyword where a name is due
+    elif token is not None and token.type == "EQUAL":
+        word = _TRAILING_WORD.search(before[-200:])  # `if = 1;`: assigning to a keyword
+        if word is not None and word.group(1) in keywords():
+            keyword = word.group(1)
+    if keyword is not None:
+        return f"'{keyword}' is a keyword; a name spelled like a keyword is written in backticks: `{keyword}`"
+    if token is not None and token.type in ("LT", "LTE", "GT", "GTE", "EQ", "NE"):
+        if _GENERIC_CALL_ATTEMPT.search(before[-200:]) and token.type == "GT":
+            return "a generic call is written with brackets: list.empty[I32]()"
+        return "comparisons do not chain; add parentheses: (a < b) == c"
+    if "SEMICOLON" in expected:
+        return "simple statements and declarations end with ';'"
+    return "see spec/text-syntax.md for the grammar"
+
+
+def syntax_error(exc: UnexpectedInput, source: str) -> DotBoxDError:
+    if isinstance(exc, UnexpectedCharacters):
+        span = Span(exc.line, exc.column)
+        ch = exc.char
+        if ch in '"`':
+            return reject(
+                "E-TEXT-SYNTAX",
+                "unterminated string or name: the closing quote is missing on this line",
+                "",
+                span,
+                "a literal ends on the line where it starts; write line breaks as \\n",
+            )
+        shown = repr(ch) if ch.isprintable() else f"U+{ord(ch):04X}"
+        return reject(
+            "E-TEXT-SYNTAX",
+            f"unexpected character {shown}",
+            "",
+            span,
+            "names with other characters are written in backticks: `odd name`",
+        )
+    if isinstance(exc, UnexpectedToken):
+        token = exc.token
+        expected = set(exc.accepts or exc.expected)
+        at_end = token.type == "$END"
+        span = _end_span(source) if at_end else token_span(token)
+        before = source if at_end else source[: token.start_pos]
+        message = f"unexpected {_describe_token(token)}; expected {_expected_list(expected)}"
+        if "SEMICOLON" in expected and not at_end and _end_span(before).line < span.line:
+            # A forgotten ';' is noticed on the next line; point at the end of the unfinished one.
+            message = f"missing ';' (found {_describe_token(token)} on line {span.line}); expected " + (
+                _expected_list(expected)
+            )
+            span = _end_span(before)
+        return reject("E-TEXT-SYNTAX", message, "", span, _hint_for(expected, token, before))
+    if isinstance(exc, UnexpectedEOF):
+        expected = set(exc.expected)
+        return reject(
+            "E-TEXT-SYNTAX",
+            f"unexpected end of the input; expected {_expected_list(expected)}",
+            "",
+            _end_span(source),
+            _hint_for(expected, None, source),
+        )
+    return reject("E-TEXT-SYNTAX", "the text does not parse", "", Span(1, 1))
+
+
+def _end_span(source: str) -> Span:
+    """Just after the last non-blank character, so the caret excerpt shows where the text stops."""
+    text = source.rstrip()
+    lines = text.split("\n")
+    return Span(len(lines), len(lines[-1]) + 1)
+
+
+def source_text(source: str | bytes, filename: str) -> str:
+    """Decode and size-check the source (budgets before any parsing)."""
+    if isinstance(source, bytes | bytearray | memoryview):
+        raw = bytes(source)
+        if len(raw) > MAX_SOURCE_BYTES:
+            raise reject(
+                "E-JSON-LIMIT",
+                f"{filename} is {len(raw)} bytes; the limit is {MAX_SOURCE_BYTES}",
+                "",
+                Span(1, 1),
+                limit=MAX_SOURCE_BYTES,
+                actual=len(raw),
+            )
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            prefix = raw[: exc.start].decode("utf-8")
+            raise reject(
+                "E-TEXT-SYNTAX",
+                f"{filename} is not valid UTF-8 (byte {exc.start})",
+                "",
+                _offset_span(prefix, len(prefix)),
+                "the text form is UTF-8 only",
+            ) from None
+    else:
+        text = source
+        if len(text) > MAX_SOURCE_BYTES:
+            raise reject(
+                "E-JSON-LIMIT",
+                f"{filename} is more than {MAX_SOURCE_BYTES} bytes of UTF-8",
+                "",
+                Span(1, 1),
+                limit=MAX_SOURCE_BYTES,
+            )
+        try:
+            size = len(text.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            raise reject(
+                "E-TEXT-SYNTAX",
+                f"{filename} contains a lone UTF-16 surrogate",
+                "",
+                _offset_span(text, exc.start),
+            ) from None
+        if size > MAX_SOURCE_BYTES:
+            raise reject(
+                "E-JSON-LIMIT",
+                f"{filename} is {size} bytes of UTF-8; the limit is {MAX_SOURCE_BYTES}",
+                "",
+                Span(1, 1),
+                limit=MAX_SOURCE_BYTES,
+                actual=size,
+            )
+    if text.startswith("\ufeff"):
+        raise reject(
+            "E-TEXT-SYNTAX",
+            f"{filename} starts with a byte-order mark",
+            "",
+            Span(1, 1),
+            "save the file as UTF-8 without a BOM",
+        )
+    return text
+
+
+def _offset_span(text: str, offset: int) -> Span:
+    starts = [0] + [i + 1 for i, ch in enumerate(text[:offset]) if ch == "\n"]
+    line = bisect.bisect_right(starts, offset)
+    return Span(line, offset - starts[line - 1] + 1)

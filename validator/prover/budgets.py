@@ -1,0 +1,254 @@
+"""Budget verdicts: turn a function's symbolic costs into PROVED / REFUTED / UNKNOWN per limit.
+
+For each limit (``maxFuel``, ``maxLoopIterations``, ``maxHostCalls``, ``maxAllocatedBytes``, each
+binding's ``maxCallsPerRun``) two questions, each a recorded obligation:
+
+1. *budget*: "can the upper bound exceed the limit for some input allowed by the preconditions?"
+   ``unsat`` proves the limit is never reached (PROVED);
+2. *refute* (only if 1 failed, for entrypoints): "is there an input on whose path the *must*
+   cost already exceeds the limit?" A model is a counterexample input; the run on it is stopped
+   by a quota (the argument is in ``spec/proofs.md``). The overshoot factor is the must cost at
+   the witness over the limit.
+
+Anything else is UNKNOWN, with the reason and a hint naming the inputs to bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from dotboxd.core.bindings import BindingDescriptor
+from dotboxd.core.values import SandboxFault, Value, shape_of
+
+from .analyzer import FunctionAnalysis
+from .inputs import InputModel
+from .obligations import ObligationLog
+from .report import BudgetVerdict, Verdict, Witness
+from .state import ALLOCATION, BINDING_PREFIX, FUEL, HOST_CALLS, LOOPS
+from .sym import ZERO, Cond, Poly, Sym, const
+from .text import Namer
+
+LIMIT_NAMES = {
+    FUEL: "maxFuel",
+    LOOPS: "maxLoopIterations",
+    HOST_CALLS: "maxHostCalls",
+    ALLOCATION: "maxAllocatedBytes",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    resource: str
+    limit: int | None
+    knob: str  # what to raise
+
+
+def limits_for(analysis: FunctionAnalysis, limits: object, bindings: Mapping[str, BindingDescriptor]) -> list[Limit]:
+    out = [
+        Limit(FUEL, getattr(limits, "max_fuel"), "maxFuel"),  # noqa: B009
+        Limit(LOOPS, getattr(limits, "max_loop_iterations"), "maxLoopIterations"),  # noqa: B009
+        Limit(HOST_CALLS, getattr(limits, "max_host_calls"), "maxHostCalls"),  # noqa: B009
+        Limit(ALLOCATION, getattr(limits, "max_allocated_bytes"), "maxAllocatedBytes"),  # noqa: B009
+    ]
+    for key in sorted(analysis.upper):
+        if key.startswith(BINDING_PREFIX):
+            desc = bindings.get(key[len(BINDING_PREFIX) :])
+            cap = desc.cost.max_calls_per_run if desc is not None and desc.cost is not None else None
+            if cap is not None:
+                out.append(Limit(key, cap, f"the binding's maxCallsPerRun ({cap})"))
+    return out
+
+
+class WitnessCheck:
+    """Turns a model into a concrete, valid entry input (or None when it would not be one)."""
+
+    def __init__(self, model: InputModel, valid: Callable[[Sequence[Value]], bool]) -> None:
+        self.model = model
+        self.valid = valid
+
+    def build(self, raw: Mapping[int, int]) -> tuple[Witness, dict[int, int]] | None:
+        env = self.model.complete(raw)
+        args, described = self.model.witness_json(env)
+        try:
+            values = self.model.decode(args)
+        except SandboxFault:
+            return None
+        if not self.valid(values):
+            return None
+        return Witness(tuple(args), tuple(described)), env
+
+
+def decide(
+    sym: Sym,
+    namer: Namer,
+    log: ObligationLog,
+    analysis: FunctionAnalysis,
+    model: InputModel,
+    limits: list[Limit],
+    witnesses: WitnessCheck | None,
+    loop_note: str,
+) -> list[BudgetVerdict]:
+    out: list[BudgetVerdict] = []
+    fn = analysis.function
+    for lim in limits:
+        upper = analysis.upper.get(lim.resource, ZERO)
+        out.append(_one(sym, namer, log, fn, analysis, model, lim, upper, witnesses, loop_note))
+    return out
+
+
+def _one(
+    sym: Sym,
+    namer: Namer,
+    log: ObligationLog,
+    fn: str,
+    analysis: FunctionAnalysis,
+    model: InputModel,
+    lim: Limit,
+    upper: Poly | None,
+    witnesses: WitnessCheck | None,
+    loop_note: str,
+) -> BudgetVerdict:
+    res, limit = lim.resource, lim.limit
+    assert limit is not None
+    if upper is None:
+        return BudgetVerdict(
+            res, limit, Verdict.UNKNOWN, "unbounded", None,
+            reason=loop_note or "a loop was not shown to terminate",
+            hint="make the loop a forRange, or give its guard a comparison every iteration moves toward",
+        )
+    bound_text = namer.poly(upper)
+    bound_max = sym.range(upper)[1]
+    obligations: list[str] = []
+    ob, result = log.ask(
+        sym,
+        kind="budget",
+        function=fn,
+        pointer="",
+        claim=f"{res} <= {limit} for every input the preconditions allow (bound: {bound_text})",
+        goal=sym.lt(const(limit), upper),
+    )
+    obligations.append(ob.name)
+    if result.status == "unsat" or bound_max <= limit:
+        method = "z3" if result.status == "unsat" else "interval"
+        return BudgetVerdict(res, limit, Verdict.PROVED, bound_text, bound_max, method, obligations=tuple(obligations))
+    hint = _hint(sym, model, upper, lim)
+    reason = "the bound may exceed the limit, but no input was shown to"
+    if result.status == "unknown":
+        reason = "the solver could not decide the bound within its resource limit"
+    if witnesses is not None:
+        found = _refute(sym, log, fn, analysis, lim, witnesses)
+        if found is not None:
+            witness, reached, names = found
+            obligations.extend(names)
+            return BudgetVerdict(
+                res, limit, Verdict.REFUTED, bound_text, bound_max, "z3", witness, reached,
+                reason="the witness input's run cannot finish within the limit", hint=hint,
+                obligations=tuple(obligations),
+            )
+    return BudgetVerdict(
+        res, limit, Verdict.UNKNOWN, bound_text, bound_max, reason=reason, hint=hint, obligations=tuple(obligations)
+    )
+
+
+def _refute(
+    sym: Sym, log: ObligationLog, fn: str, analysis: FunctionAnalysis, lim: Limit, witnesses: WitnessCheck
+) -> tuple[Witness, int, list[str]] | None:
+    res, limit = lim.resource, lim.limit
+    assert limit is not None
+    options: list[tuple[tuple[Cond, ...], Poly]] = []
+    for cand in analysis.candidates:
+        low = dict(cand.L).get(res, ZERO)
+        if sym.range(low)[1] > limit:
+            options.append((cand.pc, low))
+    if not options:
+        return None
+    goal = sym.or_(*(sym.and_(*pc, sym.lt(const(limit), low)) for pc, low in options))
+    ob, result = log.ask(
+        sym,
+        kind="refute",
+        function=fn,
+        pointer="",
+        claim=f"some input's run surely needs more than {limit} {res}",
+        goal=goal,
+        expect="sat",
+    )
+    if result.status != "sat":
+        return None
+    built = witnesses.build(result.model)
+    if built is None:
+        return None
+    witness, env = built
+    reached = max(
+        (sym.evaluate(low, env) for pc, low in options if all(sym.holds(c, env) for c in pc)), default=0
+    )
+    if reached <= limit:
+        return None
+    return witness, reached, [ob.name]
+
+
+def _hint(sym: Sym, model: InputModel, upper: Poly, lim: Limit) -> str:
+    atoms = sym.atoms(upper)
+    params = sorted({a.name for a in model.atoms if a.atom in atoms and a.name in model.unbounded})
+    parts = []
+    if params:
+        parts.append("bound " + ", ".join(f"`{p}`" for p in params) + " in inputBounds")
+    parts.append(f"raise {lim.knob}")
+    return " or ".join(parts)
+
+
+def input_quotas_ok(values: Sequence[Value], limits: object) -> bool:
+    """Would these inputs pass the meter's input charges (shape limits and budgets)?"""
+
+    def get(name: str) -> int:
+        v = getattr(limits, name)
+        assert isinstance(v, int)
+        return v
+
+    elements = sbytes = fuel = 0
+    for value in values:
+        shape = shape_of(value)
+        fuel += shape.nodes // 64
+        if (
+            shape.max_list > get("max_list_length")
+            or shape.max_map > get("max_map_entries")
+            or shape.depth > get("max_collection_depth")
+            or shape.max_string > get("max_string_length")
+        ):
+            return False
+        elements += shape.elements
+        sbytes += shape.string_bytes
+    return (
+        elements <= get("max_total_collection_elements")
+        and sbytes <= get("max_total_string_bytes")
+        and sbytes <= get("max_allocated_bytes")
+        and fuel <= get("max_fuel")
+    )
+
+
+def bounds_ok(values: Sequence[Value], names: Sequence[str], bounds: Mapping[str, tuple[int, int]] | None) -> bool:
+    """The runtime's ``inputBounds`` check (integers by value; lists, maps and strings by size)."""
+    if not bounds:
+        return True
+    from dotboxd.core.values import ListValue, MapValue, utf16_len
+
+    for name, value in zip(names, values, strict=True):
+        bound = bounds.get(name)
+        if bound is None:
+            continue
+        measure: int | None = None
+        if isinstance(value, bool):
+            measure = None
+        elif isinstance(value, int):
+            measure = value
+        elif isinstance(value, ListValue | MapValue):
+            measure = len(value)
+        elif isinstance(value, str):
+            measure = utf16_len(value)
+        if measure is not None and not bound[0] <= measure <= bound[1]:
+            return False
+    return True
+
+
+__all__ = ["LIMIT_NAMES", "Limit", "WitnessCheck", "bounds_ok", "decide", "input_quotas_ok", "limits_for"]
+_ = Cond

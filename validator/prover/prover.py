@@ -1,0 +1,197 @@
+"""``prove_plan(plan) -> ProofReport``: run the static cost semantics and Z3 on every function.
+
+For each function of the plan's module (in module order): build its input atoms (entrypoints use
+the policy's ``inputBounds``; a private function is analysed for any arguments of its types),
+analyse it (``analyzer.py``), then decide every budget (``budgets.py``). Entrypoints inline the
+private functions they call, so their verdicts cover whole runs; the safety facts gathered while
+analysing entrypoints are the ones that hold on every run.
+
+The prover is bounded: per function an abstract-step budget and size caps on every symbolic
+expression (``ProverLimit``), per query a Z3 ``rlimit``, per module a number of queries. Hitting a
+bound makes the affected verdicts UNKNOWN, never wrong, and the same input always hits it at the
+same point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from dotboxd.core.values import Value
+from dotboxd.validator.plan import ExecutionPlan
+
+from . import smt
+from .analyzer import Analyzer, FunctionAnalysis
+from .budgets import WitnessCheck, bounds_ok, decide, input_quotas_ok, limits_for
+from .domain import Domain, Quotas
+from .inputs import InputModel
+from .obligations import ObligationLog
+from .report import BudgetVerdict, FunctionProof, LoopFact, ProofReport, Verdict, Witness
+from .state import ALLOCATION, FUEL, HOST_CALLS, LOOPS, State
+from .sym import ZERO, ProverLimit, Sym
+from .text import Namer
+
+
+def call_depths(plan: ExecutionPlan) -> dict[str, int]:
+    """Frames a call of each function can reach (1 for a function that calls no module function)."""
+    memo: dict[str, int] = {}
+
+    def depth(fid: str, seen: frozenset[str]) -> int:
+        if fid in memo:
+            return memo[fid]
+        info = plan.functions[fid]
+        inner = [depth(c, seen | {fid}) for c in sorted(info.callees) if c in plan.functions and c not in seen]
+        memo[fid] = 1 + max(inner, default=0)
+        return memo[fid]
+
+    for fid in plan.functions:
+        depth(fid, frozenset())
+    return memo
+
+
+def prove_plan(plan: ExecutionPlan, *, rlimit: int = smt.DEFAULT_RLIMIT) -> ProofReport:
+    """Prove what can be proved about ``plan`` under its own policy."""
+    quotas = Quotas.from_limits(plan.policy.limits)
+    log = ObligationLog(rlimit)
+    depths = call_depths(plan)
+    proofs: list[FunctionProof] = []
+    safe: set[int] = set()
+    unsafe: set[int] = set()
+    evaluators: dict[str, Any] = {}
+    for fn in plan.module.functions:
+        info = plan.functions.get(fn.id)
+        if info is None:
+            continue
+        proof, analysis, evaluator = _prove_function(plan, fn.id, quotas, log, depths[fn.id])
+        proofs.append(proof)
+        if evaluator is not None:
+            evaluators[fn.id] = evaluator
+        if info.is_entrypoint and analysis is not None and analysis.complete:
+            safe |= analysis.safe_nodes
+            unsafe |= analysis.unsafe_nodes
+        elif info.is_entrypoint:
+            unsafe.add(-1)  # an entrypoint was not fully analysed: no node-level fact is global
+    safe_nodes = frozenset() if -1 in unsafe else frozenset(safe - unsafe)
+    return ProofReport(
+        module=plan.module.id,
+        module_hash=plan.module_hash,
+        policy_hash=plan.policy_hash,
+        z3_version=smt.z3_version(),
+        functions=tuple(proofs),
+        obligations=tuple(log.obligations),
+        safe_nodes=safe_nodes,
+        _bounds=evaluators,
+    )
+
+
+def _prove_function(
+    plan: ExecutionPlan, fid: str, quotas: Quotas, log: ObligationLog, depth: int
+) -> tuple[FunctionProof, FunctionAnalysis | None, Any]:
+    info = plan.functions[fid]
+    entry = info.is_entrypoint
+    policy = plan.policy
+    limits = policy.limits
+    sym = Sym()
+    dom = Domain(sym, quotas)
+    names = [p.name for p in info.function.parameters]
+    bounds = policy.input_bounds.get(fid) if entry else None
+    model = InputModel(sym, dom, names, info.parameter_types, bounds)
+    namer = Namer(sym, _atom_names(model))
+    an = Analyzer(plan, sym, dom, log)
+    an.namer = namer
+    depth_budget = BudgetVerdict(
+        "callDepth",
+        limits.max_call_depth,
+        Verdict.PROVED if depth <= limits.max_call_depth else Verdict.UNKNOWN,
+        str(depth),
+        depth,
+        "call graph",
+        reason="" if depth <= limits.max_call_depth else "a call chain is longer than maxCallDepth",
+        hint="" if depth <= limits.max_call_depth else "raise maxCallDepth or flatten the call chain",
+    )
+
+    def valid(values: Sequence[Value]) -> bool:
+        return bounds_ok(values, names, bounds) and input_quotas_ok(values, limits)
+
+    witnesses = WitnessCheck(model, valid) if entry else None
+    if entry and witnesses is not None:
+        an.refute_arith = _arith_refuter(sym, model, witnesses, limits, depth)
+    try:
+        analysis = an.analyze(fid, list(model.values), input_charges=entry)
+        note = "; ".join(f.method for f in analysis.loops if f.verdict is not Verdict.PROVED)
+        budgets = decide(sym, namer, log, analysis, model, limits_for(analysis, limits, plan.bindings), witnesses, note)
+    except (ProverLimit, RecursionError) as stop:
+        reason = str(stop) if isinstance(stop, ProverLimit) else "the function nests too deeply to analyse"
+        budgets = [
+            BudgetVerdict(r, getattr(limits, attr), Verdict.UNKNOWN, "not analysed", None, reason=reason)
+            for r, attr in (
+                (FUEL, "max_fuel"),
+                (LOOPS, "max_loop_iterations"),
+                (HOST_CALLS, "max_host_calls"),
+                (ALLOCATION, "max_allocated_bytes"),
+            )
+        ]
+        proof = FunctionProof(fid, entry, (*budgets, depth_budget), tuple(an.loop_facts), (), depth, note=reason)
+        return proof, None, None
+    proof = FunctionProof(
+        fid,
+        entry,
+        (*budgets, depth_budget),
+        tuple(analysis.loops),
+        tuple(analysis.safety[k] for k in sorted(analysis.safety)),
+        depth,
+        note=analysis.note,
+    )
+
+    def evaluate(resource: str, args: Sequence[object]) -> int | None:
+        upper = analysis.upper.get(resource, ZERO)
+        if upper is None:
+            return None
+        return sym.evaluate(upper, model.env(args))
+
+    return proof, analysis, evaluate
+
+
+def _atom_names(model: InputModel) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for a in model.atoms:
+        if a.facet == "value" or a.facet == "bool":
+            out[a.atom] = a.name
+        elif a.facet == "length":
+            out[a.atom] = f"len({a.name})"
+        else:
+            out[a.atom] = f"|{a.name}|"
+    return out
+
+
+def _arith_refuter(sym: Sym, model: InputModel, witnesses: WitnessCheck, limits: Any, depth: int) -> Any:
+    """A failing arithmetic operation on the must path is REFUTED only if the run surely gets
+    there: every budget of the prefix fits its limit at the witness and the input is valid."""
+    caps = {
+        FUEL: limits.max_fuel,
+        LOOPS: limits.max_loop_iterations,
+        HOST_CALLS: limits.max_host_calls,
+        ALLOCATION: min(limits.max_allocated_bytes, limits.max_total_string_bytes),
+    }
+
+    def confirm(st: State, raw: dict[int, int]) -> Witness | None:
+        if depth > limits.max_call_depth:
+            return None
+        built = witnesses.build(raw)
+        if built is None:
+            return None
+        witness, env = built
+        for resource, upper in st.U.items():
+            if upper is None:
+                return None
+            cap = caps.get(resource)
+            if cap is None:
+                continue
+            if sym.evaluate(upper, env) > cap:
+                return None
+        return witness
+
+    return confirm
+
+
+__all__ = ["LoopFact", "call_depths", "prove_plan"]

@@ -1,0 +1,572 @@
+"""Loops: trip counts, loop-head invariants, ranking functions for ``while``, per-iteration cost.
+
+``forRange`` terminates by construction and runs ``max(0, end - start)`` times. A ``while`` loop
+is accepted as terminating only with a *linear ranking function* ``r`` read off its guard (``i < n``
+gives ``n - i``, ``x > 0`` gives ``x``...): Z3 must show, quantifier-free, that whenever the guard
+holds ``r >= 1`` and one iteration (any path to its end or to ``continue``) lowers ``r`` by at
+least 1. Then the loop runs at most ``max(0, r(entry))`` times.
+
+The body is analysed twice (see ``analyzer.py``): the probe pass gives each modified local's
+change per iteration as an interval ``[dlo, dhi]`` over the inputs, hence the invariant
+``entry + k*[min(dlo,0), max(dhi,0)]`` after ``k <= min(N, quota)`` iterations (``intervals.widen``;
+the iteration quota keeps it finite even for loops not shown to terminate); the final pass, with
+the locals as atoms constrained by that invariant, gives the per-iteration cost, which is then
+freed of the loop's atoms and multiplied by the trip count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from dotboxd.core import ast, costs
+from dotboxd.core.types import I32, ListType, MapType, SandboxType
+
+from . import intervals
+from .domain import INT_RANGES, ABool, AInt, AList, AMap, ARecord, AText, AVal
+from .report import LoopFact, Verdict
+from .state import FUEL, LOOPS, Flow, State, Upper, add_lower, add_upper, join_lower, join_upper
+from .sym import ONE, ZERO, Cond, Poly, Sym, const
+
+if TYPE_CHECKING:
+    from .analyzer import Analyzer
+
+Elim = dict[int, tuple[Poly, Poly]]
+
+
+# --- syntax helpers ------------------------------------------------------------------------------
+
+
+def assigned_names(body: Iterable[ast.Stmt]) -> set[str]:
+    """Every local assigned anywhere in ``body`` (nested blocks included)."""
+    out: set[str] = set()
+    stack = list(body)
+    while stack:
+        s = stack.pop()
+        if isinstance(s, ast.Set):
+            out.add(s.name)
+        elif isinstance(s, ast.If):
+            stack.extend(s.then)
+            stack.extend(s.else_)
+        elif isinstance(s, ast.While):
+            stack.extend(s.body)
+        elif isinstance(s, ast.ForRange):
+            out.add(s.local)
+            stack.extend(s.body)
+    return out
+
+
+def read_names(e: ast.Expr) -> list[str]:
+    out: list[str] = []
+    stack: list[ast.Expr] = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, ast.Var):
+            if x.name not in out:
+                out.append(x.name)
+        elif isinstance(x, ast.Unary):
+            stack.append(x.operand)
+        elif isinstance(x, ast.Binary):
+            stack.extend((x.right, x.left))
+        elif isinstance(x, ast.Call):
+            stack.extend(reversed(x.args))
+    return out
+
+
+def guard_comparisons(e: ast.Expr) -> list[ast.Binary]:
+    """The comparisons in conjunctive position of a guard (each must hold for the body to run)."""
+    if isinstance(e, ast.Binary) and e.op is ast.BinaryOp.AND:
+        return guard_comparisons(e.left) + guard_comparisons(e.right)
+    if isinstance(e, ast.Binary) and e.op in (
+        ast.BinaryOp.LT,
+        ast.BinaryOp.LTE,
+        ast.BinaryOp.GT,
+        ast.BinaryOp.GTE,
+    ):
+        return [e]
+    return []
+
+
+# --- facets ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Tracked:
+    """A local modified by the loop: its entry value, probe atom, delta, invariant."""
+
+    name: str
+    type: SandboxType
+    entry: AVal
+    probe: AVal
+    atom: int | None = None  # the probe atom of its numeric facet (int value, size, length)
+    batoms: list[int] = field(default_factory=list)
+    delta: tuple[Poly, Poly] | None = None
+    post: tuple[Poly, Poly] | None = None  # joined end-of-iteration facet, over probe atoms
+
+
+def facet(v: AVal) -> tuple[Poly, Poly] | None:
+    if isinstance(v, AInt | AText | AList | AMap):
+        return v.lo, v.hi
+    return None
+
+
+def with_facet(v: AVal, lo: Poly, hi: Poly) -> AVal:
+    if isinstance(v, AInt):
+        return AInt(lo, hi, v.type)
+    if isinstance(v, AText):
+        return AText(lo, hi)
+    if isinstance(v, AList):
+        return AList(lo, hi, v.elem)
+    if isinstance(v, AMap):
+        return AMap(lo, hi, v.key, v.value)
+    return v
+
+
+def cap_range(an: Analyzer, v: AVal, t: SandboxType) -> tuple[int, int]:
+    if isinstance(v, AInt):
+        return INT_RANGES[v.type]
+    if isinstance(v, AText):
+        return 0, an.dom.q.string_length
+    return 0, an.dom.size_cap(t)
+
+
+def _fresh(an: Analyzer, v: AVal, t: SandboxType, label: str, lo: int, hi: int) -> tuple[AVal, int | None]:
+    """A copy of ``v`` whose numeric facet is a fresh atom in [lo, hi] (other parts unchanged)."""
+    if facet(v) is None:
+        return v, None
+    a = an.sym.atom(label, lo, hi)
+    fid = an.sym.atom_id(a)
+    return with_facet(v, a, a), fid
+
+
+# --- the loop ----------------------------------------------------------------------------------
+
+
+def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flow:
+    s = an.sym
+    is_for = isinstance(node, ast.ForRange)
+    start = end = None
+    if isinstance(node, ast.ForRange):
+        start = _as_int(an.eval(node.start, st))
+        end = _as_int(an.eval(node.end, st))
+        n_up = intervals.range_count(s, start.lo, end.hi)
+        if s.range(n_up)[1] <= 0:  # provably no iteration
+            an.loop_facts.append(
+                LoopFact(an.function, node.pointer, "forRange", Verdict.PROVED, "structural", "0")
+            ) if not an.probe else None
+            return Flow(st)
+    names = assigned_names(node.body)
+    tag = an.fresh_tag()
+    quota = an.dom.q.iterations
+
+    # loop constants read by a while guard get atoms, so the guard stays an exact condition
+    snap_elim: Elim = {}
+    snaps: dict[str, AVal] = {}
+    if isinstance(node, ast.While):
+        for name in read_names(node.condition):
+            v = st.vars.get(name)
+            if v is None or name in names:
+                continue
+            f = facet(v)
+            if f is None or f[0] == f[1]:
+                continue
+            t = an.local_type(name) or I32
+            clo, chi = cap_range(an, v, t)
+            lo = max(clo, s.range(f[0])[0])
+            hi = min(chi, s.range(f[1])[1])
+            nv, fid = _fresh(an, v, t, f"{name} (loop constant)", lo, max(lo, hi))
+            if fid is None:
+                continue
+            an.facts[fid] = [s.le(f[0], _atom(fid)), s.le(_atom(fid), f[1])]
+            snap_elim[fid] = f
+            snaps[name] = nv
+
+    local_elim: Elim = {}
+    local_value: AVal | None = None
+    if isinstance(node, ast.ForRange):
+        assert start is not None and end is not None
+        last = s.add_const(end.hi, -1)
+        lo_c = max(s.range(start.lo)[0], INT_RANGES[I32][0])
+        hi_c = min(s.range(last)[1], INT_RANGES[I32][1])
+        i = s.atom(f"{node.local} (loop counter)", lo_c, max(lo_c, hi_c))
+        fid = s.atom_id(i)
+        assert fid is not None
+        an.facts[fid] = [s.le(start.lo, i), s.le(i, last)]
+        local_elim[fid] = (start.lo, last)
+        local_value = AInt(i, i, I32)
+
+    # ---- pass 1: probe ------------------------------------------------------------------------
+    tracked: list[Tracked] = []
+    with an.probing():
+        p = st.copy()
+        p.record = False
+        for name in [n for n in st.vars if n in names]:
+            entry = st.vars[name]
+            t = an.local_type(name) or I32
+            probe_value, atoms = _probe_value(an, entry, t, f"{name} (loop head)")
+            tr = Tracked(name, t, entry, probe_value)
+            tr.atom = atoms[0] if atoms and facet(entry) is not None else None
+            tr.batoms = atoms if isinstance(entry, ABool) else []
+            tracked.append(tr)
+            p.vars[name] = probe_value
+        p.vars.update(snaps)
+        if local_value is not None and isinstance(node, ast.ForRange):
+            p.vars[node.local] = local_value
+        if isinstance(node, ast.While):
+            g = an.eval(node.condition, p)
+            if isinstance(g, ABool) and g.cond is not None:
+                an.add_pc(p, g.cond)
+            an.refine(p, node.condition, True)
+        head = p.copy()
+        flow1 = an.block(node.body, p)
+    ends1 = [x for x in [flow1.normal, *flow1.continues] if x is not None]
+    probe_atoms = frozenset(a for tr in tracked for a in ([tr.atom] if tr.atom is not None else []) + tr.batoms)
+    side_elim: Elim = {**snap_elim, **local_elim}
+    for tr in tracked:
+        _delta(an, tr, ends1, side_elim, probe_atoms)
+
+    # ---- trip count -----------------------------------------------------------------------
+    n_lo: Poly = ZERO
+    n_up: Poly | None
+    termination: LoopFact | None = None
+    if isinstance(node, ast.ForRange):
+        assert start is not None and end is not None
+        n_up = intervals.range_count(s, start.lo, end.hi)
+        n_lo = intervals.range_count(s, start.hi, end.lo)
+        termination = LoopFact(
+            an.function, node.pointer, "forRange", Verdict.PROVED, "structural: max(0, end - start)",
+            an.namer.poly(n_up),
+        )
+    elif not ends1:
+        n_up = ONE  # every path through the body leaves the loop
+        termination = LoopFact(
+            an.function, node.pointer, "while", Verdict.PROVED, "the body always leaves the loop", "1"
+        )
+    elif an.probe:
+        n_up = None
+    else:
+        inv_c = {tr.name: _invariant(an, tr, const(quota), ends1, side_elim, probe_atoms) for tr in tracked}
+        n_up, termination = _ranking(an, node, st, head, tracked, inv_c, ends1, snap_elim)
+    n_eff = const(quota) if n_up is None else s.min(n_up, const(quota))
+    inv = {tr.name: _invariant(an, tr, n_eff, ends1, side_elim, probe_atoms) for tr in tracked}
+
+    if an.probe:
+        return _probe_exit(an, node, st, tracked, inv, flow1, side_elim)
+    if termination is not None:
+        an.loop_facts.append(termination)
+
+    # ---- pass 2: final --------------------------------------------------------------------
+    f = st.copy()
+    f.U, f.L, f.lstop, f.record = {}, {}, False, False
+    final_elim: Elim = {}
+    for tr in tracked:
+        value = inv[tr.name]
+        fv = facet(value)
+        if fv is not None:
+            clo, chi = cap_range(an, value, tr.type)
+            lo = max(clo, s.range(fv[0])[0])
+            hi = min(chi, s.range(fv[1])[1])
+            nv, fid = _fresh(an, value, tr.type, f"{tr.name} (loop head)", lo, max(lo, hi))
+            if fid is not None:
+                an.facts[fid] = [s.le(fv[0], _atom(fid)), s.le(_atom(fid), fv[1])]
+                final_elim[fid] = fv
+            value = nv
+        elif isinstance(value, ABool):
+            c = s.batom(f"{tr.name} (loop head)")
+            final_elim[c.atom] = (ZERO, ONE)
+            value = ABool(c)
+        f.vars[tr.name] = value
+    f.vars.update(snaps)
+    if local_value is not None and isinstance(node, ast.ForRange):
+        f.vars[node.local] = local_value
+    cond_u: Upper = {}
+    cond_l: dict[str, Poly] = {}
+    cond_stopped = False
+    if isinstance(node, ast.While):
+        g = an.eval(node.condition, f)
+        cond_u, cond_l, cond_stopped = dict(f.U), dict(f.L), f.lstop
+        if isinstance(g, ABool) and g.cond is not None:
+            an.add_pc(f, g.cond)
+        an.refine(f, node.condition, True)
+    an.charge(f, LOOPS, const(costs.LOOP_ITERATION_COUNT))
+    an.fuel(f, costs.LOOP_ITERATION_FUEL)
+    flow2 = an.block(node.body, f)
+    ends2 = [x for x in [flow2.normal, *flow2.continues] if x is not None]
+    leaving = flow2.breaks + [r for r, _ in flow2.returns]
+    every = ends2 + leaving
+    elim: Elim = {**final_elim, **snap_elim, **local_elim}
+
+    u_it = join_upper(s, [x.U for x in every]) if every else {}
+    u_it = {k: (None if v is None else s.bound(v, elim, True)) for k, v in u_it.items()}
+    usable = bool(ends2) and not leaving and not any(x.lstop for x in every)
+    l_it = join_lower(s, [x.L for x in ends2]) if usable else {}
+    l_it = {k: s.bound(v, elim, False) for k, v in l_it.items()}
+
+    exit_state = st.copy()
+    for key, per in u_it.items():
+        if per is None:
+            add_upper(s, exit_state.U, key, None)
+        elif per.terms:
+            add_upper(s, exit_state.U, key, None if n_up is None else s.mul(n_up, per))
+    if isinstance(node, ast.While):
+        for key, per in cond_u.items():  # the final, false evaluation of the guard
+            add_upper(s, exit_state.U, key, None if per is None else s.bound(per, elim, True))
+    if not exit_state.lstop:
+        if isinstance(node, ast.While) and not cond_stopped:
+            for key, low in cond_l.items():
+                add_lower(s, exit_state.L, key, s.bound(low, elim, False))
+        if usable and isinstance(node, ast.ForRange):
+            for key, low in l_it.items():
+                add_lower(s, exit_state.L, key, s.mul(n_lo, low))
+        if not usable or cond_stopped:
+            an.stop(exit_state)
+    exit_state.risk = exit_state.risk or any(x.risk for x in every)
+
+    # locals after the loop: the invariant, joined with the values at any break
+    for tr in tracked:
+        value = inv[tr.name]
+        for b in flow2.breaks:
+            value = an.dom.join(value, an.dom.eliminate(b.vars.get(tr.name), elim)) or value
+        exit_state.vars[tr.name] = value
+    if isinstance(node, ast.ForRange):
+        exit_state.vars.pop(node.local, None)
+    if isinstance(node, ast.While) and not flow2.breaks:
+        an.refine(exit_state, node.condition, False)
+
+    out = Flow(exit_state)
+    for r, value in flow2.returns:
+        rs = exit_state.copy()
+        rs.L = dict(st.L)
+        rs.lstop = True
+        rs.record = False
+        returned = an.dom.eliminate(value, elim)
+        assert returned is not None
+        out.returns.append((rs, returned))
+    return out
+
+
+def _as_int(v: AVal) -> AInt:
+    if isinstance(v, AInt):
+        return v
+    lo, hi = INT_RANGES[I32]
+    return AInt(const(lo), const(hi), I32)
+
+
+def _atom(fid: int) -> Poly:
+    return Poly((((fid,), 1),))
+
+
+def _probe_value(an: Analyzer, entry: AVal, t: SandboxType, label: str) -> tuple[AVal, list[int]]:
+    """The most general value of the local at the loop head, with atoms for what is tracked."""
+    if isinstance(entry, ABool):
+        c = an.sym.batom(label)
+        return ABool(c), [c.atom]
+    top = an.dom.top(t)
+    if isinstance(entry, AInt) and isinstance(top, AInt):
+        top = AInt(top.lo, top.hi, entry.type)
+    lo, hi = cap_range(an, top, t)
+    value, fid = _fresh(an, top, t, label, lo, hi)
+    return value, ([] if fid is None else [fid])
+
+
+def _delta(an: Analyzer, tr: Tracked, ends: list[State], side: Elim, probe_atoms: frozenset[int]) -> None:
+    """The change per iteration of ``tr``'s numeric facet, if it does not depend on the loop."""
+    s = an.sym
+    if tr.atom is None:
+        return
+    if not ends:
+        tr.delta = (ZERO, ZERO)
+        return
+    post: tuple[Poly, Poly] | None = None
+    for e in ends:
+        v = e.vars.get(tr.name)
+        fv = facet(v) if v is not None else None
+        if fv is None:
+            return
+        post = fv if post is None else intervals.join(s, post, fv)
+    assert post is not None
+    tr.post = post
+    lo = _uncap(s, s.bound(post[0], side, False), upper=False)
+    hi = _uncap(s, s.bound(post[1], side, True), upper=True)
+    a = _atom(tr.atom)
+    dlo, dhi = s.sub(lo, a), s.sub(hi, a)
+    if (s.atoms(dlo) | s.atoms(dhi)) & probe_atoms:
+        return
+    tr.delta = (dlo, dhi)
+
+
+def _uncap(s: Sym, p: Poly, upper: bool) -> Poly:
+    """Drop a clip against a constant (``min(x, MAX)`` above, ``max(x, 0)`` below): the unclipped
+    expression is a weaker but still valid bound, and it exposes ``atom + delta``."""
+    while len(p.terms) == 1 and p.terms[0][1] == 1 and len(p.terms[0][0]) == 1:
+        f = s.factors[p.terms[0][0][0]]
+        if f.kind != ("min" if upper else "max"):
+            break
+        a, b = f.args
+        if a.is_const:
+            p = b
+        elif b.is_const:
+            p = a
+        else:
+            break
+    return p
+
+
+def _invariant(
+    an: Analyzer, tr: Tracked, n: Poly, ends: list[State], side: Elim, probe_atoms: frozenset[int]
+) -> AVal:
+    """The local's value at every loop head of the first ``n`` iterations (atom-free)."""
+    s = an.sym
+    dom = an.dom
+    entry = tr.entry
+    # the parts that are not tracked numerically: the hull of the entry and every end value,
+    # with the loop's own atoms replaced by their widest ranges
+    wide: Elim = dict(side)
+    for fid in probe_atoms:
+        f = s.factors[fid]
+        wide[fid] = (const(f.lo), const(f.hi))
+    rest: AVal | None = entry
+    for e in ends:
+        rest = dom.join(rest, dom.eliminate(e.vars.get(tr.name), wide))
+    assert rest is not None
+    if isinstance(entry, ABool):
+        return ABool(None) if rest != entry else entry
+    fe = facet(entry)
+    if fe is None:
+        return rest
+    clo, chi = cap_range(an, entry, tr.type)
+    if tr.delta is not None:
+        lo, hi = intervals.widen(s, fe, tr.delta, n)
+        lo, hi = intervals.meet(s, (lo, hi), (const(clo), const(chi)))
+    else:
+        lo, hi = const(clo), const(chi)
+    return with_facet(rest, lo, hi)
+
+
+def _probe_exit(
+    an: Analyzer,
+    node: ast.While | ast.ForRange,
+    st: State,
+    tracked: list[Tracked],
+    inv: dict[str, AVal],
+    flow1: Flow,
+    side: Elim,
+) -> Flow:
+    """Inside another loop's probe pass only values matter: the invariant joined with breaks."""
+    elim: Elim = dict(side)
+    for tr in tracked:
+        value = inv[tr.name]
+        fv = facet(value)
+        if tr.atom is not None and fv is not None:
+            elim[tr.atom] = fv
+        for b in tr.batoms:
+            elim[b] = (ZERO, ONE)
+    exit_state = st.copy()
+    for tr in tracked:
+        value = inv[tr.name]
+        for b in flow1.breaks:
+            value = an.dom.join(value, an.dom.eliminate(b.vars.get(tr.name), elim)) or value
+        exit_state.vars[tr.name] = value
+    if isinstance(node, ast.ForRange):
+        exit_state.vars.pop(node.local, None)
+    out = Flow(exit_state)
+    for r, value in flow1.returns:
+        returned = an.dom.eliminate(value, elim)
+        assert returned is not None
+        out.returns.append((exit_state.copy(), returned))
+    return out
+
+
+def _ranking(
+    an: Analyzer,
+    node: ast.While,
+    st: State,
+    head: State,
+    tracked: list[Tracked],
+    inv_c: dict[str, AVal],
+    ends: list[State],
+    snap_elim: Elim,
+) -> tuple[Poly | None, LoopFact]:
+    """Find a linear ranking function among the guard's comparisons and check it with Z3."""
+    s = an.sym
+    by_atom = {tr.atom: tr for tr in tracked if tr.atom is not None}
+    temp_facts: dict[int, list[Cond]] = dict(an.facts)
+    for tr in tracked:
+        value = inv_c[tr.name]
+        fv = facet(value)
+        if tr.atom is not None and fv is not None:
+            temp_facts[tr.atom] = [s.le(fv[0], _atom(tr.atom)), s.le(_atom(tr.atom), fv[1])]
+    candidates: list[Poly] = []
+    for cmp in guard_comparisons(node.condition):
+        if an.plan.type_of(cmp.left) not in INT_RANGES:
+            continue
+        left, right = an.peek(cmp.left, head), an.peek(cmp.right, head)
+        if not (isinstance(left, AInt) and isinstance(right, AInt)):
+            continue
+        a, b = left.exact, right.exact
+        if a is None or b is None:
+            continue
+        if cmp.op is ast.BinaryOp.LT:
+            r = s.sub(b, a)
+        elif cmp.op is ast.BinaryOp.LTE:
+            r = s.add_const(s.sub(b, a), 1)
+        elif cmp.op is ast.BinaryOp.GT:
+            r = s.sub(a, b)
+        else:
+            r = s.add_const(s.sub(a, b), 1)
+        if s.atoms(r) & by_atom.keys() and r not in candidates:
+            candidates.append(r)
+    obligations: list[str] = []
+    for r in candidates[:4]:
+        mapping: dict[int, Poly] = {}
+        premises: list[Cond] = list(head.pc)
+        ok = True
+        for fid in sorted(s.atoms(r) & by_atom.keys()):
+            tr = by_atom[fid]
+            if tr.post is None:
+                ok = False
+                break
+            lo_c, hi_c = cap_range(an, tr.entry, tr.type)
+            q = s.atom(f"{tr.name} (after one iteration)", lo_c, hi_c)
+            mapping[fid] = q
+            premises.append(s.le(tr.post[0], q))
+            premises.append(s.le(q, tr.post[1]))
+        if not ok:
+            continue
+        r_post = s.substitute(r, mapping)
+        goal = s.or_(s.lt(r, ONE), s.ge(s.sub(r_post, r)))
+        text = an.namer.poly(r)
+        ob, result = an.log.ask(
+            s,
+            kind="ranking",
+            function=an.function,
+            pointer=node.pointer,
+            claim=f"r = {text} is a ranking function: the guard implies r >= 1 and every iteration lowers r",
+            goal=goal,
+            premises=premises,
+            facts=temp_facts,
+        )
+        obligations.append(ob.name)
+        if result.status != "unsat":
+            continue
+        entry_elim: Elim = dict(snap_elim)
+        for fid, tr in by_atom.items():
+            fe = facet(tr.entry)
+            if fe is not None:
+                entry_elim[fid] = fe
+        n_up = s.max(s.bound(r, entry_elim, True), ZERO)
+        fact = LoopFact(
+            an.function, node.pointer, "while", Verdict.PROVED, f"ranking function r = {text}",
+            an.namer.poly(n_up), tuple(obligations),
+        )
+        return n_up, fact
+    reason = (
+        "no ranking function found among the guard's comparisons"
+        if candidates
+        else "the guard has no comparison over a local the loop changes"
+    )
+    return None, LoopFact(
+        an.function, node.pointer, "while", Verdict.UNKNOWN, reason, "unbounded", tuple(obligations)
+    )
+
