@@ -1,7 +1,8 @@
 """What to do when a binding hands back an awaitable instead of a value (digest 3.3, 12.6).
 
 * A result that is already complete (a done ``Future``) is fine with or without the async grant.
-* Without ``dotboxd.runtime.async``, anything still pending fails *at once* with BindingFailure: it
+* Without ``dotboxd.runtime.async``, or from a binding not declared async, anything still pending
+  fails *at once* with BindingFailure: it
   is never awaited, blocked on or pumped (a coroutine is closed unstarted, so it cannot run later).
 * With the grant, the awaitable is driven to completion in a private event loop on a helper
   thread, bounded by the run's remaining wall time; when that runs out the run reports Timeout and

@@ -95,7 +95,10 @@ def _invoke(run: RunContext, desc: BindingDescriptor, args: tuple[Value, ...]) -
     try:
         raw = fn(context, *args) if context is not None else fn(*args)
         if awaiting.is_awaitable(raw):
-            raw = awaiting.resolve(raw, run.async_enabled, run.meter.remaining_seconds())
+            # Only a binding declared async may be awaited, and only under the async grant: a sync
+            # binding that hands back a pending awaitable fails at once (digest 3.3, T-NEG-003).
+            may_await = run.async_enabled and desc.is_async
+            raw = awaiting.resolve(raw, may_await, run.meter.remaining_seconds())
         return raw
     except SandboxError:
         raise  # the runtime's own errors (a charge through the context, a pending result, a timeout)

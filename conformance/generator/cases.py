@@ -138,11 +138,11 @@ def generate_cases(count: int, seed: int) -> list[dict[str, Any]]:
 
 
 def write_cases(out_dir: str | Path, count: int, seed: int) -> Path:
-    """Write ``generate_cases(count, seed)`` as one case file (``{"cases": [...]}``) in ``out_dir``
-    and return its path (``generated-seed-<seed>.json``)."""
+    """Write ``generate_cases(count, seed)`` as one case file (``{"cases": [...]}``, one compact case
+    per line so diffs stay readable) in ``out_dir`` and return its path (``generated-seed-<seed>.json``)."""
     directory = Path(out_dir)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"generated-seed-{seed}.json"
-    text = json.dumps({"cases": generate_cases(count, seed)}, ensure_ascii=False, indent=1)
-    path.write_text(text + "\n", encoding="utf-8")
+    lines = [json.dumps(case, ensure_ascii=False) for case in generate_cases(count, seed)]
+    path.write_text('{"cases": [\n' + ",\n".join(lines) + "\n]}\n", encoding="utf-8")
     return path

@@ -82,12 +82,13 @@ class ExprGen:
             options.extend(self._calls(t, depth - 1))
         return self.src.weighted(options)()
 
-    def simple(self, t: SandboxType) -> ast.Expr:
-        """A local or a literal of ``t`` (cheap to evaluate twice)."""
+    def simple(self, t: SandboxType) -> ast.Var | ast.Literal:
+        """A readable local or a literal of the scalar or opaque-id type ``t``: cheap, and safe to
+        evaluate twice (``copy_leaf`` duplicates it)."""
         names = self.scope.names_of(t)
         if names and self.src.chance(60):
             return ast.Var(self.src.choice(names))
-        return self.expr(t, 0) if not vocab.literal_able(t) else vocab.literal(self.src, t)
+        return vocab.literal(self.src, t)
 
     # -- constructors ---------------------------------------------------------------------------
 

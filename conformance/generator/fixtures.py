@@ -49,14 +49,18 @@ def _ref_json(ref: TypeRef) -> Any:
 
 
 def draw_fixtures(src: Source, count: int) -> list[Fixture]:
+    """``count`` fixtures. Kinds are drawn first: when any binding is async the run may hold the
+    async grant, and then a pending result is awaited until the wall-time budget runs out (a
+    Timeout that depends on the clock), so no binding of such a module returns ``pending``."""
+    kinds = [src.weighted(_KINDS) for _ in range(count)]
+    any_async = "async" in kinds
     out: list[Fixture] = []
-    for index in range(count):
-        out.append(_draw_fixture(src, index, out))
+    for index, kind in enumerate(kinds):
+        out.append(_draw_fixture(src, index, kind, any_async, out))
     return out
 
 
-def _draw_fixture(src: Source, index: int, earlier: list[Fixture]) -> Fixture:
-    kind = src.weighted(_KINDS)
+def _draw_fixture(src: Source, index: int, kind: str, any_async: bool, earlier: list[Fixture]) -> Fixture:
     verb = {"pure": "calc", "read": "get", "write": "put", "async": "fetch"}[kind]
     bid = f"fx.{src.choice(_NOUNS)}{index}.{verb}"
     params = tuple(vocab.draw_type(src, (), 1, allow_unit=False) for _ in range(src.integer(0, 2)))
@@ -94,12 +98,12 @@ def _draw_fixture(src: Source, index: int, earlier: list[Fixture]) -> Fixture:
     entry["cost"] = cost
     is_async = kind == "async"
     entry["isAsync"] = is_async
-    entry["behavior"] = _behavior(src, params, ret, is_async)
+    entry["behavior"] = _behavior(src, params, ret, is_async, any_async)
     return Fixture(BindingSig(bid, params, ret), entry, capability, is_async)
 
 
 def _behavior(
-    src: Source, params: tuple[SandboxType, ...], ret: SandboxType, is_async: bool
+    src: Source, params: tuple[SandboxType, ...], ret: SandboxType, is_async: bool, any_async: bool
 ) -> dict[str, Any]:
     options: list[tuple[int, str]] = [
         (40, "return"),
@@ -113,6 +117,8 @@ def _behavior(
         options.append((15, "echo"))
     if is_async:
         options.append((60, "async-return"))
+    elif any_async:
+        options += [(2, "async-return"), (2, "sleep")]
     else:
         options += [(2, "pending"), (2, "async-return"), (2, "sleep")]
     kind = src.weighted(options)

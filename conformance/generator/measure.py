@@ -38,7 +38,9 @@ def expected_features() -> list[str]:
     keys += [f"op:{op.value}" for op in ast.BinaryOp]
     keys += [f"unary:{op.value}" for op in ast.UnaryOp]
     keys += [f"literal:{kind.value}" for kind in ast.LiteralKind]
-    keys += [f"stmt:{name}" for name in ("set", "return", "expr", "if", "while", "forRange", "continue", "break")]
+    keys += [
+        f"stmt:{name}" for name in ("set", "return", "expr", "if", "while", "forRange", "continue", "break")
+    ]
     keys += [f"behavior:{kind}" for kind in sorted(BEHAVIOR_KINDS)]
     return keys
 
@@ -55,7 +57,9 @@ def measure(count: int, seed: int, run: bool = True) -> dict[str, Any]:
         program = build_program(program_source(seed, draw))
         try:
             plan = validate(
-                program.module, Policy.from_json(program.policy_json), load_binding_manifest(program.bindings_json)
+                program.module,
+                Policy.from_json(program.policy_json),
+                load_binding_manifest(program.bindings_json),
             )
         except DotBoxDError as refused:
             rejections[refused.code] += 1
@@ -77,7 +81,9 @@ def measure(count: int, seed: int, run: bool = True) -> dict[str, Any]:
         "outcomes": dict(outcomes.most_common()),
         "codes": dict(codes.most_common()),
         "missingFeatures": [key for key in expected_features() if key not in features],
-        "typedOperators": sorted(k for k in features if k.startswith(("op:", "unary:")) and k.count(":") == 2),
+        "typedOperators": sorted(
+            k for k in features if k.startswith(("op:", "unary:")) and k.count(":") == 2
+        ),
         "seconds": round(time.perf_counter() - started, 2),
     }
 

@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cmd_conformance",
     "cmd_run",
     "cmd_check",
+    "cmd_prove",
 )
 
 EXIT_OK = 0

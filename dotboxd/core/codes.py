@@ -166,6 +166,9 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("R-HOST-INTERNAL", Category.HOST_FAILURE, "an internal runtime fault (failed closed)"),
     CodeInfo("R-BACKEND-UNAVAILABLE", Category.HOST_FAILURE, "the requested backend is not available"),
     CodeInfo("R-HOST-COMMAND", Category.HOST_FAILURE, "a host command applier raised after a successful run"),
+    # --- optimized backend (issue 7) -----------------------------------------------------------
+    CodeInfo("R-OPT-VERIFIER", Category.VERIFIER_FAILURE, "generated code failed the verifier and was quarantined"),
+    CodeInfo("R-OPT-COMPILE", Category.HOST_FAILURE, "the optimized backend could not compile the plan (no fallback)"),
 )
 
 _BY_CODE: dict[str, CodeInfo] = {}

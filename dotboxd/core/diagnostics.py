@@ -78,7 +78,9 @@ def _evidence_text(value: Any) -> str:
 
 def caret_excerpt(source: str, span: Span, width: int = 100) -> list[str]:
     """The source line of ``span`` (clipped to ``width`` characters around the column) and a caret."""
-    source_lines = source.splitlines() or [""]
+    # Split on "\n" only: both parsers count lines that way, while str.splitlines() would also
+    # break on U+2028, U+0085 and friends, which may stand raw inside string literals.
+    source_lines = [line.removesuffix("\r") for line in source.split("\n")]
     if not 1 <= span.line <= len(source_lines):
         return []
     text = source_lines[span.line - 1]

@@ -86,6 +86,7 @@ class Artifact:
     code: CodeType
     functions: Mapping[str, Callable[..., tuple[Value, int]]]
     sites: tuple[Any, ...]
+    totals: tuple[int, ...]
     texts: tuple[Any, ...]
     bindings: tuple[str, ...]
     ir_nodes: int
@@ -95,7 +96,7 @@ class Artifact:
         meter = run.meter
         meter.enter_call()
         meter.check_cancelled()
-        state = RunState(run, self.sites, self.texts, self.bindings)
+        state = RunState(run, self.sites, self.totals, self.texts, self.bindings)
         fuel = meter.max_fuel - meter.fuel_used
         frames = meter.limits.max_call_depth - meter.call_depth
         value, fuel = self.functions[function_id](state, fuel, frames, 0, *args)
@@ -164,6 +165,7 @@ def bind(
         code=code,
         functions=MappingProxyType(functions),
         sites=tables.resolved_sites(),
+        totals=tables.totals(),
         texts=tables.resolved_texts(),
         bindings=tuple(tables.bindings),
         ir_nodes=ir_nodes,

@@ -136,26 +136,31 @@ class _FunctionEmitter:
             self.chunk.ahead -= amount
             return
         if self.segment is None:
-            amount_node, restore_node = P.const(0), P.const(0)
-            site = self.tables.new_segment()
-            self.emit(P.aug("f", ast.Sub(), amount_node))
-            check = P.call(
-                "_s_fx", P.name("R"), P.add(P.name("f"), restore_node), self.lref(), P.const(site)
-            )
-            self.emit(P.if_(P.compare(P.name("f"), ast.Lt(), P.const(0)), [P.expr_stmt(check)]))
-            self.segment = Segment(amount_node, restore_node, site)
+            self.segment = Segment(self.out, len(self.out), self.lref())
         self.segment.charges.append(amount)
 
     def barrier(self) -> None:
-        """Close the open segment: nothing after this point is paid for in advance."""
+        """Close the open segment with an inline check placed where it opened: the charges are paid
+        before the evaluation they pay for, and nothing after this point is paid in advance."""
         segment = self.segment
         if segment is None:
             return
-        total = sum(segment.charges)
-        segment.amount.value = total
-        segment.restore.value = total
-        self.tables.close_segment(segment.site, tuple(segment.charges))
         self.segment = None
+        site = self.tables.segment(tuple(segment.charges))
+        check = P.call("_s_fx", P.name("R"), P.name("f"), segment.lref, P.const(site))
+        segment.out[segment.index : segment.index] = [
+            P.aug("f", P.SUB, P.const(sum(segment.charges))),
+            P.if_(P.compare(P.name("f"), ast.Lt(), P.const(0)), [P.expr_stmt(check)]),
+        ]
+
+    def take_segment(self) -> int:
+        """Close the open segment by handing it to the stub called next, which pays it first (0:
+        nothing to pay). Only the evaluation of pure operands lies between its opening and the stub."""
+        segment = self.segment
+        if segment is None:
+            return 0
+        self.segment = None
+        return self.tables.segment(tuple(segment.charges))
 
     def fuel(self) -> ast.expr:
         """The exact remaining fuel here (call ``barrier`` first in checked code)."""
@@ -168,7 +173,7 @@ class _FunctionEmitter:
         """Reserved loop iterations a failure here must give back (including the caller's)."""
         if self.chunk is None:
             return P.name("lr")
-        return P.add(P.name("lr"), self.chunk.unstarted(1))
+        return P.add(P.name("lr"), self.chunk.unstarted(self.chunk.started))
 
     def fault_args(self) -> list[ast.expr]:
         self.barrier()
@@ -187,11 +192,13 @@ class _FunctionEmitter:
         return site
 
     def stub_pair(self, stub: str, *args: ast.expr) -> ast.expr:
-        """``t, f = stub(R, f, lref, *args)``: a stub that syncs the meter and returns new fuel."""
+        """``t, f = stub(R, f, lref, site, *args)``: a stub that first pays the open segment
+        ``site``, then syncs the meter, does its work and returns its value and the new fuel."""
         assert self.chunk is None or not self.chunk.fast, "fast code never calls a syncing stub"
-        self.barrier()
+        site = self.take_segment()
         temp = self.slots.new("t")
-        self.emit(P.assign2(temp, "f", P.call(stub, P.name("R"), P.name("f"), self.lref(), *args)))
+        call = P.call(stub, P.name("R"), P.name("f"), self.lref(), P.const(site), *args)
+        self.emit(P.assign2(temp, "f", call))
         return P.name(temp)
 
     # --- blocks and branches ----------------------------------------------------------------
@@ -281,7 +288,7 @@ class _FunctionEmitter:
             if chunk.fast:
                 self.emit(P.assign("f", chunk.exact_fuel()))
             self.emit(P.expr_stmt(P.call("_s_lback", P.name("R"), chunk.unstarted(1))))
-        self.emit(ast.Break())
+        self.emit(P.break_())
         self.live = False
 
     def continue_(self) -> None:
@@ -291,7 +298,7 @@ class _FunctionEmitter:
             fix = P.const(0)
             chunk.continue_fixes.append((fix, chunk.ahead))
             self.emit(P.aug("f", ast.Add(), fix))
-        self.emit(ast.Continue())
+        self.emit(P.continue_())
         self.live = False
 
     # --- loops ----------------------------------------------------------------------------------
@@ -304,6 +311,12 @@ class _FunctionEmitter:
         self.loops.pop()
         self.chunk = saved_chunk
         return body, body_live
+
+    def unreachable(self) -> ast.stmt:
+        """After ``_s_liter`` on the exact path of a loop whose iterations were reserved but whose
+        fuel was not: the reservation was refused only because the loop budget is spent, so the
+        meter has raised; if it ever did not, fail closed rather than skip the body."""
+        return P.expr_stmt(P.call("_s_noret", P.name("R"), P.name("f"), P.name("lr")))
 
     def liter(self) -> ast.stmt:
         return P.assign("f", P.call("_s_liter", P.name("R"), P.name("f"), self.lref()))
@@ -348,20 +361,20 @@ class _FunctionEmitter:
         if fast and base:
             done.append(P.aug("f", ast.Sub(), P.mul(P.name(n), P.const(base))))
         done.append(P.assign(k, P.add(P.name(k), P.name(n))))
-        done.append(P.if_(P.compare(P.name(k), ast.Lt(), P.name(stop)), [ast.Continue()]))
-        done.append(ast.Break())
-        exact_body, _ = self.loop_body(stmt.body, None)
+        done.append(P.if_(P.compare(P.name(k), ast.Lt(), P.name(stop)), [P.continue_()]))
+        done.append(P.break_())
+        exact_body = self.loop_body(stmt.body, None)[0] if fast else [self.unreachable()]
         precise = [
             P.if_(P.name(n), done),
-            P.if_(P.compare(P.name(k), ast.GtE(), P.name(stop)), [ast.Break()]),
+            P.if_(P.compare(P.name(k), ast.GtE(), P.name(stop)), [P.break_()]),
             self.liter(),
             P.assign(ivar, P.name(k)),
             P.assign(k, P.add(P.name(k), P.const(1))),
             *exact_body,
-            ast.Continue(),
+            P.continue_(),
         ]
         bulk_loop = P.range_loop(ivar, [P.name(k), P.add(P.name(k), P.name(n))], chunk_body, precise)
-        self.emit(P.while_true([P.assign(n, reserve), bulk_loop, ast.Break()]))
+        self.emit(P.while_true([P.assign(n, reserve), bulk_loop, P.break_()]))
         self.live = True
 
     def chunk_body(
@@ -414,22 +427,24 @@ class _FunctionEmitter:
             P.name("f"),
             P.name("d"),
             outer_lref,
-            P.const(-1),
+            P.const(None),
             P.const(facts.worst if fast else 0),
             P.const(facts.need_depth if fast else 0),
         )
-        chunk = Chunk(fast=fast, n=n, ivar=j, start=None)
+        chunk = Chunk(fast=fast, n=n, ivar=j, start=None, started=0)
 
         def condition() -> None:
+            chunk.started = 0
             test = self.expr(stmt.condition)
             self.branch(P.not_(test), lambda: self.condition_exit(chunk))
+            chunk.started = 1
 
         chunk_body, body_live = self.chunk_body(stmt.body, chunk, condition)
         base = chunk.finish(body_live)
         done: list[ast.stmt] = []
         if fast and base:
             done.append(P.aug("f", ast.Sub(), P.mul(P.name(n), P.const(base))))
-        done.append(ast.Continue())
+        done.append(P.continue_())
 
         self.loops.append(Loop(None))
 
@@ -437,21 +452,25 @@ class _FunctionEmitter:
             test = self.expr(stmt.condition)
             self.branch(P.not_(test), lambda: self.leave_loop())
             self.emit(self.liter())
+            if not fast:
+                self.emit(self.unreachable())
+                self.live = False
+                return
             self.block(stmt.body)
             if self.live:
                 self.barrier()
-                self.emit(ast.Continue())
+                self.emit(P.continue_())
                 self.live = False
 
         exact, _, _ = self.sub_block(exact_iteration, 0)
         self.loops.pop()
         bulk_loop = P.range_loop(j, [P.name(n)], chunk_body, [P.if_(P.name(n), done), *exact])
-        self.emit(P.while_true([P.assign(n, reserve), bulk_loop, ast.Break()]))
+        self.emit(P.while_true([P.assign(n, reserve), bulk_loop, P.break_()]))
         self.live = True
 
     def leave_loop(self) -> None:
         """The loop's own exit (a false condition) on the exact path."""
-        self.emit(ast.Break())
+        self.emit(P.break_())
         self.live = False
 
     def condition_exit(self, chunk: Chunk) -> None:
@@ -459,7 +478,7 @@ class _FunctionEmitter:
         if chunk.fast:
             self.emit(P.assign("f", chunk.exact_fuel()))
         self.emit(P.expr_stmt(P.call("_s_lback", P.name("R"), chunk.unstarted(0))))
-        self.emit(ast.Break())
+        self.emit(P.break_())
         self.live = False
 
     # --- expressions ----------------------------------------------------------------------------
@@ -672,8 +691,8 @@ class _FunctionEmitter:
         for edge, ahead in inline.edges:
             if join != ahead:
                 edge.append(P.aug("f", ast.Sub(), P.const(join - ahead)))
-            edge.append(ast.Break())
-        body.append(ast.Break())
+            edge.append(P.break_())
+        body.append(P.break_())
         self.emit(P.while_true(body))
         self.chunk.ahead = join
         return P.name(inline.result)
@@ -751,8 +770,7 @@ class _Generator:
             functions.append(emitter.emit_function())
             self.slot_tables[self.function_names[fid]] = emitter.slots.names
             nodes += _count_nodes(self.plan.functions[fid].function.body)
-        module = ast.Module(body=functions, type_ignores=[])
-        ast.fix_missing_locations(module)
+        module = P.module(functions)
         return Generated(module, self.tables, nodes)
 
 

@@ -27,12 +27,12 @@ from . import pyast as P
 
 @dataclass(slots=True)
 class Segment:
-    """An open checked segment: its two placeholders (the amount subtracted and the amount added back
-    for the exhaustion stub) and the charges it covers so far."""
+    """An open checked segment: where it opened (the block and the index its check goes to), the
+    loop refund at that point, and the charges it covers so far."""
 
-    amount: ast.Constant
-    restore: ast.Constant
-    site: int
+    out: list[ast.stmt]
+    index: int
+    lref: ast.expr
     charges: list[int] = field(default_factory=list)
 
 
@@ -48,6 +48,9 @@ class Chunk:
     base_nodes: list[ast.Constant] = field(default_factory=list)
     continue_fixes: list[tuple[ast.Constant, int]] = field(default_factory=list)
     ahead: int = 0
+    started: int = 1
+    """1 once the current iteration counts as one (always for forRange; for while only after its
+    condition held): a failure gives back ``n - j - started`` reserved iterations."""
 
     def index(self) -> ast.expr:
         """``j``: the number of iterations of this chunk before the current one."""
@@ -115,7 +118,7 @@ def drop_zero_updates(body: list[ast.stmt]) -> list[ast.stmt]:
             if isinstance(inner, list):
                 cleaned = drop_zero_updates(inner)
                 if not cleaned and attr == "body":
-                    cleaned = [ast.Pass()]
+                    cleaned = [P.pass_()]
                 setattr(stmt, attr, cleaned)
         out.append(stmt)
     return out

@@ -1,8 +1,9 @@
 """Small constructors for the Python ``ast`` nodes the code generator emits.
 
-Why a module of its own: generated code is built from nodes, never from text, and every node kind we
-build here is one the verifier allows. Keeping the constructors in one place keeps the emitter
-readable and makes the set of shapes we produce easy to audit against ``verifier.ALLOWED_NODES``.
+Why a module of its own: generated code is built from nodes, never from text, and every node kind
+built here is one the verifier allows. Nodes get their (dummy) source positions at construction,
+which is much cheaper than a ``fix_missing_locations`` walk over the finished module; context and
+operator nodes are shared singletons.
 """
 
 from __future__ import annotations
@@ -15,112 +16,128 @@ RANGE = "_range"
 Expr = ast.expr
 Stmt = ast.stmt
 
+LOAD = ast.Load()
+STORE = ast.Store()
+ADD = ast.Add()
+SUB = ast.Sub()
+MULT = ast.Mult()
+_POS = {"lineno": 1, "col_offset": 0, "end_lineno": 1, "end_col_offset": 0}
+
 
 def name(ident: str) -> ast.Name:
-    return ast.Name(id=ident, ctx=ast.Load())
+    return ast.Name(ident, LOAD, **_POS)
 
 
 def store(ident: str) -> ast.Name:
-    return ast.Name(id=ident, ctx=ast.Store())
+    return ast.Name(ident, STORE, **_POS)
 
 
 def const(value: None | bool | int | float) -> ast.Constant:
-    return ast.Constant(value=value)
+    return ast.Constant(value, **_POS)
 
 
 def assign(target: str, value: Expr) -> ast.Assign:
-    return ast.Assign(targets=[store(target)], value=value)
+    return ast.Assign([store(target)], value, **_POS)
 
 
 def assign2(first: str, second: str, value: Expr) -> ast.Assign:
     """``first, second = value`` (a stub or function returning a pair)."""
-    pair = ast.Tuple(elts=[store(first), store(second)], ctx=ast.Store())
-    return ast.Assign(targets=[pair], value=value)
+    pair = ast.Tuple([store(first), store(second)], STORE, **_POS)
+    return ast.Assign([pair], value, **_POS)
 
 
 def aug(target: str, op: ast.operator, value: Expr) -> ast.AugAssign:
-    return ast.AugAssign(target=store(target), op=op, value=value)
+    return ast.AugAssign(store(target), op, value, **_POS)
 
 
 def binop(left: Expr, op: ast.operator, right: Expr) -> ast.BinOp:
-    return ast.BinOp(left=left, op=op, right=right)
+    return ast.BinOp(left, op, right, **_POS)
 
 
 def add(left: Expr, right: Expr) -> Expr:
-    return binop(left, ast.Add(), right)
+    return binop(left, ADD, right)
 
 
 def sub(left: Expr, right: Expr) -> Expr:
-    return binop(left, ast.Sub(), right)
+    return binop(left, SUB, right)
 
 
 def mul(left: Expr, right: Expr) -> Expr:
-    return binop(left, ast.Mult(), right)
+    return binop(left, MULT, right)
 
 
 def compare(left: Expr, op: ast.cmpop, right: Expr) -> ast.Compare:
-    return ast.Compare(left=left, ops=[op], comparators=[right])
-
-
-def between(low: Expr, value: Expr, high: Expr) -> ast.Compare:
-    """``low <= value <= high``."""
-    return ast.Compare(left=low, ops=[ast.LtE(), ast.LtE()], comparators=[value, high])
+    return ast.Compare(left, [op], [right], **_POS)
 
 
 def or_(*values: Expr) -> Expr:
-    return ast.BoolOp(op=ast.Or(), values=list(values))
+    return ast.BoolOp(ast.Or(), list(values), **_POS)
 
 
 def and_(*values: Expr) -> Expr:
-    return ast.BoolOp(op=ast.And(), values=list(values))
+    return ast.BoolOp(ast.And(), list(values), **_POS)
 
 
 def not_(value: Expr) -> Expr:
-    return ast.UnaryOp(op=ast.Not(), operand=value)
+    return ast.UnaryOp(ast.Not(), value, **_POS)
 
 
 def neg(value: Expr) -> Expr:
-    return ast.UnaryOp(op=ast.USub(), operand=value)
+    return ast.UnaryOp(ast.USub(), value, **_POS)
 
 
 def call(func: str, *args: Expr) -> ast.Call:
-    return ast.Call(func=name(func), args=list(args), keywords=[])
+    return ast.Call(name(func), list(args), [], **_POS)
 
 
 def expr_stmt(value: Expr) -> ast.Expr:
-    return ast.Expr(value=value)
+    return ast.Expr(value, **_POS)
 
 
 def if_(test: Expr, body: list[Stmt], orelse: list[Stmt] | None = None) -> ast.If:
-    return ast.If(test=test, body=body or [ast.Pass()], orelse=orelse or [])
+    return ast.If(test, body or [pass_()], orelse or [], **_POS)
+
+
+def pass_() -> ast.Pass:
+    return ast.Pass(**_POS)
+
+
+def break_() -> ast.Break:
+    return ast.Break(**_POS)
+
+
+def continue_() -> ast.Continue:
+    return ast.Continue(**_POS)
 
 
 def tuple_(*values: Expr) -> ast.Tuple:
-    return ast.Tuple(elts=list(values), ctx=ast.Load())
+    return ast.Tuple(list(values), LOAD, **_POS)
 
 
 def ret(value: Expr) -> ast.Return:
-    return ast.Return(value=value)
+    return ast.Return(value, **_POS)
 
 
 def function(fn_name: str, params: list[str], body: list[Stmt]) -> ast.FunctionDef:
     arguments = ast.arguments(
         posonlyargs=[],
-        args=[ast.arg(arg=p) for p in params],
+        args=[ast.arg(p, **_POS) for p in params],
         vararg=None,
         kwonlyargs=[],
         kw_defaults=[],
         kwarg=None,
         defaults=[],
     )
-    return ast.FunctionDef(
-        name=fn_name, args=arguments, body=body or [ast.Pass()], decorator_list=[], returns=None
-    )
+    return ast.FunctionDef(fn_name, arguments, body or [pass_()], [], None, **_POS)
 
 
 def range_loop(target: str, args: list[Expr], body: list[Stmt], orelse: list[Stmt] | None = None) -> ast.For:
-    return ast.For(target=store(target), iter=call(RANGE, *args), body=body, orelse=orelse or [])
+    return ast.For(store(target), call(RANGE, *args), body, orelse or [], **_POS)
 
 
 def while_true(body: list[Stmt]) -> ast.While:
-    return ast.While(test=const(True), body=body, orelse=[])
+    return ast.While(const(True), body, [], **_POS)
+
+
+def module(body: list[Stmt]) -> ast.Module:
+    return ast.Module(body, [])

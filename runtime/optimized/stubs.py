@@ -52,18 +52,20 @@ the canonical fault (or, where the inline check was only conservative, returns t
 class RunState:
     """Per-run state the stubs need: the meter, the run context and the artifact's resolved tables."""
 
-    __slots__ = ("bindings", "meter", "run", "sites", "texts")
+    __slots__ = ("bindings", "meter", "run", "sites", "texts", "totals")
 
     def __init__(
         self,
         run: RunContext,
         sites: tuple[Any, ...],
+        totals: tuple[int, ...],
         texts: tuple[tuple[Value, Shape], ...],
         bindings: tuple[str, ...],
     ) -> None:
         self.run = run
         self.meter: Meter = run.meter
         self.sites = sites
+        self.totals = totals
         self.texts = texts
         self.bindings = bindings
 
@@ -77,6 +79,16 @@ def sync(state: RunState, f: int, lref: int) -> Meter:
     return meter
 
 
+def pay(state: RunState, f: int, lref: int, site: int) -> int:
+    """Pay the fuel segment ``site`` that a stub call closes (exactly, see ``exhaust``)."""
+    total = state.totals[site]
+    if total:
+        f -= total
+        if f < 0:
+            exhaust(state, f, lref, site)
+    return f
+
+
 def _internal(message: str) -> SandboxError:
     return SandboxError("R-HOST-INTERNAL", message)
 
@@ -84,11 +96,12 @@ def _internal(message: str) -> SandboxError:
 # --- fuel exhaustion, faults, call depth -----------------------------------------------------
 
 
-def exhaust(state: RunState, f_before: int, lref: int, site: int) -> None:
-    """A segment's fuel does not fit: replay its charges one by one through the meter, which raises
-    at exactly the charge the reference interpreter refuses."""
-    meter = sync(state, f_before, lref)
-    for amount in state.sites[site]:
+def exhaust(state: RunState, f_after: int, lref: int, site: int) -> None:
+    """A segment's fuel does not fit (``f_after`` < 0 once it is paid): replay its charges one by one
+    through the meter, which raises at exactly the charge the reference interpreter refuses."""
+    charges = state.sites[site]
+    meter = sync(state, f_after + sum(charges), lref)
+    for amount in charges:
         meter.fuel(amount)
     raise _internal("fuel check disagreed with the meter")
 
@@ -142,10 +155,10 @@ def loop_iteration(state: RunState, f: int, lref: int) -> int:
     return meter.max_fuel - meter.fuel_used
 
 
-def reserve(state: RunState, f: int, d: int, lref: int, remaining: int, worst: int, need: int) -> int:
+def reserve(state: RunState, f: int, d: int, lref: int, remaining: int | None, worst: int, need: int) -> int:
     """Reserve up to ``CHUNK`` iterations of a bulk loop (0: run the next one on the exact path).
 
-    ``remaining`` is the trip count left (-1: unknown, a while loop); ``worst`` the worst-case fuel
+    ``remaining`` is the trip count left (None: unknown, a while loop); ``worst`` the worst-case fuel
     of one iteration (0: fuel is charged per segment inside the body, only iterations are reserved);
     ``need`` the call frames the body's inlined calls need. The deadline and cancellation are
     checked here, once per chunk."""
@@ -153,7 +166,7 @@ def reserve(state: RunState, f: int, d: int, lref: int, remaining: int, worst: i
     meter.check_deadline()
     if d < need:
         return 0
-    n = CHUNK if remaining < 0 else min(remaining, CHUNK)
+    n = CHUNK if remaining is None else min(remaining, CHUNK)
     n = min(n, meter.limits.max_loop_iterations - meter.loop_iterations)
     if worst:
         n = min(n, f // worst)
@@ -171,10 +184,10 @@ def give_back(state: RunState, count: int) -> None:
 # --- values that go through the meter --------------------------------------------------------
 
 
-def text(state: RunState, f: int, lref: int, index: int) -> tuple[Value, int]:
+def text(state: RunState, f: int, lref: int, site: int, index: int) -> tuple[Value, int]:
     """A text literal: a new value, charged as one (its shape) every time it is evaluated."""
     value, shape = state.texts[index]
-    meter = sync(state, f, 0)
+    meter = sync(state, pay(state, f, lref, site), 0)
     try:
         meter.shape(shape)
     except Exception:
@@ -184,9 +197,9 @@ def text(state: RunState, f: int, lref: int, index: int) -> tuple[Value, int]:
     return value, meter.max_fuel - meter.fuel_used
 
 
-def composite_equal(state: RunState, f: int, lref: int, a: Value, b: Value) -> tuple[bool, int]:
+def composite_equal(state: RunState, f: int, lref: int, site: int, a: Value, b: Value) -> tuple[bool, int]:
     """``eq`` on two List, Map or Record values: the node-count fuel, then structural equality."""
-    meter = sync(state, f, 0)
+    meter = sync(state, pay(state, f, lref, site), 0)
     try:
         meter.fuel(costs.composite_equality_fuel(shape_of(a).nodes, shape_of(b).nodes))
     except Exception:
@@ -196,9 +209,11 @@ def composite_equal(state: RunState, f: int, lref: int, a: Value, b: Value) -> t
     return values_equal(a, b), meter.max_fuel - meter.fuel_used
 
 
-def binding(state: RunState, f: int, lref: int, index: int, args: tuple[Value, ...]) -> tuple[Value, int]:
+def binding(
+    state: RunState, f: int, lref: int, site: int, index: int, args: tuple[Value, ...]
+) -> tuple[Value, int]:
     """A host-binding call: the shared digest-4.4 sequence of ``runtime.binding_call``."""
-    meter = sync(state, f, 0)
+    meter = sync(state, pay(state, f, lref, site), 0)
     try:
         value = call_binding(state.run, state.bindings[index], args)
     except Exception:
@@ -211,8 +226,8 @@ def binding(state: RunState, f: int, lref: int, index: int, args: tuple[Value, .
 def _intrinsic_stub(builtin: str) -> Callable[..., tuple[Value, int]]:
     impl = INTRINSICS[builtin]
 
-    def stub(state: RunState, f: int, lref: int, *args: Value) -> tuple[Value, int]:
-        meter = sync(state, f, 0)
+    def stub(state: RunState, f: int, lref: int, site: int, *args: Value) -> tuple[Value, int]:
+        meter = sync(state, pay(state, f, lref, site), 0)
         try:
             value = impl(meter, args)
         except Exception:

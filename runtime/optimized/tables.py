@@ -24,7 +24,7 @@ OP = "op"
 class Tables:
     """Indexable data of one artifact.
 
-    * ``sites``: ``("charges", (1, 1, 2, ...))`` for a fuel segment (replayed on exhaustion) or
+    * ``sites``: ``("charges", (1, 1, 2, ...))`` for a fuel segment (site 0 is the empty one) or
       ``("op", "add_i32")`` for a fault site (the ``core.arith`` definition called when the inline
       check fails);
     * ``texts``: text literals as ``(kind, text, brand)``;
@@ -33,7 +33,7 @@ class Tables:
     * ``functions``: plan function ids, in the order of their generated names ``_fn<i>``.
     """
 
-    sites: list[tuple[str, Any]] = field(default_factory=list)
+    sites: list[tuple[str, Any]] = field(default_factory=lambda: [(CHARGES, ())])
     texts: list[tuple[str, str, str | None]] = field(default_factory=list)
     guids: list[str] = field(default_factory=list)
     bindings: list[str] = field(default_factory=list)
@@ -41,12 +41,10 @@ class Tables:
 
     # --- building ------------------------------------------------------------------------------
 
-    def new_segment(self) -> int:
-        self.sites.append((CHARGES, ()))
+    def segment(self, charges: tuple[int, ...]) -> int:
+        """A fuel segment's site (site 0 is the empty segment: nothing to pay)."""
+        self.sites.append((CHARGES, charges))
         return len(self.sites) - 1
-
-    def close_segment(self, site: int, charges: tuple[int, ...]) -> None:
-        self.sites[site] = (CHARGES, charges)
 
     def fault_site(self, op: str) -> int:
         if op not in FAULT_OPS:
@@ -80,6 +78,9 @@ class Tables:
                 out.append(FAULT_OPS[str(payload)])
         return tuple(out)
 
+    def totals(self) -> tuple[int, ...]:
+        return tuple(sum(payload) if kind == CHARGES else 0 for kind, payload in self.sites)
+
     def resolved_texts(self) -> tuple[tuple[Value, Shape], ...]:
         out: list[tuple[Value, Shape]] = []
         for kind, raw, brand in self.texts:
@@ -107,6 +108,7 @@ class Tables:
         if not isinstance(data, dict) or set(data) != {"sites", "texts", "guids", "bindings", "functions"}:
             raise ValueError("malformed tables")
         tables = cls()
+        tables.sites.clear()
         for item in data["sites"]:
             if not isinstance(item, list) or len(item) != 2:
                 raise ValueError("malformed site")
@@ -117,6 +119,8 @@ class Tables:
                 tables.sites.append((OP, payload))
             else:
                 raise ValueError("malformed site")
+        if not tables.sites or tables.sites[0] != (CHARGES, ()):
+            raise ValueError("site 0 must be the empty segment")
         for item in data["texts"]:
             if not (isinstance(item, list) and len(item) == 3 and isinstance(item[1], str)):
                 raise ValueError("malformed text")

@@ -24,6 +24,8 @@ import ast
 import dis
 import math
 import re
+from collections.abc import Callable
+from typing import Any
 from types import CodeType
 
 from dotboxd.validator.plan import ExecutionPlan
@@ -36,6 +38,8 @@ from .tables import CHARGES, OP, Tables, function_name, guid_name
 VERIFIER_VERSION = "dotboxd-py-opt-verifier-1"
 
 MAX_INT = 2**64
+MAX_FOLDED_INT = 2**130
+"""Constant folding may multiply two allowed constants: code objects may hold up to this."""
 MAX_NODES = 2_000_000
 """The verifier's own budget: it refuses (rather than walks) absurdly large modules."""
 
@@ -111,6 +115,11 @@ _CODE_OPS = frozenset(
         "UNARY_NOT",
         "UNARY_NEGATIVE",
         "BUILD_TUPLE",
+        "BUILD_LIST",
+        "LIST_EXTEND",
+        "LIST_APPEND",
+        "LIST_TO_TUPLE",
+        "CALL_FUNCTION_EX",
         "UNPACK_SEQUENCE",
         "PRECALL",
         "CALL",
@@ -148,15 +157,30 @@ def _fail(reason: str, node: ast.AST | None = None) -> VerifierFailure:
     return VerifierFailure(reason + where)
 
 
+PAYING_STUBS = frozenset(
+    {"_s_text", "_s_ceq", "_s_bind", *(name for name in STUBS if name.startswith("_s_i_"))}
+)
+"""Stubs whose fourth argument is the fuel segment they pay before anything else."""
+
+_BIN_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Div)
+_CMP_OPS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+
+
 class _AstVerifier:
+    """One pass over the generated module: every node is visited once, by a handler that knows
+    exactly which children its node type may have; anything unexpected fails."""
+
     def __init__(self, plan: ExecutionPlan, tables: Tables) -> None:
         self.plan = plan
         self.tables = tables
-        self.globals = self._global_names()
+        self.globals = allowed_globals(tables)
         self.function_names = {function_name(i) for i in range(len(tables.functions))}
+        self.nodes = 0
 
-    def _global_names(self) -> frozenset[str]:
-        return allowed_globals(self.tables)
+    def tick(self) -> None:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise _fail("generated module is too large to verify")
 
     # --- tables against the plan ----------------------------------------------------------------
 
@@ -176,19 +200,12 @@ class _AstVerifier:
 
     def check(self, module: ast.AST) -> None:
         self.check_tables()
-        count = 0
-        for node in ast.walk(module):
-            count += 1
-            if count > MAX_NODES:
-                raise _fail("generated module is too large to verify")
-            if type(node) not in ALLOWED_NODES:
-                raise _fail(f"node type {type(node).__name__} is not allowed", node)
-        if not isinstance(module, ast.Module):
-            raise _fail("not a module")
+        if type(module) is not ast.Module or getattr(module, "type_ignores", None):
+            raise _fail("not a plain module")
         seen: set[str] = set()
         for stmt in module.body:
-            if not isinstance(stmt, ast.FunctionDef):
-                raise _fail("only function definitions may appear at module level", stmt)
+            if type(stmt) is not ast.FunctionDef:
+                raise _fail(f"{type(stmt).__name__} at module level (only function definitions)", stmt)
             if stmt.name not in self.function_names or stmt.name in seen:
                 raise _fail(f"unexpected function name {stmt.name!r}", stmt)
             seen.add(stmt.name)
@@ -197,159 +214,212 @@ class _AstVerifier:
             raise _fail("a plan function has no generated function")
 
     def function(self, fn: ast.FunctionDef) -> None:
+        self.tick()
         args = fn.args
         if fn.decorator_list or fn.returns is not None or getattr(fn, "type_comment", None):
             raise _fail("decorators and annotations are not allowed", fn)
+        if type(args) is not ast.arguments:
+            raise _fail("malformed parameters", fn)
         if args.posonlyargs or args.vararg or args.kwonlyargs or args.kw_defaults or args.kwarg or args.defaults:
             raise _fail("only plain positional parameters are allowed", fn)
-        params = [a.arg for a in args.args]
-        if any(a.annotation is not None for a in args.args):
-            raise _fail("annotations are not allowed", fn)
+        params = []
+        for a in args.args:
+            if type(a) is not ast.arg or a.annotation is not None or getattr(a, "type_comment", None):
+                raise _fail("annotations are not allowed", fn)
+            params.append(a.arg)
         fid = self.tables.functions[int(fn.name[3:])]
         expected = len(FIXED_PARAMS) + len(self.plan.functions[fid].function.parameters)
         if tuple(params[: len(FIXED_PARAMS)]) != FIXED_PARAMS or len(params) != expected:
             raise _fail("parameters do not match the plan function", fn)
-        for p in params[len(FIXED_PARAMS) :]:
-            if not SLOT.match(p):
-                raise _fail(f"parameter name {p!r} is not a slot", fn)
-        if len(set(params)) != len(params):
-            raise _fail("duplicate parameter", fn)
-        local_names = set(params)
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                if node.id in FIXED_PARAMS[:1] or node.id in ("d", "lr"):
-                    raise _fail(f"assignment to {node.id!r}", node)
-                if node.id != "f" and not SLOT.match(node.id):
-                    raise _fail(f"assignment to non-slot name {node.id!r}", node)
-                local_names.add(node.id)
-        self.body(fn.body, local_names, loop_depth=0)
+        if len(set(params)) != len(params) or not all(SLOT.match(p) for p in params[len(FIXED_PARAMS) :]):
+            raise _fail("parameters must be distinct slots", fn)
+        self.body(fn.body, 0)
 
     # --- statements ---------------------------------------------------------------------------
 
-    def body(self, stmts: list[ast.stmt], local: set[str], loop_depth: int) -> None:
+    def body(self, stmts: list[ast.stmt], depth: int) -> None:
         if not stmts:
             raise _fail("empty block")
         for index, stmt in enumerate(stmts):
-            self.statement(stmt, stmts, index, local, loop_depth)
+            self.statement(stmt, stmts, index, depth)
 
-    def statement(self, stmt: ast.stmt, block: list[ast.stmt], index: int, local: set[str], depth: int) -> None:
-        if isinstance(stmt, ast.Assign):
-            if len(stmt.targets) != 1:
+    def statement(self, stmt: ast.stmt, block: list[ast.stmt], index: int, depth: int) -> None:
+        self.tick()
+        kind = type(stmt)
+        if kind is ast.Assign:
+            assert isinstance(stmt, ast.Assign)
+            if len(stmt.targets) != 1 or getattr(stmt, "type_comment", None):
                 raise _fail("chained assignment", stmt)
             target = stmt.targets[0]
-            if isinstance(target, ast.Tuple):
-                if len(target.elts) != 2 or not all(isinstance(e, ast.Name) for e in target.elts):
+            if type(target) is ast.Tuple:
+                assert isinstance(target, ast.Tuple)
+                if type(target.ctx) is not ast.Store or len(target.elts) != 2:
                     raise _fail("only pair unpacking is allowed", stmt)
-                if not isinstance(stmt.value, ast.Call):
+                if type(stmt.value) is not ast.Call:
                     raise _fail("pair unpacking needs a call", stmt)
-            elif not isinstance(target, ast.Name):
-                raise _fail("assignment target must be a name", stmt)
-            self.expr(stmt.value, local)
-        elif isinstance(stmt, ast.AugAssign):
-            if not (isinstance(stmt.target, ast.Name) and stmt.target.id == "f"):
+                for element in target.elts:
+                    self.target(element)
+            else:
+                self.target(target)
+            self.expr(stmt.value)
+        elif kind is ast.AugAssign:
+            assert isinstance(stmt, ast.AugAssign)
+            target = stmt.target
+            if not (type(target) is ast.Name and target.id == "f" and type(target.ctx) is ast.Store):
                 raise _fail("augmented assignment only updates the fuel", stmt)
-            if not isinstance(stmt.op, ast.Add | ast.Sub):
+            if type(stmt.op) not in (ast.Add, ast.Sub):
                 raise _fail("fuel is only added to or subtracted from", stmt)
-            self.expr(stmt.value, local)
-        elif isinstance(stmt, ast.Expr):
-            if not isinstance(stmt.value, ast.Call):
+            self.expr(stmt.value)
+        elif kind is ast.Expr:
+            assert isinstance(stmt, ast.Expr)
+            if type(stmt.value) is not ast.Call:
                 raise _fail("expression statements must be calls", stmt)
-            self.expr(stmt.value, local)
-        elif isinstance(stmt, ast.Return):
-            if not (isinstance(stmt.value, ast.Tuple) and len(stmt.value.elts) == 2):
+            self.expr(stmt.value)
+        elif kind is ast.Return:
+            assert isinstance(stmt, ast.Return)
+            value = stmt.value
+            if not (type(value) is ast.Tuple and len(value.elts) == 2):  # type: ignore[union-attr]
                 raise _fail("functions return (value, fuel)", stmt)
-            self.expr(stmt.value, local)
-        elif isinstance(stmt, ast.If):
-            self.expr(stmt.test, local)
-            self.body(stmt.body, local, depth)
+            self.expr(value)  # type: ignore[arg-type]
+        elif kind is ast.If:
+            assert isinstance(stmt, ast.If)
+            self.expr(stmt.test)
+            self.body(stmt.body, depth)
             if stmt.orelse:
-                self.body(stmt.orelse, local, depth)
-        elif isinstance(stmt, ast.While):
-            self.while_(stmt, local, depth)
-        elif isinstance(stmt, ast.For):
-            self.for_(stmt, block, index, local, depth)
-        elif isinstance(stmt, ast.Break | ast.Continue):
+                self.body(stmt.orelse, depth)
+        elif kind is ast.While:
+            assert isinstance(stmt, ast.While)
+            self.while_(stmt, depth)
+        elif kind is ast.For:
+            assert isinstance(stmt, ast.For)
+            self.for_(stmt, block, index, depth)
+        elif kind is ast.Break or kind is ast.Continue:
             if depth == 0:
                 raise _fail("break/continue outside a loop", stmt)
-        elif not isinstance(stmt, ast.Pass):
-            raise _fail(f"statement {type(stmt).__name__} is not allowed", stmt)
+        elif kind is not ast.Pass:
+            raise _fail(f"statement {kind.__name__} is not allowed", stmt)
 
-    def while_(self, loop: ast.While, local: set[str], depth: int) -> None:
-        if not (isinstance(loop.test, ast.Constant) and loop.test.value is True) or loop.orelse:
+    def target(self, node: ast.expr) -> None:
+        self.tick()
+        if type(node) is not ast.Name or type(node.ctx) is not ast.Store:  # type: ignore[attr-defined]
+            raise _fail("assignment targets are names", node)
+        ident = node.id  # type: ignore[attr-defined]
+        if ident != "f" and not SLOT.match(ident):
+            raise _fail(f"assignment to {ident!r}, which is not a slot", node)
+
+    def while_(self, loop: ast.While, depth: int) -> None:
+        test = loop.test
+        if not (type(test) is ast.Constant and test.value is True) or loop.orelse:  # type: ignore[attr-defined]
             raise _fail("loops are `while True:` without else", loop)
+        self.tick()
         body = loop.body
         if not (_is_charge(body, 0) or _is_reservation(body, 0) or _single_pass(body)):
             raise _fail("a loop body does not start with a meter charge", loop)
-        self.body(body, local, depth + 1)
+        self.body(body, depth + 1)
 
-    def for_(self, loop: ast.For, block: list[ast.stmt], index: int, local: set[str], depth: int) -> None:
-        if not isinstance(loop.target, ast.Name):
-            raise _fail("for-loop target must be a slot", loop)
+    def for_(self, loop: ast.For, block: list[ast.stmt], index: int, depth: int) -> None:
+        self.target(loop.target)
         iterator = loop.iter
         if not (
-            isinstance(iterator, ast.Call)
-            and isinstance(iterator.func, ast.Name)
-            and iterator.func.id == RANGE_NAME
-            and 1 <= len(iterator.args) <= 2
-            and not iterator.keywords
+            type(iterator) is ast.Call
+            and type(iterator.func) is ast.Name  # type: ignore[attr-defined]
+            and iterator.func.id == RANGE_NAME  # type: ignore[attr-defined]
+            and 1 <= len(iterator.args) <= 2  # type: ignore[attr-defined]
+            and not iterator.keywords  # type: ignore[attr-defined]
         ):
             raise _fail("for-loops only iterate over _range(...)", loop)
+        assert isinstance(iterator, ast.Call)
+        self.tick()
         for arg in iterator.args:
-            self.expr(arg, local)
+            self.expr(arg)
         bulk = index == 1 and _is_reservation(block, 0) and _ranges_over(iterator, block[0])
         if not (bulk or _is_charge(loop.body, 0)):
             raise _fail("a loop body does not start with a meter charge", loop)
-        self.body(loop.body, local, depth + 1)
+        if getattr(loop, "type_comment", None):
+            raise _fail("type comments are not allowed", loop)
+        self.body(loop.body, depth + 1)
         if loop.orelse:
-            self.body(loop.orelse, local, depth + 1)
+            self.body(loop.orelse, depth + 1)
 
     # --- expressions --------------------------------------------------------------------------
 
-    def expr(self, node: ast.expr, local: set[str]) -> None:
-        callees: set[int] = set()
-        state_args: set[int] = set()
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Call):
-                self.call(sub)
-                callees.add(id(sub.func))
-                first = sub.args[0] if sub.args else None
-                if isinstance(first, ast.Name) and first.id == "R":
-                    state_args.add(id(first))
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Constant):
-                _check_constant(sub)
-            elif isinstance(sub, ast.Name):
-                self.name(sub, local)
-                if sub.id in self.globals and not GUID.match(sub.id) and id(sub) not in callees:
-                    raise _fail(f"stub {sub.id!r} used as a value", sub)
-                if sub.id == "R" and id(sub) not in state_args:
-                    raise _fail("the run state is only ever a stub's first argument", sub)
+    def expr(self, node: ast.expr) -> None:
+        self.tick()
+        kind = type(node)
+        if kind is ast.Name:
+            self.load(node)  # type: ignore[arg-type]
+        elif kind is ast.Constant:
+            _check_constant(node)  # type: ignore[arg-type]
+        elif kind is ast.BinOp:
+            assert isinstance(node, ast.BinOp)
+            if type(node.op) not in _BIN_OPS:
+                raise _fail(f"operator {type(node.op).__name__}", node)
+            self.expr(node.left)
+            self.expr(node.right)
+        elif kind is ast.UnaryOp:
+            assert isinstance(node, ast.UnaryOp)
+            if type(node.op) not in (ast.USub, ast.Not):
+                raise _fail(f"operator {type(node.op).__name__}", node)
+            self.expr(node.operand)
+        elif kind is ast.BoolOp:
+            assert isinstance(node, ast.BoolOp)
+            if type(node.op) not in (ast.And, ast.Or):
+                raise _fail("boolean operator", node)
+            for value in node.values:
+                self.expr(value)
+        elif kind is ast.Compare:
+            assert isinstance(node, ast.Compare)
+            if not all(type(op) in _CMP_OPS for op in node.ops) or len(node.ops) != len(node.comparators):
+                raise _fail("comparison operator", node)
+            self.expr(node.left)
+            for value in node.comparators:
+                self.expr(value)
+        elif kind is ast.Call:
+            self.call(node)  # type: ignore[arg-type]
+        elif kind is ast.Tuple:
+            assert isinstance(node, ast.Tuple)
+            if type(node.ctx) is not ast.Load:
+                raise _fail("tuple in a store position", node)
+            for value in node.elts:
+                self.expr(value)
+        else:
+            raise _fail(f"node type {kind.__name__} is not allowed", node)
 
-    def name(self, node: ast.Name, local: set[str]) -> None:
+    def load(self, node: ast.Name) -> None:
         ident = node.id
+        if type(node.ctx) is not ast.Load:
+            raise _fail("assignment inside an expression", node)
         if ident.startswith("__"):
             raise _fail(f"dunder name {ident!r}", node)
-        if not isinstance(node.ctx, ast.Load):
-            raise _fail("assignment inside an expression", node)
-        if ident not in local and ident not in self.globals:
-            raise _fail(f"name {ident!r} is neither a slot nor a stub", node)
+        if ident == "R":
+            raise _fail("the run state is only ever a stub's first argument", node)
+        if ident in FIXED_PARAMS or SLOT.match(ident) or GUID.match(ident) and ident in self.globals:
+            return
+        if ident in self.globals:
+            raise _fail(f"stub {ident!r} used as a value", node)
+        raise _fail(f"name {ident!r} is neither a slot nor a stub", node)
 
     def call(self, node: ast.Call) -> None:
         func = node.func
-        if not isinstance(func, ast.Name) or func.id not in self.globals or GUID.match(func.id):
+        if type(func) is not ast.Name or func.id not in self.globals or GUID.match(func.id):  # type: ignore[attr-defined]
             raise _fail("calls only reach stubs and generated functions", node)
-        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+        assert isinstance(func, ast.Name)
+        if type(func.ctx) is not ast.Load or node.keywords:
             raise _fail("calls are positional", node)
+        self.tick()
         callee = func.id
         if callee == RANGE_NAME:
             raise _fail("_range may only drive a for-loop", node)
         args = node.args
         if callee in PURE_HELPERS:
-            if any(isinstance(a, ast.Name) and a.id == "R" for a in args):
-                raise _fail("the run state is passed to stubs only", node)
+            for arg in args:
+                self.expr(arg)
             return
-        if not args or not (isinstance(args[0], ast.Name) and args[0].id == "R"):
+        first = args[0] if args else None
+        if not (type(first) is ast.Name and first.id == "R" and type(first.ctx) is ast.Load):  # type: ignore[union-attr]
             raise _fail(f"{callee} must receive the run state first", node)
+        for arg in args[1:]:
+            self.expr(arg)
         if FN.match(callee):
             fid = self.tables.functions[int(callee[3:])]
             if len(args) != len(FIXED_PARAMS) + len(self.plan.functions[fid].function.parameters):
@@ -360,25 +430,27 @@ class _AstVerifier:
     def stub_args(self, callee: str, args: list[ast.expr], node: ast.Call) -> None:
         tables = self.tables
         if callee == "_s_fx":
-            self._index(args, 3, tables.sites, node, lambda s: s[0] == CHARGES)
+            self._index(args, 3, tables.sites, node, lambda s: s[0] == CHARGES and len(s[1]) > 0)
         elif callee in ("_s_f1", "_s_f2", "_s_f3"):
             self._index(args, 3, tables.sites, node, lambda s: s[0] == OP)
             if len(args) != 4 + int(callee[-1]):
                 raise _fail(f"{callee} takes {callee[-1]} operand(s)", node)
-        elif callee == "_s_text":
-            self._index(args, 3, tables.texts, node, lambda s: True)
-        elif callee == "_s_bind":
-            self._index(args, 3, tables.bindings, node, lambda s: True)
-            if len(args) != 5 or not isinstance(args[4], ast.Tuple):
-                raise _fail("_s_bind takes its arguments as one tuple", node)
+        elif callee in PAYING_STUBS:
+            self._index(args, 3, tables.sites, node, lambda s: s[0] == CHARGES)
+            if callee == "_s_text":
+                self._index(args, 4, tables.texts, node, lambda s: True)
+            elif callee == "_s_bind":
+                self._index(args, 4, tables.bindings, node, lambda s: True)
+                if len(args) != 6 or type(args[5]) is not ast.Tuple:
+                    raise _fail("_s_bind takes its arguments as one tuple", node)
 
-    def _index(self, args: list[ast.expr], at: int, table: list, node: ast.Call, ok: object) -> None:  # type: ignore[type-arg]
+    def _index(self, args: list[ast.expr], at: int, table: list[Any], node: ast.Call, ok: Callable[[Any], bool]) -> None:
         if len(args) <= at:
             raise _fail("missing table index", node)
         arg = args[at]
-        if not (isinstance(arg, ast.Constant) and type(arg.value) is int and 0 <= arg.value < len(table)):
+        if not (type(arg) is ast.Constant and type(arg.value) is int and 0 <= arg.value < len(table)):  # type: ignore[attr-defined]
             raise _fail("table index out of range", node)
-        assert callable(ok)
+        assert isinstance(arg, ast.Constant)
         if not ok(table[arg.value]):
             raise _fail("table index names the wrong kind of entry", node)
 
@@ -421,7 +493,8 @@ def _calls(node: ast.AST, stub: str) -> bool:
 
 
 def _is_charge(block: list[ast.stmt], index: int) -> bool:
-    """``f -= <positive int>`` followed by its exhaustion check, or ``f = _s_liter(R, ...)``."""
+    """``f -= <positive int>`` followed by its exhaustion check, ``f = _s_liter(R, ...)``, or a
+    paying stub call with a non-empty segment (whose site the AST check confirms)."""
     if index >= len(block):
         return False
     stmt = block[index]
@@ -435,11 +508,24 @@ def _is_charge(block: list[ast.stmt], index: int) -> bool:
         and stmt.value.value >= 1
     ):
         return index + 1 < len(block) and _is_fuel_check(block[index + 1])
+    if not isinstance(stmt, ast.Assign):
+        return False
+    target = stmt.targets[0]
+    if isinstance(target, ast.Name):
+        return target.id == "f" and _calls(stmt.value, "_s_liter")
+    # ``t, f = _s_<paying stub>(R, f, lr, site, ...)`` with a non-empty segment: the stub pays first
+    value = stmt.value
     return (
-        isinstance(stmt, ast.Assign)
-        and isinstance(stmt.targets[0], ast.Name)
-        and stmt.targets[0].id == "f"
-        and _calls(stmt.value, "_s_liter")
+        isinstance(target, ast.Tuple)
+        and isinstance(target.elts[1], ast.Name)
+        and target.elts[1].id == "f"
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in PAYING_STUBS
+        and len(value.args) > 3
+        and isinstance(value.args[3], ast.Constant)
+        and type(value.args[3].value) is int
+        and value.args[3].value > 0
     )
 
 
@@ -530,10 +616,10 @@ def verify_code(code: CodeType, plan_globals: frozenset[str]) -> None:
 def _check_code_constant(value: object, where: str) -> None:
     if value is None or isinstance(value, bool):
         return
-    if type(value) is int and -MAX_INT <= value <= MAX_INT:
+    if type(value) is int and -MAX_FOLDED_INT <= value <= MAX_FOLDED_INT:
         return
-    if type(value) is float and math.isfinite(value):
-        return
+    if type(value) is float:
+        return  # folding two finite floats may overflow to inf; the AST check bounds the sources
     if type(value) is str and FN.match(value):
         return  # a generated function's own name
     if type(value) is tuple:

@@ -28,7 +28,9 @@ class Validated:
 def validate_program(program: GeneratedProgram) -> Validated:
     try:
         plan = validate(
-            program.module, Policy.from_json(program.policy_json), load_binding_manifest(program.bindings_json)
+            program.module,
+            Policy.from_json(program.policy_json),
+            load_binding_manifest(program.bindings_json),
         )
     except DotBoxDError as refused:
         return Validated(program, None, refused)

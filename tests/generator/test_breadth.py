@@ -7,15 +7,17 @@ from collections import Counter
 
 from dotboxd.conformance.generator import RandomSource, build_program
 from dotboxd.conformance.generator.coverage import program_features
-from dotboxd.conformance.generator.measure import expected_features
 from dotboxd.conformance.generator.liveness import live_calls
+from dotboxd.conformance.generator.measure import expected_features
 from dotboxd.core import ast
 from dotboxd.core.types import ListType, MapType, OpaqueIdType, RecordType
 
 from .conftest import Validated
 
 
-def test_every_builtin_operator_statement_literal_and_behaviour_appears(validated_sample: list[Validated]) -> None:
+def test_every_builtin_operator_statement_literal_and_behaviour_appears(
+    validated_sample: list[Validated],
+) -> None:
     seen: Counter[str] = Counter()
     for v in validated_sample:
         seen.update(program_features(v.program, v.plan))
@@ -24,7 +26,10 @@ def test_every_builtin_operator_statement_literal_and_behaviour_appears(validate
     for op in ("add", "sub", "mul", "div", "rem", "lt", "gte"):
         for t in ("I32", "I64", "F64"):
             assert f"op:{op}:{t}" in seen, f"{op} on {t} never generated"
-    assert any(key.startswith("op:eq:List") or key.startswith("op:eq:Map") or key.startswith("op:eq:Record") for key in seen)
+    assert any(
+        key.startswith("op:eq:List") or key.startswith("op:eq:Map") or key.startswith("op:eq:Record")
+        for key in seen
+    )
 
 
 def test_composite_types_and_opaque_ids_appear_in_signatures(validated_sample: list[Validated]) -> None:
@@ -75,3 +80,12 @@ def _all_calls(stmts: tuple[ast.Stmt, ...]) -> list[str]:
 def test_the_same_seed_text_draws_the_same_program() -> None:
     assert build_program(RandomSource("same")) == build_program(RandomSource("same"))
     assert build_program(RandomSource("same")) != build_program(RandomSource("other"))
+
+
+def test_no_pending_fixture_where_the_async_grant_could_await_it(validated_sample: list[Validated]) -> None:
+    # With dotboxd.runtime.async granted, a pending result is awaited until the wall-time budget runs
+    # out: a Timeout whose timing depends on the machine, which a generated case must never pin.
+    for v in validated_sample:
+        entries = v.program.bindings_json
+        if any(e["isAsync"] for e in entries):
+            assert all(e["behavior"]["kind"] != "pending" for e in entries), entries

@@ -39,10 +39,18 @@ def test_dead_and_unreachable_calls_need_no_grant() -> None:
         ast.Visibility.ENTRYPOINT,
         (),
         I32,
-        (loop, ast.If(ast.Literal(ast.LiteralKind.BOOL, True), (ast.Return(live),), (ast.Return(ONE),)), ast.ExprStmt(dead)),
+        (
+            loop,
+            ast.If(ast.Literal(ast.LiteralKind.BOOL, True), (ast.Return(live),), (ast.Return(ONE),)),
+            ast.ExprStmt(dead),
+        ),
     )
     module = ast.Module("m", "1.0.0", "1.0.0", (), (helper, main))
-    entries = [_binding("fx.live.get", "fx.cap.live"), _binding("fx.dead.get", "fx.cap.dead"), _binding("fx.orphan.get", "fx.cap.orphan")]
+    entries = [
+        _binding("fx.live.get", "fx.cap.live"),
+        _binding("fx.dead.get", "fx.cap.dead"),
+        _binding("fx.orphan.get", "fx.cap.orphan"),
+    ]
     ids = {str(e["id"]): e for e in entries}
     assert reachable_bindings(module, ids) == ["fx.live.get"]
     policy = Policy.from_json({"grants": [{"id": "fx.cap.live", "parameters": {}}]})

@@ -31,7 +31,9 @@ def _module(stmt: ast.If, read: str) -> ast.Module:
     return ast.Module("m", "1.0.0", "1.0.0", (), (fn,))
 
 
-@pytest.mark.parametrize(("then_exits", "else_exits"), [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize(
+    ("then_exits", "else_exits"), [(False, False), (True, False), (False, True), (True, True)]
+)
 def test_if_merge_matches_the_validator(then_exits: bool, else_exits: bool) -> None:
     then_names, else_names = ["both", "only_then"], ["both", "only_else"]
     env = ModuleEnv((), ())
@@ -53,13 +55,17 @@ def test_if_merge_matches_the_validator(then_exits: bool, else_exits: bool) -> N
         except DotBoxDError as refused:
             assert refused.code == "E-LOCAL-UNKNOWN", refused.diagnostics
             accepted = False
-        assert accepted == (name in scope.visible), f"{name}: generator {name in scope.visible}, validator {accepted}"
+        assert accepted == (name in scope.visible), (
+            f"{name}: generator {name in scope.visible}, validator {accepted}"
+        )
 
 
 def test_loop_locals_and_loop_variables_are_not_readable_after_the_loop() -> None:
     loop = ast.ForRange("i", ONE, ONE, (ast.Set("inner", ast.Var("i")),))
     for name in ("i", "inner"):
-        fn = ast.Function("main", ast.Visibility.ENTRYPOINT, (), ast.TypeRef("I32"), (loop, ast.Return(ast.Var(name))))
+        fn = ast.Function(
+            "main", ast.Visibility.ENTRYPOINT, (), ast.TypeRef("I32"), (loop, ast.Return(ast.Var(name)))
+        )
         with pytest.raises(DotBoxDError) as refused:
             validate(ast.Module("m", "1.0.0", "1.0.0", (), (fn,)))
         assert refused.value.code == "E-LOCAL-UNKNOWN"

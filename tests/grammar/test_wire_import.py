@@ -325,3 +325,13 @@ def test_random_field_values_never_crash(field: str, value: Any) -> None:
     except DotBoxDError:
         return
     assert to_wire(module)["id"] == module.id
+
+
+def test_caret_excerpt_counts_only_newlines() -> None:
+    """U+2028 inside a string is not a line break for the scanner, so the excerpt must not treat it as one."""
+    doc = '{"id": "m\u2028x", "version": "1",\n "functions": [], "bogus": 1}'
+    diag = diag_of(doc)
+    assert diag.span == Span(2, 19)
+    lines = diag.render(doc).splitlines()
+    excerpt = next(line for line in lines if line.lstrip().startswith("2 |"))
+    assert excerpt.endswith('"functions": [], "bogus": 1}')

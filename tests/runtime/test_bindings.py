@@ -131,6 +131,32 @@ def test_pending_future_without_async_grant_is_not_waited_for() -> None:
     assert time.monotonic() - t0 < 5
 
 
+def test_sync_binding_returning_pending_fails_at_once_even_with_the_async_grant() -> None:
+    """T-NEG-003: only a binding declared async may be awaited; a grant that an async binding of the
+    same module brings in does not make a sync binding's pending result acceptable."""
+    future: concurrent.futures.Future[bool] = concurrent.futures.Future()
+
+    async def later() -> bool:
+        return True
+
+    async_binding = host_binding(
+        id="probe.later",
+        capability=CAP,
+        effects=Effect.CPU | Effect.HOST_STATE_READ,
+        cost=Cost(base_fuel=3),
+        parameters=[],
+        returns="Bool",
+        is_async=True,
+    )(later)
+    host = SandboxHost(bindings=[_binding(lambda: future), async_binding])
+    body = "first = probe.later(); return probe.call();"
+    plan = host.prepare(module(body, "main() -> Bool"), _policy(asynchronous=True, wall_ms=5_000))
+    t0 = time.monotonic()
+    result = host.execute(plan)
+    assert _code(result) == ("BindingFailure", "R-BINDING-PENDING")
+    assert time.monotonic() - t0 < 2
+
+
 def test_completed_future_is_accepted_without_the_grant() -> None:
     future: concurrent.futures.Future[bool] = concurrent.futures.Future()
     future.set_result(True)

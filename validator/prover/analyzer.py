@@ -37,9 +37,6 @@ from .domain import (
     UNKNOWN_BOOL,
     ABool,
     AInt,
-    AList,
-    AMap,
-    ARecord,
     AText,
     AVal,
     Domain,
@@ -53,7 +50,6 @@ from .state import (
     LOOPS,
     Candidate,
     Flow,
-    Lower,
     State,
     Upper,
     add_lower,
@@ -134,7 +130,7 @@ class Analyzer:
         self.safety: dict[str, SafetyFact] = {}
         self.safe_nodes: set[int] = set()
         self.unsafe_nodes: set[int] = set()
-        self.refute_arith: Callable[[State, dict[int, int]], Witness | None] | None = None
+        self.refute_arith: Callable[[State, dict[int, int], Cond], Witness | None] | None = None
         self._loop_counter = 0
         self.namer = Namer(sym)
 
@@ -184,8 +180,9 @@ class Analyzer:
         if self.probe:
             return
         add_upper(self.sym, st.U, resource, up)
-        if not st.lstop:
-            add_lower(self.sym, st.L, resource, up if low is None else low)
+        must = up if low is None else low
+        if not st.lstop and must is not None:
+            add_lower(self.sym, st.L, resource, must)
 
     def fuel(self, st: State, amount: int | Poly, low: int | Poly | None = None) -> None:
         up = const(amount) if isinstance(amount, int) else amount
@@ -331,7 +328,9 @@ class Analyzer:
             self.refine(st, cond.left, truth)
             self.refine(st, cond.right, truth)
             return
-        rel = _COMPARISONS.get(op) or ("eq" if op is ast.BinaryOp.EQ else "ne" if op is ast.BinaryOp.NE else None)
+        rel = _COMPARISONS.get(op) or (
+            "eq" if op is ast.BinaryOp.EQ else "ne" if op is ast.BinaryOp.NE else None
+        )
         if rel is None:
             return
         if self.plan.type_of(cond.left) not in INT_RANGES:
@@ -404,16 +403,16 @@ class Analyzer:
         if not isinstance(operand, AInt):
             return OTHER  # F64 negation never fails
         s = self.sym
-        lo_t, hi_t = INT_RANGES[operand.type]
+        lo_t, _hi_t = INT_RANGES[operand.type]
         x = operand.exact
         if x is not None:
             fault = s.eq(s.add_const(x, -lo_t))
-            self.safety_check(st, e, "neg", fault, f"-x overflows {operand.type} when x = {lo_t}", True)
+            self.safety_check(st, e, "neg", fault, f"{operand.type} overflow (negating {lo_t})", True)
             result = s.neg(x)
             self._in_type(st, fault, result, operand.type)
             return AInt(result, result, operand.type)
         fault = s.ge(s.sub(const(lo_t), operand.lo))
-        self.safety_check(st, e, "neg", fault, f"-x overflows {operand.type} when x = {lo_t}", False)
+        self.safety_check(st, e, "neg", fault, f"{operand.type} overflow (negating {lo_t})", False)
         lo, hi = intervals.neg(s, (operand.lo, operand.hi))
         return self._clip(AInt(lo, hi, operand.type))
 
@@ -426,9 +425,13 @@ class Analyzer:
         right = self.eval(e.right, st)
         s = self.sym
         if op in _COMPARISONS:
-            if isinstance(left, AInt) and isinstance(right, AInt) and left.exact is not None:
-                if right.exact is not None:
-                    return ABool(_relation(s, _COMPARISONS[op], left.exact, right.exact))
+            if (
+                isinstance(left, AInt)
+                and isinstance(right, AInt)
+                and left.exact is not None
+                and right.exact is not None
+            ):
+                return ABool(_relation(s, _COMPARISONS[op], left.exact, right.exact))
             return UNKNOWN_BOOL
         if op in (ast.BinaryOp.EQ, ast.BinaryOp.NE):
             return self._equality(e, left, right, left_type, st)
@@ -448,11 +451,15 @@ class Analyzer:
         if isinstance(left, AInt) and isinstance(right, AInt):
             if left.exact is not None and right.exact is not None:
                 c = s.eq(s.sub(left.exact, right.exact))
-        elif isinstance(left, ABool) and isinstance(right, ABool):
-            if left.cond is not None and right.cond is not None:
-                both = s.and_(left.cond, right.cond)
-                neither = s.and_(s.not_(left.cond), s.not_(right.cond))
-                c = s.or_(both, neither)
+        elif (
+            isinstance(left, ABool)
+            and isinstance(right, ABool)
+            and left.cond is not None
+            and right.cond is not None
+        ):
+            both = s.and_(left.cond, right.cond)
+            neither = s.and_(s.not_(left.cond), s.not_(right.cond))
+            c = s.or_(both, neither)
         if c is None:
             return UNKNOWN_BOOL
         return ABool(s.not_(c) if negate else c)
@@ -466,7 +473,7 @@ class Analyzer:
         if c1 is not None and c1 == (TRUE if is_or else FALSE):
             return v1
         # the second operand runs only when the first does not decide: charge it as "may run"
-        saved_l, saved_stop, saved_record, saved_pc = st.L, st.lstop, st.record, st.pc
+        saved_l, saved_stop, saved_record, saved_pc = dict(st.L), st.lstop, st.record, st.pc
         saved_vars = dict(st.vars)
         st.record = False
         if c1 is not None:
@@ -493,9 +500,15 @@ class Analyzer:
         name = op.value
         if op in (ast.BinaryOp.ADD, ast.BinaryOp.SUB, ast.BinaryOp.MUL):
             if xa is not None and xb is not None:
-                r = s.add(xa, xb) if op is ast.BinaryOp.ADD else s.sub(xa, xb) if op is ast.BinaryOp.SUB else s.mul(xa, xb)
+                r = (
+                    s.add(xa, xb)
+                    if op is ast.BinaryOp.ADD
+                    else s.sub(xa, xb)
+                    if op is ast.BinaryOp.SUB
+                    else s.mul(xa, xb)
+                )
                 fault = s.or_(s.lt(r, const(lo_t)), s.lt(const(hi_t), r))
-                self.safety_check(st, e, name, fault, f"the result leaves the {t} range", True)
+                self.safety_check(st, e, name, fault, f"{t} overflow", True)
                 self._in_type(st, fault, r, t)
                 return AInt(r, r, t)
             if op is ast.BinaryOp.ADD:
@@ -509,7 +522,7 @@ class Analyzer:
             else:
                 lo, hi = intervals.mul(s, (a.lo, a.hi), (b.lo, b.hi))
             fault = s.or_(s.lt(lo, const(lo_t)), s.lt(const(hi_t), hi))
-            self.safety_check(st, e, name, fault, f"the result leaves the {t} range", False)
+            self.safety_check(st, e, name, fault, f"{t} overflow", False)
             return self._clip(AInt(lo, hi, t))
         # div / rem: a zero divisor, and MIN / -1
         if xb is not None:
@@ -520,7 +533,7 @@ class Analyzer:
             minus_one = s.and_(s.ge(s.add_const(s.neg(b.lo), -1)), s.ge(s.add_const(b.hi, 1)))
         at_min = s.eq(s.add_const(xa, -lo_t)) if xa is not None else s.ge(s.sub(const(lo_t), a.lo))
         fault = s.or_(zero, s.and_(at_min, minus_one))
-        self.safety_check(st, e, name, fault, "a zero divisor, or MIN divided by -1", exact)
+        self.safety_check(st, e, name, fault, "division by zero, or MIN / -1", exact)
         k = xb.const if xb is not None and xb.is_const else 0
         if op is ast.BinaryOp.DIV:
             if k != 0 and xa is not None:
@@ -634,7 +647,11 @@ class Analyzer:
         if self.probe:
             return
         proved = check_safety(self, st, node, op, fault, words, exact)
-        if not proved:
+        if proved:
+            return
+        # with exact operands the operation fails exactly when ``fault`` holds: a run that goes on
+        # satisfies its negation, so the must path continues under that condition
+        if not (exact and self.add_pc(st, self.sym.not_(fault))):
             self.stop(st)
 
     # --- loops ---------------------------------------------------------------------------------
@@ -692,4 +709,4 @@ def _trunc_div_exact(s: Sym, x: Poly, k: int) -> Poly:
     return s.ite(s.ge(x), s.fdiv(x, k), s.neg(s.fdiv(s.neg(x), k)))
 
 
-__all__ = ["MAX_STEPS", "Analyzer", "FunctionAnalysis", "LoopAtoms", "ZERO", "F64"]
+__all__ = ["F64", "MAX_STEPS", "ZERO", "Analyzer", "FunctionAnalysis", "LoopAtoms"]

@@ -44,7 +44,9 @@ class Limit:
     knob: str  # what to raise
 
 
-def limits_for(analysis: FunctionAnalysis, limits: object, bindings: Mapping[str, BindingDescriptor]) -> list[Limit]:
+def limits_for(
+    analysis: FunctionAnalysis, limits: object, bindings: Mapping[str, BindingDescriptor]
+) -> list[Limit]:
     out = [
         Limit(FUEL, getattr(limits, "max_fuel"), "maxFuel"),  # noqa: B009
         Limit(LOOPS, getattr(limits, "max_loop_iterations"), "maxLoopIterations"),  # noqa: B009
@@ -113,46 +115,82 @@ def _one(
     assert limit is not None
     if upper is None:
         return BudgetVerdict(
-            res, limit, Verdict.UNKNOWN, "unbounded", None,
+            res,
+            limit,
+            Verdict.UNKNOWN,
+            "unbounded",
+            None,
             reason=loop_note or "a loop was not shown to terminate",
             hint="make the loop a forRange, or give its guard a comparison every iteration moves toward",
         )
     bound_text = namer.poly(upper)
     bound_max = sym.range(upper)[1]
+    claim = f"{res} <= {limit} for every input the preconditions allow (bound: {bound_text})"
+    goal = sym.lt(const(limit), upper)
     obligations: list[str] = []
-    ob, result = log.ask(
-        sym,
-        kind="budget",
-        function=fn,
-        pointer="",
-        claim=f"{res} <= {limit} for every input the preconditions allow (bound: {bound_text})",
-        goal=sym.lt(const(limit), upper),
-    )
+    # a cheap search first: an input on which the bound itself exceeds the limit settles that
+    # the bound cannot be proved (Z3 then only confirms that one point)
+    point = search(sym, model, lambda env: sym.evaluate(upper, env) > limit) if bound_max > limit else None
+    if point is not None:
+        ob, result = log.ask(
+            sym,
+            kind="budget",
+            function=fn,
+            pointer="",
+            claim=claim,
+            goal=goal,
+            premises=fix(sym, point, sym.atoms(upper)),
+        )
+    else:
+        ob, result = log.ask(sym, kind="budget", function=fn, pointer="", claim=claim, goal=goal)
     obligations.append(ob.name)
     if result.status == "unsat" or bound_max <= limit:
         method = "z3" if result.status == "unsat" else "interval"
-        return BudgetVerdict(res, limit, Verdict.PROVED, bound_text, bound_max, method, obligations=tuple(obligations))
+        return BudgetVerdict(
+            res, limit, Verdict.PROVED, bound_text, bound_max, method, obligations=tuple(obligations)
+        )
     hint = _hint(sym, model, upper, lim)
     reason = "the bound may exceed the limit, but no input was shown to"
     if result.status == "unknown":
         reason = "the solver could not decide the bound within its resource limit"
     if witnesses is not None:
-        found = _refute(sym, log, fn, analysis, lim, witnesses)
+        found = _refute(sym, log, fn, analysis, lim, witnesses, model)
         if found is not None:
             witness, reached, names = found
             obligations.extend(names)
             return BudgetVerdict(
-                res, limit, Verdict.REFUTED, bound_text, bound_max, "z3", witness, reached,
-                reason="the witness input's run cannot finish within the limit", hint=hint,
+                res,
+                limit,
+                Verdict.REFUTED,
+                bound_text,
+                bound_max,
+                "z3",
+                witness,
+                reached,
+                reason="the witness input's run cannot finish within the limit",
+                hint=hint,
                 obligations=tuple(obligations),
             )
     return BudgetVerdict(
-        res, limit, Verdict.UNKNOWN, bound_text, bound_max, reason=reason, hint=hint, obligations=tuple(obligations)
+        res,
+        limit,
+        Verdict.UNKNOWN,
+        bound_text,
+        bound_max,
+        reason=reason,
+        hint=hint,
+        obligations=tuple(obligations),
     )
 
 
 def _refute(
-    sym: Sym, log: ObligationLog, fn: str, analysis: FunctionAnalysis, lim: Limit, witnesses: WitnessCheck
+    sym: Sym,
+    log: ObligationLog,
+    fn: str,
+    analysis: FunctionAnalysis,
+    lim: Limit,
+    witnesses: WitnessCheck,
+    model: InputModel,
 ) -> tuple[Witness, int, list[str]] | None:
     res, limit = lim.resource, lim.limit
     assert limit is not None
@@ -163,28 +201,103 @@ def _refute(
             options.append((cand.pc, low))
     if not options:
         return None
+
+    def reached_at(env: Mapping[int, int]) -> int:
+        return max(
+            (sym.evaluate(low, env) for pc, low in options if all(sym.holds(c, env) for c in pc)), default=0
+        )
+
     goal = sym.or_(*(sym.and_(*pc, sym.lt(const(limit), low)) for pc, low in options))
-    ob, result = log.ask(
-        sym,
-        kind="refute",
-        function=fn,
-        pointer="",
-        claim=f"some input's run surely needs more than {limit} {res}",
-        goal=goal,
-        expect="sat",
-    )
+    claim = f"some input's run surely needs more than {limit} {res}"
+    point = search(sym, model, lambda env: reached_at(env) > limit)
+    if point is not None:
+        mentioned = sym.cond_atoms(goal)
+        ob, result = log.ask(
+            sym,
+            kind="refute",
+            function=fn,
+            pointer="",
+            claim=claim,
+            goal=goal,
+            premises=fix(sym, point, mentioned),
+            expect="sat",
+        )
+        raw: Mapping[int, int] = (
+            {k: v for k, v in point.items() if k in mentioned} if result.status == "sat" else {}
+        )
+    else:
+        ob, result = log.ask(
+            sym, kind="refute", function=fn, pointer="", claim=claim, goal=goal, expect="sat"
+        )
+        raw = result.model
     if result.status != "sat":
         return None
-    built = witnesses.build(result.model)
+    built = witnesses.build(raw)
     if built is None:
         return None
     witness, env = built
-    reached = max(
-        (sym.evaluate(low, env) for pc, low in options if all(sym.holds(c, env) for c in pc)), default=0
-    )
+    reached = reached_at(env)
     if reached <= limit:
         return None
     return witness, reached, [ob.name]
+
+
+def fix(sym: Sym, env: Mapping[int, int], atoms: frozenset[int]) -> list[Cond]:
+    """Premises pinning each atom to its value in ``env`` (a one-point obligation)."""
+    out: list[Cond] = []
+    for fid in sorted(atoms):
+        f = sym.factors[fid]
+        if f.kind == "atom":
+            out.append(sym.eq(sym.add_const(_atom(fid), -env[fid])))
+        elif f.kind == "batom":
+            c = Cond("bool", atom=fid)
+            out.append(c if env[fid] else sym.not_(c))
+    return out
+
+
+def _atom(fid: int) -> Poly:
+    return Poly((((fid,), 1),))
+
+
+def search(sym: Sym, model: InputModel, test: Callable[[Mapping[int, int]], bool]) -> dict[int, int] | None:
+    """A small, deterministic search for an input point where ``test`` holds: every integer and
+    size atom set to +k (then -k) for k = 0, 1, 2, 4, ... (clamped to its range), Booleans all true
+    or all false; the first k that works is narrowed down by bisection, so the point found is a
+    small one (a readable counterexample)."""
+    ints = [
+        (a.atom, sym.factors[a.atom].lo, sym.factors[a.atom].hi) for a in model.atoms if a.facet != "bool"
+    ]
+    bools = [a.atom for a in model.atoms if a.facet == "bool"]
+
+    def point(k: int, truth: int) -> dict[int, int]:
+        env = {fid: min(max(k, lo), hi) for fid, lo, hi in ints}
+        env.update({fid: truth for fid in bools})
+        return env
+
+    for truth in (1, 0) if bools else (0,):
+        for sign in (1, -1):
+            prev = 0
+            k = 0
+            while True:
+                if test(point(sign * k, truth)):
+                    lo, hi = prev, k
+                    while hi - lo > 1:
+                        mid = (lo + hi) // 2
+                        if test(point(sign * mid, truth)):
+                            hi = mid
+                        else:
+                            lo = mid
+                    return point(sign * hi, truth)
+                if (
+                    all(min(max(sign * k, lo_), hi_) in (lo_, hi_) and k > 0 for _, lo_, hi_ in ints)
+                    or k > 2**64
+                ):
+                    break
+                prev = k
+                k = 1 if k == 0 else 2 * k
+            if not ints:
+                break
+    return None
 
 
 def _hint(sym: Sym, model: InputModel, upper: Poly, lim: Limit) -> str:
@@ -226,7 +339,9 @@ def input_quotas_ok(values: Sequence[Value], limits: object) -> bool:
     )
 
 
-def bounds_ok(values: Sequence[Value], names: Sequence[str], bounds: Mapping[str, tuple[int, int]] | None) -> bool:
+def bounds_ok(
+    values: Sequence[Value], names: Sequence[str], bounds: Mapping[str, tuple[int, int]] | None
+) -> bool:
     """The runtime's ``inputBounds`` check (integers by value; lists, maps and strings by size)."""
     if not bounds:
         return True
@@ -251,4 +366,3 @@ def bounds_ok(values: Sequence[Value], names: Sequence[str], bounds: Mapping[str
 
 
 __all__ = ["LIMIT_NAMES", "Limit", "WitnessCheck", "bounds_ok", "decide", "input_quotas_ok", "limits_for"]
-_ = Cond

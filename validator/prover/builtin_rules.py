@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from dotboxd.core import ast, costs
-from dotboxd.core.types import I32, I64, ListType, MapType, RecordType
+from dotboxd.core.types import I32, I64, ListType, RecordType
 
 from . import intervals
 from .domain import OTHER, UNKNOWN_BOOL, ABool, AInt, AList, AMap, ARecord, AText, AVal
@@ -56,7 +56,7 @@ def _abs(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> A
     lo_t = -(2**31)
     x = a.exact
     fault = s.eq(s.add_const(x, -lo_t)) if x is not None else s.ge(s.sub(const(lo_t), a.lo))
-    an.safety_check(st, node, "math.abs", fault, "math.abs(MIN) overflows I32", x is not None)
+    an.safety_check(st, node, "math.abs", fault, "I32 overflow (math.abs of MIN)", x is not None)
     if x is not None:
         r = s.ite(s.ge(x), x, s.neg(x))
         return AInt(r, r, I32)
@@ -163,7 +163,7 @@ def _compare_inputs(result: AVal) -> _Rule:
 def _built_text(an: Analyzer, s: Sym, st: State, name: str, lo: Poly, hi: Poly) -> AText:
     """A built string: its shape (allocation), then per-result-byte fuel."""
     cap = const(an.dom.q.string_length)
-    hi = s.min(hi, cap)
+    hi = s.min(s.max(hi, ZERO), cap)  # a negative length fails before any of these charges
     lo = s.max(s.min(lo, cap), ZERO)
     text = AText(lo, hi)
     an._shape_charge(st, text)
@@ -319,7 +319,7 @@ def _index_check(an: Analyzer, s: Sym, st: State, node: ast.Call, coll: AVal, in
     else:
         fault = s.or_(s.lt(index.lo, ZERO), s.le(size[0], index.hi))
         exact = False
-    an.safety_check(st, node, "list.get", fault, "the index is outside the list", exact)
+    an.safety_check(st, node, "list.get", fault, "index out of range", exact)
 
 
 _RULES: dict[str, _Rule] = {

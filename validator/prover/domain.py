@@ -36,7 +36,7 @@ from . import intervals
 from .sym import ZERO, Cond, Poly, Sym, const
 
 TEXT_SCALARS = frozenset({"String", "SandboxPath", "SandboxUri"})
-INT_RANGES = {I32: (I32_MIN, I32_MAX), I64: (I64_MIN, I64_MAX)}
+INT_RANGES: dict[SandboxType, tuple[int, int]] = {I32: (I32_MIN, I32_MAX), I64: (I64_MIN, I64_MAX)}
 
 
 @dataclass(frozen=True, slots=True)

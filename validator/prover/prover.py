@@ -14,7 +14,7 @@ same point.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dotboxd.core.values import Value
@@ -22,13 +22,13 @@ from dotboxd.validator.plan import ExecutionPlan
 
 from . import smt
 from .analyzer import Analyzer, FunctionAnalysis
-from .budgets import WitnessCheck, bounds_ok, decide, input_quotas_ok, limits_for
+from .budgets import WitnessCheck, bounds_ok, decide, input_quotas_ok, limits_for, search
 from .domain import Domain, Quotas
 from .inputs import InputModel
 from .obligations import ObligationLog
 from .report import BudgetVerdict, FunctionProof, LoopFact, ProofReport, Verdict, Witness
 from .state import ALLOCATION, FUEL, HOST_CALLS, LOOPS, State
-from .sym import ZERO, ProverLimit, Sym
+from .sym import ZERO, Cond, ProverLimit, Sym
 from .text import Namer
 
 
@@ -40,7 +40,9 @@ def call_depths(plan: ExecutionPlan) -> dict[str, int]:
         if fid in memo:
             return memo[fid]
         info = plan.functions[fid]
-        inner = [depth(c, seen | {fid}) for c in sorted(info.callees) if c in plan.functions and c not in seen]
+        inner = [
+            depth(c, seen | {fid}) for c in sorted(info.callees) if c in plan.functions and c not in seen
+        ]
         memo[fid] = 1 + max(inner, default=0)
         return memo[fid]
 
@@ -119,7 +121,9 @@ def _prove_function(
     try:
         analysis = an.analyze(fid, list(model.values), input_charges=entry)
         note = "; ".join(f.method for f in analysis.loops if f.verdict is not Verdict.PROVED)
-        budgets = decide(sym, namer, log, analysis, model, limits_for(analysis, limits, plan.bindings), witnesses, note)
+        budgets = decide(
+            sym, namer, log, analysis, model, limits_for(analysis, limits, plan.bindings), witnesses, note
+        )
     except (ProverLimit, RecursionError) as stop:
         reason = str(stop) if isinstance(stop, ProverLimit) else "the function nests too deeply to analyse"
         budgets = [
@@ -131,7 +135,9 @@ def _prove_function(
                 (ALLOCATION, "max_allocated_bytes"),
             )
         ]
-        proof = FunctionProof(fid, entry, (*budgets, depth_budget), tuple(an.loop_facts), (), depth, note=reason)
+        proof = FunctionProof(
+            fid, entry, (*budgets, depth_budget), tuple(an.loop_facts), (), depth, note=reason
+        )
         return proof, None, None
     proof = FunctionProof(
         fid,
@@ -143,13 +149,27 @@ def _prove_function(
         note=analysis.note,
     )
 
-    def evaluate(resource: str, args: Sequence[object]) -> int | None:
-        upper = analysis.upper.get(resource, ZERO)
+    return proof, analysis, BoundEvaluator(sym, model, analysis)
+
+
+class BoundEvaluator:
+    """Evaluates a function's symbolic bounds on concrete arguments (tests, tightness reports)."""
+
+    def __init__(self, sym: Sym, model: InputModel, analysis: FunctionAnalysis) -> None:
+        self.sym = sym
+        self.model = model
+        self.analysis = analysis
+
+    def admits(self, args: Sequence[object]) -> bool:
+        """Do the arguments satisfy the preconditions (every atom within its range)?"""
+        env = self.model.env(args)
+        return all(self.sym.factors[a].lo <= v <= self.sym.factors[a].hi for a, v in env.items())
+
+    def evaluate(self, resource: str, args: Sequence[object]) -> int | None:
+        upper = self.analysis.upper.get(resource, ZERO)
         if upper is None:
             return None
-        return sym.evaluate(upper, model.env(args))
-
-    return proof, analysis, evaluate
+        return self.sym.evaluate(upper, self.model.env(args))
 
 
 def _atom_names(model: InputModel) -> dict[int, str]:
@@ -174,22 +194,33 @@ def _arith_refuter(sym: Sym, model: InputModel, witnesses: WitnessCheck, limits:
         ALLOCATION: min(limits.max_allocated_bytes, limits.max_total_string_bytes),
     }
 
-    def confirm(st: State, raw: dict[int, int]) -> Witness | None:
+    def prefix_fits(st: State, env: dict[int, int]) -> bool:
+        for resource, upper in st.U.items():
+            if upper is None:
+                return False
+            cap = caps.get(resource)
+            if cap is not None and sym.evaluate(upper, env) > cap:
+                return False
+        return True
+
+    def confirm(st: State, raw: dict[int, int], fault: Cond) -> Witness | None:
         if depth > limits.max_call_depth:
             return None
-        built = witnesses.build(raw)
+
+        def fails_here(env: Mapping[int, int]) -> bool:
+            full = dict(env)
+            return (
+                sym.holds(fault, full)
+                and all(sym.holds(c, full) for c in st.pc)
+                and prefix_fits(st, full)
+            )
+
+        small = search(sym, model, fails_here)
+        built = witnesses.build(small if small is not None else raw)
         if built is None:
             return None
         witness, env = built
-        for resource, upper in st.U.items():
-            if upper is None:
-                return None
-            cap = caps.get(resource)
-            if cap is None:
-                continue
-            if sym.evaluate(upper, env) > cap:
-                return None
-        return witness
+        return witness if fails_here(env) else None
 
     return confirm
 

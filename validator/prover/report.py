@@ -249,11 +249,16 @@ class ProofReport:
     def bound_at(self, function_id: str, resource: str, args: Any) -> int | None:
         """The symbolic bound of ``resource`` evaluated on concrete entrypoint arguments (sandbox
         values or Python natives), or None when unbounded or not analysed."""
-        fn = self._bounds.get(function_id)
-        if fn is None:
+        evaluator = self._bounds.get(function_id)
+        if evaluator is None:
             return None
-        result: int | None = fn(resource, args)
+        result: int | None = evaluator.evaluate(resource, args)
         return result
+
+    def admits(self, function_id: str, args: Any) -> bool:
+        """Do concrete arguments satisfy the preconditions the bounds of ``function_id`` assume?"""
+        evaluator = self._bounds.get(function_id)
+        return bool(evaluator is not None and evaluator.admits(args))
 
     def to_json(self) -> dict[str, Any]:
         return {

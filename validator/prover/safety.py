@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     from .analyzer import Analyzer
 
 
-def check_safety(an: Analyzer, st: State, node: ast.Node, op: str, fault: Cond, words: str, exact: bool) -> bool:
+def check_safety(
+    an: Analyzer, st: State, node: ast.Node, op: str, fault: Cond, words: str, exact: bool
+) -> bool:
     """Decide the safety of ``node`` on this path; record the fact; return True when proved."""
     function = an.function
     pointer = node.pointer
@@ -52,13 +54,13 @@ def check_safety(an: Analyzer, st: State, node: ast.Node, op: str, fault: Cond, 
             verdict = Verdict.PROVED
         elif result.status == "sat":
             verdict = Verdict.UNKNOWN
-            reason = f"{words} is possible as far as the prover can tell"
+            reason = f"{words} is not excluded on this path"
             confirm = an.refute_arith
             if exact and st.record and not st.lstop and not st.risk and confirm is not None:
-                witness = confirm(st, dict(result.model))
+                witness = confirm(st, dict(result.model), fault)
                 if witness is not None:
                     verdict = Verdict.REFUTED
-                    reason = f"{words}: the input reaches this operation and it fails"
+                    reason = f"{words}: the witness input reaches this operation and it fails"
         else:
             verdict = Verdict.UNKNOWN
             reason = f"the solver could not decide ({result.reason or 'unknown'})"

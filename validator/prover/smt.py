@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from .sym import Cond, Poly, Sym
 
@@ -158,7 +159,7 @@ def _comment(text: str) -> str:
 
 def solve(text: str, rlimit: int, seed: int = RANDOM_SEED) -> SolveResult:
     """Ask Z3 whether the script is satisfiable; a model maps atom ids to values."""
-    import z3
+    z3 = _z3()
 
     solver = z3.Solver()
     solver.set("rlimit", rlimit)
@@ -186,6 +187,11 @@ def solve(text: str, rlimit: int, seed: int = RANDOM_SEED) -> SolveResult:
 
 
 def z3_version() -> str:
-    import z3
+    return str(_z3().get_version_string())
 
-    return str(z3.get_version_string())
+
+def _z3() -> Any:
+    """The z3 module, imported on first use (it takes ~60 ms to load)."""
+    import z3  # type: ignore[import-untyped]
+
+    return z3

@@ -92,9 +92,9 @@ def add_upper(sym: Sym, u: Upper, resource: str, amount: Poly | None) -> None:
     u[resource] = None if current is None or amount is None else sym.add(current, amount)
 
 
-def add_lower(sym: Sym, l: Lower, resource: str, amount: Poly) -> None:
+def add_lower(sym: Sym, low: Lower, resource: str, amount: Poly) -> None:
     if amount.terms:
-        l[resource] = sym.add(l.get(resource, ZERO), amount)
+        low[resource] = sym.add(low.get(resource, ZERO), amount)
 
 
 def upper_delta(sym: Sym, u: Upper, base: Upper) -> Upper:
@@ -105,8 +105,8 @@ def upper_delta(sym: Sym, u: Upper, base: Upper) -> Upper:
     return out
 
 
-def lower_delta(sym: Sym, l: Lower, base: Lower) -> Lower:
-    return {key: sym.sub(value, base.get(key, ZERO)) for key, value in l.items()}
+def lower_delta(sym: Sym, low: Lower, base: Lower) -> Lower:
+    return {key: sym.sub(value, base.get(key, ZERO)) for key, value in low.items()}
 
 
 def join_upper(sym: Sym, parts: Iterable[Upper], cond: Cond | None = None) -> Upper:

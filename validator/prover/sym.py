@@ -178,9 +178,7 @@ class Sym:
         if cond is not None:
             atoms = atoms | self.cond_atoms(cond)
         key = (kind, args, cond, k)
-        fid = self._factor(
-            key, lambda i: Factor(i, kind, "", args, cond, k, lo, hi, depth, atoms)
-        )
+        fid = self._factor(key, lambda i: Factor(i, kind, "", args, cond, k, lo, hi, depth, atoms))
         return Poly((((fid,), 1),))
 
     def _poly_depth(self, p: Poly) -> int:

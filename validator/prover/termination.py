@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dotboxd.core import ast, costs
-from dotboxd.core.types import I32, ListType, MapType, SandboxType
+from dotboxd.core.types import I32, SandboxType
 
 from . import intervals
-from .domain import INT_RANGES, ABool, AInt, AList, AMap, ARecord, AText, AVal
+from .domain import INT_RANGES, ABool, AInt, AList, AMap, AText, AVal
 from .report import LoopFact, Verdict
-from .state import FUEL, LOOPS, Flow, State, Upper, add_lower, add_upper, join_lower, join_upper
+from .state import LOOPS, Flow, State, Upper, add_lower, add_upper, join_lower, join_upper
 from .sym import ONE, ZERO, Cond, Poly, Sym, const
 
 if TYPE_CHECKING:
@@ -74,18 +74,27 @@ def read_names(e: ast.Expr) -> list[str]:
     return out
 
 
-def guard_comparisons(e: ast.Expr) -> list[ast.Binary]:
-    """The comparisons in conjunctive position of a guard (each must hold for the body to run)."""
+def guard_comparisons(e: ast.Expr) -> list[tuple[ast.Expr, ast.Expr, bool]]:
+    """The comparisons in conjunctive position of a guard (each must hold for the body to run), as
+    ``(small, big, strict)`` meaning ``small < big`` (strict) or ``small <= big``; a ``math.min`` on
+    the big side or a ``math.max`` on the small side contributes one comparison per argument."""
     if isinstance(e, ast.Binary) and e.op is ast.BinaryOp.AND:
         return guard_comparisons(e.left) + guard_comparisons(e.right)
-    if isinstance(e, ast.Binary) and e.op in (
-        ast.BinaryOp.LT,
-        ast.BinaryOp.LTE,
-        ast.BinaryOp.GT,
-        ast.BinaryOp.GTE,
-    ):
-        return [e]
-    return []
+    if not isinstance(e, ast.Binary):
+        return []
+    if e.op in (ast.BinaryOp.LT, ast.BinaryOp.LTE):
+        small, big = e.left, e.right
+    elif e.op in (ast.BinaryOp.GT, ast.BinaryOp.GTE):
+        small, big = e.right, e.left
+    else:
+        return []
+    strict = e.op in (ast.BinaryOp.LT, ast.BinaryOp.GT)
+    out = [(small, big, strict)]
+    if isinstance(big, ast.Call) and big.name == "math.min":
+        out.extend((small, arg, strict) for arg in big.args)
+    if isinstance(small, ast.Call) and small.name == "math.max":
+        out.extend((arg, big, strict) for arg in small.args)
+    return out
 
 
 # --- facets ------------------------------------------------------------------------------------
@@ -131,12 +140,22 @@ def cap_range(an: Analyzer, v: AVal, t: SandboxType) -> tuple[int, int]:
     return 0, an.dom.size_cap(t)
 
 
-def _fresh(an: Analyzer, v: AVal, t: SandboxType, label: str, lo: int, hi: int) -> tuple[AVal, int | None]:
-    """A copy of ``v`` whose numeric facet is a fresh atom in [lo, hi] (other parts unchanged)."""
+def _fresh(
+    an: Analyzer, v: AVal, t: SandboxType, label: str, lo: int, hi: int, name: str = ""
+) -> tuple[AVal, int | None]:
+    """A copy of ``v`` whose numeric facet is a fresh atom in [lo, hi] (other parts unchanged);
+    ``name`` is how bounds print it (``|xs|`` for a collection size, ``len(s)`` for a text)."""
     if facet(v) is None:
         return v, None
     a = an.sym.atom(label, lo, hi)
     fid = an.sym.atom_id(a)
+    assert fid is not None
+    if name:
+        if isinstance(v, AList | AMap):
+            name = f"|{name}|"
+        elif isinstance(v, AText):
+            name = f"len({name})"
+        an.namer.names[fid] = name
     return with_facet(v, a, a), fid
 
 
@@ -145,19 +164,19 @@ def _fresh(an: Analyzer, v: AVal, t: SandboxType, label: str, lo: int, hi: int) 
 
 def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flow:
     s = an.sym
-    is_for = isinstance(node, ast.ForRange)
+    isinstance(node, ast.ForRange)
     start = end = None
     if isinstance(node, ast.ForRange):
         start = _as_int(an.eval(node.start, st))
         end = _as_int(an.eval(node.end, st))
-        n_up = intervals.range_count(s, start.lo, end.hi)
-        if s.range(n_up)[1] <= 0:  # provably no iteration
+        n_check = intervals.range_count(s, start.lo, end.hi)
+        if s.range(n_check)[1] <= 0:  # provably no iteration
             an.loop_facts.append(
                 LoopFact(an.function, node.pointer, "forRange", Verdict.PROVED, "structural", "0")
             ) if not an.probe else None
             return Flow(st)
     names = assigned_names(node.body)
-    tag = an.fresh_tag()
+    an.fresh_tag()
     quota = an.dom.q.iterations
 
     # loop constants read by a while guard get atoms, so the guard stays an exact condition
@@ -168,18 +187,18 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
             v = st.vars.get(name)
             if v is None or name in names:
                 continue
-            f = facet(v)
-            if f is None or f[0] == f[1]:
+            fv = facet(v)
+            if fv is None or fv[0] == fv[1]:
                 continue
             t = an.local_type(name) or I32
             clo, chi = cap_range(an, v, t)
-            lo = max(clo, s.range(f[0])[0])
-            hi = min(chi, s.range(f[1])[1])
-            nv, fid = _fresh(an, v, t, f"{name} (loop constant)", lo, max(lo, hi))
+            lo = max(clo, s.range(fv[0])[0])
+            hi = min(chi, s.range(fv[1])[1])
+            nv, fid = _fresh(an, v, t, f"{name} (loop constant)", lo, max(lo, hi), name)
             if fid is None:
                 continue
-            an.facts[fid] = [s.le(f[0], _atom(fid)), s.le(_atom(fid), f[1])]
-            snap_elim[fid] = f
+            an.facts[fid] = [s.le(fv[0], _atom(fid)), s.le(_atom(fid), fv[1])]
+            snap_elim[fid] = fv
             snaps[name] = nv
 
     local_elim: Elim = {}
@@ -192,6 +211,7 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
         i = s.atom(f"{node.local} (loop counter)", lo_c, max(lo_c, hi_c))
         fid = s.atom_id(i)
         assert fid is not None
+        an.namer.names[fid] = node.local
         an.facts[fid] = [s.le(start.lo, i), s.le(i, last)]
         local_elim[fid] = (start.lo, last)
         local_value = AInt(i, i, I32)
@@ -213,15 +233,18 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
         p.vars.update(snaps)
         if local_value is not None and isinstance(node, ast.ForRange):
             p.vars[node.local] = local_value
+        guard: Cond | None = None
         if isinstance(node, ast.While):
             g = an.eval(node.condition, p)
-            if isinstance(g, ABool) and g.cond is not None:
-                an.add_pc(p, g.cond)
+            if isinstance(g, ABool) and g.cond is not None and an.add_pc(p, g.cond):
+                guard = g.cond
             an.refine(p, node.condition, True)
         head = p.copy()
         flow1 = an.block(node.body, p)
     ends1 = [x for x in [flow1.normal, *flow1.continues] if x is not None]
-    probe_atoms = frozenset(a for tr in tracked for a in ([tr.atom] if tr.atom is not None else []) + tr.batoms)
+    probe_atoms = frozenset(
+        a for tr in tracked for a in ([tr.atom] if tr.atom is not None else []) + tr.batoms
+    )
     side_elim: Elim = {**snap_elim, **local_elim}
     for tr in tracked:
         _delta(an, tr, ends1, side_elim, probe_atoms)
@@ -235,7 +258,11 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
         n_up = intervals.range_count(s, start.lo, end.hi)
         n_lo = intervals.range_count(s, start.hi, end.lo)
         termination = LoopFact(
-            an.function, node.pointer, "forRange", Verdict.PROVED, "structural: max(0, end - start)",
+            an.function,
+            node.pointer,
+            "forRange",
+            Verdict.PROVED,
+            "structural: max(0, end - start)",
             an.namer.poly(n_up),
         )
     elif not ends1:
@@ -247,7 +274,7 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
         n_up = None
     else:
         inv_c = {tr.name: _invariant(an, tr, const(quota), ends1, side_elim, probe_atoms) for tr in tracked}
-        n_up, termination = _ranking(an, node, st, head, tracked, inv_c, ends1, snap_elim)
+        n_up, termination, n_lo = _ranking(an, node, st, head, guard, tracked, inv_c, snap_elim)
     n_eff = const(quota) if n_up is None else s.min(n_up, const(quota))
     inv = {tr.name: _invariant(an, tr, n_eff, ends1, side_elim, probe_atoms) for tr in tracked}
 
@@ -257,8 +284,8 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
         an.loop_facts.append(termination)
 
     # ---- pass 2: final --------------------------------------------------------------------
-    f = st.copy()
-    f.U, f.L, f.lstop, f.record = {}, {}, False, False
+    fs = st.copy()
+    fs.U, fs.L, fs.lstop, fs.record = {}, {}, False, False
     final_elim: Elim = {}
     for tr in tracked:
         value = inv[tr.name]
@@ -267,7 +294,7 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
             clo, chi = cap_range(an, value, tr.type)
             lo = max(clo, s.range(fv[0])[0])
             hi = min(chi, s.range(fv[1])[1])
-            nv, fid = _fresh(an, value, tr.type, f"{tr.name} (loop head)", lo, max(lo, hi))
+            nv, fid = _fresh(an, value, tr.type, f"{tr.name} (loop head)", lo, max(lo, hi), tr.name)
             if fid is not None:
                 an.facts[fid] = [s.le(fv[0], _atom(fid)), s.le(_atom(fid), fv[1])]
                 final_elim[fid] = fv
@@ -276,22 +303,22 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
             c = s.batom(f"{tr.name} (loop head)")
             final_elim[c.atom] = (ZERO, ONE)
             value = ABool(c)
-        f.vars[tr.name] = value
-    f.vars.update(snaps)
+        fs.vars[tr.name] = value
+    fs.vars.update(snaps)
     if local_value is not None and isinstance(node, ast.ForRange):
-        f.vars[node.local] = local_value
+        fs.vars[node.local] = local_value
     cond_u: Upper = {}
     cond_l: dict[str, Poly] = {}
     cond_stopped = False
     if isinstance(node, ast.While):
-        g = an.eval(node.condition, f)
-        cond_u, cond_l, cond_stopped = dict(f.U), dict(f.L), f.lstop
+        g = an.eval(node.condition, fs)
+        cond_u, cond_l, cond_stopped = dict(fs.U), dict(fs.L), fs.lstop
         if isinstance(g, ABool) and g.cond is not None:
-            an.add_pc(f, g.cond)
-        an.refine(f, node.condition, True)
-    an.charge(f, LOOPS, const(costs.LOOP_ITERATION_COUNT))
-    an.fuel(f, costs.LOOP_ITERATION_FUEL)
-    flow2 = an.block(node.body, f)
+            an.add_pc(fs, g.cond)
+        an.refine(fs, node.condition, True)
+    an.charge(fs, LOOPS, const(costs.LOOP_ITERATION_COUNT))
+    an.fuel(fs, costs.LOOP_ITERATION_FUEL)
+    flow2 = an.block(node.body, fs)
     ends2 = [x for x in [flow2.normal, *flow2.continues] if x is not None]
     leaving = flow2.breaks + [r for r, _ in flow2.returns]
     every = ends2 + leaving
@@ -316,7 +343,7 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
         if isinstance(node, ast.While) and not cond_stopped:
             for key, low in cond_l.items():
                 add_lower(s, exit_state.L, key, s.bound(low, elim, False))
-        if usable and isinstance(node, ast.ForRange):
+        if usable:
             for key, low in l_it.items():
                 add_lower(s, exit_state.L, key, s.mul(n_lo, low))
         if not usable or cond_stopped:
@@ -335,7 +362,7 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
         an.refine(exit_state, node.condition, False)
 
     out = Flow(exit_state)
-    for r, value in flow2.returns:
+    for _r, value in flow2.returns:
         rs = exit_state.copy()
         rs.L = dict(st.L)
         rs.lstop = True
@@ -366,7 +393,7 @@ def _probe_value(an: Analyzer, entry: AVal, t: SandboxType, label: str) -> tuple
     if isinstance(entry, AInt) and isinstance(top, AInt):
         top = AInt(top.lo, top.hi, entry.type)
     lo, hi = cap_range(an, top, t)
-    value, fid = _fresh(an, top, t, label, lo, hi)
+    value, fid = _fresh(an, top, t, label, lo, hi, label.split(" ")[0])
     return value, ([] if fid is None else [fid])
 
 
@@ -387,8 +414,13 @@ def _delta(an: Analyzer, tr: Tracked, ends: list[State], side: Elim, probe_atoms
         post = fv if post is None else intervals.join(s, post, fv)
     assert post is not None
     tr.post = post
-    lo = _uncap(s, s.bound(post[0], side, False), upper=False)
-    hi = _uncap(s, s.bound(post[1], side, True), upper=True)
+    # the other locals the loop changes may appear in the change: bound them by their widest range
+    wide: Elim = dict(side)
+    for fid in probe_atoms:
+        if fid != tr.atom and s.factors[fid].kind == "atom":
+            wide[fid] = (const(s.factors[fid].lo), const(s.factors[fid].hi))
+    lo = _uncap(s, s.bound(post[0], wide, False), upper=False)
+    hi = _uncap(s, s.bound(post[1], wide, True), upper=True)
     a = _atom(tr.atom)
     dlo, dhi = s.sub(lo, a), s.sub(hi, a)
     if (s.atoms(dlo) | s.atoms(dhi)) & probe_atoms:
@@ -460,18 +492,18 @@ def _probe_exit(
         fv = facet(value)
         if tr.atom is not None and fv is not None:
             elim[tr.atom] = fv
-        for b in tr.batoms:
-            elim[b] = (ZERO, ONE)
+        for batom in tr.batoms:
+            elim[batom] = (ZERO, ONE)
     exit_state = st.copy()
     for tr in tracked:
         value = inv[tr.name]
-        for b in flow1.breaks:
-            value = an.dom.join(value, an.dom.eliminate(b.vars.get(tr.name), elim)) or value
+        for brk in flow1.breaks:
+            value = an.dom.join(value, an.dom.eliminate(brk.vars.get(tr.name), elim)) or value
         exit_state.vars[tr.name] = value
     if isinstance(node, ast.ForRange):
         exit_state.vars.pop(node.local, None)
     out = Flow(exit_state)
-    for r, value in flow1.returns:
+    for _r, value in flow1.returns:
         returned = an.dom.eliminate(value, elim)
         assert returned is not None
         out.returns.append((exit_state.copy(), returned))
@@ -483,11 +515,13 @@ def _ranking(
     node: ast.While,
     st: State,
     head: State,
+    guard: Cond | None,
     tracked: list[Tracked],
     inv_c: dict[str, AVal],
-    ends: list[State],
     snap_elim: Elim,
-) -> tuple[Poly | None, LoopFact]:
+) -> tuple[Poly | None, LoopFact, Poly]:
+    """The trip-count bound (None when no ranking function is found), the termination fact, and a
+    lower bound of the trip count (0 unless the loop provably runs exactly r(entry) times)."""
     """Find a linear ranking function among the guard's comparisons and check it with Z3."""
     s = an.sym
     by_atom = {tr.atom: tr for tr in tracked if tr.atom is not None}
@@ -498,29 +532,22 @@ def _ranking(
         if tr.atom is not None and fv is not None:
             temp_facts[tr.atom] = [s.le(fv[0], _atom(tr.atom)), s.le(_atom(tr.atom), fv[1])]
     candidates: list[Poly] = []
-    for cmp in guard_comparisons(node.condition):
-        if an.plan.type_of(cmp.left) not in INT_RANGES:
+    implied: list[Cond] = []
+    for small_e, big_e, strict in guard_comparisons(node.condition):
+        if an.plan.type_of(small_e) not in INT_RANGES:
             continue
-        left, right = an.peek(cmp.left, head), an.peek(cmp.right, head)
-        if not (isinstance(left, AInt) and isinstance(right, AInt)):
+        small, big = an.peek(small_e, head), an.peek(big_e, head)
+        if not (isinstance(small, AInt) and isinstance(big, AInt)):
             continue
-        a, b = left.exact, right.exact
-        if a is None or b is None:
-            continue
-        if cmp.op is ast.BinaryOp.LT:
-            r = s.sub(b, a)
-        elif cmp.op is ast.BinaryOp.LTE:
-            r = s.add_const(s.sub(b, a), 1)
-        elif cmp.op is ast.BinaryOp.GT:
-            r = s.sub(a, b)
-        else:
-            r = s.add_const(s.sub(a, b), 1)
+        # small.lo <= small (<)= big <= big.hi, so r = big.hi - small.lo (+1) is >= 1 under the guard
+        r = s.sub(big.hi, small.lo) if strict else s.add_const(s.sub(big.hi, small.lo), 1)
+        implied.append(s.ge(s.add_const(r, -1)))
         if s.atoms(r) & by_atom.keys() and r not in candidates:
             candidates.append(r)
     obligations: list[str] = []
-    for r in candidates[:4]:
+    for r in candidates[:6]:
         mapping: dict[int, Poly] = {}
-        premises: list[Cond] = list(head.pc)
+        premises: list[Cond] = [*head.pc, *implied]
         ok = True
         for fid in sorted(s.atoms(r) & by_atom.keys()):
             tr = by_atom[fid]
@@ -529,6 +556,9 @@ def _ranking(
                 break
             lo_c, hi_c = cap_range(an, tr.entry, tr.type)
             q = s.atom(f"{tr.name} (after one iteration)", lo_c, hi_c)
+            qid = s.atom_id(q)
+            assert qid is not None
+            an.namer.names[qid] = f"{tr.name}'"
             mapping[fid] = q
             premises.append(s.le(tr.post[0], q))
             premises.append(s.le(q, tr.post[1]))
@@ -556,17 +586,40 @@ def _ranking(
             if fe is not None:
                 entry_elim[fid] = fe
         n_up = s.max(s.bound(r, entry_elim, True), ZERO)
+        n_lo = ZERO
+        if guard is not None:
+            # exactly r(entry) iterations if r drops by at most 1 and the guard fails only at r <= 0
+            slow = s.lt(r_post, s.add_const(r, -1))
+            ob2, res2 = an.log.ask(
+                s, kind="ranking", function=an.function, pointer=node.pointer,
+                claim=f"every iteration lowers r = {text} by at most 1",
+                goal=slow, premises=premises, facts=temp_facts,
+            )
+            ob3, res3 = an.log.ask(
+                s, kind="ranking", function=an.function, pointer=node.pointer,
+                claim=f"the loop can only stop once r = {text} <= 0",
+                goal=s.and_(s.not_(guard), s.ge(s.add_const(r, -1))), premises=list(st.pc), facts=temp_facts,
+            )
+            obligations.extend((ob2.name, ob3.name))
+            if res2.status == "unsat" and res3.status == "unsat":
+                n_lo = s.max(s.bound(r, entry_elim, False), ZERO)
         fact = LoopFact(
-            an.function, node.pointer, "while", Verdict.PROVED, f"ranking function r = {text}",
-            an.namer.poly(n_up), tuple(obligations),
+            an.function,
+            node.pointer,
+            "while",
+            Verdict.PROVED,
+            f"ranking function r = {text}",
+            an.namer.poly(n_up),
+            tuple(obligations),
         )
-        return n_up, fact
+        return n_up, fact, n_lo
     reason = (
         "no ranking function found among the guard's comparisons"
         if candidates
         else "the guard has no comparison over a local the loop changes"
     )
-    return None, LoopFact(
-        an.function, node.pointer, "while", Verdict.UNKNOWN, reason, "unbounded", tuple(obligations)
+    return (
+        None,
+        LoopFact(an.function, node.pointer, "while", Verdict.UNKNOWN, reason, "unbounded", tuple(obligations)),
+        ZERO,
     )
-

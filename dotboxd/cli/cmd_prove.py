@@ -1,0 +1,194 @@
+"""``dotboxd prove MODULE [--policy P] [--bindings M] [--emit-smt DIR] [--format json]``.
+
+Validates MODULE against the policy (default: pure computation only, default limits) and runs the
+prover: per function it prints how each loop was shown to terminate, the symbolic bound of every
+budget (fuel, loop iterations, host calls, allocation, per-binding calls, call depth), its maximum
+under the preconditions, the limit and the verdict - PROVED, REFUTED (with a counterexample input,
+the cost it reaches and the overshoot) or UNKNOWN (runtime metering decides) - and the arithmetic
+operations not proved safe.
+
+``--emit-smt DIR`` writes every obligation as a standalone SMT-LIB2 script (``DIR/index.json``
+lists the answer each must give); ``z3 DIR/<name>.smt2`` replays it without dotboxd.
+``--self-check`` first checks the prover's own soundness lemmas. Bindings are as for ``check``
+(DotBoxD's standard bindings plus a manifest); ``requireStaticBound`` in the policy is reported, not
+enforced, so that the evidence is printed either way.
+
+Exit codes: 0 no budget of an entrypoint is REFUTED (and, under ``requireStaticBound``, every one
+is PROVED); 1 a budget is REFUTED, a strict policy is not met, a lemma fails, or the module is
+rejected; 2 usage or I/O error.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from dotboxd.cli.output import Input, Reporter, load_input, write_text
+from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_manifest, standard_bindings
+from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.grammar.source import KINDS
+from dotboxd.validator.api import validate
+from dotboxd.validator.policy import Policy
+from dotboxd.validator.prover import FunctionProof, ProofReport, Verdict, prove_plan
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "prove",
+        help="prove termination, budget bounds and arithmetic safety with Z3; print the evidence",
+        description="Validate FILE and prove, per function, its budgets (PROVED / REFUTED / UNKNOWN).",
+    )
+    parser.add_argument(
+        "file", metavar="FILE", nargs="?", help="a .json wire module or a .dbk text module ('-' for stdin)"
+    )
+    parser.add_argument("--from", dest="source_kind", choices=KINDS, default=None, help="the form of FILE")
+    parser.add_argument("--policy", default=None, help="a JSON policy file (default: pure computation only)")
+    parser.add_argument("--bindings", default=None, help="a JSON binding manifest to register")
+    parser.add_argument(
+        "--no-standard-bindings",
+        dest="standard",
+        action="store_false",
+        help="do not register DotBoxD's standard effectful bindings",
+    )
+    parser.add_argument("--emit-smt", dest="emit_smt", default=None, metavar="DIR", help="write obligations here")
+    parser.add_argument("--self-check", dest="self_check", action="store_true", help="check the prover's lemmas")
+    parser.add_argument("--now", dest="now_ms", type=int, default=None, help="the instant (Unix ms) for grants")
+    parser.add_argument(
+        "--format",
+        dest="output_format",
+        choices=("text", "json"),
+        default="text",
+        help="output for humans (text, default) or machines (json)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def _catalog(manifest: str | None, standard: bool) -> BindingCatalog:
+    registry = BindingRegistry(standard_bindings() if standard else ())
+    if manifest is not None:
+        registry.extend(load_binding_manifest(Path(manifest).read_bytes()))
+    return registry.build()
+
+
+def run(args: argparse.Namespace) -> int:
+    reporter = Reporter.from_args(args)
+    lemma_lines: list[str] = []
+    lemma_json: list[dict[str, str]] = []
+    lemmas_ok = True
+    if args.self_check:
+        from dotboxd.validator.prover.lemmas import check_lemmas
+
+        for result in check_lemmas():
+            lemmas_ok = lemmas_ok and result.proved
+            lemma_lines.append(f"  {'ok ' if result.proved else 'FAIL'} {result.name}: {result.statement}")
+            lemma_json.append({"name": result.name, "status": result.status, "statement": result.statement})
+        if args.file is None:
+            head = f"prover self-check: {sum(r['status'] == 'unsat' for r in lemma_json)}/{len(lemma_json)} lemmas proved"
+            code = reporter.accepted({"lemmas": lemma_json}, "\n".join([head, *lemma_lines]))
+            return code if lemmas_ok else EXIT_FAILED
+    if args.file is None:
+        return reporter.failed("usage", "FILE is required (or give --self-check alone)")
+    loaded = load_input(reporter, args.file, args.source_kind)
+    if not isinstance(loaded, Input):
+        return loaded
+    stage = "policy"
+    try:
+        policy = Policy.from_json(Path(args.policy).read_bytes()) if args.policy else Policy.default()
+        stage = "bindings"
+        catalog = _catalog(args.bindings, args.standard)
+    except OSError as error:
+        return reporter.failed("io", f"{error.filename}: {error.strerror or type(error).__name__}", error.filename)
+    except DotBoxDError as error:
+        where = args.policy if stage == "policy" else args.bindings or "<standard bindings>"
+        return reporter.rejected(error, None, where, {"file": loaded.filename, "stage": stage})
+    strict = policy.require_static_bound
+    try:
+        plan = validate(loaded.module, replace(policy, require_static_bound=False), catalog, now_unix_ms=args.now_ms)
+    except DotBoxDError as error:
+        return reporter.rejected(error, loaded.source, loaded.filename, {"file": loaded.filename, "stage": "validate"})
+    report = prove_plan(plan)
+    written: list[Path] = []
+    if args.emit_smt:
+        try:
+            written = report.write_smt(args.emit_smt)
+        except OSError as error:
+            return reporter.failed("io", f"{args.emit_smt}: {error.strerror or type(error).__name__}", args.emit_smt)
+    refuted = any(f.verdict is Verdict.REFUTED for f in report.entrypoints())
+    strict_failed = strict and not report.all_proved()
+    failed = refuted or strict_failed or not lemmas_ok
+    payload: dict[str, Any] = {"file": loaded.filename, "requireStaticBound": strict, **report.to_json()}
+    if args.emit_smt:
+        payload["smtDirectory"] = args.emit_smt
+        payload["smtFiles"] = len(written)
+    if lemma_json:
+        payload["lemmas"] = lemma_json
+    if reporter.machine:
+        reporter.emit({"ok": not failed, "command": reporter.command, **payload})
+    else:
+        text = human_report(report, loaded.filename, plan.policy.policy_id, strict, args.emit_smt)
+        if lemma_lines:
+            text = "\n".join(["prover self-check:", *lemma_lines, text])
+        write_text(reporter.out, text + "\n")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def human_report(report: ProofReport, filename: str, policy_id: str, strict: bool, smt_dir: str | None) -> str:
+    """The readable proof report (golden-tested)."""
+    lines = [f"{filename}: module {report.module} (policy {policy_id}; z3 {report.z3_version})"]
+    for proof in report.functions:
+        lines.extend(_function_lines(proof))
+    counts = report.counts()
+    summary = ", ".join(f"{k} {v}" for k, v in counts.items())
+    lines.append(f"summary: {len(report.functions)} function(s): {summary}; {len(report.obligations)} obligation(s)")
+    if smt_dir:
+        lines.append(f"evidence: SMT-LIB2 obligations written to {smt_dir} (replay with: z3 {smt_dir}/<name>.smt2)")
+    if strict:
+        state = "met" if report.all_proved() else "NOT met: the host would refuse to install this kernel"
+        lines.append(f"requireStaticBound: {state}")
+    return "\n".join(lines)
+
+
+def _function_lines(proof: FunctionProof) -> list[str]:
+    role = "entrypoint" if proof.entrypoint else "private: any arguments"
+    lines = [f"fn {proof.function} ({role}): {proof.verdict.value}"]
+    if proof.note:
+        lines.append(f"  note: {proof.note}")
+    own = [loop for loop in proof.loops if loop.function == proof.function]
+    if own:
+        lines.append("  termination:")
+        for loop in own:
+            lines.append(
+                f"    {loop.kind} at {loop.pointer}: {loop.verdict.value} - {loop.method}; "
+                f"iterations per entry <= {loop.iterations}"
+            )
+    lines.append("  budgets:")
+    for b in proof.budgets:
+        limit = "none" if b.limit is None else f"{b.limit:,}"
+        worst = "unbounded" if b.bound_max is None else f"{b.bound_max:,}"
+        lines.append(f"    {b.resource}: {b.verdict.value} (max {worst}, limit {limit})")
+        lines.append(f"      bound: {b.bound}")
+        if b.verdict is Verdict.REFUTED and b.witness is not None and b.reached is not None:
+            lines.append(
+                f"      counterexample: {b.witness.text()} needs at least {b.reached:,}: "
+                f"it exceeds the budget by {b.factor or 0.0:,.1f}x"
+            )
+        elif b.verdict is Verdict.UNKNOWN:
+            lines.append(f"      not proved: {b.reason}; runtime metering decides")
+        if b.verdict is not Verdict.PROVED and b.estimated_factor is not None and b.estimated_factor > 1:
+            lines.append(f"      estimated worst case exceeds the budget by {b.estimated_factor:,.1f}x")
+        if b.hint and b.verdict is not Verdict.PROVED:
+            lines.append(f"      hint: {b.hint}")
+    safe = [s for s in proof.safety if s.verdict is Verdict.PROVED]
+    other = [s for s in proof.safety if s.verdict is not Verdict.PROVED]
+    if proof.safety:
+        lines.append(f"  arithmetic: {len(safe)} operation(s) proved safe, {len(other)} not")
+        for s in other:
+            extra = f"; e.g. {s.witness.text()}" if s.witness is not None else ""
+            lines.append(f"    {s.op} at {s.pointer}: {s.verdict.value} - {s.reason}{extra}")
+    return lines
