@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from dotboxd.conformance import areas
 from dotboxd.conformance.errors import CaseFormatError
 from dotboxd.conformance.model import Case
 from dotboxd.conformance.shape import check_case
@@ -45,13 +46,10 @@ def parse_case_json(text: str, where: str) -> Any:
 
 
 def area_of(path: Path) -> str:
-    """The first directory below ``cases/`` (``cases/import/budgets.json`` -> ``import``);
-    outside a ``cases`` tree, the file's parent directory name."""
-    parts = path.resolve().parts
-    for index in range(len(parts) - 2, -1, -1):
-        if parts[index] == "cases" and index + 1 < len(parts) - 1:
-            return parts[index + 1]
-    return path.resolve().parent.name or "."
+    """The area of a case file: its directory below ``cases/``, or for the stage directories
+    (``import/``, ``validate/``, ``policy/``, ``run/``) the area ``dotboxd.conformance.areas``
+    assigns to the file; outside a ``cases`` tree, the file's parent directory name."""
+    return areas.area_of(path, CORPUS_ROOT)
 
 
 def load_file(path: Path) -> list[Case]:

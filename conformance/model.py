@@ -30,6 +30,10 @@ CATEGORIES: tuple[str, ...] = (
     "HostFailure",
 )
 
+#: The categories a ``refuse`` fixture (our behaviour kind) may choose: those a host binding may raise
+#: on purpose (``BindingError``), each with its own run-time code.
+REFUSE_CATEGORIES: tuple[str, ...] = ("PermissionDenied", "NotFound", "InvalidInput", "QuotaExceeded")
+
 # The module sources: the three of the shared format plus our two optional ones.
 SOURCE_KEYS: tuple[str, ...] = ("module", "moduleText", "kernelText", "moduleTextGenerator", "moduleBase64")
 

@@ -20,6 +20,7 @@ from dotboxd.conformance.model import (
     BACKENDS,
     CATEGORIES,
     OUTCOMES,
+    REFUSE_CATEGORIES,
     SOURCE_KEYS,
     STAGES,
     TEXT_SOURCES,
@@ -77,6 +78,9 @@ BINDING_KEYS = frozenset(
         "auditKind",
         "safety",
         "behavior",
+        # our additions, read by the binding manifest loader (spec/validation.md section 8)
+        "compiledTarget",
+        "grantParameters",
     }
 )
 # behaviour kind -> (required parameters, optional parameters)
@@ -90,6 +94,8 @@ BEHAVIOR_PARAMS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "sleep": (frozenset({"ms"}), frozenset({"value"})),
     "foreign": (frozenset(), frozenset()),
     "malformed": (frozenset({"value"}), frozenset()),
+    # our extension: refuse on purpose with a chosen category (see dotboxd.conformance.fixtures)
+    "refuse": (frozenset({"category"}), frozenset({"message"})),
 }
 RUN_ONLY_EXPECT = ("fuelUsed", "usage", "bindingCalls")
 
@@ -230,8 +236,12 @@ def _behavior(value: Any, where: str) -> None:
         raise CaseFormatError(where, "behavior 'echo' needs a non-negative integer 'arg'")
     if kind == "sleep" and not (_is_int(behavior["ms"]) and behavior["ms"] >= 0):
         raise CaseFormatError(where, "behavior 'sleep' needs a non-negative integer 'ms'")
-    if kind == "raise" and not isinstance(behavior.get("message", ""), str):
-        raise CaseFormatError(where, "behavior 'raise' takes a string 'message'")
+    if kind in ("raise", "refuse") and not isinstance(behavior.get("message", ""), str):
+        raise CaseFormatError(where, f"behavior {kind!r} takes a string 'message'")
+    if kind == "refuse" and behavior["category"] not in REFUSE_CATEGORIES:
+        raise CaseFormatError(
+            where, f"behavior 'refuse' needs a 'category' among {', '.join(REFUSE_CATEGORIES)}"
+        )
 
 
 def _expect(value: Any, where: str, source_key: str) -> Expect:

@@ -2,7 +2,8 @@
 
 Exactly the recipe of the validator's interface note: the policy's JSON form with ``$ROOT`` bound to
 the case's temporary root, the case's ``bindings`` read as a binding manifest (so registry errors
-are ``E-BINDING-*`` rejections of this stage) with their fixture behaviours attached, then
+are ``E-BINDING-*`` rejections of this stage) with their fixture behaviours attached - fresh
+invokers for every evaluation, so no fixture state leaks from one run into the next - then
 ``validate``. Any ``DotBoxDError`` raised here is a rejection at stage ``validate``.
 """
 
@@ -28,8 +29,8 @@ def validate_case(module: Any, raw: Mapping[str, Any], root: str | None) -> Vali
     api = optional_module("dotboxd.validator.api")
     if api is None:
         raise StageUnavailable("the validate stage (dotboxd.validator.api) is not available")
+    from dotboxd.conformance.fixtures import case_invokers
     from dotboxd.core.bindings import BindingRegistry, load_binding_manifest
-    from dotboxd.runtime.fixtures import fixture_invokers
     from dotboxd.validator.policy import Policy
 
     variables = {"$ROOT": root} if root is not None else {}
@@ -37,7 +38,7 @@ def validate_case(module: Any, raw: Mapping[str, Any], root: str | None) -> Vali
     entries = list(raw.get("bindings", []))
     descriptors = load_binding_manifest(entries)
     catalog = BindingRegistry(descriptors).build()
-    invokers = fixture_invokers(entries, {d.id: d.return_type for d in descriptors})
+    invokers = case_invokers(entries, {d.id: d.return_type for d in descriptors})
     catalog = catalog.with_invokers(invokers)
     plan = api.validate(module, policy, catalog)
     return Validated(plan=plan, catalog=catalog)

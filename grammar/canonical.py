@@ -13,11 +13,16 @@ so a module hashes identically here and in the .NET reference:
 * the hash is the lowercase SHA-256 hex of the UTF-8 bytes of the text.
 
 Because each nesting level escapes its child again, a backslash or control character ``d`` levels
-deep costs ``2**d`` characters. DotBoxD has no guard against that. Here one walk of the AST first
-measures the text with integers only (``canonical_size``); a module whose canonical text would
-exceed ``MAX_CANONICAL_UNITS``, or whose records would total more than ``MAX_CANONICAL_WORK``, is
-rejected with ``E-CANON-LIMIT`` before anything is built. The same walk, over text instead of
-sizes, then builds it. Both walks use explicit stacks, never recursion.
+deep costs ``2**d`` characters. DotBoxD has no guard against that. Here the text is built in one
+bottom-up walk that knows every record's exact size and backslash count before building it
+(integers carried with each built piece: built text never holds a control character, so escaping it
+again only doubles its backslashes). Such doubling needs a backslash in a record that will be
+escaped again; the first time one shows up, the whole module is measured with integers only
+(``canonical_size``'s walk) and refused with ``E-CANON-LIMIT`` if its text would exceed
+``MAX_CANONICAL_UNITS`` or its records would total more than ``MAX_CANONICAL_WORK``. Without one,
+sizes only add up and running checks stop the build at the same budgets. Either way the decision is
+the one a full measurement would give, no string beyond the budget is built, and typical modules
+(no escapes) are walked once. All walks use explicit stacks, never recursion.
 
 The small encoder API (``encode_field``, ``encode_record``, ``hash_records``, ``sha256_hex``,
 ``ordinal_key``, ``format_f64``) is public so that plan, policy and binding-manifest hashes reuse
@@ -30,10 +35,10 @@ import hashlib
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from functools import lru_cache
 
 from dotboxd.core.ast import (
+    BINARY_SYMBOLS,
     Binary,
     Break,
     Call,
@@ -55,7 +60,7 @@ from dotboxd.core.ast import (
     Visibility,
     While,
 )
-from dotboxd.core.diagnostics import reject
+from dotboxd.core.diagnostics import DotBoxDError, reject
 
 CANONICALIZER_ID = "dotboxd-canonicalizer-1"
 """Identity of this encoding; equal to DotBoxD's because the bytes are identical (spec/canonical.md)."""
@@ -82,6 +87,8 @@ def _escape_table() -> dict[int, str]:
 
 _ESCAPES = _escape_table()
 _NEEDS_ESCAPE = re.compile("[\\\\\x00-\x1f\x7f-\x9f]")
+_BACKSLASH = "\\"
+_TWO_BACKSLASHES = "\\\\"
 
 
 def escape_text(value: str) -> str:
@@ -99,34 +106,34 @@ def utf16_len(value: str) -> int:
     return len(value.encode("utf-16-le", "surrogatepass")) // 2
 
 
-def _field(value: str | None) -> tuple[str, int]:
-    """One encoded field and its UTF-16 length."""
-    if value is None:
-        return "n;", 2
-    escaped = escape_text(value)
+_Piece = tuple[str, int, int]
+"""Encoded text with its UTF-16 length and its number of backslashes. Encoded text never holds a
+control character (escaping removed them all), so escaping it again adds exactly one unit per
+backslash and doubles the backslash count: sizes of every enclosing record follow from these two
+integers without looking at the text again."""
+
+
+def _string_field(value: str) -> _Piece:
+    """The field of one string: ``s<len>:<escaped>;``."""
+    if value.isascii() and value.isprintable() and _BACKSLASH not in value:  # nothing to escape
+        size = len(value)
+        return f"s{size}:{value};", size + len(str(size)) + 3, 0
+    escaped = value.translate(_ESCAPES)
     size = utf16_len(escaped)
-    prefix = str(size)
-    return f"s{prefix}:{escaped};", size + len(prefix) + 3
+    return f"s{size}:{escaped};", size + len(str(size)) + 3, escaped.count(_BACKSLASH)
+
+
+_NULL_FIELD: _Piece = ("n;", 2, 0)
 
 
 def encode_field(value: str | None) -> str:
     """``n;`` for None, else ``s<utf16 length of escaped>:<escaped>;``."""
-    return _field(value)[0]
-
-
-def _record(fields: Sequence[str | None]) -> tuple[str, int]:
-    parts: list[str] = []
-    total = 0
-    for value in fields:
-        text, size = _field(value)
-        parts.append(text)
-        total += size
-    return "".join(parts), total
+    return _NULL_FIELD[0] if value is None else _string_field(value)[0]
 
 
 def encode_record(*fields: str | None) -> str:
     """A record: its fields encoded and concatenated (no separator, no terminator)."""
-    return _record(fields)[0]
+    return "".join(map(encode_field, fields))
 
 
 def ordinal_key(value: str) -> bytes:
@@ -135,15 +142,14 @@ def ordinal_key(value: str) -> bytes:
     return value.encode("utf-16-be", "surrogatepass")
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def canonical_bytes(text: str) -> bytes:
     """The UTF-8 bytes that are hashed. A lone surrogate becomes U+FFFD (as .NET's ``Encoding.UTF8``
     does); surrogate code points that form a pair in UTF-16 are joined first."""
-    if _SURROGATE.search(text) is not None:
-        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return text.encode("utf-8")
+    try:
+        return text.encode("utf-8")  # fails exactly when the text holds a surrogate code point
+    except UnicodeEncodeError:
+        joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+        return joined.encode("utf-8")
 
 
 def sha256_hex(text: str) -> str:
@@ -201,12 +207,28 @@ def format_guid(value: str) -> str:
     return value.replace("-", "").lower()
 
 
+_SMALL = 10**18
+_LOG10_2 = math.log10(2)
+
+
+@lru_cache(maxsize=64)
+def _power_of_ten(exponent: int) -> int:
+    power: int = 10**exponent
+    return power
+
+
+def _digit_count(number: int) -> int:
+    """Decimal digits of a non-negative int. Sizes of hostile texts can be astronomically large
+    (only ever measured, never built): counted from the bit length, since ``str`` of a huge int is
+    slow and refused beyond 4300 digits."""
+    if number < _SMALL:
+        return len(str(number))
+    upper = int(number.bit_length() * _LOG10_2) + 1  # the count is ``upper`` or ``upper - 1``
+    return upper if number >= _power_of_ten(upper - 1) else upper - 1
+
+
 # ---------------------------------------------------------------------------------------------
 # Nodes
-
-_UNARY_SYMBOLS = {UnaryOp.NOT: "!", UnaryOp.NEG: "-"}
-
-T = TypeVar("T")
 
 
 def _literal_fields(literal: Literal) -> tuple[str, ...]:
@@ -235,207 +257,361 @@ def _literal_fields(literal: Literal) -> tuple[str, ...]:
     raise TypeError(f"malformed {kind.value} literal in the AST: {value!r}")
 
 
-class _Algebra(Protocol[T]):
-    """What the module walk computes per string and per record: the text itself, or its size."""
-
-    def value(self, text: str) -> T:
-        """A string taken from the AST (a name, a literal's text, a keyword)."""
-        ...
-
-    def record(self, fields: Sequence[T | None]) -> T:
-        """A record of fields (None is the null field); usable as a field of an enclosing record."""
-        ...
+def _fields(*values: str) -> _Piece:
+    """Several string fields concatenated (the leading, fixed part of a record)."""
+    pieces = [_string_field(value) for value in values]
+    return "".join(p[0] for p in pieces), sum(p[1] for p in pieces), sum(p[2] for p in pieces)
 
 
-class _Text:
-    """The canonical text itself."""
-
-    def value(self, text: str) -> str:
-        return text
-
-    def record(self, fields: Sequence[str | None]) -> str:
-        return _record(fields)[0]
-
-
-@dataclass(frozen=True, slots=True)
-class _Size:
-    """A string known only by its UTF-16 length and how many characters escaping will expand:
-    backslashes, CR/LF/TAB (one extra unit each) and other controls (five extra units each)."""
-
-    units: int
-    backslashes: int = 0
-    short_controls: int = 0
-    long_controls: int = 0
-
-    def escaped(self) -> tuple[int, int]:
-        """(units, backslashes) after escaping: every escape adds backslashes, no controls remain."""
-        units = self.units + self.backslashes + self.short_controls + 5 * self.long_controls
-        return units, 2 * self.backslashes + self.short_controls + self.long_controls
+# Fixed record heads and lines, encoded once.
+_TYPE = _fields("type")
+_VAR = _fields("var")
+_LIT = _fields("lit")
+_CALL = _fields("call")
+_RETURN = _fields("return")
+_EXPR = _fields("expr")
+_IF = _fields("if")
+_SET = _fields("set")
+_FOR = _fields("for")
+_WHILE = _fields("while")
+_BIN_HEADS = {op: _fields("bin", symbol) for op, symbol in BINARY_SYMBOLS.items()}
+_UNARY_HEADS = {UnaryOp.NOT: _fields("unary", "!"), UnaryOp.NEG: _fields("unary", "-")}
+_ELSE, _ENDIF, _ENDWHILE, _ENDFOR = (_fields(word) for word in ("else", "endif", "endwhile", "endfor"))
+_CONTINUE, _BREAK = _fields("continue"), _fields("break")
+_CANONICALIZER_LINE = _fields("canonicalizer", CANONICALIZER_ID)
+_NOTHING: _Piece = ("", 0, 0)
+_VISIBILITY = {Visibility.ENTRYPOINT: "entry", Visibility.PRIVATE: "private"}
 
 
-_SHORT_CONTROLS = re.compile("[\r\n\t]")
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+_NONE: _Piece = ("", -1, -1)  # a placeholder, told apart by identity
 
 
-class _Sizer:
-    """Exact sizes of the canonical text, computed with integers only (so that an exponentially
-    large text is measured in microseconds, never built), plus the total size of every record
-    that building the text would create."""
-
-    def __init__(self) -> None:
-        self.work = 0
-
-    def value(self, text: str) -> _Size:
-        if _NEEDS_ESCAPE.search(text) is None:
-            return _Size(utf16_len(text))
-        short = len(_SHORT_CONTROLS.findall(text))
-        return _Size(utf16_len(text), text.count("\\"), short, len(_CONTROLS.findall(text)) - short)
-
-    def record(self, fields: Sequence[_Size | None]) -> _Size:
-        units = backslashes = 0
-        for field_size in fields:
-            if field_size is None:
-                units += 2
-                continue
-            escaped_units, escaped_backslashes = field_size.escaped()
-            units += escaped_units + len(str(escaped_units)) + 3
-            backslashes += escaped_backslashes
-        self.work += units
-        return _Size(units, backslashes)
-
-
-def _walk_type(alg: _Algebra[T], root: TypeRef) -> T:
-    """``(type, name, T...)``, bottom-up with an explicit stack."""
-    done: list[T] = []
-    stack: list[tuple[TypeRef, bool]] = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if node.arguments and not expanded:
-            stack.append((node, True))
-            stack.extend((arg, False) for arg in reversed(node.arguments))
-            continue
-        args = _pop(done, len(node.arguments))
-        done.append(alg.record([alg.value("type"), alg.value(node.name), *args]))
-    return done[0]
-
-
-def _walk_expr(alg: _Algebra[T], root: Expr) -> T:
-    """``(lit, V)``, ``(var, n)``, ``(unary, op, E)``, ``(bin, op, E, E)`` and
-    ``(call, name, null|T, E...)``; operators in symbol form (``!``, ``-``, ``+``, ``&&``, ...)."""
-    done: list[T] = []
-    stack: list[tuple[Expr, bool]] = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if isinstance(node, Var):
-            done.append(alg.record([alg.value("var"), alg.value(node.name)]))
-        elif isinstance(node, Literal):
-            value = alg.record([alg.value(f) for f in _literal_fields(node)])
-            done.append(alg.record([alg.value("lit"), value]))
-        elif not expanded:
-            stack.append((node, True))
-            stack.extend((child, False) for child in reversed(_children(node)))
-        else:
-            parts = _pop(done, len(_children(node)))
-            if isinstance(node, Unary):
-                done.append(alg.record([alg.value("unary"), alg.value(_UNARY_SYMBOLS[node.op]), *parts]))
-            elif isinstance(node, Binary):
-                done.append(alg.record([alg.value("bin"), alg.value(node.op.symbol), *parts]))
-            else:
-                assert isinstance(node, Call)
-                generic = None if node.generic_type is None else _walk_type(alg, node.generic_type)
-                done.append(alg.record([alg.value("call"), alg.value(node.name), generic, *parts]))
-    return done[0]
-
-
-def _pop(stack: list[T], count: int) -> list[T]:
-    """The last ``count`` items of ``stack``, removed from it."""
-    if count == 0:
-        return []
-    items = stack[-count:]
-    del stack[-count:]
-    return items
+def _simple(node: Expr) -> bool:
+    return isinstance(node, (Var, Literal))
 
 
 def _children(node: Expr) -> tuple[Expr, ...]:
-    if isinstance(node, Unary):
-        return (node.operand,)
     if isinstance(node, Binary):
         return (node.left, node.right)
+    if isinstance(node, Unary):
+        return (node.operand,)
     if isinstance(node, Call):
         return node.args
-    return ()
+    raise TypeError(f"unknown expression node {type(node).__name__}")
 
 
-def _walk_statements(alg: _Algebra[T], body: Sequence[Stmt], lines: list[T]) -> None:
-    """One line per statement plus block markers, from a work stack (no recursion)."""
-
-    def line(*fields: T | str) -> None:
-        lines.append(alg.record([alg.value(f) if isinstance(f, str) else f for f in fields]))
-
-    stack: list[Stmt | str] = list(reversed(body))
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            line(item)
-        elif isinstance(item, Set):
-            line("set", item.name, _walk_expr(alg, item.value))
-        elif isinstance(item, Return):
-            line("return", _walk_expr(alg, item.value))
-        elif isinstance(item, ExprStmt):
-            line("expr", _walk_expr(alg, item.value))
-        elif isinstance(item, If):
-            line("if", _walk_expr(alg, item.condition))
-            stack.append("endif")
-            stack.extend(reversed(item.else_))
-            stack.append("else")
-            stack.extend(reversed(item.then))
-        elif isinstance(item, While):
-            line("while", _walk_expr(alg, item.condition))
-            stack.append("endwhile")
-            stack.extend(reversed(item.body))
-        elif isinstance(item, ForRange):
-            line("for", item.local, _walk_expr(alg, item.start), _walk_expr(alg, item.end))
-            stack.append("endfor")
-            stack.extend(reversed(item.body))
-        elif isinstance(item, Continue):
-            line("continue")
-        elif isinstance(item, Break):
-            line("break")
-        else:
-            raise TypeError(f"unknown statement node {type(item).__name__}")
+class _OverBudget(Exception):
+    """Raised inside the walk once the module is known to exceed a budget (caught below)."""
 
 
-def _walk_module(alg: _Algebra[T], module: Module) -> list[T]:
-    """The module's lines (records without their LF terminators), in canonical order."""
-    lines: list[T] = []
+class _Encoder:
+    """One walk over a module that emits its canonical lines (``build``) or only measures them.
 
-    def line(*fields: T | str) -> None:
-        lines.append(alg.record([alg.value(f) if isinstance(f, str) else f for f in fields]))
+    Every record is a ``_Piece``; its size follows from its fields' sizes (integers) before its
+    text is built. Building is guarded in two ways:
 
-    line("canonicalizer", CANONICALIZER_ID)
-    line("module", module.id, module.version, module.target_sandbox_version)
-    requests = sorted(
-        module.capability_requests, key=lambda r: (ordinal_key(r.id), ordinal_key(r.reason or ""))
-    )
-    for request in requests:
-        line("requires", request.id, request.reason or "")
-    for key, value in sorted(module.metadata, key=lambda item: ordinal_key(item[0])):
-        line("metadata", key, value)
-    for fn in sorted(module.functions, key=lambda f: ordinal_key(f.id)):
-        entry = "entry" if fn.visibility is Visibility.ENTRYPOINT else "private"
-        line("fn", entry, fn.id, _walk_type(alg, fn.return_type))
-        for param in fn.parameters:
-            line("param", param.name, _walk_type(alg, param.type))
-        _walk_statements(alg, fn.body, lines)
-    return lines
+    * Exponential growth needs a backslash in a record that will be escaped again (a *nested*
+      record: anything but a line). The first time one appears, the whole module is measured with
+      integers only (a second ``_Encoder`` with ``build=False``) and refused at once if it does not
+      fit; a module without such escapes, nearly every real one, never pays for that walk.
+    * Without that growth sizes only add up, and two running checks bound the building: the records
+      built so far, the next one included, stay within ``max_work``; the finished lines plus every
+      piece waiting to be embedded in the current line (``held``: each ends up inside it) stay
+      within ``max_units``. Both are lower bounds of the final totals, so memory stays within about
+      twice ``max_units`` and a refusal is a refusal of the full measurement too.
+
+    Measuring builds no text (pieces carry their head text or none) and refuses nothing. Its sizes
+    can be astronomically large; with ``cap`` every record size saturates there (a record is at
+    least as large as each of its children, so every total below ``cap`` stays exact).
+    """
+
+    def __init__(self, module: Module, build: bool, max_units: int, max_work: int, cap: int | None) -> None:
+        self.module = module
+        self.build = build
+        self.max_units = max_units
+        self.max_work = max_work
+        self.cap = cap
+        self.measured: tuple[int, int] | None = None  # (units, work) once the escape walk has run
+        self.lines: list[str] = []
+        self.units = 0  # finished lines, LFs included
+        self.work = 0  # every record built so far, lines included
+        self.held = 0  # built pieces not yet embedded in the current line
+        self.strings: dict[str, _Piece] = {}  # string -> its field
+        self.vars: dict[str, _Piece] = {}  # name -> ``(var, name)``
+        self.scalars: dict[str, _Piece] = {}  # name -> ``(type, name)``
+        self.literals: dict[tuple[LiteralKind, str, str | None], tuple[_Piece, _Piece]] = {}
+
+    # -- accounting -------------------------------------------------------------------------
+
+    def admit(self, units: int, backslashes: int, consumed: int, nested: bool) -> None:
+        """Account for a record of ``units`` that embeds pieces of ``consumed`` units, before it
+        is built; ``nested`` records will be escaped again, lines will not."""
+        work = self.work + units
+        if not self.build:
+            self.work = work
+            return
+        if backslashes and nested and self.measured is None:
+            self.measure()
+        held = self.held + units - consumed
+        if work > self.max_work or self.units + held > self.max_units:
+            raise _OverBudget
+        self.work, self.held = work, held
+
+    def measure(self) -> None:
+        """Escapes may now double at every level above: measure everything, refuse if too big."""
+        self.measured = _measure(self.module, self.max_units, self.max_work)
+        units, work = self.measured
+        if units > self.max_units or work > self.max_work:
+            raise _OverBudget
+
+    def leaf(self, piece: _Piece) -> _Piece:
+        """A nested record made of string fields only (already encoded): account for it."""
+        self.admit(piece[1], piece[2], 0, True)
+        return piece
+
+    def record(self, head: _Piece, children: Sequence[_Piece], nested: bool = True) -> _Piece:
+        """``head`` (string fields) followed by each child record embedded as an escaped field."""
+        text, units, backslashes = head
+        consumed = 0
+        for _child, child_units, child_backslashes in children:
+            escaped = child_units + child_backslashes
+            units += escaped + (len(str(escaped)) if escaped < _SMALL else _digit_count(escaped)) + 3
+            backslashes += 2 * child_backslashes
+            consumed += child_units
+        self.admit(units, backslashes, consumed, nested)
+        if not self.build:
+            if self.cap is not None and units > self.cap:
+                units, backslashes = self.cap, min(backslashes, self.cap)
+            return "", units, backslashes
+        parts = [text]
+        for child, child_units, child_backslashes in children:
+            if child_backslashes:
+                child = child.replace(_BACKSLASH, _TWO_BACKSLASHES)
+            parts.append(f"s{child_units + child_backslashes}:{child};")
+        return "".join(parts), units, backslashes
+
+    def line(self, head: _Piece, *children: _Piece) -> None:
+        text, units, _ = self.record(head, children, nested=False)
+        self.units += units + 1
+        if self.build:
+            self.held -= units
+            if self.units + self.held > self.max_units:
+                raise _OverBudget
+            self.lines.append(text)
+
+    # -- strings ----------------------------------------------------------------------------
+
+    def string(self, value: str) -> _Piece:
+        piece = self.strings.get(value)
+        if piece is None:
+            piece = self.strings[value] = _string_field(value)
+        return piece
+
+    def head(self, keyword: _Piece, *values: str) -> _Piece:
+        text, units, backslashes = keyword
+        for value in values:
+            field_text, field_units, field_backslashes = self.string(value)
+            text += field_text
+            units += field_units
+            backslashes += field_backslashes
+        return text, units, backslashes
+
+    # -- nodes ------------------------------------------------------------------------------
+
+    def type(self, root: TypeRef) -> _Piece:
+        """``(type, name, T...)``, bottom-up with an explicit stack (a node is pushed again, marked
+        True, below its arguments, and built once they are done)."""
+        if not root.arguments:
+            return self.leaf(self.scalar(root.name))
+        done: list[_Piece] = []
+        todo: list[tuple[TypeRef, bool]] = [(root, False)]
+        while todo:
+            node, expanded = todo.pop()
+            if not node.arguments:
+                done.append(self.leaf(self.scalar(node.name)))
+            elif not expanded:
+                todo.append((node, True))
+                todo.extend((arg, False) for arg in reversed(node.arguments))
+            else:
+                count = len(node.arguments)
+                args = done[-count:]
+                del done[-count:]
+                done.append(self.record(self.head(_TYPE, node.name), args))
+        return done[0]
+
+    def scalar(self, name: str) -> _Piece:
+        piece = self.scalars.get(name)
+        if piece is None:
+            piece = self.scalars[name] = self.head(_TYPE, name)
+        return piece
+
+    def literal(self, node: Literal) -> _Piece:
+        """``(lit, V)``. Both records are encoded once per distinct literal (keyed by ``repr``,
+        which tells ``0.0`` from ``-0.0`` and ``1`` from ``True``) but accounted for at every
+        occurrence."""
+        key = (node.kind, repr(node.value), node.brand)
+        cached = self.literals.get(key)
+        if cached is None:
+            value_record = self.leaf(self.head(_NOTHING, *_literal_fields(node)))
+            lit = self.record(_LIT, (value_record,))
+            self.literals[key] = (value_record, lit)
+            return lit
+        value_record, lit = cached
+        self.admit(value_record[1], value_record[2], 0, True)
+        self.admit(lit[1], lit[2], value_record[1], True)
+        return lit
+
+    def var(self, node: Var) -> _Piece:
+        piece = self.vars.get(node.name)
+        if piece is None:
+            piece = self.vars[node.name] = self.head(_VAR, node.name)
+        return self.leaf(piece)
+
+    def simple(self, node: Expr) -> _Piece | None:
+        """The record of a variable or literal; None for a node with children."""
+        if isinstance(node, Var):
+            return self.var(node)
+        if isinstance(node, Literal):
+            return self.literal(node)
+        return None
+
+    def expr(self, root: Expr) -> _Piece:
+        """``(lit, V)``, ``(var, n)``, ``(unary, op, E)``, ``(bin, op, E, E)`` and
+        ``(call, name, null|T, E...)``, bottom-up with an explicit stack.
+
+        Only nodes with children go on the stack: first to push their compound children, then
+        again (marked True) to be built; variables and literals are encoded where their parent is
+        built, compound children's records are taken from ``done``."""
+        piece = self.simple(root)
+        if piece is not None:
+            return piece
+        done: list[_Piece] = []
+        todo: list[tuple[Expr, bool]] = [(root, False)]
+        while todo:
+            node, expanded = todo.pop()
+            if not expanded:
+                todo.append((node, True))
+                todo.extend((child, False) for child in reversed(_children(node)) if not _simple(child))
+            elif isinstance(node, Binary):
+                right = self.simple(node.right) or done.pop()
+                left = self.simple(node.left) or done.pop()
+                done.append(self.record(_BIN_HEADS[node.op], (left, right)))
+            elif isinstance(node, Unary):
+                done.append(self.record(_UNARY_HEADS[node.op], (self.simple(node.operand) or done.pop(),)))
+            else:
+                assert isinstance(node, Call)
+                args = [self.simple(arg) or _NONE for arg in reversed(node.args)]
+                for index, arg_piece in enumerate(args):
+                    if arg_piece is _NONE:
+                        args[index] = done.pop()
+                args.reverse()
+                if node.generic_type is None:
+                    head = self.head(_CALL, node.name)
+                    head = (head[0] + _NULL_FIELD[0], head[1] + _NULL_FIELD[1], head[2])
+                else:
+                    head = self.head(_CALL, node.name)
+                    args.insert(0, self.type(node.generic_type))
+                done.append(self.record(head, args))
+        return done[0]
+
+    def statements(self, body: Sequence[Stmt]) -> None:
+        """One line per statement plus block markers, from a work stack (no recursion)."""
+        todo: list[Stmt | _Piece] = list(reversed(body))
+        while todo:
+            item = todo.pop()
+            if isinstance(item, tuple):
+                self.line(item)
+            elif isinstance(item, Set):
+                self.line(self.head(_SET, item.name), self.expr(item.value))
+            elif isinstance(item, Return):
+                self.line(_RETURN, self.expr(item.value))
+            elif isinstance(item, ExprStmt):
+                self.line(_EXPR, self.expr(item.value))
+            elif isinstance(item, If):
+                self.line(_IF, self.expr(item.condition))
+                todo.append(_ENDIF)
+                todo.extend(reversed(item.else_))
+                todo.append(_ELSE)
+                todo.extend(reversed(item.then))
+            elif isinstance(item, While):
+                self.line(_WHILE, self.expr(item.condition))
+                todo.append(_ENDWHILE)
+                todo.extend(reversed(item.body))
+            elif isinstance(item, ForRange):
+                start = self.expr(item.start)
+                self.line(self.head(_FOR, item.local), start, self.expr(item.end))
+                todo.append(_ENDFOR)
+                todo.extend(reversed(item.body))
+            elif isinstance(item, Continue):
+                self.line(_CONTINUE)
+            elif isinstance(item, Break):
+                self.line(_BREAK)
+            else:
+                raise TypeError(f"unknown statement node {type(item).__name__}")
+
+    def walk(self) -> None:
+        """The module's lines, in canonical order."""
+        module = self.module
+        self.line(_CANONICALIZER_LINE)
+        self.line(self.head(_NOTHING, "module", module.id, module.version, module.target_sandbox_version))
+        requests = sorted(
+            module.capability_requests, key=lambda r: (ordinal_key(r.id), ordinal_key(r.reason or ""))
+        )
+        for request in requests:
+            self.line(self.head(_NOTHING, "requires", request.id, request.reason or ""))
+        for key, value in sorted(module.metadata, key=lambda item: ordinal_key(item[0])):
+            self.line(self.head(_NOTHING, "metadata", key, value))
+        for fn in sorted(module.functions, key=lambda f: ordinal_key(f.id)):
+            head = self.head(_NOTHING, "fn", _VISIBILITY[fn.visibility], fn.id)
+            self.line(head, self.type(fn.return_type))
+            for param in fn.parameters:
+                self.line(self.head(_NOTHING, "param", param.name), self.type(param.type))
+            self.statements(fn.body)
+
+
+_EVIDENCE_CAP = 2**63 - 1
+"""Sizes beyond .NET's ``long`` are reported as this: hostile texts can measure thousands of
+digits, which neither JSON consumers nor ``str(int)`` take."""
+
+
+def _measure(module: Module, *limits: int) -> tuple[int, int]:
+    """(units, work) of ``module``, exact while they stay within every limit given and the
+    evidence cap; beyond that saturated just above them, so comparisons with the limits hold."""
+    cap = max(_EVIDENCE_CAP, *limits) + 1
+    walker = _Encoder(module, False, 0, 0, cap)
+    walker.walk()
+    return min(walker.units, cap), min(walker.work, cap)
 
 
 def canonical_size(module: Module) -> tuple[int, int]:
     """(UTF-16 units of the canonical text, units of all records building it would create),
-    computed without building anything."""
-    sizer = _Sizer()
-    lines = _walk_module(sizer, module)
-    return sum(size.units + 1 for size in lines), sizer.work
+    computed with integers only, without building anything (exact, however large)."""
+    walker = _Encoder(module, False, 0, 0, None)
+    walker.walk()
+    return walker.units, walker.work
+
+
+def _amount(number: int) -> str:
+    return f"{number:,}" if number <= _EVIDENCE_CAP else f"more than {_EVIDENCE_CAP:,}"
+
+
+def _limit_error(units: int, work: int, max_units: int, max_work: int) -> DotBoxDError:
+    return reject(
+        "E-CANON-LIMIT",
+        f"the canonical form of this module would be {_amount(units)} UTF-16 units"
+        + ("" if units <= max_units else f"; the limit is {max_units:,}")
+        + (
+            ""
+            if work <= max_work
+            else f" and building it would copy {_amount(work)} units (limit {max_work:,})"
+        ),
+        hint="each nesting level escapes its child again, doubling backslashes and control "
+        "characters; keep such string literals out of deeply nested expressions",
+        units=min(units, _EVIDENCE_CAP),
+        work=min(work, _EVIDENCE_CAP),
+        max_units=max_units,
+        max_work=max_work,
+    )
 
 
 def canonical_lines(
@@ -443,26 +619,18 @@ def canonical_lines(
 ) -> list[str]:
     """The canonical records of ``module``, one per line, without the ``\\n`` terminators.
 
-    The size is measured first (``canonical_size``); a module whose canonical text would exceed
-    ``max_units`` UTF-16 units, or whose records would total more than ``max_work`` units, is
-    rejected with ``E-CANON-LIMIT`` before any of it is built."""
-    units, work = canonical_size(module)
-    if units > max_units or work > max_work:
-        raise reject(
-            "E-CANON-LIMIT",
-            f"the canonical form of this module would be {units:,} UTF-16 units"
-            + ("" if units <= max_units else f"; the limit is {max_units:,}")
-            + (
-                "" if work <= max_work else f" and building it would copy {work:,} units (limit {max_work:,})"
-            ),
-            hint="each nesting level escapes its child again, doubling backslashes and control "
-            "characters; keep such string literals out of deeply nested expressions",
-            units=units,
-            work=work,
-            max_units=max_units,
-            max_work=max_work,
-        )
-    return _walk_module(_Text(), module)
+    A module whose canonical text would exceed ``max_units`` UTF-16 units, or whose records would
+    total more than ``max_work`` units, is rejected with ``E-CANON-LIMIT`` (with its sizes as
+    evidence) before any string beyond those budgets is built."""
+    encoder = _Encoder(module, True, max_units, max_work, None)
+    try:
+        encoder.walk()
+        if encoder.units > max_units or encoder.work > max_work:
+            raise _OverBudget
+    except _OverBudget:
+        units, work = encoder.measured or _measure(module, max_units, max_work)
+        raise _limit_error(units, work, max_units, max_work) from None
+    return encoder.lines
 
 
 def canonical_text(
@@ -471,7 +639,9 @@ def canonical_text(
     """DotBoxD's ``CanonicalModuleHasher.Serialize``: every record followed by ``\\n``.
 
     Raises ``DotBoxDError`` (``E-CANON-LIMIT``) when the text would exceed its budget."""
-    return "".join(line + "\n" for line in canonical_lines(module, max_units=max_units, max_work=max_work))
+    lines = canonical_lines(module, max_units=max_units, max_work=max_work)
+    lines.append("")
+    return "\n".join(lines)
 
 
 def module_hash(module: Module) -> str:

@@ -1,4 +1,5 @@
-"""Generate the run-stage conformance cases in ``conformance/cases/run/``.
+"""Generate the run-stage conformance cases: ``conformance/cases/run/<area>.json`` (plus the few
+cases that need our ``refuse`` fixture extension, in ``conformance/cases/bindings/refusals.json``).
 
     python conformance/tools/make_run_cases.py          # rewrite the case files
     python conformance/tools/make_run_cases.py --check  # fail if the files are out of date
@@ -9,6 +10,10 @@ case, following the charging rules of the spec by hand. Nothing here imports or 
 the interpreter is checked *against* these numbers, never the other way round. Expected values are
 computed with plain Python arithmetic under C#'s rules (truncating division, checked ranges, IEEE
 doubles), again independently of ``dotboxd.core.arith``.
+
+Every case except the few that test a Timeout sets ``maxWallTimeMs`` to ``GENEROUS_WALL_MS``, so that
+no expectation depends on the speed of the machine (generator finding 4). Case names keep the group
+they were written under (``run-arith-...``); ``GROUP_FILES`` says which area file a group goes to.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from collections.abc import Callable
 from fractions import Fraction
@@ -25,17 +31,43 @@ from typing import Any
 
 from dotboxd.core import costs as C
 
-OUT = Path(__file__).resolve().parents[1] / "cases" / "run"
+CASES = Path(__file__).resolve().parents[1] / "cases"
+OUT = CASES / "run"
 
 S = C.STATEMENT_FUEL
 E = C.EXPRESSION_FUEL
 LOOP = C.LOOP_ITERATION_FUEL
 I32_MIN, I32_MAX = -(2**31), 2**31 - 1
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
-WALL = {"maxWallTimeMs": 10_000}
+GENEROUS_WALL_MS = 60_000
+WALL = {"maxWallTimeMs": GENEROUS_WALL_MS}
 
 Case = dict[str, Any]
-AREAS: dict[str, list[Case]] = {}
+#: output file (relative to ``cases/``) -> its cases, in the order they were added
+FILES: dict[str, list[Case]] = {}
+
+#: The area file each group of cases is written to (``run/<area>.json``).
+GROUP_FILES: dict[str, str] = {
+    "arith": "arithmetic",
+    "compare": "arithmetic",
+    "builtins": "arithmetic",
+    "logic": "control-flow",
+    "control": "control-flow",
+    "calls": "control-flow",
+    "strings": "strings",
+    "collections": "collections",
+    "lists": "collections",
+    "maps": "collections",
+    "records": "records",
+    "limits": "limits",
+    "bindings": "bindings",
+    "inputs": "types",
+    "values": "types",
+    "eq": "types",
+    "hostile": "hostile-input",
+    "structure": "structure",
+    "effects": "effects-capabilities",
+}
 
 
 def sb(text: str) -> int:
@@ -68,7 +100,10 @@ def add(
     entrypoint: str | None = None,
     description: str = "",
     tags: tuple[str, ...] = (),
+    file: str | None = None,
 ) -> None:
+    """Add one run case of group ``area`` (named ``run-<area>-<name>``) to its area file, or to
+    ``file`` (relative to ``cases/``) when given."""
     expect: dict[str, Any] = {"stage": "run", "outcome": "error" if error else "ok"}
     if error:
         expect["error"] = error
@@ -88,6 +123,9 @@ def add(
         "tags": ["run", area, *tags],
         "kernelText": text,
     }
+    if error != "Timeout":
+        policy = dict(policy or {})
+        policy["limits"] = {**dict(policy.get("limits", {})), **WALL}
     if policy is not None:
         case["policy"] = policy
     if bindings is not None:
@@ -97,7 +135,8 @@ def add(
     if args is not None:
         case["args"] = args
     case["expect"] = expect
-    AREAS.setdefault(area, []).append(case)
+    target = file or f"run/{GROUP_FILES[area]}.json"
+    FILES.setdefault(target, []).append(case)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1020,6 +1059,7 @@ def _collections() -> None:
             "allocatedBytes": C.record_new(2).alloc + 2 * sb("x"),
             "collectionElements": 2,
         },
+        file="run/records.json",
     )
     add(
         "collections",
@@ -1030,6 +1070,7 @@ def _collections() -> None:
         ),
         value=[7, "x", True],
         fuel=S + E + 3 * E + C.record_new(3).fuel,
+        file="run/records.json",
     )
     add(
         "collections",
@@ -1097,7 +1138,7 @@ def _limits() -> None:
             value=_value_of(text),
             fuel=fuel_ok,
             policy={"limits": {limit: needed, **WALL}},
-            tags=("boundary",),
+            tags=("boundary", f"limit:{limit}", "at-limit"),
         )
         add(
             "limits",
@@ -1108,7 +1149,7 @@ def _limits() -> None:
             fuel=fuel_refused,
             usage=usage_refused,
             policy={"limits": {limit: needed - 1, **WALL}},
-            tags=("boundary",),
+            tags=("boundary", f"limit:{limit}", "over-limit"),
         )
 
     t = kernel("return 1 + 2;")
@@ -1179,6 +1220,7 @@ def _limits() -> None:
             binding_calls={"probe.tick": 2},
             usage={"hostCalls": 2},
             fuel=2 * (S + E + 1) + 2,
+            tags=("boundary", f"limit:{limit}", "at-limit"),
         )
         add(
             "limits",
@@ -1191,6 +1233,7 @@ def _limits() -> None:
             binding_calls={"probe.tick": 1},
             usage={"hostCalls": 1},
             fuel=(S + E + 1) + (S + E),
+            tags=("boundary", f"limit:{limit}", "over-limit"),
         )
         del per_binding
     for max_calls, ok in ((2, True), (1, False)):
@@ -1210,6 +1253,7 @@ def _limits() -> None:
             policy=_grant("probe.tick"),
             binding_calls={"probe.tick": 2 if ok else 1},
             fuel=2 * (S + E + 1) + 2 if ok else (S + E + 1) + (S + E),
+            tags=("boundary", "limit:maxCallsPerRun", "at-limit" if ok else "over-limit"),
         )
     add(
         "limits",
@@ -1260,22 +1304,27 @@ def _binding(
     max_calls: int | None = None,
     is_async: bool = False,
     effects: tuple[str, ...] = ("Cpu", "HostStateRead"),
+    audit: str = "PerCall",
+    safety: str = "ReadOnlyExternal",
+    capability: str | None = "",
 ) -> dict[str, Any]:
+    """A fixture binding; its capability is its own id unless ``capability`` says otherwise
+    (``None``: no capability, for pure bindings)."""
     cost: dict[str, Any] = {"baseFuel": base_fuel, "perByteFuel": per_byte}
     if max_calls is not None:
         cost["maxCallsPerRun"] = max_calls
-    return {
+    entry: dict[str, Any] = {
         "id": bid,
         "parameters": params,
         "returnType": returns,
         "effects": list(effects),
-        "capability": bid,
-        "cost": cost,
-        "isAsync": is_async,
-        "audit": "PerCall",
-        "safety": "ReadOnlyExternal",
-        "behavior": behavior,
     }
+    if capability is not None:
+        entry["capability"] = capability or bid
+    entry.update(
+        {"cost": cost, "isAsync": is_async, "audit": audit, "safety": safety, "behavior": behavior}
+    )
+    return entry
 
 
 def _grant(cap: str, limits: dict[str, int] | None = None, asynchronous: bool = False) -> dict[str, Any]:
@@ -1431,6 +1480,7 @@ def _bindings() -> None:
         bindings=[b],
         policy=_grant("probe.nap"),
         fuel=one,
+        binding_calls={"probe.nap": 1},
     )
     b = _binding("probe.nap", [], "I32", {"kind": "sleep", "ms": 150, "value": 3})
     add(
@@ -1513,6 +1563,7 @@ def _inputs() -> None:
             code="R-VALUE-TYPE",
             args=[raw],
             fuel=0,
+            file="run/hostile-input.json",
         )
     add(
         "inputs",
@@ -1636,6 +1687,1063 @@ def _values() -> None:
     )
 
 
+# ---------------------------------------------------------------------------------------------
+# Values of every kind: a small, explicit model of the value shape (spec/costs.md section 3)
+
+TypeDesc = tuple[Any, ...]
+TEXT_KINDS = frozenset({"String", "SandboxPath", "SandboxUri", "Opaque"})
+
+
+def type_text(t: TypeDesc) -> str:
+    if t[0] in ("List", "Map", "Record"):
+        return f"{t[0]}<{', '.join(type_text(arg) for arg in t[1:])}>"
+    return "PlayerId" if t[0] == "Opaque" else str(t[0])
+
+
+def vshape(t: TypeDesc, value: Any) -> tuple[int, int, int]:
+    """(nodes, elements, string bytes) of an encoded value of type ``t``: every value node counts,
+    every composite adds its size to the elements, every text adds 2 bytes per UTF-16 unit (a Guid
+    is a scalar, an opaque id counts its value text)."""
+    kind = t[0]
+    if kind == "List":
+        inner = [vshape(t[1], item) for item in value]
+        return 1 + sum(n for n, _, _ in inner), len(value) + sum(e for _, e, _ in inner), sum(b for *_, b in inner)
+    if kind == "Map":
+        inner = [vshape(t[1], k) for k, _ in value] + [vshape(t[2], v) for _, v in value]
+        return 1 + sum(n for n, _, _ in inner), len(value) + sum(e for _, e, _ in inner), sum(b for *_, b in inner)
+    if kind == "Record":
+        inner = [vshape(field, item) for field, item in zip(t[1:], value, strict=True)]
+        return 1 + sum(n for n, _, _ in inner), len(value) + sum(e for _, e, _ in inner), sum(b for *_, b in inner)
+    if kind in TEXT_KINDS:
+        return 1, 0, sb(value["value"] if kind == "Opaque" else value)
+    return 1, 0, 0
+
+
+OPAQUE_POLICY = {"declaredOpaqueIdTypes": ["PlayerId"]}
+
+#: One sample type per kind of value, with two values (equal only for Unit, which has one value).
+KIND_SAMPLES: list[tuple[str, TypeDesc, Any, Any]] = [
+    ("unit", ("Unit",), None, None),
+    ("bool", ("Bool",), True, False),
+    ("i32", ("I32",), 7, -3),
+    ("i64", ("I64",), 2**40, -5),
+    ("f64", ("F64",), 1.5, -0.25),
+    ("string", ("String",), "ab", "é😀"),
+    ("guid", ("Guid",), "0f8fad5b-d9cb-469f-a165-70867728950e", "7c9e6679-7425-40de-944b-e07fc1f90ae7"),
+    ("path", ("SandboxPath",), "a/b.txt", "c.txt"),
+    ("uri", ("SandboxUri",), "https://example.com/a", "https://example.org/b"),
+    ("opaque", ("Opaque",), {"type": "PlayerId", "value": "p-1"}, {"type": "PlayerId", "value": "p-22"}),
+    ("list", ("List", ("I32",)), [1, 2], [3]),
+    ("map", ("Map", ("String",), ("I32",)), [["a", 1]], [["b", 2], ["c", 3]]),
+    ("record", ("Record", ("I32",), ("String",)), [1, "x"], [2, "yz"]),
+]
+MAP_KEY_KINDS = ("bool", "i32", "i64", "string", "path", "uri", "opaque")
+COMPOSITE_KINDS = frozenset({"List", "Map", "Record"})
+
+
+def _kind_policy(kind: str) -> dict[str, Any] | None:
+    return dict(OPAQUE_POLICY) if kind == "opaque" else None
+
+
+def _equality() -> None:
+    """eq and ne on every kind of value: structural and exact; composites also pay one fuel per node."""
+    for kind, t, a, b in KIND_SAMPLES:
+        pairs = [("same", a, a, True)] + ([("different", a, b, False)] if kind != "unit" else [])
+        for label, left, right, equal in pairs:
+            (nl, el, bl), (nr, er, br) = vshape(t, left), vshape(t, right)
+            walk = C.shape_walk_fuel(nl) + C.shape_walk_fuel(nr)
+            extra = C.composite_equality_fuel(nl, nr) if t[0] in COMPOSITE_KINDS else 0
+            for op in ("eq", "ne"):
+                add(
+                    "eq",
+                    f"{op}-{kind}-{label}",
+                    kernel(f"return a {SYM[op]} b;", f"main(a {type_text(t)}, b {type_text(t)}) -> Bool"),
+                    value=equal if op == "eq" else not equal,
+                    args=[left, right],
+                    policy=_kind_policy(kind),
+                    fuel=walk + BIN_FUEL + extra,
+                    usage={"stringBytes": bl + br, "collectionElements": el + er},
+                    description=f"{op} on two {type_text(t)} values that are {label}: equality is structural",
+                    tags=(op, kind),
+                )
+
+
+def _list_kinds() -> None:
+    """Every list built-in with elements of every kind (list.of, list.add, list.empty, list.count, list.get)."""
+    body = (
+        "xs = list.of(a, b);\n"
+        "ys = list.add(xs, a);\n"
+        "e = list.empty[{T}]();\n"
+        "n = list.count(list.add(e, b));\n"
+        "return list.get(ys, n + 1);"
+    )
+    w = C.shape_walk_fuel
+    for kind, t, a, b in KIND_SAMPLES:
+        (na, ea, ba), (nb, eb, bb) = vshape(t, a), vshape(t, b)
+        fuel = (
+            w(na)
+            + w(nb)
+            + (S + E + 2 * E + C.list_of(2).fuel + w(1 + na + nb))
+            + (S + E + 2 * E + C.list_add(2).fuel + w(1 + 2 * na + nb))
+            + (S + E + C.list_empty().fuel + w(1))
+            + (S + E + (E + 2 * E + C.list_add(0).fuel + w(1 + nb)) + C.list_count(1).fuel)
+            + (S + E + E + 3 * E + C.list_get(3).fuel)
+        )
+        elements = (ea + eb) + (2 + ea + eb) + (3 + 2 * ea + eb) + 0 + (1 + eb)
+        text = (ba + bb) + (ba + bb) + (2 * ba + bb) + bb
+        alloc = text + C.list_of(2).alloc + C.list_add(2).alloc + C.list_empty().alloc + C.list_add(0).alloc
+        tt = type_text(t)
+        add(
+            "lists",
+            f"of-add-empty-count-get-{kind}",
+            kernel(body.replace("{T}", tt), f"main(a {tt}, b {tt}) -> {tt}"),
+            value=a,
+            args=[a, b],
+            policy=_kind_policy(kind),
+            fuel=fuel,
+            usage={"collectionElements": elements, "stringBytes": text, "allocatedBytes": alloc},
+            description=f"the list built-ins on List<{tt}>; every new list is charged in full (copy-on-write)",
+            tags=(kind,),
+        )
+
+
+def _map_kinds() -> None:
+    """Every map built-in with keys of every map-key kind, and map values of every kind."""
+    body = (
+        "m = map.set(map.empty[Map<{K}, I32>](), k1, 10);\n"
+        "m = map.set(m, k2, 20);\n"
+        "m = map.remove(m, k1);\n"
+        "if map.containsKey(m, k1) { return -1; }\n"
+        "return map.get(m, k2);"
+    )
+    w = C.shape_walk_fuel
+    samples = {kind: (t, a, b) for kind, t, a, b in KIND_SAMPLES}
+    for kind in MAP_KEY_KINDS:
+        t, k1, k2 = samples[kind]
+        (n1, _, b1), (n2, _, b2) = vshape(t, k1), vshape(t, k2)
+        fuel = (
+            w(n1)
+            + w(n2)
+            + (S + E + (E + C.map_empty().fuel + w(1)) + 2 * E + C.map_set(0, True).fuel + w(2 + n1))
+            + (S + E + 3 * E + C.map_set(1, True).fuel + w(3 + n1 + n2))
+            + (S + E + 2 * E + C.map_remove(2, True).fuel + w(2 + n2))
+            + (S + E + 2 * E + C.map_contains_key(1).fuel)
+            + (S + E + 2 * E + C.map_get(1).fuel)
+        )
+        text = (b1 + b2) + b1 + (b1 + b2) + b2
+        alloc = (
+            text
+            + C.map_empty().alloc
+            + C.map_set(0, True).alloc
+            + C.map_set(1, True).alloc
+            + C.map_remove(2, True).alloc
+        )
+        tt = type_text(t)
+        add(
+            "maps",
+            f"keys-{kind}",
+            kernel(body.replace("{K}", tt), f"main(k1 {tt}, k2 {tt}) -> I32"),
+            value=20,
+            args=[k1, k2],
+            policy=_kind_policy(kind),
+            fuel=fuel,
+            usage={"collectionElements": 1 + 2 + 1, "stringBytes": text, "allocatedBytes": alloc},
+            description=f"the map built-ins with {tt} keys: set adds, remove drops, containsKey and get look up",
+            tags=(kind,),
+        )
+    for kind, t, a, _ in KIND_SAMPLES:
+        na, ea, ba = vshape(t, a)
+        tt = type_text(t)
+        fuel = (
+            w(na)
+            + (S + E + (E + C.map_empty().fuel + w(1)) + 2 * E + C.map_set(0, True).fuel + w(2 + na))
+            + (S + E + 2 * E + C.map_get(1).fuel)
+        )
+        add(
+            "maps",
+            f"values-{kind}",
+            kernel(f"m = map.set(map.empty[Map<I32, {tt}>](), 1, v);\nreturn map.get(m, 1);", f"main(v {tt}) -> {tt}"),
+            value=a,
+            args=[a],
+            policy=_kind_policy(kind),
+            fuel=fuel,
+            usage={"collectionElements": ea + (1 + ea), "stringBytes": 2 * ba},
+            description=f"a map holds {tt} values and hands back the one it was given",
+            tags=(kind,),
+        )
+
+
+def _record_kinds() -> None:
+    """record.new and record.get with a field of every kind."""
+    w = C.shape_walk_fuel
+    for kind, t, a, _ in KIND_SAMPLES:
+        na, ea, ba = vshape(t, a)
+        tt = type_text(t)
+        fuel = (
+            w(na)
+            + (S + E + 2 * E + C.record_new(2).fuel + w(2 + na))
+            + (S + E + 2 * E + C.record_get(2).fuel)
+            + (S + E + 2 * E + C.record_get(2).fuel)
+        )
+        add(
+            "records",
+            f"new-get-{kind}",
+            kernel(
+                f"r = record.new[Record<{tt}, I32>](a, 5);\nk = record.get(r, 1);\nreturn record.get(r, 0);",
+                f"main(a {tt}) -> {tt}",
+            ),
+            value=a,
+            args=[a],
+            policy=_kind_policy(kind),
+            fuel=fuel,
+            usage={"collectionElements": ea + 2 + ea, "stringBytes": 2 * ba, "allocatedBytes": 2 * ba + C.record_new(2).alloc},
+            description=f"a record field of type {tt} is stored and read back by its constant index",
+            tags=(kind,),
+        )
+    rec = ("Record", ("I32",), ("String",))
+    add(
+        "records",
+        "input-round-trip",
+        kernel("return r;", "main(r Record<I32, String>) -> Record<I32, String>"),
+        value=[4, "four"],
+        args=[[4, "four"]],
+        fuel=S + E,
+        usage={"collectionElements": vshape(rec, [4, "four"])[1], "stringBytes": sb("four")},
+    )
+    add(
+        "records",
+        "nested-record",
+        kernel(
+            "inner = record.new[Record<I32>](9);\n"
+            "outer = record.new[Record<Record<I32>, Bool>](inner, true);\n"
+            "return record.get(record.get(outer, 0), 0);"
+        ),
+        value=9,
+        fuel=(S + E + E + C.record_new(1).fuel)
+        + (S + E + 2 * E + C.record_new(2).fuel)
+        + (S + E + (E + E + E + C.record_get(2).fuel) + E + C.record_get(1).fuel),
+        usage={"collectionElements": 1 + (2 + 1)},
+        description="a record inside a record; elements count the inner record again in the outer one",
+    )
+    for equal in (True, False):
+        other = "7" if equal else "8"
+        add(
+            "records",
+            f"equality-{'same' if equal else 'different'}-fields",
+            kernel(
+                f"return record.new[Record<I32, Bool>](7, true) == record.new[Record<I32, Bool>]({other}, true);",
+                "main() -> Bool",
+            ),
+            value=equal,
+            fuel=S + E + 2 * (E + 2 * E + C.record_new(2).fuel) + C.composite_equality_fuel(3, 3),
+            description="records are equal when their fields are equal, in order",
+        )
+    add(
+        "records",
+        "record-in-list",
+        kernel(
+            "xs = list.of(record.new[Record<I32, String>](1, \"a\"), record.new[Record<I32, String>](2, \"b\"));\n"
+            "return record.get(list.get(xs, 1), 1);",
+            "main() -> String",
+        ),
+        value="b",
+        fuel=(S + E + 2 * (E + 2 * E + C.record_new(2).fuel) + C.list_of(2).fuel)
+        + (S + E + (E + E + E + C.list_get(2).fuel) + E + C.record_get(2).fuel),
+        usage={"collectionElements": 2 + 2 + (2 + 2 + 2), "stringBytes": 2 * (sb("a") + sb("b")) + sb("a") + sb("b")},
+        description="records are values: a list of records, a field of one element",
+    )
+    add(
+        "records",
+        "get-is-a-copy-free-read",
+        kernel("r = record.new[Record<I32, I32, I32>](1, 2, 3);\nreturn record.get(r, 2) * 100 + record.get(r, 0);"),
+        value=301,
+        fuel=(S + E + 3 * E + C.record_new(3).fuel)
+        + (S + E + (E + (E + 2 * E + C.record_get(3).fuel) + E) + (E + 2 * E + C.record_get(3).fuel)),
+        usage={"collectionElements": 3},
+        description="record.get reads a field: 2 + fields fuel, no allocation, no new value",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# More control flow
+
+
+def _more_control() -> None:
+    add(
+        "control",
+        "else-if-chain",
+        kernel(
+            "if n < 0 { return -1; } else if n == 0 { return 0; } else if n < 10 { return 1; } return 2;",
+            "main(n I32) -> I32",
+        ),
+        value=1,
+        args=[5],
+        # if 1 + (n < 0) 3; else: if 1 + (n == 0) 3; else: if 1 + (n < 10) 3; return 1 + literal 1
+        fuel=3 * (S + 3 * E) + (S + E),
+    )
+    add(
+        "control",
+        "for-bounds-evaluated-once",
+        kernel("s = 0; for i in 0 .. sq(2) { s = s + 1; } return s;", extra=FNS),
+        value=4,
+        # s = 0 (2); for 1 + start 1 + end (call 1 + literal 1 + sq body 4); 4 x (5 + 4); return 2
+        fuel=2 + (S + E + (E + E + (S + 3 * E))) + 4 * (LOOP + S + 3 * E) + 2,
+        usage={"loopIterations": 4},
+        description="forRange evaluates its end bound once, not once per iteration",
+    )
+    add(
+        "control",
+        "for-variable-set-from-counter",
+        kernel("x = -1; for i in 0 .. 3 { x = i; } return x;"),
+        value=2,
+        fuel=2 + 3 + 3 * (LOOP + S + E) + 2,
+        usage={"loopIterations": 3},
+    )
+    add(
+        "control",
+        "while-false-never-iterates",
+        kernel("while false { return 1; } return 0;"),
+        value=0,
+        fuel=(S + E) + (S + E),
+        usage={"loopIterations": 0},
+    )
+    add(
+        "control",
+        "while-continue-and-break",
+        kernel(
+            "i = 0; s = 0; while true { i = i + 1; if i > 5 { break; } if i % 2 == 0 { continue; } s = s + i; } return s;"
+        ),
+        value=1 + 3 + 5,
+        # i = 0, s = 0 (4); while 1; per test: true (1). Iterations i = 1..6: 5 + (i = i + 1: 4) + (if i > 5: 4);
+        # i = 6 breaks (1). For i = 1..5: if i % 2 == 0 (6); even i continue (1), odd i s = s + i (4). return 2.
+        fuel=4 + S + 6 * (E + LOOP + 4 + 4) + 1 + 5 * 6 + 2 * 1 + 3 * 4 + 2,
+        usage={"loopIterations": 6},
+    )
+    add(
+        "control",
+        "dead-code-after-return-not-charged",
+        kernel("return 1; x = 2 + 3;"),
+        value=1,
+        fuel=S + E,
+        description="statements after a return never run and are never charged",
+    )
+    add(
+        "control",
+        "dead-code-after-break-not-charged",
+        kernel("for i in 0 .. 3 { break; x = i * 2; } return 0;"),
+        value=0,
+        fuel=3 + (LOOP + S) + (S + E),
+        usage={"loopIterations": 1},
+    )
+    add(
+        "control",
+        "return-from-nested-loops",
+        kernel("for i in 0 .. 5 { for j in 0 .. 5 { if i * j == 6 { return i * 10 + j; } } } return -1;"),
+        value=23,
+        # iteration (i, j) costs 5 + if 1 + condition 5; i = 0, 1 run all 5 inner iterations
+        fuel=3 + 3 * (LOOP + 3) + (2 * 5 + 4) * (LOOP + 1 + 5) + (S + 5 * E),
+        usage={"loopIterations": 3 + 2 * 5 + 4},
+    )
+    add(
+        "control",
+        "while-call-in-condition",
+        kernel("n = 0; while sq(n) < 10 { n = n + 1; } return n;", extra=FNS),
+        value=4,
+        # n = 0 (2); while 1; condition (lt 1 + call 1 + var 1 + sq body 4 = 7) x 5; 4 x (5 + 4); return 2
+        fuel=2 + S + 5 * (E + E + E + (S + 3 * E) + E) + 4 * (LOOP + 4) + 2,
+        usage={"loopIterations": 4},
+    )
+    add(
+        "calls",
+        "entrypoint-called-as-function",
+        kernel("return other(a) + 1;", "main(a I32) -> I32", "entrypoint fn other(x I32) -> I32 { return x * 2; }\n"),
+        value=11,
+        args=[5],
+        fuel=S + E + (E + E + (S + 3 * E)) + E,
+        description="an entrypoint is also an ordinary function for calls from the module",
+    )
+    add(
+        "calls",
+        "arguments-left-to-right",
+        kernel("return sub2(sq(a), a);", "main(a I32) -> I32", "fn sub2(x I32, y I32) -> I32 { return x - y; }\n" + FNS),
+        value=9 - 3,
+        args=[3],
+        fuel=S + E + (E + E + (S + 3 * E)) + E + (S + 3 * E),
+    )
+    add(
+        "calls",
+        "callee-locals-are-private",
+        kernel(
+            "x = 1; y = bump(x); return x * 10 + y;",
+            extra="fn bump(x I32) -> I32 { x = x + 5; return x; }\n",
+        ),
+        value=16,
+        fuel=2 + (S + E + E + (S + 3 * E) + (S + E)) + (S + 5 * E),
+        description="a callee's assignments change only its own frame",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# More strings and arithmetic
+
+
+def _more_strings() -> None:
+    for n in (I32_MAX, -1, 7):
+        text = str(n)
+        add(
+            "strings",
+            f"to-string-{'max' if n == I32_MAX else ('minus-one' if n < 0 else 'seven')}",
+            kernel(f"return int32.toStringInvariant({n});", "main() -> String"),
+            value=text,
+            fuel=S + E + E + base("int32.toStringInvariant"),
+            usage={"stringBytes": sb(text)},
+        )
+    ordinal = [("a", "A", 1), ("A", "a", -1), ("abc", "abd", -1), ("", "", 0), ("\u00e9", "e", 1)]
+    for index, (a, b, order) in enumerate(ordinal, start=10):
+        add(
+            "strings",
+            f"compare-ordinal-{index}",
+            kernel(f'return string.compareOrdinal("{a}", "{b}");'),
+            value=order,
+            fuel=S + 3 * E + base("string.compareOrdinal") + units(a) + units(b),
+            description="ordinal order compares UTF-16 code units, not letters (uppercase sorts first)",
+        )
+    for a, b in (("A", "a"), ("ab", "abc"), ("😀", "😀")):
+        add(
+            "strings",
+            f"equals-ordinal-{units(a)}-{units(b)}-{'same' if a == b else 'diff'}",
+            kernel(f'return string.equals("{a}", "{b}");', "main() -> Bool"),
+            value=a == b,
+            fuel=S + 3 * E + base("string.equals") + units(a) + units(b),
+        )
+    add(
+        "strings",
+        "concat-then-length",
+        kernel('return string.length(string.concatBudgeted(a, "😀"));', "main(a String) -> I32"),
+        value=5,
+        args=["abc"],
+        fuel=S
+        + E
+        + (
+            E
+            + E
+            + E
+            + base("string.concatBudgeted")
+            + C.BUILTIN_COSTS["string.concatBudgeted"].per_result_byte * sb("abc😀")
+        )
+        + base("string.length"),
+        usage={"stringBytes": sb("abc") + sb("😀") + sb("abc😀")},
+        description="a surrogate pair counts two UTF-16 units",
+    )
+    add(
+        "strings",
+        "substring-empty-is-empty",
+        kernel('return string.isEmpty(string.substringBudgeted("abc", 1, 0));', "main() -> Bool"),
+        value=True,
+        fuel=S + E + (E + 3 * E + base("string.substringBudgeted")) + base("string.isEmpty"),
+        usage={"stringBytes": sb("abc")},
+    )
+    add(
+        "strings",
+        "string-eq-operator-is-ordinal",
+        kernel('return "é" == "e\\u0301";', "main() -> Bool"),
+        value=False,
+        fuel=S + 3 * E,
+        usage={"stringBytes": sb("é") + sb("e\u0301")},
+        description="no Unicode normalization: a precomposed and a decomposed e-acute differ",
+    )
+    add(
+        "strings",
+        "input-text-kinds-are-distinct",
+        kernel('return string.length(s) + 1;', "main(s String) -> I32"),
+        value=len("a/b.txt") + 1,
+        args=["a/b.txt"],
+        fuel=S + E + (E + E + base("string.length")) + E,
+        usage={"stringBytes": sb("a/b.txt")},
+        description="a String input that looks like a path is just a String",
+    )
+
+
+def _more_arith() -> None:
+    ordered: list[tuple[str, str, float, float, bool]] = [
+        ("f64-neg-zero-not-less", "lt", -0.0, 0.0, False),
+        ("f64-neg-zero-lte", "lte", -0.0, 0.0, True),
+        ("f64-neg-zero-not-greater", "gt", 0.0, -0.0, False),
+    ]
+    for name, op, x, y, result in ordered:
+        add(
+            "arith",
+            name,
+            kernel(f"return a {SYM[op]} b;", "main(a F64, b F64) -> Bool"),
+            value=result,
+            args=[x, y],
+            fuel=BIN_FUEL,
+            description="-0.0 and 0.0 are equal numbers, so neither is less than the other",
+        )
+    binary: list[tuple[str, str, str, int, Any, Any]] = [
+        ("f64-rem-sign-of-dividend", "rem", "F64", 0, -5.5, 2.0),
+        ("f64-tiny-product-underflows-to-zero", "mul", "F64", 0, 1e-200, 1e-200),
+        ("f64-huge-quotient-overflows", "div", "F64", 0, 1e300, 1e-300),
+        ("i64-min-div-one", "div", "I64", 64, I64_MIN, 1),
+        ("i64-max-plus-min", "add", "I64", 64, I64_MAX, I64_MIN),
+        ("i32-rem-zero-dividend", "rem", "I32", 32, 0, -7),
+        ("i64-mul-overflow-negative", "mul", "I64", 64, -(2**32), 2**31 + 1),
+        ("i64-mul-exactly-min", "mul", "I64", 64, -(2**32), 2**31),
+    ]
+    for name, op, type_name, bits, x, y in binary:
+        if bits:
+            result, code = outcome(partial(int_op, op, int(x), int(y), bits))
+        else:
+            result, code = outcome(partial(f64_op, op, float(x), float(y)))
+        add(
+            "arith",
+            name,
+            kernel(f"return a {SYM[op]} b;", f"main(a {type_name}, b {type_name}) -> {type_name}"),
+            value=result,
+            error="InvalidInput" if code else None,
+            code=code,
+            args=[x, y],
+            fuel=BIN_FUEL,
+            tags=(type_name.lower(), op),
+        )
+    unary: list[tuple[str, str, Any, Any]] = [
+        ("f64-neg-of-neg-zero", "F64", -0.0, 0.0),
+        ("i32-neg-max", "I32", I32_MAX, -I32_MAX),
+    ]
+    for name, type_name, x, result in unary:
+        add(
+            "arith",
+            name,
+            kernel("return -a;", f"main(a {type_name}) -> {type_name}"),
+            value=result,
+            args=[x],
+            fuel=S + 2 * E,
+            tags=(type_name.lower(), "neg"),
+        )
+    add(
+        "arith",
+        "precedence-and-parentheses",
+        kernel("return (a + 2) * 3 - a % 4 / 2;", "main(a I32) -> I32"),
+        value=(7 + 2) * 3 - int(Fraction(7 % 4, 2)),
+        args=[7],
+        # sub, mul, add, a, 2, 3, div, rem, a, 4, 2: eleven expression nodes
+        fuel=S + 11 * E,
+    )
+    add(
+        "arith",
+        "to-i64-then-overflow-free",
+        kernel("return numeric.toI64(a) * numeric.toI64(a);", "main(a I32) -> I64"),
+        value=I32_MIN * I32_MIN,
+        args=[I32_MIN],
+        fuel=S + E + 2 * (E + E + base("numeric.toI64")),
+        description="widening is explicit: I32 MIN squared overflows I32 but fits I64",
+    )
+    add(
+        "arith",
+        "to-f64-from-i64-max",
+        kernel("return numeric.toF64(a);", "main(a I64) -> F64"),
+        value=float(I64_MAX),
+        args=[I64_MAX],
+        fuel=S + E + E + base("numeric.toF64"),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Limits: more boundaries
+
+
+def _more_limits() -> None:
+    bounds = {"inputBounds": {"main": {"n": [0, 10]}}}
+    for n, ok, side in ((10, True, "at-limit"), (11, False, "over-limit"), (0, True, "at-limit"), (-1, False, "over-limit")):
+        add(
+            "limits",
+            f"input-bound-{'upper' if n > 5 else 'lower'}-{side}",
+            kernel("return n;", "main(n I32) -> I32"),
+            value=n if ok else None,
+            error=None if ok else "InvalidInput",
+            code=None if ok else "R-INPUT-BOUND",
+            args=[n],
+            policy=bounds,
+            fuel=S + E if ok else 0,
+            tags=("boundary", "limit:inputBounds", side),
+            description="an integer input must lie in the policy's inputBounds [lo, hi], checked before the run",
+        )
+    sized = {"inputBounds": {"main": {"xs": [0, 3]}}}
+    for items, ok in (([1, 2, 3], True), ([1, 2, 3, 4], False)):
+        add(
+            "limits",
+            f"input-bound-list-size-{len(items)}",
+            kernel("return list.count(xs);", "main(xs List<I32>) -> I32"),
+            value=len(items) if ok else None,
+            error=None if ok else "InvalidInput",
+            code=None if ok else "R-INPUT-BOUND",
+            args=[items],
+            policy=sized,
+            fuel=S + E + E + C.list_count(len(items)).fuel if ok else 0,
+            tags=("boundary", "limit:inputBounds", "at-limit" if ok else "over-limit"),
+            description="a List input's size must lie in its inputBounds",
+        )
+    # while true under a fuel limit F: 1 for the statement, then per iteration 1 (condition) + 5
+    for limit in (100_000, 1000):
+        k = (limit - 1 - E - LOOP) // (E + LOOP) + 1  # iterations that complete
+        used = 1 + k * (E + LOOP) + E  # then the condition of the next one; its 5 is refused
+        add(
+            "limits",
+            f"endless-loop-fuel-{limit}",
+            kernel("while true { } return 0;"),
+            error="QuotaExceeded",
+            code="R-QUOTA-FUEL",
+            policy={"limits": {"maxFuel": limit}} if limit != 100_000 else None,
+            fuel=used,
+            usage={"loopIterations": k + 1},
+            description="an endless loop ends with QuotaExceeded when the fuel runs out (default limit 100,000)"
+            if limit == 100_000
+            else "an endless loop under a small fuel limit",
+        )
+    for limit in (0, 1):
+        add(
+            "limits",
+            f"loops-limit-{limit}",
+            kernel("for i in 0 .. 1 { } return 0;"),
+            value=0 if limit else None,
+            error=None if limit else "QuotaExceeded",
+            code=None if limit else "R-QUOTA-LOOP",
+            policy={"limits": {"maxLoopIterations": limit}},
+            fuel=3 + LOOP + 2 if limit else 3,
+            usage={"loopIterations": limit},
+            tags=("boundary", "limit:maxLoopIterations", "at-limit" if limit else "over-limit"),
+            description="a limit of 0 denies the category: the first loop iteration is refused",
+        )
+    tick = [_binding("probe.tick", [], "Bool", {"kind": "return", "value": True}, base_fuel=1)]
+    for limit in (0, 1):
+        add(
+            "limits",
+            f"host-calls-limit-{limit}",
+            kernel("x = probe.tick(); return 0;"),
+            value=0 if limit else None,
+            error=None if limit else "QuotaExceeded",
+            code=None if limit else "R-QUOTA-HOST-CALLS",
+            bindings=tick,
+            policy=_grant("probe.tick", {"maxHostCalls": limit}),
+            binding_calls={"probe.tick": limit},
+            fuel=(S + E + 1) + 2 if limit else S + E,
+            tags=("boundary", "limit:maxHostCalls", "at-limit" if limit else "over-limit"),
+        )
+    # fuel exactly at the limit inside a loop: for i in 0..3 { } costs 3 + 15, return 2
+    needed = 3 + 3 * LOOP + 2
+    for limit, ok in ((needed, True), (needed - 1, False)):
+        add(
+            "limits",
+            f"loop-fuel-{'at' if ok else 'over'}-limit",
+            kernel("for i in 0 .. 3 { } return 0;"),
+            value=0 if ok else None,
+            error=None if ok else "QuotaExceeded",
+            code=None if ok else "R-QUOTA-FUEL",
+            policy={"limits": {"maxFuel": limit}},
+            fuel=needed if ok else 3 + 3 * LOOP + 1,
+            usage={"loopIterations": 3},
+            tags=("boundary", "limit:maxFuel", "at-limit" if ok else "over-limit"),
+        )
+    # a string built by concatenation, at and over the total string byte limit
+    need = 2 * sb("ab") + sb("abab")
+    for limit, ok in ((need, True), (need - 1, False)):
+        add(
+            "limits",
+            f"string-bytes-concat-{'at' if ok else 'over'}-limit",
+            kernel('return string.concatBudgeted("ab", "ab");', "main() -> String"),
+            value="abab" if ok else None,
+            error=None if ok else "QuotaExceeded",
+            code=None if ok else "R-QUOTA-STRING-BYTES",
+            policy={"limits": {"maxTotalStringBytes": limit}},
+            fuel=S
+            + 3 * E
+            + base("string.concatBudgeted")
+            + (C.BUILTIN_COSTS["string.concatBudgeted"].per_result_byte * sb("abab") if ok else 0),
+            usage={"stringBytes": need if ok else 2 * sb("ab")},
+            tags=("boundary", "limit:maxTotalStringBytes", "at-limit" if ok else "over-limit"),
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile inputs: values a caller (or a host binding) might use to break out of the type system
+
+
+def _hostile() -> None:
+    bad: list[tuple[str, str, Any]] = [
+        ("path-backslash", "SandboxPath", "a\\b.txt"),
+        ("path-drive-letter", "SandboxPath", "C:/x.txt"),
+        ("path-empty", "SandboxPath", ""),
+        ("path-empty-segment", "SandboxPath", "a//b"),
+        ("path-dot-segment", "SandboxPath", "./a"),
+        ("path-dot-dot-inside", "SandboxPath", "a/../b"),
+        ("path-trailing-dot", "SandboxPath", "a/b."),
+        ("path-trailing-space", "SandboxPath", "a/b "),
+        ("path-device-name", "SandboxPath", "con.txt"),
+        ("path-device-name-folder", "SandboxPath", "x/LPT1/y"),
+        ("path-control-character", "SandboxPath", "a\u0001b"),
+        ("path-absolute-uri", "SandboxPath", "file://host/etc/passwd"),
+        ("uri-no-scheme", "SandboxUri", "example.com/a"),
+        ("uri-empty-authority", "SandboxUri", "https:///a"),
+        ("uri-userinfo-password", "SandboxUri", "https://user:pw@example.com/"),
+        ("uri-whitespace", "SandboxUri", "https://exa mple.com/"),
+        ("uri-backslash", "SandboxUri", "https://example.com\\a"),
+        ("uri-scheme-digit-first", "SandboxUri", "1http://example.com/"),
+        ("guid-short", "Guid", "0f8fad5b-d9cb-469f-a165-70867728950"),
+        ("guid-not-hex", "Guid", "0f8fad5b-d9cb-469f-a165-70867728950g"),
+        ("guid-braces", "Guid", "{0f8fad5b-d9cb-469f-a165-70867728950e}"),
+        ("opaque-empty-value", "PlayerId", {"type": "PlayerId", "value": ""}),
+        ("opaque-space-in-value", "PlayerId", {"type": "PlayerId", "value": "p 1"}),
+        ("opaque-value-too-long", "PlayerId", {"type": "PlayerId", "value": "p" * 257}),
+        ("opaque-bare-string", "PlayerId", "p-1"),
+        ("opaque-extra-key", "PlayerId", {"type": "PlayerId", "value": "p-1", "owner": "x"}),
+        ("string-lone-surrogate", "String", "a\ud800b"),
+        ("i64-given-exponent", "I64", 1e3),
+        ("f64-given-bool", "F64", False),
+        ("list-given-object", "List<I32>", {"0": 1}),
+        ("record-extra-field", "Record<I32>", [1, 2]),
+        ("map-key-wrong-type", "Map<I32, I32>", [["1", 1]]),
+    ]
+    for name, type_name, raw in bad:
+        add(
+            "hostile",
+            f"input-{name}",
+            kernel("return 0;", f"main(x {type_name}) -> I32"),
+            error="InvalidInput",
+            code="R-VALUE-TYPE",
+            args=[raw],
+            policy=OPAQUE_POLICY if type_name == "PlayerId" else None,
+            fuel=0,
+            description=f"an input that breaks the {type_name} rules is refused before any code runs",
+        )
+    ok: list[tuple[str, str, Any]] = [
+        ("opaque-value-at-256", "PlayerId", {"type": "PlayerId", "value": "p" * 256}),
+        ("string-host-name-is-data", "String", "System.IO.File.ReadAllText"),
+        ("string-astral", "String", "x😀"),
+        ("path-dots-inside-name", "SandboxPath", "a.b/c..d.txt"),
+        ("uri-with-port-query-fragment", "SandboxUri", "https://example.com:8443/a?b=1#c"),
+    ]
+    for name, type_name, raw in ok:
+        encoded = raw
+        text = raw["value"] if isinstance(raw, dict) else raw
+        add(
+            "hostile",
+            f"input-{name}",
+            kernel("return x;", f"main(x {type_name}) -> {type_name}"),
+            value=encoded,
+            args=[raw],
+            policy=OPAQUE_POLICY if type_name == "PlayerId" else None,
+            fuel=S + E,
+            usage={"stringBytes": sb(text)},
+            description="input text that only looks dangerous is data, accepted as it is",
+        )
+    add(
+        "hostile",
+        "input-deeper-than-collection-depth",
+        kernel("return 0;", "main(x List<List<List<List<I32>>>>) -> I32"),
+        error="QuotaExceeded",
+        code="R-QUOTA-COLLECTION-DEPTH",
+        args=[[[[[1]]]]],
+        policy={"limits": {"maxCollectionDepth": 3}},
+        fuel=0,
+        description="an input nested deeper than maxCollectionDepth is refused before the run",
+    )
+    items = list(range(101))
+    add(
+        "hostile",
+        "input-longer-than-list-length",
+        kernel("return 0;", "main(xs List<I32>) -> I32"),
+        error="QuotaExceeded",
+        code="R-QUOTA-LIST-LENGTH",
+        args=[items],
+        policy={"limits": {"maxListLength": 100}},
+        # the shape walk (102 nodes) is charged before the length check refuses the input
+        fuel=C.shape_walk_fuel(len(items) + 1),
+        description="an oversized input list is refused; the walk that measured it stays charged",
+    )
+    big = _binding("probe.big", [], "String", {"kind": "return", "value": "x" * 50})
+    add(
+        "hostile",
+        "binding-returns-oversized-string",
+        kernel("x = probe.big(); return 0;"),
+        error="QuotaExceeded",
+        code="R-QUOTA-STRING-LENGTH",
+        bindings=[big],
+        policy=_grant("probe.big", {"maxStringLength": 49}),
+        fuel=S + E + 5,
+        binding_calls={"probe.big": 1},
+        description="a binding's return value is charged like any new value: over maxStringLength it fails the run",
+    )
+    huge = _binding("probe.huge", [], "List<I32>", {"kind": "return", "value": list(range(11))})
+    add(
+        "hostile",
+        "binding-returns-oversized-list",
+        kernel("x = probe.huge(); return 0;"),
+        error="QuotaExceeded",
+        code="R-QUOTA-LIST-LENGTH",
+        bindings=[huge],
+        policy=_grant("probe.huge", {"maxListLength": 10}),
+        fuel=S + E + 5,
+        binding_calls={"probe.huge": 1},
+    )
+    for name, returns, raw in (
+        ("lone-surrogate", "String", "a\udc00"),
+        ("guid-not-hex", "Guid", "zzzzzzzz-d9cb-469f-a165-70867728950e"),
+        ("opaque-bad-value", "I32", {"type": "PlayerId", "value": "p-1"}),
+        ("record-short", "Record<I32, I32>", [1]),
+        ("nan-text", "F64", "NaN"),
+    ):
+        bad_binding = _binding("probe.bad", [], returns, {"kind": "malformed", "value": raw})
+        add(
+            "hostile",
+            f"binding-returns-{name}",
+            kernel("x = probe.bad(); return 0;"),
+            error="BindingFailure",
+            code="R-BINDING-RETURN",
+            bindings=[bad_binding],
+            policy=_grant("probe.bad"),
+            fuel=S + E + 5,
+            binding_calls={"probe.bad": 1},
+            description="a host value that is not a valid sandbox value of the declared type is refused",
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Structure: entrypoints and functions at run time
+
+
+def _structure() -> None:
+    two = "entrypoint fn second(a I32) -> I32 { return a * 3; }\n"
+    add(
+        "structure",
+        "second-entrypoint",
+        kernel("return 1;", extra=two),
+        value=12,
+        entrypoint="second",
+        args=[4],
+        fuel=S + 3 * E,
+        description="any entrypoint can be run by name",
+    )
+    add(
+        "structure",
+        "private-function-is-not-an-entrypoint",
+        kernel("return helper();", extra="private fn helper() -> I32 { return 5; }\n"),
+        error="InvalidInput",
+        code="R-ENTRY-UNKNOWN",
+        entrypoint="helper",
+        args=[],
+        fuel=0,
+    )
+    add(
+        "structure",
+        "function-defined-after-use",
+        f'module "t" version "1.0.0";\nentrypoint fn main() -> I32 {{\nreturn later(2);\n}}\nfn later(x I32) -> I32 {{ return x + 40; }}\n',
+        value=42,
+        fuel=S + E + E + (S + 3 * E),
+    )
+    add(
+        "structure",
+        "unit-entrypoint",
+        kernel("x = 1; return ();", "main() -> Unit"),
+        value=None,
+        fuel=(S + E) + (S + E),
+    )
+    add(
+        "structure",
+        "unit-function-as-statement",
+        kernel("noop(); return 3;", extra="fn noop() -> Unit { return (); }\n"),
+        value=3,
+        fuel=(S + E + (S + E)) + (S + E),
+    )
+    add(
+        "structure",
+        "same-local-name-in-two-functions",
+        kernel("x = 2; return f(x) + x;", extra="fn f(y I32) -> I32 { x = y * 10; return x; }\n"),
+        value=22,
+        fuel=(S + E) + (S + E + (E + E + (S + 3 * E) + (S + E)) + E),
+    )
+    add(
+        "structure",
+        "local-set-in-both-branches",
+        kernel("if c { x = 1; } else { x = 2; } return x;", "main(c Bool) -> I32"),
+        value=2,
+        args=[False],
+        fuel=(S + E) + (S + E) + (S + E),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Effects and capabilities at run time
+
+
+def _effects() -> None:
+    one = S + E + 5
+    kill = _binding(
+        "game.world.kill",
+        ["I32"],
+        "Bool",
+        {"kind": "echo", "arg": 0} if False else {"kind": "return", "value": True},
+        effects=("Cpu", "HostStateWrite"),
+        capability="game.world.monster.write.kill",
+        safety="SideEffectingExternal",
+    )
+    add(
+        "effects",
+        "wildcard-grant-covers-binding",
+        kernel("return game.world.kill(3);", "main() -> Bool"),
+        value=True,
+        bindings=[kill],
+        policy={"grants": [{"id": "game.world.*"}]},
+        fuel=one + E,
+        binding_calls={"game.world.kill": 1},
+        description="a prefix wildcard grant covers every capability below it",
+    )
+    add(
+        "effects",
+        "exact-grant-runs-side-effecting-binding",
+        kernel("return game.world.kill(3);", "main() -> Bool"),
+        value=True,
+        bindings=[kill],
+        policy={"grants": [{"id": "game.world.monster.write.kill"}]},
+        fuel=one + E,
+        binding_calls={"game.world.kill": 1},
+    )
+    add(
+        "effects",
+        "binding-through-private-helper",
+        kernel("return helper() && true;", "main() -> Bool", "fn helper() -> Bool { return game.world.kill(1); }\n"),
+        value=True,
+        bindings=[kill],
+        policy={"grants": [{"id": "game.world.monster.write.kill"}]},
+        fuel=S + E + (E + (S + E + E + 5)) + E,
+        binding_calls={"game.world.kill": 1},
+    )
+    add(
+        "effects",
+        "binding-in-dead-code-never-runs",
+        kernel("return 1; x = game.world.kill(1);"),
+        value=1,
+        bindings=[kill],
+        fuel=S + E,
+        binding_calls={"game.world.kill": 0},
+        description="dead code needs no capability and never calls its binding",
+    )
+    pure = _binding(
+        "probe.double",
+        ["I32"],
+        "I32",
+        {"kind": "echo", "arg": 0},
+        effects=("Cpu",),
+        audit="None",
+        safety="PureIntrinsic",
+        capability=None,
+        base_fuel=2,
+    )
+    add(
+        "effects",
+        "pure-binding-needs-no-grant",
+        kernel("return probe.double(a);", "main(a I32) -> I32"),
+        value=21,
+        args=[21],
+        bindings=[pure],
+        fuel=S + E + E + 2,
+        binding_calls={"probe.double": 1},
+        usage={"hostCalls": 1},
+        description="a PureIntrinsic binding (Cpu only, no capability) runs under the default policy",
+    )
+    clock = _binding(
+        "test.clock.now",
+        [],
+        "I64",
+        {"kind": "return", "value": 1700000000000},
+        effects=("Cpu", "Time"),
+        capability="time.now",
+        base_fuel=2,
+    )
+    add(
+        "effects",
+        "time-binding-with-time-grant",
+        kernel("return test.clock.now();", "main() -> I64"),
+        value=1700000000000,
+        bindings=[clock],
+        policy={"grants": [{"id": "time.now"}]},
+        fuel=S + E + 2,
+        binding_calls={"test.clock.now": 1},
+    )
+    log = _binding(
+        "test.log.info",
+        ["String"],
+        "Unit",
+        {"kind": "return", "value": None},
+        effects=("Cpu", "Audit"),
+        capability="log.write",
+        safety="SideEffectingExternal",
+        base_fuel=2,
+    )
+    log["auditKind"] = "SandboxLog"
+    add(
+        "effects",
+        "log-binding-with-log-grant",
+        kernel('test.log.info("hello"); return 0;'),
+        value=0,
+        bindings=[log],
+        policy={"grants": [{"id": "log.write"}]},
+        fuel=(S + E + E + 2) + (S + E),
+        binding_calls={"test.log.info": 1},
+        usage={"stringBytes": sb("hello")},
+    )
+    later = _binding("probe.later", [], "I32", {"kind": "async-return", "value": 4}, is_async=True)
+    add(
+        "effects",
+        "async-binding-under-wildcard",
+        kernel("return probe.later();"),
+        value=4,
+        bindings=[later],
+        policy={"grants": [{"id": "probe.*"}], "allowRuntimeAsync": True},
+        fuel=one,
+        binding_calls={"probe.later": 1},
+        description="an async binding runs under a wildcard grant for its capability plus the async grant",
+    )
+
+
+def _refusals() -> None:
+    """Our ``refuse`` fixture: a binding that refuses on purpose picks the category and the code."""
+    for category, code in (
+        ("PermissionDenied", "R-BINDING-DENIED"),
+        ("NotFound", "R-BINDING-NOT-FOUND"),
+        ("InvalidInput", "R-BINDING-INVALID"),
+        ("QuotaExceeded", "R-BINDING-QUOTA"),
+    ):
+        b = _binding("probe.refuse", ["I32"], "I32", {"kind": "refuse", "category": category, "message": "no"})
+        add(
+            "bindings",
+            f"refuse-{category.lower()}",
+            kernel("x = probe.refuse(7); return 0;"),
+            error=category,
+            code=code,
+            bindings=[b],
+            policy=_grant("probe.refuse"),
+            fuel=S + E + E + 5,
+            binding_calls={"probe.refuse": 1},
+            usage={"hostCalls": 1},
+            description=f"a binding that refuses with {category} ends the run with that category and {code}",
+            tags=("refuse",),
+            file="bindings/refusals.json",
+        )
+    b = _binding("probe.audited", [], "I32", {"kind": "return", "value": 1}, audit="PerResource")
+    add(
+        "bindings",
+        "per-resource-without-audit-event",
+        kernel("return probe.audited();"),
+        error="BindingFailure",
+        code="R-BINDING-AUDIT",
+        bindings=[b],
+        policy=_grant("probe.audited"),
+        fuel=S + E + 5,
+        binding_calls={"probe.audited": 1},
+        description="a PerResource binding must write its own audit event; a fixture never does",
+    )
+
+
 GENERATORS = (
     _arith,
     _compare,
@@ -1649,17 +2757,36 @@ GENERATORS = (
     _bindings,
     _inputs,
     _values,
+    _equality,
+    _list_kinds,
+    _map_kinds,
+    _record_kinds,
+    _more_control,
+    _more_strings,
+    _more_arith,
+    _more_limits,
+    _hostile,
+    _structure,
+    _effects,
+    _refusals,
 )
 
 
 def build() -> dict[str, str]:
-    AREAS.clear()
+    """Every output file (path relative to ``cases/``) and its exact text."""
+    FILES.clear()
     for generate in GENERATORS:
         generate()
-    return {
-        area: json.dumps({"cases": cases}, indent=2, ensure_ascii=False) + "\n"
-        for area, cases in AREAS.items()
-    }
+    return {path: render(cases) for path, cases in FILES.items()}
+
+
+def render(cases: list[Case]) -> str:
+    """A case file's text: UTF-8 JSON, with lone surrogates (hostile inputs) written as escapes."""
+    text = json.dumps({"cases": cases}, indent=2, ensure_ascii=False) + "\n"
+    return LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1667,17 +2794,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail if the committed files differ")
     args = parser.parse_args(argv)
     files = build()
+    # the tool owns every file of run/: one it no longer writes is stale
+    owned = {f"run/{path.name}" for path in OUT.glob("*.json")} | set(files)
     stale = []
-    for area, text in files.items():
-        path = OUT / f"{area}.json"
+    for relative in sorted(owned):
+        path = CASES / relative
+        text = files.get(relative)
         if args.check:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                stale.append(path.name)
+            if text is None or not path.exists() or path.read_text(encoding="utf-8") != text:
+                stale.append(relative)
+        elif text is None:
+            path.unlink()
         else:
-            OUT.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-    total = sum(len(c) for c in AREAS.values())
-    pinned = sum(1 for cs in AREAS.values() for c in cs if "fuelUsed" in c["expect"])
+    total = sum(len(c) for c in FILES.values())
+    pinned = sum(1 for cs in FILES.values() for c in cs if "fuelUsed" in c["expect"])
     if stale:
         print(f"out of date: {', '.join(stale)} (run conformance/tools/make_run_cases.py)", file=sys.stderr)
         return 1

@@ -46,8 +46,9 @@ class ArtifactKey:
 
     @classmethod
     def for_plan(cls, plan: ExecutionPlan, options: GenOptions) -> ArtifactKey:
-        flags = f"bulk={int(options.bulk_loops)};inline={int(options.inline)}"
-        return cls(plan.module_hash, plan.plan_hash, plan.policy_hash, plan.binding_manifest_hash, options=flags)
+        return cls(
+            plan.module_hash, plan.plan_hash, plan.policy_hash, plan.binding_manifest_hash, options=options.key()
+        )
 
     def digest(self) -> str:
         text = "\n".join(
@@ -121,6 +122,8 @@ def compile_plan(plan: ExecutionPlan, options: GenOptions | None = None) -> Arti
         generated = generate(plan, options)
     except RecursionError:
         raise CompileFailure("the plan nests too deeply to compile") from None
+    except Exception as exc:  # a generator bug must fail closed (and may fall back), never run
+        raise CompileFailure(f"the code generator failed ({type(exc).__name__})") from None
     return bind(
         plan,
         ArtifactKey.for_plan(plan, options),

@@ -37,6 +37,7 @@ from dotboxd.validator.plan import CallKind, ExecutionPlan
 from . import pyast as P
 from .facts import COMPOSITES, TEXT_LITERALS, PlanFacts, analyze, live
 from .ledger import Chunk, Inline, Loop, Segment, drop_zero_updates
+from .signs import nonnegative_nodes
 from .stubs import intrinsic_stub_name
 from .tables import Tables, function_name, guid_name
 
@@ -57,10 +58,24 @@ _COMPARE: dict[ir.BinaryOp, type[ast.cmpop]] = {
 
 @dataclass(frozen=True, slots=True)
 class GenOptions:
-    """Code-generation switches (both default on; off only to measure what they buy)."""
+    """Code-generation switches.
+
+    ``bulk_loops`` and ``inline`` are on by default (off only to measure what they buy, and to
+    exercise the exact per-iteration path in tests). ``proofs`` runs the Z3 prover
+    (``dotboxd.validator.prover``) at compile time and drops the inline fault check of every
+    arithmetic node it PROVED can never fault on any run (``ProofReport.safe_nodes``)."""
 
     bulk_loops: bool = True
     inline: bool = True
+    proofs: bool = False
+
+    def key(self) -> str:
+        text = f"bulk={int(self.bulk_loops)};inline={int(self.inline)};proofs={int(self.proofs)}"
+        if self.proofs:
+            import z3
+
+            text += f";z3={z3.get_version_string()}"
+        return text
 
 
 @dataclass(slots=True)
@@ -101,6 +116,9 @@ class _FunctionEmitter:
         self.chunk: Chunk | None = None
         self.inlines: list[Inline] = []
         self.vars: dict[str, str] = {}
+        self.aliases: dict[str, tuple[ast.expr, bool]] = {}
+        self.nonneg_ops: set[int] = set()
+        """``id`` of operand nodes whose value is known >= 0 (from ``signs``)."""
 
     # --- the function ----------------------------------------------------------------------
 
@@ -487,7 +505,20 @@ class _FunctionEmitter:
         """Emit ``node`` (its charges, then its evaluation) and return a side-effect-free operand for
         its value: a name, a constant, or a comparison / negation of such operands."""
         self.charge(costs.EXPRESSION_FUEL)
+        operand = self._expr(node, dest)
+        if id(node) in self.gen.signs:
+            self.nonneg_ops.add(id(operand))
+        return operand
+
+    def _expr(self, node: ir.Expr, dest: str | None) -> ast.expr:
         if isinstance(node, ir.Var):
+            alias = self.aliases.get(node.name)
+            if alias is not None:
+                source, nonneg = alias
+                copy = P.name(source.id) if isinstance(source, ast.Name) else P.const(source.value)  # type: ignore[attr-defined]
+                if nonneg:
+                    self.nonneg_ops.add(id(copy))
+                return copy
             return P.name(self.var(node.name))
         if isinstance(node, ir.Literal):
             return self.literal(node)
@@ -529,6 +560,8 @@ class _FunctionEmitter:
         _, high = _RANGES[t]
         out = self.slots.new("t")
         self.emit(P.assign(out, P.neg(operand)))
+        if id(node) in self.gen.safe_nodes:
+            return P.name(out)
         op = "neg_" + _suffix(t)
         self.emit(
             P.if_(P.compare(P.name(out), ast.Gt(), P.const(high)), [P.assign(out, self.fault_call(op, operand))])
@@ -549,7 +582,7 @@ class _FunctionEmitter:
             return P.compare(left, _COMPARE[op](), right)
         if left_type == F64:
             return self.arith_f64(op.value, left, right, dest)
-        return self.arith_int(op.value, left_type, left, right, dest)
+        return self.arith_int(node, left_type, left, right, dest)
 
     def short_circuit(self, node: ir.Binary) -> ast.expr:
         first, second = (node.right, node.left) if id(node) in self.plan.right_first else (node.left, node.right)
@@ -564,23 +597,38 @@ class _FunctionEmitter:
         self.branch(test, evaluate_second)
         return P.name(out)
 
+    def is_nonneg(self, operand: ast.expr) -> bool:
+        if id(operand) in self.nonneg_ops:
+            return True
+        value = _const_int(operand)
+        return value is not None and value >= 0
+
     def arith_int(
-        self, op: str, t: SandboxType, left: ast.expr, right: ast.expr, dest: str | None
+        self, node: ir.Binary, t: SandboxType, left: ast.expr, right: ast.expr, dest: str | None
     ) -> ast.expr:
+        op = node.op.value
         low, high = _RANGES[t]
         fault = f"{op}_{_suffix(t)}"
         out = self.temp(dest, (left, right))
+        both_nonneg = self.is_nonneg(left) and self.is_nonneg(right)
         if op in _PY_OPS:
             self.emit(P.assign(out, P.binop(left, _PY_OPS[op], right)))
-            checks = _range_checks(op, out, right, low, high)
-            self.emit(P.if_(checks, [P.assign(out, self.fault_call(fault, left, right))]))
+            if id(node) in self.gen.safe_nodes or (op == "sub" and both_nonneg):
+                checks = None  # proved, or [0, max] - [0, max] always fits
+            elif both_nonneg:
+                checks = P.compare(P.name(out), ast.Gt(), P.const(high))
+            else:
+                checks = _range_checks(op, out, right, low, high)
+            if checks is not None:
+                self.emit(P.if_(checks, [P.assign(out, self.fault_call(fault, left, right))]))
             return P.name(out)
         # div / rem: Python's // and % agree with truncation when both operands are >= 0
         py_op: ast.operator = ast.FloorDiv() if op == "div" else ast.Mod()
+        positive = _const_int(right) is not None and _const_int(right) > 0  # type: ignore[operator]
         guards: list[ast.expr] = []
-        if not (_const_int(right) is not None and _const_int(right) > 0):  # type: ignore[operator]
+        if not positive:
             guards.append(P.compare(right, ast.Gt(), P.const(0)))
-        if not (_const_int(left) is not None and _const_int(left) >= 0):  # type: ignore[operator]
+        if not self.is_nonneg(left):
             guards.append(P.compare(left, ast.GtE(), P.const(0)))
         fast = [P.assign(out, P.binop(left, py_op, right))]
         slow = [P.assign(out, self.fault_call(fault, left, right))]
@@ -622,7 +670,7 @@ class _FunctionEmitter:
             return self.inline_call(node, target.name)
         args = [self.expr(a) for a in node.args]
         if target.kind is CallKind.BUILTIN:
-            return self.builtin(target.name, args)
+            return self.builtin(target.name, args, id(node) in self.gen.safe_nodes)
         if target.kind is CallKind.FUNCTION:
             self.barrier()
             self.emit(
@@ -641,7 +689,7 @@ class _FunctionEmitter:
         index = self.tables.binding(target.name)
         return self.stub_pair("_s_bind", P.const(index), P.tuple_(*args))
 
-    def builtin(self, builtin: str, args: list[ast.expr]) -> ast.expr:
+    def builtin(self, builtin: str, args: list[ast.expr], safe: bool = False) -> ast.expr:
         if builtin not in _INLINE_BUILTINS:
             return self.stub_pair(intrinsic_stub_name(builtin), *args)
         self.charge(costs.BUILTIN_COSTS[builtin].base)
@@ -649,7 +697,7 @@ class _FunctionEmitter:
             return args[0]
         if builtin == "string.isEmpty":
             return P.not_(args[0])
-        guard = _BUILTIN_GUARDS.get(builtin)
+        guard = None if safe else _BUILTIN_GUARDS.get(builtin)
         if guard is not None:
             op, make_test = guard
             self.emit(P.if_(make_test(*args), [P.expr_stmt(self.fault_call(op, *args))]))
@@ -662,10 +710,14 @@ class _FunctionEmitter:
         when the chunk was reserved)."""
         args = [self.expr(a) for a in node.args]
         callee = self.plan.functions[callee_id].function
-        saved_vars = self.vars
-        self.vars = {}
+        saved_vars, saved_aliases = self.vars, self.aliases
+        self.vars, self.aliases = {}, {}
+        assigned = _assigned_names(callee.body)
         for param, arg in zip(callee.parameters, args, strict=True):
-            self.emit(P.assign(self.var(param.name), arg))
+            if isinstance(arg, ast.Name | ast.Constant) and param.name not in assigned:
+                self.aliases[param.name] = (arg, self.is_nonneg(arg))  # read-only: use the argument
+            else:
+                self.emit(P.assign(self.var(param.name), arg))
         statements = tuple(live(self.plan, callee.body))
         if _straight(statements):
             for stmt in statements[:-1]:
@@ -674,7 +726,7 @@ class _FunctionEmitter:
             assert isinstance(last, ir.Return)
             self.charge(costs.STATEMENT_FUEL)
             value = self.expr(last.value)
-            self.vars = saved_vars
+            self.vars, self.aliases = saved_vars, saved_aliases
             if isinstance(value, ast.Name | ast.Constant):
                 return value
             out = self.slots.new("t")
@@ -685,7 +737,7 @@ class _FunctionEmitter:
         assert self.chunk is not None
         body, body_live, _ = self.sub_block(lambda: self.block(callee.body), self.chunk.ahead)
         self.inlines.pop()
-        self.vars = saved_vars
+        self.vars, self.aliases = saved_vars, saved_aliases
         assert not body_live, "the validator proves every path returns"
         join = max(ahead for _, ahead in inline.edges)
         for edge, ahead in inline.edges:
@@ -696,6 +748,20 @@ class _FunctionEmitter:
         self.emit(P.while_true(body))
         self.chunk.ahead = join
         return P.name(inline.result)
+
+
+def _assigned_names(block: tuple[ir.Stmt, ...]) -> set[str]:
+    names: set[str] = set()
+    for stmt in block:
+        if isinstance(stmt, ir.Set):
+            names.add(stmt.name)
+        elif isinstance(stmt, ir.If):
+            names |= _assigned_names(stmt.then) | _assigned_names(stmt.else_)
+        elif isinstance(stmt, ir.While | ir.ForRange):
+            names |= _assigned_names(stmt.body)
+            if isinstance(stmt, ir.ForRange):
+                names.add(stmt.local)
+    return names
 
 
 def _straight(statements: tuple[ir.Stmt, ...]) -> bool:
@@ -755,6 +821,12 @@ class _Generator:
         self.plan = plan
         self.options = options
         self.facts: PlanFacts = analyze(plan, inline=options.inline)
+        self.signs: frozenset[int] = nonnegative_nodes(plan)
+        self.safe_nodes: frozenset[int] = frozenset()
+        if options.proofs:
+            from dotboxd.validator.prover import prove_plan
+
+            self.safe_nodes = prove_plan(plan).safe_nodes
         self.tables = Tables()
         self.fault_sites: dict[str, int] = {}
         reachable = sorted(fid for fid, info in plan.functions.items() if info.reachable)

@@ -1,5 +1,6 @@
 """Properties of the canonical form: what the hash must ignore, what it must not, and exactness of
-the f64 text, the ordinal order and the size pre-measurement, over generated ASTs."""
+the f64 text, the ordinal order, the sizes and the budget decisions, over generated ASTs (the text
+and sizes against an independent, recursive encoding written from the spec)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,17 @@ import math
 import random
 import re
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
-from typing import Any
-
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from dotboxd.core import ast
+from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.grammar import canonical
 from dotboxd.grammar.canonical import (
     canonical_size,
     canonical_text,
+    encode_record,
     format_f64,
     module_hash,
     ordinal_key,
@@ -29,7 +31,7 @@ from dotboxd.grammar.wire import import_module, to_wire
 from tests.strategies.ast_strategies import modules
 
 
-def _shuffled(value: Any, rng: random.Random) -> Any:
+def _shuffled(value: object, rng: random.Random) -> object:
     """The same JSON value with every object's keys in a random order."""
     if isinstance(value, dict):
         items = list(value.items())
@@ -107,7 +109,7 @@ def test_renaming_the_module_changes_the_hash(module: ast.Module) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The size pre-measurement is exact
+# Text, sizes and budget decisions against a reference encoding
 
 _ANY_TEXT = st.text(st.characters(), max_size=12)  # controls, backslashes, astral, lone surrogates
 
@@ -133,29 +135,126 @@ def _escape_heavy_modules(draw: st.DrawFn) -> ast.Module:
     return ast.Module(draw(_ANY_TEXT), "1.0.0", "1.0.0", (request,), (fn,), meta)
 
 
-class _CountingText:
-    """The text algebra, summing the UTF-16 length of every record it builds."""
+class _Reference:
+    """The canonical form straight from spec/canonical.md, recursively and without budgets, built
+    from the public ``encode_record``; it sums the length of every record it builds (the work)."""
 
     def __init__(self) -> None:
-        self.inner = canonical._Text()
         self.work = 0
 
-    def value(self, text: str) -> str:
-        return self.inner.value(text)
-
-    def record(self, fields: Any) -> str:
-        text = self.inner.record(fields)
+    def record(self, *fields: str | None) -> str:
+        text = encode_record(*fields)
         self.work += utf16_len(text)
         return text
 
+    def type(self, t: ast.TypeRef) -> str:
+        return self.record("type", t.name, *(self.type(a) for a in t.arguments))
+
+    def value(self, lit: ast.Literal) -> str:
+        k, v = ast.LiteralKind, lit.value
+        if lit.kind is k.UNIT:
+            return self.record("unit")
+        if lit.kind is k.BOOL:
+            return self.record("bool", "true" if v else "false")
+        if lit.kind is k.F64:
+            assert isinstance(v, float | int)
+            return self.record("f64", format_f64(float(v)))
+        if lit.kind is k.GUID:
+            assert isinstance(v, str)
+            return self.record("guid", v.replace("-", ""))
+        if lit.kind is k.OPAQUE_ID:
+            return self.record("opaque-id", lit.brand, str(v))
+        name = {k.I32: "i32", k.I64: "i64", k.STRING: "string", k.PATH: "path", k.URI: "uri"}[lit.kind]
+        return self.record(name, str(v))
+
+    def expr(self, e: ast.Expr) -> str:
+        if isinstance(e, ast.Literal):
+            return self.record("lit", self.value(e))
+        if isinstance(e, ast.Var):
+            return self.record("var", e.name)
+        if isinstance(e, ast.Unary):
+            return self.record("unary", "!" if e.op is ast.UnaryOp.NOT else "-", self.expr(e.operand))
+        if isinstance(e, ast.Binary):
+            return self.record("bin", e.op.symbol, self.expr(e.left), self.expr(e.right))
+        assert isinstance(e, ast.Call)
+        generic = None if e.generic_type is None else self.type(e.generic_type)
+        return self.record("call", e.name, generic, *(self.expr(a) for a in e.args))
+
+    def block(self, body: tuple[ast.Stmt, ...]) -> list[str]:
+        lines: list[str] = []
+        for s in body:
+            if isinstance(s, ast.Set):
+                lines.append(self.record("set", s.name, self.expr(s.value)))
+            elif isinstance(s, ast.Return):
+                lines.append(self.record("return", self.expr(s.value)))
+            elif isinstance(s, ast.ExprStmt):
+                lines.append(self.record("expr", self.expr(s.value)))
+            elif isinstance(s, ast.If):
+                lines.append(self.record("if", self.expr(s.condition)))
+                lines += [*self.block(s.then), self.record("else"), *self.block(s.else_), self.record("endif")]
+            elif isinstance(s, ast.While):
+                lines.append(self.record("while", self.expr(s.condition)))
+                lines += [*self.block(s.body), self.record("endwhile")]
+            elif isinstance(s, ast.ForRange):
+                lines.append(self.record("for", s.local, self.expr(s.start), self.expr(s.end)))
+                lines += [*self.block(s.body), self.record("endfor")]
+            else:
+                lines.append(self.record("continue" if isinstance(s, ast.Continue) else "break"))
+        return lines
+
+    def text(self, m: ast.Module) -> str:
+        lines = [
+            self.record("canonicalizer", "dotboxd-canonicalizer-1"),
+            self.record("module", m.id, m.version, m.target_sandbox_version),
+        ]
+        requests = [(r.id, r.reason or "") for r in m.capability_requests]
+        lines += [self.record("requires", i, r) for i, r in sorted(requests, key=_units)]
+        lines += [self.record("metadata", k, v) for k, v in sorted(m.metadata, key=lambda p: _units(p[:1]))]
+        for f in sorted(m.functions, key=lambda f: _units((f.id,))):
+            entry = "entry" if f.visibility is ast.Visibility.ENTRYPOINT else "private"
+            lines.append(self.record("fn", entry, f.id, self.type(f.return_type)))
+            lines += [self.record("param", p.name, self.type(p.type)) for p in f.parameters]
+            lines += self.block(f.body)
+        return "".join(line + "\n" for line in lines)
+
+
+def _units(texts: tuple[str, ...]) -> list[list[int]]:
+    return [_utf16_units(t) for t in texts]
+
 
 @given(st.one_of(_escape_heavy_modules(), modules()))
-def test_measured_size_equals_built_size(module: ast.Module) -> None:
+def test_text_and_sizes_equal_the_reference_encoding(module: ast.Module) -> None:
+    reference = _Reference()
+    expected = reference.text(module)
+    assert canonical_text(module) == expected
+    assert canonical_size(module) == (utf16_len(expected), reference.work)
+
+
+@given(st.one_of(_escape_heavy_modules(), modules()), st.data())
+def test_budgets_refuse_exactly_what_the_measurement_exceeds(module: ast.Module, data: st.DataObject) -> None:
+    """The one-pass build refuses early on lower bounds; its decisions and evidence must still be
+    those of measuring the whole text first, also right at the edges of both budgets."""
     units, work = canonical_size(module)
-    assert units == utf16_len(canonical_text(module))
-    counting = _CountingText()
-    canonical._walk_module(counting, module)
-    assert work == counting.work
+    max_units = data.draw(st.sampled_from([units - 1, units]) | st.integers(0, 2 * units), label="max_units")
+    max_work = data.draw(st.sampled_from([work - 1, work]) | st.integers(0, 2 * work), label="max_work")
+    if units > max_units or work > max_work:
+        with pytest.raises(DotBoxDError) as info:
+            canonical_text(module, max_units=max_units, max_work=max_work)
+        assert info.value.code == "E-CANON-LIMIT"
+        assert info.value.diagnostic.evidence == {
+            "units": units,
+            "work": work,
+            "max_units": max_units,
+            "max_work": max_work,
+        }
+    else:
+        assert canonical_text(module, max_units=max_units, max_work=max_work) == canonical_text(module)
+
+
+@given(st.integers(0, 2**12_000))
+def test_digit_count_of_huge_sizes(number: int) -> None:
+    """Sizes of hostile texts are counted from bit lengths (str() refuses beyond 4300 digits)."""
+    assert canonical._digit_count(number) == len(str(number))
 
 
 # ---------------------------------------------------------------------------------------------

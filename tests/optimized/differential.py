@@ -3,9 +3,9 @@
 ``observe`` reduces an ``ExecutionResult`` to the fields that must be identical across backends:
 the value (typed encoding), the error category, code and safe message, every ``ResourceUsage``
 counter, the per-binding call counts, the queued host commands, and the audit events (kind,
-success, binding, capability, effect, resource, error code, message, bytes, fields). Only what
-cannot be the same is left out: the run id, timestamps, and the ``executionMode`` field of the
-``RunSummary`` event, which names the backend.
+success, sequence, binding, capability, effect, resource, error code, message, bytes, fields).
+Only what cannot be the same is left out: the run id, timestamps, and the ``executionMode`` field
+of the ``RunSummary`` event, which names the backend.
 """
 
 from __future__ import annotations
@@ -14,17 +14,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dotboxd.conformance.stage_validate import validate_case
+from dotboxd.conformance.workspace import case_root
 from dotboxd.core import ast
 from dotboxd.host import ExecutionResult, SandboxHost
+from dotboxd.runtime.fixtures import FixtureInvoker
 from dotboxd.runtime.optimized import ArtifactCache, GenOptions, OptimizedBackend
+from dotboxd.validator.plan import ExecutionPlan
 
 SHARED_CACHE = ArtifactCache(capacity=64)
 
+Observation = dict[str, Any]
 
-def observe(result: ExecutionResult) -> dict[str, Any]:
+
+def observe(result: ExecutionResult) -> Observation:
     events = []
     for event in result.audit_events:
-        fields = {k: v for k, v in event.fields.items() if k != "executionMode"}
+        fields = tuple(sorted((k, repr(v)) for k, v in event.fields.items() if k != "executionMode"))
         events.append(
             (
                 event.kind,
@@ -37,7 +42,7 @@ def observe(result: ExecutionResult) -> dict[str, Any]:
                 event.error_code,
                 event.message,
                 event.bytes,
-                tuple(sorted(fields.items(), key=lambda kv: kv[0])),
+                fields,
             )
         )
     error = result.error
@@ -53,37 +58,83 @@ def observe(result: ExecutionResult) -> dict[str, Any]:
     }
 
 
+TIMING_FIELDS = ("usage", "audit")
+"""A run stopped by its wall-clock deadline stops after a machine-dependent amount of work (on
+either backend, and differently on two runs of the same backend), so its counters are not compared;
+everything else still is."""
+
+
 def differences(reference: Mapping[str, Any], optimized: Mapping[str, Any]) -> list[str]:
+    timed_out = reference["error"] is not None and reference["error"][0] == "Timeout"
     return [
-        f"{key}: reference={reference[key]!r} optimized={optimized[key]!r}"
+        f"{key}: reference={reference[key]!r}\n    optimized={optimized[key]!r}"
         for key in reference
-        if reference[key] != optimized[key]
+        if reference[key] != optimized[key] and not (timed_out and key in TIMING_FIELDS)
     ]
 
 
-def run_both(
-    module: ast.Module,
-    raw: Mapping[str, Any],
+def reset_fixtures(plan: ExecutionPlan) -> None:
+    """Fixture bindings count their calls (``sequence`` behaviours depend on it): start over."""
+    for descriptor in plan.bindings.values():
+        if isinstance(descriptor.invoke, FixtureInvoker):
+            descriptor.invoke.calls = 0
+
+
+def backend(options: GenOptions | None = None) -> OptimizedBackend:
+    return OptimizedBackend(cache=SHARED_CACHE, options=options)
+
+
+def run_plan_both(
+    plan: ExecutionPlan,
     entry: str,
-    arg_vectors: Sequence[Sequence[Any]],
+    vectors: Sequence[Sequence[Any]],
+    encoding: str = "json",
     options: GenOptions | None = None,
-) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Run every input vector on both backends (fresh fixtures per backend, so stateful fixture
-    behaviours such as ``sequence`` start over)."""
-    backend = OptimizedBackend(cache=SHARED_CACHE, options=options)
+) -> list[tuple[Observation, Observation]]:
+    """Every input vector on both backends, one plan (fixtures reset before each run)."""
+    host = SandboxHost(bindings=plan.catalog, backends={"optimized": backend(options)})
     pairs = []
-    for args in arg_vectors:
+    for args in vectors:
         observed = []
         for name in ("reference", "optimized"):
-            validated = validate_case(module, raw, None)
-            host = SandboxHost(bindings=validated.catalog, backends={"optimized": backend})
-            result = host.execute(validated.plan, entry, list(args), backend=name, encoding="json")
+            reset_fixtures(plan)
+            result = host.execute(plan, entry, list(args), backend=name, encoding=encoding)  # type: ignore[arg-type]
             observed.append(observe(result))
         pairs.append((observed[0], observed[1]))
     return pairs
 
 
-def assert_agree(module: ast.Module, raw: Mapping[str, Any], entry: str, vectors: Sequence[Sequence[Any]]) -> None:
-    for index, (reference, optimized) in enumerate(run_both(module, raw, entry, vectors)):
+def run_case_both(module: ast.Module, raw: Mapping[str, Any], entry: str, args: Sequence[Any]) -> tuple[Observation, Observation]:
+    """A conformance case on both backends, each with its own fresh root and fixtures."""
+    observed = []
+    for name in ("reference", "optimized"):
+        with case_root(raw) as root:
+            validated = validate_case(module, raw, root)
+            host = SandboxHost(bindings=validated.catalog, backends={"optimized": backend()})
+            result = host.execute(validated.plan, entry, list(args), backend=name, encoding="json")
+            observation = observe(result)
+            if root is not None:
+                observation = _without_root(observation, root)
+            observed.append(observation)
+    return observed[0], observed[1]
+
+
+def _without_root(observation: Observation, root: str) -> Observation:
+    """Each run has its own temporary root; its path may appear in audit text."""
+    return eval_replace(observation, root)
+
+
+def eval_replace(value: Any, root: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(root, "$ROOT")
+    if isinstance(value, dict):
+        return {k: eval_replace(v, root) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(eval_replace(v, root) for v in value)
+    return value
+
+
+def assert_agree(pairs: Sequence[tuple[Observation, Observation]], what: str = "") -> None:
+    for index, (reference, optimized) in enumerate(pairs):
         diff = differences(reference, optimized)
-        assert not diff, f"input {index} {list(vectors[index])!r}:\n  " + "\n  ".join(diff)
+        assert not diff, f"{what} input {index}:\n  " + "\n  ".join(diff)

@@ -43,9 +43,7 @@ QUOTA_CODES = {
     "hostCalls": "R-QUOTA-HOST-CALLS",
     "allocatedBytes": "R-QUOTA-ALLOCATION",
 }
-FAULT_CODES = frozenset(
-    {"R-ARITH-OVERFLOW", "R-ARITH-DIVIDE-BY-ZERO", "R-ARITH-CLAMP-RANGE", "R-LIST-INDEX"}
-)
+FAULT_CODES = frozenset({"R-ARITH-OVERFLOW", "R-ARITH-DIVIDE-BY-ZERO", "R-ARITH-CLAMP-RANGE", "R-LIST-INDEX"})
 
 
 class _TracingMachine(ref._Machine):
@@ -170,7 +168,9 @@ def check_program(p: Prepared, inputs: Sequence[Sequence[Any]]) -> Findings:
             result = run(p, list(b.witness.args))
             if result.error is None or result.error.category != "QuotaExceeded":
                 got = "success" if result.error is None else result.error.code
-                out.violations.append(f"{b.resource}: REFUTED by {b.witness.text()} but the run ended in {got}")
+                out.violations.append(
+                    f"{b.resource}: REFUTED by {b.witness.text()} but the run ended in {got}"
+                )
     for s in proof.safety:
         if s.verdict is Verdict.REFUTED:
             assert s.witness is not None

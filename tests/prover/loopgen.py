@@ -123,7 +123,16 @@ class _Gen:
             i = self.fresh("i")
             if self.main:
                 start = self.draw(st.sampled_from(["0", "1", "m", "t"]))
-                ends = ["n", "m", "3", "list.count(xs)", "string.length(s)", "acc", "(n / 2)", "math.min(n, 7)"]
+                ends = [
+                    "n",
+                    "m",
+                    "3",
+                    "list.count(xs)",
+                    "string.length(s)",
+                    "acc",
+                    "(n / 2)",
+                    "math.min(n, 7)",
+                ]
             else:
                 start = self.draw(st.sampled_from(["0", "a"]))
                 ends = ["b", "3", "(b / 2)", "math.min(a, 5)"]

@@ -50,6 +50,7 @@ from .state import (
     LOOPS,
     Candidate,
     Flow,
+    Lower,
     State,
     Upper,
     add_lower,
@@ -100,6 +101,9 @@ class FunctionAnalysis:
     complete: bool = True
 
 
+_Summary = tuple[AVal, Upper, Lower, bool, bool]
+
+
 @dataclass
 class _Frame:
     function: str
@@ -133,6 +137,7 @@ class Analyzer:
         self.refute_arith: Callable[[State, dict[int, int], Cond], Witness | None] | None = None
         self._loop_counter = 0
         self.namer = Namer(sym)
+        self._summaries: dict[tuple[object, ...], _Summary] = {}
 
     # --- entry ---------------------------------------------------------------------------------
 
@@ -145,6 +150,7 @@ class Analyzer:
         self.safety = {}
         self.safe_nodes = set()
         self.unsafe_nodes = set()
+        self._summaries = {}
         info = self.plan.functions[function_id]
         st = State({p.name: v for p, v in zip(info.function.parameters, params, strict=True)})
         if input_charges:
@@ -171,6 +177,9 @@ class Analyzer:
         self.steps += 1
         if self.steps > MAX_STEPS:
             raise ProverLimit("the function is too large to analyse within the prover's budget")
+        self.log.steps_left -= 1
+        if self.log.steps_left < 0:
+            raise ProverLimit("the module is too large to analyse within the prover's budget")
 
     @property
     def function(self) -> str:
@@ -597,6 +606,26 @@ class Analyzer:
         return result
 
     def _inline(self, function_id: str, args: list[AVal], st: State) -> AVal:
+        """Analyse a call by analysing the callee's body with the argument values. A call with the
+        same callee, arguments and path state as an earlier one reuses its summary (so a call
+        tree that repeats itself costs linear, not exponential, work)."""
+        key = (function_id, tuple(args), st.pc, st.lstop, st.record, self.probe > 0)
+        summary = self._summaries.get(key)
+        if summary is None:
+            summary = self._summarise(function_id, args, st)
+            self._summaries[key] = summary
+        value, du, dl, stopped, risk = summary
+        s = self.sym
+        if not self.probe:
+            st.U = plus_upper(s, st.U, du)
+        st.risk = st.risk or risk
+        if not st.lstop:
+            st.L = plus_lower(s, st.L, dl)
+            if stopped:
+                self.stop(st)
+        return value
+
+    def _summarise(self, function_id: str, args: list[AVal], st: State) -> _Summary:
         info = self.plan.functions[function_id]
         callee = st.copy()
         callee.vars = {p.name: v for p, v in zip(info.function.parameters, args, strict=True)}
@@ -607,27 +636,20 @@ class Analyzer:
             self.frames.pop()
         returns = flow.returns
         if not returns:  # validated functions always return; be safe
-            self.stop(st)
-            return self.dom.top(info.return_type)
+            return self.dom.top(info.return_type), {FUEL: None}, {}, True, True
         s = self.sym
         value: AVal | None = None
         for _, v in returns:
             value = self.dom.join(value, v)
+        assert value is not None
+        du: Upper = {}
+        dl: Lower = {}
         if not self.probe:
             du = join_upper(s, [upper_delta(s, r.U, st.U) for r, _ in returns])
             dl = join_lower(s, [lower_delta(s, r.L, st.L) for r, _ in returns])
-            st.U = plus_upper(s, st.U, du)
-            new_l = plus_lower(s, st.L, dl)
-        else:
-            new_l = st.L
         stopped = any(r.lstop for r, _ in returns)
-        st.risk = st.risk or any(r.risk for r, _ in returns)
-        if not st.lstop:
-            st.L = new_l
-            if stopped:
-                self.stop(st)
-        assert value is not None
-        return value
+        risk = any(r.risk for r, _ in returns)
+        return value, du, dl, stopped, risk
 
     # --- shape charges -------------------------------------------------------------------------
 

@@ -143,7 +143,8 @@ def _one(
         )
     else:
         ob, result = log.ask(sym, kind="budget", function=fn, pointer="", claim=claim, goal=goal)
-    obligations.append(ob.name)
+    if ob.name:
+        obligations.append(ob.name)
     if result.status == "unsat" or bound_max <= limit:
         method = "z3" if result.status == "unsat" else "interval"
         return BudgetVerdict(
@@ -239,7 +240,7 @@ def _refute(
     reached = reached_at(env)
     if reached <= limit:
         return None
-    return witness, reached, [ob.name]
+    return witness, reached, [ob.name] if ob.name else []
 
 
 def fix(sym: Sym, env: Mapping[int, int], atoms: frozenset[int]) -> list[Cond]:

@@ -12,9 +12,23 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from . import smt
-from .sym import Cond, Sym
+from .sym import FALSE, Cond, Sym
+
+MIN_RLIMIT = 20_000
+
+MAX_DEGREE = {"safety": 2, "ranking": 2}
+"""Z3's nonlinear integer search has no useful cost bound: obligations of a higher polynomial
+degree than this (default 4) are answered ``unknown`` without asking it."""
+
+MODULE_STEPS = 300_000
+"""Abstract evaluation steps for all the functions of one module together."""
+
+KIND_SHARE = {"safety": 10, "ranking": 50}
+"""Percent of the per-query rlimit by kind: a budget or counterexample question matters more than
+one operation's safety (an unproved operation only keeps its run-time check)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,12 +62,21 @@ class Obligation:
 class ObligationLog:
     """Solves and records the obligations of one module."""
 
-    def __init__(self, rlimit: int = smt.DEFAULT_RLIMIT, max_queries: int = 400) -> None:
+    def __init__(
+        self, rlimit: int = smt.DEFAULT_RLIMIT, total: int = smt.MODULE_RLIMIT, max_queries: int = 600
+    ) -> None:
         self.rlimit = rlimit
+        self.left = total
         self.max_queries = max_queries
         self.obligations: list[Obligation] = []
         self._queries = 0
         self._names: dict[str, int] = {}
+        self._ctx: Any = None
+        self.steps_left = MODULE_STEPS
+
+    def begin(self) -> None:
+        """Start a new function: its queries get a fresh Z3 context."""
+        self._ctx = None
 
     def ask(
         self,
@@ -70,6 +93,9 @@ class ObligationLog:
     ) -> tuple[Obligation, smt.SolveResult]:
         """Solve "can ``goal`` hold under ``premises``?" and record it. ``expect`` is the answer
         that would establish ``claim`` (``unsat`` for proofs, ``sat`` for counterexamples)."""
+        if self._queries >= self.max_queries or self.left < MIN_RLIMIT:
+            spent = Obligation("", kind, function, pointer, claim, "", "unknown")
+            return spent, smt.SolveResult("unknown", reason="the module's solver budget is spent")
         name = self._name(kind, function)
         header = [
             "dotboxd proof obligation",
@@ -79,12 +105,19 @@ class ObligationLog:
             f"claim: {claim}",
             f"{expect} establishes the claim",
         ]
-        text = smt.render(sym, goal, premises, facts or {}, header, self.rlimit)
-        if self._queries >= self.max_queries:
-            result = smt.SolveResult("unknown", reason="the module's obligation budget is spent")
+        rlimit = min(self.rlimit * KIND_SHARE.get(kind, 100) // 100, self.left)
+        text = smt.render(sym, goal, premises, facts or {}, header, max(rlimit, 1))
+        degree = max([sym.cond_degree(goal), *(sym.cond_degree(c) for c in premises)])
+        if goal == FALSE or FALSE in premises:
+            result = smt.SolveResult("unsat")  # decided by the concrete ranges: nothing to search
+        elif degree > MAX_DEGREE.get(kind, 4):
+            result = smt.SolveResult("unknown", reason=f"nonlinear of degree {degree}: not asked")
         else:
             self._queries += 1
-            result = smt.solve(text, self.rlimit)
+            if self._ctx is None:
+                self._ctx = smt.new_context()
+            result = smt.solve(text, rlimit, ctx=self._ctx)
+            self.left -= result.used
         ob = Obligation(name, kind, function, pointer, claim, text, result.status)
         self.obligations.append(ob)
         return ob, result

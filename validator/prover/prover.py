@@ -101,6 +101,7 @@ def _prove_function(
     namer = Namer(sym, _atom_names(model))
     an = Analyzer(plan, sym, dom, log)
     an.namer = namer
+    log.begin()
     depth_budget = BudgetVerdict(
         "callDepth",
         limits.max_call_depth,

@@ -49,7 +49,7 @@ def check_safety(
             premises=st.pc,
             facts=an.facts,
         )
-        obligations = (ob.name,)
+        obligations = (ob.name,) if ob.name else ()
         if result.status == "unsat":
             verdict = Verdict.PROVED
         elif result.status == "sat":

@@ -19,8 +19,11 @@ from typing import Any
 
 from .sym import Cond, Poly, Sym
 
-DEFAULT_RLIMIT = 3_000_000
-"""Z3 work units per query (about 0.3-1 s of a hard nonlinear query; trivial ones use ~10^4)."""
+DEFAULT_RLIMIT = 2_000_000
+"""Z3 work units per query (roughly 0.1 s of a hard nonlinear query; trivial ones use ~10^3)."""
+
+MODULE_RLIMIT = 15_000_000
+"""Z3 work units for all the obligations of one module together (a few seconds at most)."""
 
 RANDOM_SEED = 0
 
@@ -30,6 +33,14 @@ class SolveResult:
     status: str  # "sat" | "unsat" | "unknown"
     model: Mapping[int, int] = field(default_factory=dict)  # atom id -> value (bools as 0/1)
     reason: str = ""
+    used: int = 0  # Z3 work units spent
+
+
+def new_context() -> Any:
+    """A fresh Z3 context. Z3's search depends on what a context has seen before (term ids), so
+    each function's obligations get their own context: its verdicts never depend on the other
+    functions proved before it in the same process."""
+    return _z3().Context()
 
 
 def _num(value: int) -> str:
@@ -157,20 +168,22 @@ def _comment(text: str) -> str:
     return "".join(ch if ch.isprintable() and ch not in "\r\n" else "?" for ch in text)[:120]
 
 
-def solve(text: str, rlimit: int, seed: int = RANDOM_SEED) -> SolveResult:
+def solve(text: str, rlimit: int, seed: int = RANDOM_SEED, ctx: Any = None) -> SolveResult:
     """Ask Z3 whether the script is satisfiable; a model maps atom ids to values."""
     z3 = _z3()
 
-    solver = z3.Solver()
+    solver = z3.Solver(ctx=ctx) if ctx is not None else z3.Solver()
     solver.set("rlimit", rlimit)
     solver.set("random_seed", seed)
     try:
         solver.from_string(text)
+        before = _rlimit_count(solver)
         answer = solver.check()
+        used = max(0, _rlimit_count(solver) - before)
     except z3.Z3Exception as error:  # a malformed script would be a prover bug: fail closed
         return SolveResult("unknown", reason=f"z3 error: {error}")
     if answer == z3.unsat:
-        return SolveResult("unsat")
+        return SolveResult("unsat", used=used)
     if answer == z3.sat:
         model: dict[int, int] = {}
         m = solver.model()
@@ -182,8 +195,16 @@ def solve(text: str, rlimit: int, seed: int = RANDOM_SEED) -> SolveResult:
                     model[int(name[1:])] = value.as_long()
                 elif z3.is_true(value) or z3.is_false(value):
                     model[int(name[1:])] = 1 if z3.is_true(value) else 0
-        return SolveResult("sat", model)
-    return SolveResult("unknown", reason=str(solver.reason_unknown()))
+        return SolveResult("sat", model, used=used)
+    return SolveResult("unknown", reason=str(solver.reason_unknown()), used=used)
+
+
+def _rlimit_count(solver: Any) -> int:
+    stats = solver.statistics()
+    for key in stats.keys():
+        if key == "rlimit count":
+            return int(stats.get_key_value(key))
+    return 0
 
 
 def z3_version() -> str:

@@ -133,6 +133,7 @@ class Sym:
         self._ranges: dict[Poly, Range] = {}
         self._poly_atoms: dict[Poly, frozenset[int]] = {}
         self._cond_atoms: dict[Cond, frozenset[int]] = {}
+        self._degrees: dict[int, int] = {}
 
     # --- factors ---------------------------------------------------------------------------
 
@@ -219,6 +220,26 @@ class Sym:
             cached = frozenset().union(*(self.factors[f].atoms for mono, _ in p.terms for f in mono))
             self._poly_atoms[p] = cached
         return cached
+
+    def degree(self, p: Poly) -> int:
+        """The polynomial degree of ``p`` (a ``max``/``min``/``ite``/``fdiv`` factor counts as the
+        degree of its arguments): how nonlinear an obligation about it is."""
+        return max((sum(self._factor_degree(f) for f in mono) for mono, _ in p.terms), default=0)
+
+    def _factor_degree(self, fid: int) -> int:
+        cached = self._degrees.get(fid)
+        if cached is None:
+            f = self.factors[fid]
+            cached = 1 if f.kind in ("atom", "batom") else max((self.degree(a) for a in f.args), default=0)
+            if f.cond is not None:
+                cached = max(cached, self.cond_degree(f.cond))
+            self._degrees[fid] = cached
+        return cached
+
+    def cond_degree(self, c: Cond) -> int:
+        if c.poly is not None:
+            return self.degree(c.poly)
+        return max((self.cond_degree(a) for a in c.args), default=0)
 
     def cond_atoms(self, c: Cond) -> frozenset[int]:
         cached = self._cond_atoms.get(c)

@@ -577,7 +577,8 @@ def _ranking(
             premises=premises,
             facts=temp_facts,
         )
-        obligations.append(ob.name)
+        if ob.name:
+            obligations.append(ob.name)
         if result.status != "unsat":
             continue
         entry_elim: Elim = dict(snap_elim)
@@ -600,7 +601,7 @@ def _ranking(
                 claim=f"the loop can only stop once r = {text} <= 0",
                 goal=s.and_(s.not_(guard), s.ge(s.add_const(r, -1))), premises=list(st.pc), facts=temp_facts,
             )
-            obligations.extend((ob2.name, ob3.name))
+            obligations.extend(x for x in (ob2.name, ob3.name) if x)
             if res2.status == "unsat" and res3.status == "unsat":
                 n_lo = s.max(s.bound(r, entry_elim, False), ZERO)
         fact = LoopFact(

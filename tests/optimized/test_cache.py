@@ -1,0 +1,210 @@
+"""The artifact cache: LRU, on-disk artifacts with manifest checks, quarantine, revocation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.host import SandboxHost
+from dotboxd.runtime.optimized import ArtifactCache, GenOptions, OptimizedBackend
+from dotboxd.runtime.optimized.artifact import ArtifactKey
+from dotboxd.runtime.optimized.errors import VerifierFailure
+from dotboxd.validator.policy import Policy
+
+from .kernels import FEATURES, double, poke, policy, prepare
+
+SIMPLE = 'module "s{n}" version "1.0.0";\nentrypoint fn main(x I32) -> I32 {{ return x + {n}; }}\n'
+
+
+def _plan(n: int) -> object:
+    return prepare(SIMPLE.format(n=n))
+
+
+def _events(report_log: list[tuple[str, str, dict[str, object]]]) -> list[str]:
+    return [kind for kind, _, _ in report_log]
+
+
+def _recorder() -> tuple[list[tuple[str, str, dict[str, object]]], object]:
+    log: list[tuple[str, str, dict[str, object]]] = []
+
+    def report(kind: str, message: str, fields: dict[str, object]) -> None:
+        log.append((kind, message, fields))
+
+    return log, report
+
+
+def test_hits_reuse_the_same_artifact() -> None:
+    cache = ArtifactCache(capacity=4)
+    plan = prepare(FEATURES)
+    first = cache.get_or_compile(plan)  # type: ignore[arg-type]
+    second = cache.get_or_compile(plan)  # type: ignore[arg-type]
+    assert first is second
+    assert cache.stats.compiles == 1 and cache.stats.hits == 1
+
+
+def test_lru_evicts_the_least_recently_used() -> None:
+    cache = ArtifactCache(capacity=2)
+    plans = [_plan(n) for n in range(3)]
+    for plan in plans[:2]:
+        cache.get_or_compile(plan)  # type: ignore[arg-type]
+    cache.get_or_compile(plans[0])  # type: ignore[arg-type]  # touch 0: 1 is now the oldest
+    cache.get_or_compile(plans[2])  # type: ignore[arg-type]
+    assert cache.peek(plans[0]) is not None  # type: ignore[arg-type]
+    assert cache.peek(plans[1]) is None  # type: ignore[arg-type]
+    assert cache.peek(plans[2]) is not None  # type: ignore[arg-type]
+    assert cache.stats.evicted == 1 and len(cache) == 2
+
+
+def test_key_covers_module_plan_policy_manifest_and_versions() -> None:
+    plan = prepare(FEATURES)
+    other_policy = prepare(FEATURES, policy(max_fuel=12345))
+    base = ArtifactKey.for_plan(plan, GenOptions())
+    assert base.digest() != ArtifactKey.for_plan(other_policy, GenOptions()).digest()
+    assert base.digest() != ArtifactKey.for_plan(plan, GenOptions(inline=False)).digest()
+    fields = base.to_json()
+    assert set(fields) == {
+        "moduleHash", "planHash", "policyHash", "bindingManifestHash", "compiler", "verifier", "options",
+    }
+    bumped = ArtifactKey(**{**_snake(fields), "compiler": "dotboxd-py-opt-codegen-999"})
+    assert bumped.digest() != base.digest()
+
+
+def _snake(fields: dict[str, str]) -> dict[str, str]:
+    names = {
+        "moduleHash": "module_hash",
+        "planHash": "plan_hash",
+        "policyHash": "policy_hash",
+        "bindingManifestHash": "binding_manifest_hash",
+    }
+    return {names.get(k, k): v for k, v in fields.items()}
+
+
+def test_disk_round_trip_reverifies_and_runs(tmp_path: Path) -> None:
+    plan = prepare(FEATURES)
+    writer = ArtifactCache(directory=tmp_path)
+    writer.get_or_compile(plan)  # type: ignore[arg-type]
+    files = list(tmp_path.glob("*.json"))
+    assert len(files) == 1
+    assert not list(tmp_path.glob(".tmp-*")), "atomic write left a temporary file"
+    reader = ArtifactCache(directory=tmp_path)
+    loaded = reader.get_or_compile(plan)  # type: ignore[arg-type]
+    assert reader.stats.disk_hits == 1 and reader.stats.compiles == 0
+    host = SandboxHost(bindings=[double], backends={"optimized": OptimizedBackend(cache=reader)})
+    result = host.execute(plan, "main", [30, ["a", "bc"]], backend="optimized")  # type: ignore[arg-type]
+    reference = host.execute(plan, "main", [30, ["a", "bc"]])  # type: ignore[arg-type]
+    assert result.ok and result.value == reference.value and result.usage == reference.usage
+    assert loaded.source() == writer.get_or_compile(plan).source()  # type: ignore[arg-type]
+
+
+def test_user_text_never_appears_in_the_cached_source(tmp_path: Path) -> None:
+    secret = "zq-very-distinctive-text"
+    text = f'module "t" version "1.0.0";\nentrypoint fn main() -> I32 {{ s = "{secret}"; return string.length(s); }}\n'
+    cache = ArtifactCache(directory=tmp_path)
+    cache.get_or_compile(prepare(text))  # type: ignore[arg-type]
+    document = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert secret not in document["payload"]["source"]
+    assert secret in json.dumps(document["payload"]["tables"])
+
+
+def _tamper(tmp_path: Path, edit: object) -> tuple[ArtifactCache, list[tuple[str, str, dict[str, object]]], object]:
+    plan = prepare(FEATURES)
+    ArtifactCache(directory=tmp_path).get_or_compile(plan)  # type: ignore[arg-type]
+    path = next(tmp_path.glob("*.json"))
+    document = json.loads(path.read_text())
+    edit(document)  # type: ignore[operator]
+    path.write_text(json.dumps(document))
+    cache = ArtifactCache(directory=tmp_path)
+    log, report = _recorder()
+    cache.get_or_compile(plan, report=report)  # type: ignore[arg-type]
+    return cache, log, plan
+
+
+def _inject_source(document: dict[str, object]) -> None:
+    payload = document["payload"]
+    assert isinstance(payload, dict)
+    payload["source"] = "import os\n" + str(payload["source"])
+
+
+def _inject_source_and_rehash(document: dict[str, object]) -> None:
+    import hashlib
+
+    _inject_source(document)
+    payload_text = json.dumps(document["payload"], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    manifest = document["manifest"]
+    assert isinstance(manifest, dict)
+    manifest["payloadSha256"] = hashlib.sha256(payload_text.encode()).hexdigest()
+
+
+def _swap_key(document: dict[str, object]) -> None:
+    manifest = document["manifest"]
+    assert isinstance(manifest, dict)
+    manifest["key"]["policyHash"] = "0" * 64  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [_inject_source, _inject_source_and_rehash, _swap_key, lambda d: d.update(format="other")],
+    ids=["payload changed", "payload changed and rehashed", "manifest key swapped", "unknown format"],
+)
+def test_tampered_disk_artifact_is_quarantined_and_recompiled(tmp_path: Path, edit: object) -> None:
+    cache, log, plan = _tamper(tmp_path, edit)
+    assert _events(log) == ["CacheInvalidated"]
+    assert cache.stats.invalidated == 1 and cache.stats.compiles == 1
+    quarantined = list((tmp_path / "quarantine").glob("*.json"))
+    assert len(quarantined) == 1
+    fresh = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert "import os" not in fresh["payload"]["source"]
+
+
+def test_unreadable_disk_artifact_is_quarantined(tmp_path: Path) -> None:
+    plan = prepare(FEATURES)
+    ArtifactCache(directory=tmp_path).get_or_compile(plan)  # type: ignore[arg-type]
+    path = next(tmp_path.glob("*.json"))
+    path.write_bytes(b"\xff\xfe not json")
+    cache = ArtifactCache(directory=tmp_path)
+    log, report = _recorder()
+    cache.get_or_compile(plan, report=report)  # type: ignore[arg-type]
+    assert _events(log) == ["CacheInvalidated"]
+
+
+def test_revocation_makes_cached_artifacts_unusable(tmp_path: Path) -> None:
+    text = 'module "p" version "1.0.0";\nentrypoint fn main(x I32) -> I32 { return test.world.poke(x); }\n'
+    pol = Policy.builder().grant("test.world.write").with_max_wall_time_ms(60_000).build()
+    host = SandboxHost(bindings=[poke])
+    plan = host.prepare(text, pol)
+    cache = ArtifactCache(directory=tmp_path)
+    cache.get_or_compile(plan)
+    assert cache.peek(plan) is not None and list(tmp_path.glob("*.json"))
+    pol.revoke("test.world.write")
+    log, report = _recorder()
+    with pytest.raises(DotBoxDError) as refused:
+        cache.get_or_compile(plan, report=report)
+    assert refused.value.code == "E-POLICY-REVOKED"
+    assert cache.peek(plan) is None and not list(tmp_path.glob("*.json"))
+    assert _events(log) == ["CacheInvalidated"]
+    backend = OptimizedBackend(cache=cache)
+    result = SandboxHost(bindings=[poke], backends={"optimized": backend}).execute(plan, "main", [1], backend="optimized")
+    assert not result.ok and result.error is not None and result.error.code == "E-POLICY-REVOKED"
+
+
+def test_verifier_failure_quarantines_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dotboxd.runtime.optimized import artifact
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise VerifierFailure("tampered for the test")
+
+    monkeypatch.setattr(artifact, "verify_module", refuse)
+    cache = ArtifactCache(directory=tmp_path)
+    plan = prepare(FEATURES)
+    log, report = _recorder()
+    with pytest.raises(VerifierFailure):
+        cache.get_or_compile(plan, report=report)  # type: ignore[arg-type]
+    assert cache.is_quarantined(plan)  # type: ignore[arg-type]
+    assert list((tmp_path / "quarantine").glob("*.rejected.py"))
+    monkeypatch.undo()
+    with pytest.raises(VerifierFailure, match="quarantined"):
+        cache.get_or_compile(plan)  # type: ignore[arg-type]  # never compiled (or run) again here
+    assert cache.stats.compiles == 1 and _events(log) == ["VerifierFailure"]
