@@ -34,6 +34,15 @@ CATEGORIES: tuple[str, ...] = (
 #: on purpose (``BindingError``), each with its own run-time code.
 REFUSE_CATEGORIES: tuple[str, ...] = ("PermissionDenied", "NotFound", "InvalidInput", "QuotaExceeded")
 
+#: The facade counters a ``charge`` fixture (our behaviour kind) may report, in the order it charges
+#: them; it may also report one log event (``logMessage``).
+CHARGE_COUNTERS: tuple[str, ...] = (
+    "fileBytesRead",
+    "fileBytesWritten",
+    "networkBytesRead",
+    "networkBytesWritten",
+)
+
 # The module sources: the three of the shared format plus our two optional ones.
 SOURCE_KEYS: tuple[str, ...] = ("module", "moduleText", "kernelText", "moduleTextGenerator", "moduleBase64")
 

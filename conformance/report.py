@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from dotboxd.conformance.areas import AREAS
 from dotboxd.conformance.runner import CaseResult, RunReport
 
 
@@ -20,13 +21,15 @@ def failure_line(result: CaseResult) -> str:
 
 
 def summary_rows(report: RunReport) -> list[tuple[str, int, int, int]]:
-    """(area, results, passed, failed) per area, sorted by area."""
+    """(area, results, passed, failed) per area: the corpus's areas in their order, then any other."""
     total: Counter[str] = Counter()
     passed: Counter[str] = Counter()
     for result in report.results:
         total[result.case.area] += 1
         passed[result.case.area] += result.passed
-    return [(area, total[area], passed[area], total[area] - passed[area]) for area in sorted(total)]
+    order = {area: index for index, area in enumerate(AREAS)}
+    areas = sorted(total, key=lambda area: (order.get(area, len(order)), area))
+    return [(area, total[area], passed[area], total[area] - passed[area]) for area in areas]
 
 
 def render_text(report: RunReport) -> str:

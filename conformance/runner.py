@@ -50,13 +50,18 @@ class RunReport:
         return self.failed == 0
 
 
-def select_cases(cases: Iterable[Case], names: Sequence[str] = (), tags: Sequence[str] = ()) -> list[Case]:
-    """Cases whose name matches any ``names`` glob (if given) and that carry any of ``tags`` (if given)."""
+def select_cases(
+    cases: Iterable[Case], names: Sequence[str] = (), tags: Sequence[str] = (), areas: Sequence[str] = ()
+) -> list[Case]:
+    """Cases whose name matches any ``names`` glob (if given), that carry any of ``tags`` (if given)
+    and that belong to any of ``areas`` (if given)."""
     chosen = []
     for case in cases:
         if names and not any(fnmatch.fnmatchcase(case.name, pattern) for pattern in names):
             continue
         if tags and not set(tags) & set(case.tags):
+            continue
+        if areas and case.area not in areas:
             continue
         chosen.append(case)
     return chosen

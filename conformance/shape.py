@@ -19,6 +19,7 @@ from dotboxd.conformance.generate import check_generator
 from dotboxd.conformance.model import (
     BACKENDS,
     CATEGORIES,
+    CHARGE_COUNTERS,
     OUTCOMES,
     REFUSE_CATEGORIES,
     SOURCE_KEYS,
@@ -96,6 +97,8 @@ BEHAVIOR_PARAMS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "malformed": (frozenset({"value"}), frozenset()),
     # our extension: refuse on purpose with a chosen category (see dotboxd.conformance.fixtures)
     "refuse": (frozenset({"category"}), frozenset({"message"})),
+    # our extension: charge facade counters through the binding context (dotboxd.conformance.fixtures)
+    "charge": (frozenset(), frozenset({*CHARGE_COUNTERS, "logMessage", "value"})),
 }
 RUN_ONLY_EXPECT = ("fuelUsed", "usage", "bindingCalls")
 
@@ -238,6 +241,12 @@ def _behavior(value: Any, where: str) -> None:
         raise CaseFormatError(where, "behavior 'sleep' needs a non-negative integer 'ms'")
     if kind in ("raise", "refuse") and not isinstance(behavior.get("message", ""), str):
         raise CaseFormatError(where, f"behavior {kind!r} takes a string 'message'")
+    if kind == "charge":
+        for counter in CHARGE_COUNTERS:
+            if counter in behavior and not (_is_int(behavior[counter]) and behavior[counter] >= 0):
+                raise CaseFormatError(where, f"behavior 'charge' needs a non-negative integer {counter!r}")
+        if "logMessage" in behavior and not isinstance(behavior["logMessage"], str):
+            raise CaseFormatError(where, "behavior 'charge' takes a string 'logMessage'")
     if kind == "refuse" and behavior["category"] not in REFUSE_CATEGORIES:
         raise CaseFormatError(
             where, f"behavior 'refuse' needs a 'category' among {', '.join(REFUSE_CATEGORIES)}"

@@ -4,7 +4,9 @@ Exactly the recipe of the validator's interface note: the policy's JSON form wit
 the case's temporary root, the case's ``bindings`` read as a binding manifest (so registry errors
 are ``E-BINDING-*`` rejections of this stage) with their fixture behaviours attached - fresh
 invokers for every evaluation, so no fixture state leaks from one run into the next - then
-``validate``. Any ``DotBoxDError`` raised here is a rejection at stage ``validate``.
+``validate``, and for a policy with ``requireStaticBound`` the strict-mode hook of spec/proofs.md
+section 5 (``dotboxd.validator.prover.require_static_bound``). Any ``DotBoxDError`` raised here is a
+rejection at stage ``validate``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def validate_case(module: Any, raw: Mapping[str, Any], root: str | None) -> Vali
     api = optional_module("dotboxd.validator.api")
     if api is None:
         raise StageUnavailable("the validate stage (dotboxd.validator.api) is not available")
-    from dotboxd.conformance.fixtures import case_invokers
+    from dotboxd.conformance.fixtures import attach_fixtures
     from dotboxd.core.bindings import BindingRegistry, load_binding_manifest
     from dotboxd.validator.policy import Policy
 
@@ -37,8 +39,11 @@ def validate_case(module: Any, raw: Mapping[str, Any], root: str | None) -> Vali
     policy = Policy.from_json(raw["policy"], variables) if "policy" in raw else None
     entries = list(raw.get("bindings", []))
     descriptors = load_binding_manifest(entries)
-    catalog = BindingRegistry(descriptors).build()
-    invokers = case_invokers(entries, {d.id: d.return_type for d in descriptors})
-    catalog = catalog.with_invokers(invokers)
+    catalog = attach_fixtures(BindingRegistry(descriptors).build(), entries)
     plan = api.validate(module, policy, catalog)
+    if policy is not None and policy.require_static_bound:
+        prover = optional_module("dotboxd.validator.prover")
+        if prover is None:
+            raise StageUnavailable("strict mode (requireStaticBound) needs dotboxd.validator.prover")
+        prover.require_static_bound(plan)  # spec/proofs.md section 5: the validator's strict-mode hook
     return Validated(plan=plan, catalog=catalog)

@@ -286,10 +286,6 @@ _VISIBILITY = {Visibility.ENTRYPOINT: "entry", Visibility.PRIVATE: "private"}
 _NONE: _Piece = ("", -1, -1)  # a placeholder, told apart by identity
 
 
-def _simple(node: Expr) -> bool:
-    return isinstance(node, (Var, Literal))
-
-
 def _children(node: Expr) -> tuple[Expr, ...]:
     if isinstance(node, Binary):
         return (node.left, node.right)
@@ -383,6 +379,11 @@ class _Encoder:
             if self.cap is not None and units > self.cap:
                 units, backslashes = self.cap, min(backslashes, self.cap)
             return "", units, backslashes
+        if len(children) == 1:
+            child, child_units, child_backslashes = children[0]
+            if child_backslashes:
+                child = child.replace(_BACKSLASH, _TWO_BACKSLASHES)
+            return f"{text}s{child_units + child_backslashes}:{child};", units, backslashes
         parts = [text]
         for child, child_units, child_backslashes in children:
             if child_backslashes:
@@ -491,7 +492,9 @@ class _Encoder:
             node, expanded = todo.pop()
             if not expanded:
                 todo.append((node, True))
-                todo.extend((child, False) for child in reversed(_children(node)) if not _simple(child))
+                for child in reversed(_children(node)):
+                    if not isinstance(child, (Var, Literal)):
+                        todo.append((child, False))
             elif isinstance(node, Binary):
                 right = self.simple(node.right) or done.pop()
                 left = self.simple(node.left) or done.pop()

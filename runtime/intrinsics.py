@@ -36,12 +36,20 @@ def _base(meter: Meter, name: str) -> None:
         meter.fuel(fuel)
 
 
+# The base fuel of the built-ins called on hot paths, read once from the table.
+_LENGTH_FUEL = _B["string.length"].base
+_IS_EMPTY_FUEL = _B["string.isEmpty"].base
+
+
 # --- math ---------------------------------------------------------------------------------------
 
 
 def _unary_i32(name: str, fn: Callable[[int], int]) -> Intrinsic:
+    base = _B[name].base
+
     def impl(meter: Meter, args: tuple[Value, ...]) -> Value:
-        _base(meter, name)
+        if base:
+            meter.fuel(base)
         (a,) = args
         assert isinstance(a, int)
         return fn(a)
@@ -50,8 +58,11 @@ def _unary_i32(name: str, fn: Callable[[int], int]) -> Intrinsic:
 
 
 def _binary_i32(name: str, fn: Callable[[int, int], int]) -> Intrinsic:
+    base = _B[name].base
+
     def impl(meter: Meter, args: tuple[Value, ...]) -> Value:
-        _base(meter, name)
+        if base:
+            meter.fuel(base)
         a, b = args
         assert isinstance(a, int) and isinstance(b, int)
         return fn(a, b)
@@ -60,8 +71,11 @@ def _binary_i32(name: str, fn: Callable[[int, int], int]) -> Intrinsic:
 
 
 def _unary_f64(name: str, fn: Callable[[float], float]) -> Intrinsic:
+    base = _B[name].base
+
     def impl(meter: Meter, args: tuple[Value, ...]) -> Value:
-        _base(meter, name)
+        if base:
+            meter.fuel(base)
         (a,) = args
         assert isinstance(a, float)
         return fn(a)
@@ -89,14 +103,16 @@ def _to_string(meter: Meter, args: tuple[Value, ...]) -> Value:
 
 
 def _length(meter: Meter, args: tuple[Value, ...]) -> Value:
-    _base(meter, "string.length")
+    if _LENGTH_FUEL:
+        meter.fuel(_LENGTH_FUEL)
     (s,) = args
     assert isinstance(s, str)
     return utf16_len(s)
 
 
 def _is_empty(meter: Meter, args: tuple[Value, ...]) -> Value:
-    _base(meter, "string.isEmpty")
+    if _IS_EMPTY_FUEL:
+        meter.fuel(_IS_EMPTY_FUEL)
     (s,) = args
     assert isinstance(s, str)
     return len(s) == 0
@@ -164,23 +180,27 @@ def _to_f64(meter: Meter, args: tuple[Value, ...]) -> Value:
 
 
 # --- collections --------------------------------------------------------------------------------
+# Fuel first, then allocation, then the new value's shape (spec/costs.md section 4). The amounts are
+# the plain-int forms of the ``costs`` table, so no cost record is built per call.
 
-
-def _charge(meter: Meter, cost: costs.OpCost) -> None:
-    meter.fuel(cost.fuel)
-    if cost.alloc:
-        meter.alloc(cost.alloc)
+_read_fuel = costs.read_fuel
+_copy_fuel = costs.copy_fuel
 
 
 def _list_empty(meter: Meter, args: tuple[Value, ...]) -> Value:
-    _charge(meter, costs.list_empty())
+    meter.fuel(costs.LIST_EMPTY_FUEL)
+    meter.alloc(costs.LIST_EMPTY_ALLOC)
     value = ListValue(())
     meter.shape(value.shape)
     return value
 
 
 def _list_of(meter: Meter, args: tuple[Value, ...]) -> Value:
-    _charge(meter, costs.list_of(len(args)))
+    n = len(args)
+    meter.fuel(_copy_fuel(n))
+    alloc = costs.list_of_alloc(n)
+    if alloc:
+        meter.alloc(alloc)
     value = ListValue(args)
     meter.shape(value.shape)
     return value
@@ -189,15 +209,16 @@ def _list_of(meter: Meter, args: tuple[Value, ...]) -> Value:
 def _list_count(meter: Meter, args: tuple[Value, ...]) -> Value:
     (lst,) = args
     assert isinstance(lst, ListValue)
-    _charge(meter, costs.list_count(len(lst.items)))
-    return len(lst.items)
+    size = len(lst.items)
+    meter.fuel(_read_fuel(size))
+    return size
 
 
 def _list_get(meter: Meter, args: tuple[Value, ...]) -> Value:
     lst, index = args
     assert isinstance(lst, ListValue) and isinstance(index, int)
     items = lst.items
-    _charge(meter, costs.list_get(len(items)))
+    meter.fuel(_read_fuel(len(items)))
     if not 0 <= index < len(items):
         raise SandboxFault("R-LIST-INDEX", "list index is out of range")
     return items[index]
@@ -206,14 +227,17 @@ def _list_get(meter: Meter, args: tuple[Value, ...]) -> Value:
 def _list_add(meter: Meter, args: tuple[Value, ...]) -> Value:
     lst, item = args
     assert isinstance(lst, ListValue)
-    _charge(meter, costs.list_add(len(lst.items)))
+    size = len(lst.items)
+    meter.fuel(_copy_fuel(size, 1))
+    meter.alloc(costs.list_add_alloc(size))
     value = lst.append(item)
     meter.shape(value.shape)
     return value
 
 
 def _map_empty(meter: Meter, args: tuple[Value, ...]) -> Value:
-    _charge(meter, costs.map_empty())
+    meter.fuel(costs.MAP_EMPTY_FUEL)
+    meter.alloc(costs.MAP_EMPTY_ALLOC)
     value = MapValue()
     meter.shape(value.shape)
     return value
@@ -222,21 +246,23 @@ def _map_empty(meter: Meter, args: tuple[Value, ...]) -> Value:
 def _map_contains(meter: Meter, args: tuple[Value, ...]) -> Value:
     m, key = args
     assert isinstance(m, MapValue)
-    _charge(meter, costs.map_contains_key(len(m.entries)))
+    meter.fuel(_read_fuel(len(m.entries)))
     return m.contains(key)
 
 
 def _map_get(meter: Meter, args: tuple[Value, ...]) -> Value:
     m, key = args
     assert isinstance(m, MapValue)
-    _charge(meter, costs.map_get(len(m.entries)))
+    meter.fuel(_read_fuel(len(m.entries)))
     return m.get(key)
 
 
 def _map_set(meter: Meter, args: tuple[Value, ...]) -> Value:
     m, key, item = args
     assert isinstance(m, MapValue)
-    _charge(meter, costs.map_set(len(m.entries), not m.contains(key)))
+    size = len(m.entries)
+    meter.fuel(_copy_fuel(size, 1))
+    meter.alloc(costs.map_set_alloc(size, not m.contains(key)))
     value = m.set(key, item)
     meter.shape(value.shape)
     return value
@@ -245,14 +271,20 @@ def _map_set(meter: Meter, args: tuple[Value, ...]) -> Value:
 def _map_remove(meter: Meter, args: tuple[Value, ...]) -> Value:
     m, key = args
     assert isinstance(m, MapValue)
-    _charge(meter, costs.map_remove(len(m.entries), m.contains(key)))
+    size = len(m.entries)
+    meter.fuel(_copy_fuel(size))
+    meter.alloc(costs.map_remove_alloc(size, m.contains(key)))
     value = m.remove(key)
     meter.shape(value.shape)
     return value
 
 
 def _record_new(meter: Meter, args: tuple[Value, ...]) -> Value:
-    _charge(meter, costs.record_new(len(args)))
+    n = len(args)
+    meter.fuel(_copy_fuel(n))
+    alloc = costs.record_new_alloc(n)
+    if alloc:
+        meter.alloc(alloc)
     value = RecordValue(args)
     meter.shape(value.shape)
     return value
@@ -262,7 +294,7 @@ def _record_get(meter: Meter, args: tuple[Value, ...]) -> Value:
     record, index = args
     assert isinstance(record, RecordValue) and isinstance(index, int)
     fields = record.fields
-    _charge(meter, costs.record_get(len(fields)))
+    meter.fuel(_read_fuel(len(fields)))
     if not 0 <= index < len(fields):
         raise SandboxFault("R-RECORD-INDEX", "record field index is out of range")
     return fields[index]

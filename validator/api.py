@@ -72,7 +72,7 @@ def validate(
             run(ctx)
             if ctx.diagnostics:
                 raise DotBoxDError(ctx.diagnostics)
-        return planning.run(ctx)
+        plan = planning.run(ctx)
     except DotBoxDError:
         raise
     except RecursionError:
@@ -89,6 +89,13 @@ def validate(
             f"the module is not a well-formed AST ({type(exc).__name__})",
             hint="build modules with dotboxd.grammar.wire.import_module or the text parser",
         ) from None
+    if policy.require_static_bound:
+        # Strict mode: install only what the prover PROVES within every budget. Imported lazily so
+        # that Z3 loads only for policies that ask for proofs.
+        from dotboxd.validator.prover.hook import require_static_bound
+
+        require_static_bound(plan)
+    return plan
 
 
 __all__ = ["EMPTY_CATALOG", "ExecutionPlan", "validate"]

@@ -1,5 +1,6 @@
-"""Generate the run-stage conformance cases: ``conformance/cases/run/<area>.json`` (plus the few
-cases that need our ``refuse`` fixture extension, in ``conformance/cases/bindings/refusals.json``).
+"""Generate the run-stage conformance cases: ``conformance/cases/run/<area>.json``, plus the cases
+that need our fixture extensions (``refuse``: ``conformance/cases/bindings/refusals.json``;
+``charge``: ``conformance/cases/limits/facades.json``).
 
     python conformance/tools/make_run_cases.py          # rewrite the case files
     python conformance/tools/make_run_cases.py --check  # fail if the files are out of date
@@ -1321,9 +1322,7 @@ def _binding(
     }
     if capability is not None:
         entry["capability"] = capability or bid
-    entry.update(
-        {"cost": cost, "isAsync": is_async, "audit": audit, "safety": safety, "behavior": behavior}
-    )
+    entry.update({"cost": cost, "isAsync": is_async, "audit": audit, "safety": safety, "behavior": behavior})
     return entry
 
 
@@ -1707,13 +1706,25 @@ def vshape(t: TypeDesc, value: Any) -> tuple[int, int, int]:
     kind = t[0]
     if kind == "List":
         inner = [vshape(t[1], item) for item in value]
-        return 1 + sum(n for n, _, _ in inner), len(value) + sum(e for _, e, _ in inner), sum(b for *_, b in inner)
+        return (
+            1 + sum(n for n, _, _ in inner),
+            len(value) + sum(e for _, e, _ in inner),
+            sum(b for *_, b in inner),
+        )
     if kind == "Map":
         inner = [vshape(t[1], k) for k, _ in value] + [vshape(t[2], v) for _, v in value]
-        return 1 + sum(n for n, _, _ in inner), len(value) + sum(e for _, e, _ in inner), sum(b for *_, b in inner)
+        return (
+            1 + sum(n for n, _, _ in inner),
+            len(value) + sum(e for _, e, _ in inner),
+            sum(b for *_, b in inner),
+        )
     if kind == "Record":
         inner = [vshape(field, item) for field, item in zip(t[1:], value, strict=True)]
-        return 1 + sum(n for n, _, _ in inner), len(value) + sum(e for _, e, _ in inner), sum(b for *_, b in inner)
+        return (
+            1 + sum(n for n, _, _ in inner),
+            len(value) + sum(e for _, e, _ in inner),
+            sum(b for *_, b in inner),
+        )
     if kind in TEXT_KINDS:
         return 1, 0, sb(value["value"] if kind == "Opaque" else value)
     return 1, 0, 0
@@ -1862,7 +1873,10 @@ def _map_kinds() -> None:
         add(
             "maps",
             f"values-{kind}",
-            kernel(f"m = map.set(map.empty[Map<I32, {tt}>](), 1, v);\nreturn map.get(m, 1);", f"main(v {tt}) -> {tt}"),
+            kernel(
+                f"m = map.set(map.empty[Map<I32, {tt}>](), 1, v);\nreturn map.get(m, 1);",
+                f"main(v {tt}) -> {tt}",
+            ),
             value=a,
             args=[a],
             policy=_kind_policy(kind),
@@ -1896,7 +1910,11 @@ def _record_kinds() -> None:
             args=[a],
             policy=_kind_policy(kind),
             fuel=fuel,
-            usage={"collectionElements": ea + 2 + ea, "stringBytes": 2 * ba, "allocatedBytes": 2 * ba + C.record_new(2).alloc},
+            usage={
+                "collectionElements": ea + 2 + ea,
+                "stringBytes": 2 * ba,
+                "allocatedBytes": 2 * ba + C.record_new(2).alloc,
+            },
             description=f"a record field of type {tt} is stored and read back by its constant index",
             tags=(kind,),
         )
@@ -1942,20 +1960,25 @@ def _record_kinds() -> None:
         "records",
         "record-in-list",
         kernel(
-            "xs = list.of(record.new[Record<I32, String>](1, \"a\"), record.new[Record<I32, String>](2, \"b\"));\n"
+            'xs = list.of(record.new[Record<I32, String>](1, "a"), record.new[Record<I32, String>](2, "b"));\n'
             "return record.get(list.get(xs, 1), 1);",
             "main() -> String",
         ),
         value="b",
         fuel=(S + E + 2 * (E + 2 * E + C.record_new(2).fuel) + C.list_of(2).fuel)
         + (S + E + (E + E + E + C.list_get(2).fuel) + E + C.record_get(2).fuel),
-        usage={"collectionElements": 2 + 2 + (2 + 2 + 2), "stringBytes": 2 * (sb("a") + sb("b")) + sb("a") + sb("b")},
+        usage={
+            "collectionElements": 2 + 2 + (2 + 2 + 2),
+            "stringBytes": 2 * (sb("a") + sb("b")) + sb("a") + sb("b"),
+        },
         description="records are values: a list of records, a field of one element",
     )
     add(
         "records",
         "get-is-a-copy-free-read",
-        kernel("r = record.new[Record<I32, I32, I32>](1, 2, 3);\nreturn record.get(r, 2) * 100 + record.get(r, 0);"),
+        kernel(
+            "r = record.new[Record<I32, I32, I32>](1, 2, 3);\nreturn record.get(r, 2) * 100 + record.get(r, 0);"
+        ),
         value=301,
         fuel=(S + E + 3 * E + C.record_new(3).fuel)
         + (S + E + (E + (E + 2 * E + C.record_get(3).fuel) + E) + (E + 2 * E + C.record_get(3).fuel)),
@@ -2056,7 +2079,11 @@ def _more_control() -> None:
     add(
         "calls",
         "entrypoint-called-as-function",
-        kernel("return other(a) + 1;", "main(a I32) -> I32", "entrypoint fn other(x I32) -> I32 { return x * 2; }\n"),
+        kernel(
+            "return other(a) + 1;",
+            "main(a I32) -> I32",
+            "entrypoint fn other(x I32) -> I32 { return x * 2; }\n",
+        ),
         value=11,
         args=[5],
         fuel=S + E + (E + E + (S + 3 * E)) + E,
@@ -2065,7 +2092,11 @@ def _more_control() -> None:
     add(
         "calls",
         "arguments-left-to-right",
-        kernel("return sub2(sq(a), a);", "main(a I32) -> I32", "fn sub2(x I32, y I32) -> I32 { return x - y; }\n" + FNS),
+        kernel(
+            "return sub2(sq(a), a);",
+            "main(a I32) -> I32",
+            "fn sub2(x I32, y I32) -> I32 { return x - y; }\n" + FNS,
+        ),
         value=9 - 3,
         args=[3],
         fuel=S + E + (E + E + (S + 3 * E)) + E + (S + 3 * E),
@@ -2155,7 +2186,7 @@ def _more_strings() -> None:
     add(
         "strings",
         "input-text-kinds-are-distinct",
-        kernel('return string.length(s) + 1;', "main(s String) -> I32"),
+        kernel("return string.length(s) + 1;", "main(s String) -> I32"),
         value=len("a/b.txt") + 1,
         args=["a/b.txt"],
         fuel=S + E + (E + E + base("string.length")) + E,
@@ -2254,7 +2285,12 @@ def _more_arith() -> None:
 
 def _more_limits() -> None:
     bounds = {"inputBounds": {"main": {"n": [0, 10]}}}
-    for n, ok, side in ((10, True, "at-limit"), (11, False, "over-limit"), (0, True, "at-limit"), (-1, False, "over-limit")):
+    for n, ok, side in (
+        (10, True, "at-limit"),
+        (11, False, "over-limit"),
+        (0, True, "at-limit"),
+        (-1, False, "over-limit"),
+    ):
         add(
             "limits",
             f"input-bound-{'upper' if n > 5 else 'lower'}-{side}",
@@ -2536,7 +2572,7 @@ def _structure() -> None:
     add(
         "structure",
         "function-defined-after-use",
-        f'module "t" version "1.0.0";\nentrypoint fn main() -> I32 {{\nreturn later(2);\n}}\nfn later(x I32) -> I32 {{ return x + 40; }}\n',
+        'module "t" version "1.0.0";\nentrypoint fn main() -> I32 {\nreturn later(2);\n}\nfn later(x I32) -> I32 { return x + 40; }\n',
         value=42,
         fuel=S + E + E + (S + 3 * E),
     )
@@ -2581,7 +2617,7 @@ def _effects() -> None:
         "game.world.kill",
         ["I32"],
         "Bool",
-        {"kind": "echo", "arg": 0} if False else {"kind": "return", "value": True},
+        {"kind": "return", "value": True},
         effects=("Cpu", "HostStateWrite"),
         capability="game.world.monster.write.kill",
         safety="SideEffectingExternal",
@@ -2610,7 +2646,11 @@ def _effects() -> None:
     add(
         "effects",
         "binding-through-private-helper",
-        kernel("return helper() && true;", "main() -> Bool", "fn helper() -> Bool { return game.world.kill(1); }\n"),
+        kernel(
+            "return helper() && true;",
+            "main() -> Bool",
+            "fn helper() -> Bool { return game.world.kill(1); }\n",
+        ),
         value=True,
         bindings=[kill],
         policy={"grants": [{"id": "game.world.monster.write.kill"}]},
@@ -2713,7 +2753,9 @@ def _refusals() -> None:
         ("InvalidInput", "R-BINDING-INVALID"),
         ("QuotaExceeded", "R-BINDING-QUOTA"),
     ):
-        b = _binding("probe.refuse", ["I32"], "I32", {"kind": "refuse", "category": category, "message": "no"})
+        b = _binding(
+            "probe.refuse", ["I32"], "I32", {"kind": "refuse", "category": category, "message": "no"}
+        )
         add(
             "bindings",
             f"refuse-{category.lower()}",
@@ -2744,6 +2786,76 @@ def _refusals() -> None:
     )
 
 
+def _facade_limits() -> None:
+    """The file, network and log limits at N and N+1, through our ``charge`` fixture: a host binding
+    that reports, through its binding context, the bytes its facade read or wrote or the event it
+    logged (nothing a kernel does charges these counters itself)."""
+    text = kernel("x = probe.io(); return 0;")
+    ok_fuel = (S + E + 5) + (S + E)  # the call (statement, node, base fuel 5), then return 0
+    refused_fuel = S + E + 5  # the charge fails inside the binding, after its base fuel
+    counters = [
+        ("fileBytesRead", "maxFileBytesRead", "R-QUOTA-FILE-READ", 10),
+        ("fileBytesWritten", "maxFileBytesWritten", "R-QUOTA-FILE-WRITE", 10),
+        ("networkBytesRead", "maxNetworkBytesRead", "R-QUOTA-NETWORK-READ", 10),
+        ("networkBytesWritten", "maxNetworkBytesWritten", "R-QUOTA-NETWORK-WRITE", 10),
+    ]
+    for counter, limit, code, amount in counters:
+        b = _binding("probe.io", [], "I32", {"kind": "charge", counter: amount, "value": 1})
+        for allowed, ok in ((amount, True), (amount - 1, False)):
+            add(
+                "limits",
+                f"{counter.lower()}-{'at' if ok else 'over'}-limit",
+                text,
+                value=0 if ok else None,
+                error=None if ok else "QuotaExceeded",
+                code=None if ok else code,
+                bindings=[b],
+                policy=_grant("probe.io", {limit: allowed}),
+                fuel=ok_fuel if ok else refused_fuel,
+                usage={counter: amount if ok else 0},
+                binding_calls={"probe.io": 1},
+                tags=("boundary", f"limit:{limit}", "at-limit" if ok else "over-limit", "charge"),
+                description=f"a binding that reports {amount} {counter} is allowed at {limit} {amount} "
+                "and refused one below it (the refused charge is not recorded)",
+                file="limits/facades.json",
+            )
+    log = _binding("probe.log", [], "Unit", {"kind": "charge", "logMessage": "hello"})
+    twice = kernel("probe.log(); probe.log(); return 0;")
+    for allowed, ok in ((2, True), (1, False)):
+        add(
+            "limits",
+            f"log-events-{'at' if ok else 'over'}-limit",
+            twice,
+            value=0 if ok else None,
+            error=None if ok else "QuotaExceeded",
+            code=None if ok else "R-QUOTA-LOG-EVENTS",
+            bindings=[log],
+            policy=_grant("probe.log", {"maxLogEvents": allowed}),
+            fuel=2 * (S + E + 5) + (S + E) if ok else (S + E + 5) + (S + E + 5),
+            usage={"logEvents": 2 if ok else 1},
+            binding_calls={"probe.log": 2},
+            tags=("boundary", "limit:maxLogEvents", "at-limit" if ok else "over-limit", "charge"),
+            file="limits/facades.json",
+        )
+    for allowed, ok in ((units("hello"), True), (units("hello") - 1, False)):
+        add(
+            "limits",
+            f"log-message-length-{'at' if ok else 'over'}-limit",
+            kernel("probe.log(); return 0;"),
+            value=0 if ok else None,
+            error=None if ok else "QuotaExceeded",
+            code=None if ok else "R-QUOTA-LOG-MESSAGE",
+            bindings=[log],
+            policy=_grant("probe.log", {"maxLogMessageLength": allowed}),
+            fuel=ok_fuel if ok else refused_fuel,
+            usage={"logEvents": 1 if ok else 0},
+            binding_calls={"probe.log": 1},
+            tags=("boundary", "limit:maxLogMessageLength", "at-limit" if ok else "over-limit", "charge"),
+            description="a log message is at most maxLogMessageLength UTF-16 units long",
+            file="limits/facades.json",
+        )
+
+
 GENERATORS = (
     _arith,
     _compare,
@@ -2769,6 +2881,7 @@ GENERATORS = (
     _structure,
     _effects,
     _refusals,
+    _facade_limits,
 )
 
 

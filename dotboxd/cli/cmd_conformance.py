@@ -1,9 +1,12 @@
-"""``dotboxd conformance run|serve``: check an implementation against the conformance corpus.
+"""``dotboxd conformance run|serve|coverage|generate``: the conformance corpus and its tools.
 
 ``run`` loads cases (default: the whole corpus), evaluates each on the selected backends (this
 project's pipeline, or an external implementation behind ``--impl``), prints one line per failure
 and a summary by area, and exits 0 only if every result passed. ``serve`` answers the ``--impl``
-protocol on stdin/stdout with this project's pipeline.
+protocol on stdin/stdout with this project's pipeline. ``coverage`` prints which codes, operators,
+built-ins, limits, error categories and fixture behaviours the corpus exercises and which it misses
+(exit 1 when something required is missing). ``generate`` writes new run cases drawn by the
+type-directed generator, with expectations recorded from the reference interpreter.
 """
 
 from __future__ import annotations
@@ -41,11 +44,26 @@ def register(subparsers: Any) -> None:
         "--name", action="append", default=[], metavar="GLOB", help="only cases whose name matches"
     )
     run.add_argument("--tag", action="append", default=[], metavar="TAG", help="only cases carrying the tag")
+    run.add_argument("--area", action="append", default=[], metavar="AREA", help="only cases of the area")
     run.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each --impl response")
     run.set_defaults(handler=_run)
 
     serve = commands.add_parser("serve", help="answer the line-delimited JSON protocol on stdin/stdout")
     serve.set_defaults(handler=_serve)
+
+    coverage = commands.add_parser("coverage", help="what the corpus exercises, and what it misses")
+    coverage.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="case files or directories")
+    coverage.add_argument("--format", choices=("text", "json"), default="text")
+    coverage.add_argument("--verbose", "-v", action="store_true", help="one line per exercised item")
+    coverage.set_defaults(handler=_coverage)
+
+    generate = commands.add_parser(
+        "generate", help="write generated run cases (expectations from the reference interpreter)"
+    )
+    generate.add_argument("out", type=Path, metavar="OUT", help="directory for generated-seed-<S>.json")
+    generate.add_argument("--count", type=int, required=True, metavar="N", help="number of cases")
+    generate.add_argument("--seed", type=int, required=True, metavar="S", help="seed (same seed, same cases)")
+    generate.set_defaults(handler=_generate)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -59,7 +77,7 @@ def _run(args: argparse.Namespace) -> int:
     from dotboxd.conformance.runner import run_cases, select_cases
 
     try:
-        cases = select_cases(load_cases(args.paths), args.name, args.tag)
+        cases = select_cases(load_cases(args.paths), args.name, args.tag, args.area)
     except CaseFormatError as exc:
         sys.stderr.write(f"dotboxd conformance: the case corpus is malformed:\n{exc}\n")
         return EXIT_USAGE
@@ -102,4 +120,37 @@ def _serve(args: argparse.Namespace) -> int:
     from dotboxd.conformance.protocol import serve
 
     serve(sys.stdin.buffer, sys.stdout.buffer, lambda case, backend, stage: evaluate(case, backend, stage))
+    return EXIT_OK
+
+
+def _coverage(args: argparse.Namespace) -> int:
+    from dotboxd.conformance.coverage import measure, render_text
+    from dotboxd.conformance.errors import CaseFormatError
+    from dotboxd.conformance.loader import load_cases
+
+    try:
+        cases = load_cases(args.paths)
+    except CaseFormatError as exc:
+        sys.stderr.write(f"dotboxd conformance: the case corpus is malformed:\n{exc}\n")
+        return EXIT_USAGE
+    report = measure(cases)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(report, verbose=args.verbose) + "\n")
+    return EXIT_REJECTED if report.missing() else EXIT_OK
+
+
+def _generate(args: argparse.Namespace) -> int:
+    if args.count < 0:
+        sys.stderr.write("dotboxd conformance generate: --count must be >= 0\n")
+        return EXIT_USAGE
+    from dotboxd.conformance.generator import write_cases
+
+    try:
+        path = write_cases(args.out, args.count, args.seed)
+    except OSError as exc:
+        sys.stderr.write(f"dotboxd conformance generate: cannot write to {args.out}: {exc}\n")
+        return EXIT_USAGE
+    sys.stdout.write(f"wrote {args.count} generated case(s) to {path}\n")
     return EXIT_OK

@@ -56,9 +56,15 @@ def register(subparsers: Any) -> None:
         action="store_false",
         help="do not register DotBoxD's standard effectful bindings",
     )
-    parser.add_argument("--emit-smt", dest="emit_smt", default=None, metavar="DIR", help="write obligations here")
-    parser.add_argument("--self-check", dest="self_check", action="store_true", help="check the prover's lemmas")
-    parser.add_argument("--now", dest="now_ms", type=int, default=None, help="the instant (Unix ms) for grants")
+    parser.add_argument(
+        "--emit-smt", dest="emit_smt", default=None, metavar="DIR", help="write obligations here"
+    )
+    parser.add_argument(
+        "--self-check", dest="self_check", action="store_true", help="check the prover's lemmas"
+    )
+    parser.add_argument(
+        "--now", dest="now_ms", type=int, default=None, help="the instant (Unix ms) for grants"
+    )
     parser.add_argument(
         "--format",
         dest="output_format",
@@ -103,22 +109,30 @@ def run(args: argparse.Namespace) -> int:
         stage = "bindings"
         catalog = _catalog(args.bindings, args.standard)
     except OSError as error:
-        return reporter.failed("io", f"{error.filename}: {error.strerror or type(error).__name__}", error.filename)
+        return reporter.failed(
+            "io", f"{error.filename}: {error.strerror or type(error).__name__}", error.filename
+        )
     except DotBoxDError as error:
         where = args.policy if stage == "policy" else args.bindings or "<standard bindings>"
         return reporter.rejected(error, None, where, {"file": loaded.filename, "stage": stage})
     strict = policy.require_static_bound
     try:
-        plan = validate(loaded.module, replace(policy, require_static_bound=False), catalog, now_unix_ms=args.now_ms)
+        plan = validate(
+            loaded.module, replace(policy, require_static_bound=False), catalog, now_unix_ms=args.now_ms
+        )
     except DotBoxDError as error:
-        return reporter.rejected(error, loaded.source, loaded.filename, {"file": loaded.filename, "stage": "validate"})
+        return reporter.rejected(
+            error, loaded.source, loaded.filename, {"file": loaded.filename, "stage": "validate"}
+        )
     report = prove_plan(plan)
     written: list[Path] = []
     if args.emit_smt:
         try:
             written = report.write_smt(args.emit_smt)
         except OSError as error:
-            return reporter.failed("io", f"{args.emit_smt}: {error.strerror or type(error).__name__}", args.emit_smt)
+            return reporter.failed(
+                "io", f"{args.emit_smt}: {error.strerror or type(error).__name__}", args.emit_smt
+            )
     refuted = any(f.verdict is Verdict.REFUTED for f in report.entrypoints())
     strict_failed = strict and not report.all_proved()
     failed = refuted or strict_failed or not lemmas_ok
@@ -138,16 +152,22 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def human_report(report: ProofReport, filename: str, policy_id: str, strict: bool, smt_dir: str | None) -> str:
+def human_report(
+    report: ProofReport, filename: str, policy_id: str, strict: bool, smt_dir: str | None
+) -> str:
     """The readable proof report (golden-tested)."""
     lines = [f"{filename}: module {report.module} (policy {policy_id}; z3 {report.z3_version})"]
     for proof in report.functions:
         lines.extend(_function_lines(proof))
     counts = report.counts()
     summary = ", ".join(f"{k} {v}" for k, v in counts.items())
-    lines.append(f"summary: {len(report.functions)} function(s): {summary}; {len(report.obligations)} obligation(s)")
+    lines.append(
+        f"summary: {len(report.functions)} function(s): {summary}; {len(report.obligations)} obligation(s)"
+    )
     if smt_dir:
-        lines.append(f"evidence: SMT-LIB2 obligations written to {smt_dir} (replay with: z3 {smt_dir}/<name>.smt2)")
+        lines.append(
+            f"evidence: SMT-LIB2 obligations written to {smt_dir} (replay with: z3 {smt_dir}/<name>.smt2)"
+        )
     if strict:
         state = "met" if report.all_proved() else "NOT met: the host would refuse to install this kernel"
         lines.append(f"requireStaticBound: {state}")

@@ -71,30 +71,70 @@ RECORD_FIELD_ALLOC = 16
 MAP_ENTRY_ALLOC = 32
 
 
+LIST_EMPTY_FUEL = COLLECTION_BASE_FUEL
+MAP_EMPTY_FUEL = COLLECTION_BASE_FUEL
+
+# The amounts below are plain ints (fixed costs are the constants above): the intrinsics charge them
+# directly on every call without building a record. The ``OpCost`` functions further down are the
+# same numbers as one record each, for the prover and for readers.
+
+
 def read_fuel(size: int) -> int:
     """Reads (``list.count``, ``list.get``, ``map.containsKey``, ``map.get``, ``record.get``): 2 + size."""
-    return COLLECTION_BASE_FUEL + max(0, size)
+    return COLLECTION_BASE_FUEL + size if size > 0 else COLLECTION_BASE_FUEL
 
 
 def copy_fuel(source_size: int, added: int = 0) -> int:
     """Copies (``list.of``, ``list.add``, ``map.set``, ``map.remove``, ``record.new``): 2 + size + added."""
-    return COLLECTION_BASE_FUEL + max(0, source_size) + max(0, added)
+    fuel = COLLECTION_BASE_FUEL
+    if source_size > 0:
+        fuel += source_size
+    if added > 0:
+        fuel += added
+    return fuel
+
+
+def list_of_alloc(n: int) -> int:
+    """``list.of`` with ``n`` items: 16 n bytes."""
+    return LIST_ELEMENT_ALLOC * n
+
+
+def record_new_alloc(n: int) -> int:
+    """``record.new`` with ``n`` fields: 16 n bytes."""
+    return RECORD_FIELD_ALLOC * n
+
+
+def list_add_alloc(size: int) -> int:
+    """``list.add`` on a list of ``size``: 16 (size + 1) bytes."""
+    return LIST_ELEMENT_ALLOC * (size + 1)
+
+
+def map_set_alloc(size: int, is_new: bool) -> int:
+    """``map.set`` on a map of ``size``: 32 max(1, size + (1 if the key is new)) bytes."""
+    entries = size + 1 if is_new else size
+    return MAP_ENTRY_ALLOC * (entries if entries > 1 else 1)
+
+
+def map_remove_alloc(size: int, present: bool) -> int:
+    """``map.remove`` on a map of ``size``: 32 max(1, size after removal) bytes."""
+    entries = size - 1 if present else size
+    return MAP_ENTRY_ALLOC * (entries if entries > 1 else 1)
 
 
 def list_empty() -> OpCost:
-    return OpCost(COLLECTION_BASE_FUEL, LIST_EMPTY_ALLOC)
+    return OpCost(LIST_EMPTY_FUEL, LIST_EMPTY_ALLOC)
 
 
 def map_empty() -> OpCost:
-    return OpCost(COLLECTION_BASE_FUEL, MAP_EMPTY_ALLOC)
+    return OpCost(MAP_EMPTY_FUEL, MAP_EMPTY_ALLOC)
 
 
 def list_of(n: int) -> OpCost:
-    return OpCost(copy_fuel(n), LIST_ELEMENT_ALLOC * n)
+    return OpCost(copy_fuel(n), list_of_alloc(n))
 
 
 def record_new(n: int) -> OpCost:
-    return OpCost(copy_fuel(n), RECORD_FIELD_ALLOC * n)
+    return OpCost(copy_fuel(n), record_new_alloc(n))
 
 
 def list_count(size: int) -> OpCost:
@@ -119,17 +159,17 @@ def map_get(size: int) -> OpCost:
 
 def list_add(size: int) -> OpCost:
     """Appending to a list of ``size`` copies it: fuel 2 + size + 1, allocation 16 (size + 1)."""
-    return OpCost(copy_fuel(size, 1), LIST_ELEMENT_ALLOC * (size + 1))
+    return OpCost(copy_fuel(size, 1), list_add_alloc(size))
 
 
 def map_set(size: int, is_new: bool) -> OpCost:
     """``map.set`` on a map of ``size``: fuel 2 + size + 1, allocation 32 max(1, size + is_new)."""
-    return OpCost(copy_fuel(size, 1), MAP_ENTRY_ALLOC * max(1, size + (1 if is_new else 0)))
+    return OpCost(copy_fuel(size, 1), map_set_alloc(size, is_new))
 
 
 def map_remove(size: int, present: bool) -> OpCost:
     """``map.remove`` on a map of ``size``: fuel 2 + size, allocation 32 max(1, new size)."""
-    return OpCost(copy_fuel(size), MAP_ENTRY_ALLOC * max(1, size - (1 if present else 0)))
+    return OpCost(copy_fuel(size), map_remove_alloc(size, present))
 
 
 COLLECTION_INTRINSICS = frozenset(

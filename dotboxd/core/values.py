@@ -22,10 +22,11 @@ type and lives here too, so that the case runner, the CLI and the host API decod
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias, TypeVar
 
 from dotboxd.core.codes import category_of
 
@@ -50,6 +51,56 @@ class SandboxFault(Exception):
     def category(self) -> str:
         """The SandboxError category of the code (QuotaExceeded, InvalidInput, ...)."""
         return category_of(self.code)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fast construction of frozen records
+
+_Record = TypeVar("_Record")
+
+
+def frozen_constructor(cls: type[_Record]) -> Callable[..., _Record]:
+    """A constructor for the frozen, slotted dataclass ``cls`` that takes the same arguments as
+    ``cls`` itself and returns an ordinary ``cls`` instance, several times faster.
+
+    Why: a frozen dataclass's generated ``__init__`` must store every field through
+    ``object.__setattr__`` (its own ``__setattr__`` refuses), which costs about one function call per
+    field. A run builds such records on its hottest paths (a ``Shape`` for every new value, the
+    ``ResourceUsage``, the audit event and the result of every call), so the cost is visible. The
+    builder instead constructs a mutable twin class with the very same slots (plain attribute
+    stores) and then retypes the instance to ``cls``, which CPython allows because the two layouts
+    are identical. The object is then indistinguishable from one built by ``cls(...)``: same type,
+    fields, equality, hash, repr and immutability. If the retyping is refused (another interpreter,
+    or a class whose layout differs), ``cls`` itself is returned.
+    """
+    if not (dataclasses.is_dataclass(cls) and getattr(cls, "__slots__", None) is not None):
+        return cls
+    specs: list[tuple[str, Any, Any]] = []
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            spec = dataclasses.field(default=f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            spec = dataclasses.field(default_factory=f.default_factory)
+        else:
+            spec = dataclasses.field()
+        specs.append((f.name, f.type, spec))
+    twin = dataclasses.make_dataclass(f"_{cls.__name__}Builder", specs, slots=True, eq=False, repr=False)
+    if tuple(getattr(twin, "__slots__", ())) != tuple(getattr(cls, "__slots__", ())):
+        return cls
+    try:
+        probe = object.__new__(twin)
+        probe.__class__ = cls
+    except TypeError:
+        return cls
+
+    def build(*args: Any, **kwargs: Any) -> _Record:
+        record = twin(*args, **kwargs)
+        record.__class__ = cls
+        return record  # type: ignore[no-any-return]  # retyped to cls on the line above
+
+    build.__name__ = f"new_{cls.__name__}"
+    build.__doc__ = f"Build a {cls.__name__} (see ``frozen_constructor``)."
+    return build
 
 
 # ---------------------------------------------------------------------------------------------
@@ -141,12 +192,20 @@ class Shape:
     string_bytes: int = 0
 
 
+new_shape = frozen_constructor(Shape)
+"""``Shape(...)``, built without the frozen ``__init__`` (every new value gets one)."""
+
 SCALAR_SHAPE = Shape()
+
+_SHORT_TEXT_SHAPES = tuple(new_shape(1, 0, 0, 0, 0, n, 2 * n) for n in range(256))
 
 
 def text_shape(length16: int) -> Shape:
-    """The shape of one text of ``length16`` UTF-16 units."""
-    return Shape(1, 0, 0, 0, 0, length16, 2 * length16)
+    """The shape of one text of ``length16`` UTF-16 units (shared for short texts: shapes are
+    immutable)."""
+    if 0 <= length16 < 256:
+        return _SHORT_TEXT_SHAPES[length16]
+    return new_shape(1, 0, 0, 0, 0, length16, 2 * length16)
 
 
 def _combine(children: Iterable[Shape], count: int, is_map: bool) -> Shape:
@@ -170,7 +229,44 @@ def _combine(children: Iterable[Shape], count: int, is_map: bool) -> Shape:
         if s.max_string > max_string:
             max_string = s.max_string
         string_bytes += s.string_bytes
-    return Shape(nodes, elements, max_list, max_map, depth + 1, max_string, string_bytes)
+    return new_shape(nodes, elements, max_list, max_map, depth + 1, max_string, string_bytes)
+
+
+def _replace_children(old: Shape, removed: tuple[Shape, ...], added: tuple[Shape, ...]) -> Shape | None:
+    """The shape of a composite after some child nodes were swapped for others while its own size
+    stayed the same (``map.set`` replacing a value), or None when it cannot be told without a walk.
+
+    Sums (nodes, elements, string bytes) are updated by difference. A maximum (largest list, largest
+    map, depth, longest string) is known without a walk unless a removed child held it and nothing
+    added reaches it: then some other child may or may not, and the caller recomputes.
+    """
+    if removed == added:
+        return old
+    nodes = old.nodes
+    elements = old.elements
+    string_bytes = old.string_bytes
+    for r in removed:
+        nodes -= r.nodes
+        elements -= r.elements
+        string_bytes -= r.string_bytes
+    for a in added:
+        nodes += a.nodes
+        elements += a.elements
+        string_bytes += a.string_bytes
+    maxima: list[int] = []
+    for name, current, offset in (
+        ("max_list", old.max_list, 0),
+        ("max_map", old.max_map, 0),
+        ("depth", old.depth, 1),
+        ("max_string", old.max_string, 0),
+    ):
+        gone = max(getattr(r, name) + offset for r in removed)
+        came = max(getattr(a, name) + offset for a in added)
+        if came < gone and gone >= current:
+            return None  # a removed child may have held the maximum alone
+        maxima.append(current if current >= came else came)
+    max_list, max_map, depth, max_string = maxima
+    return new_shape(nodes, elements, max_list, max_map, depth, max_string, string_bytes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -204,18 +300,36 @@ class ListValue:
     def append(self, item: Value) -> ListValue:
         """A new list with ``item`` appended (the shape is updated in O(1))."""
         old = self.shape
+        items = (*self.items, item)
+        count = len(items)
+        max_list = old.max_list
+        if count > max_list:
+            max_list = count
         s = shape_of(item)
-        count = len(self.items) + 1
-        shape = Shape(
-            old.nodes + s.nodes,
-            old.elements + 1 + s.elements,
-            max(old.max_list, count, s.max_list),
-            max(old.max_map, s.max_map),
-            max(old.depth, s.depth + 1),
-            max(old.max_string, s.max_string),
-            old.string_bytes + s.string_bytes,
-        )
-        return ListValue((*self.items, item), shape)
+        if s is SCALAR_SHAPE:  # the common case: only the counts change
+            shape = new_shape(
+                old.nodes + 1,
+                old.elements + 1,
+                max_list,
+                old.max_map,
+                old.depth if old.depth >= 1 else 1,
+                old.max_string,
+                old.string_bytes,
+            )
+        else:
+            shape = new_shape(
+                old.nodes + s.nodes,
+                old.elements + 1 + s.elements,
+                max_list if max_list >= s.max_list else s.max_list,
+                old.max_map if old.max_map >= s.max_map else s.max_map,
+                old.depth if old.depth > s.depth else s.depth + 1,
+                old.max_string if old.max_string >= s.max_string else s.max_string,
+                old.string_bytes + s.string_bytes,
+            )
+        new = ListValue.__new__(ListValue)
+        object.__setattr__(new, "items", items)
+        object.__setattr__(new, "shape", shape)
+        return new
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ListValue) and values_equal(self, other)
@@ -277,18 +391,21 @@ class MapValue:
         return entry[1]
 
     def set(self, key: Value, value: Value) -> MapValue:
-        """A new map with ``key`` bound to ``value`` (the receiver is unchanged)."""
+        """A new map with ``key`` bound to ``value`` (the receiver is unchanged). The shape is
+        updated from the old one in O(1); only a replaced value that alone held one of the shape's
+        maxima makes it walk the entries again."""
         token = key_token(key)
-        replacing = token in self.entries
+        previous = self.entries.get(token)
         entries = dict(self.entries)
         entries[token] = (key, value)
-        if replacing:
-            return MapValue._from_entries(entries, _map_shape(entries))
         old = self.shape
         ks = shape_of(key)
         vs = shape_of(value)
+        if previous is not None:
+            shape = _replace_children(old, (shape_of(previous[0]), shape_of(previous[1])), (ks, vs))
+            return MapValue._from_entries(entries, shape if shape is not None else _map_shape(entries))
         count = len(entries)
-        shape = Shape(
+        shape = new_shape(
             old.nodes + ks.nodes + vs.nodes,
             old.elements + 1 + ks.elements + vs.elements,
             max(old.max_list, ks.max_list, vs.max_list),
@@ -384,8 +501,19 @@ _TEXT_WRAPPERS = (Guid, SandboxPath, SandboxUri)
 # Shape of any value
 
 
+_SCALAR_CLASSES = frozenset({bool, int, float, type(None), Guid})
+_COMPOSITE_CLASSES = frozenset({ListValue, MapValue, RecordValue})
+
+
 def shape_of(value: Value) -> Shape:
     """The shape of ``value`` (cached on composites, computed for texts, constant for scalars)."""
+    kind = type(value)
+    if kind in _SCALAR_CLASSES:  # exact classes first: the common cases without isinstance chains
+        return SCALAR_SHAPE
+    if kind in _COMPOSITE_CLASSES:
+        return value.shape  # type: ignore[union-attr]  # one of the three composite classes
+    if kind is str:
+        return text_shape(utf16_len(value))  # type: ignore[arg-type]  # kind is str
     if isinstance(value, ListValue | MapValue | RecordValue):
         return value.shape
     if isinstance(value, str):

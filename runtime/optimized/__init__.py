@@ -7,7 +7,7 @@ lazily for ``backend="optimized"``. ``compile_plan(plan)`` builds one verified `
 """
 
 from dotboxd.runtime.optimized.artifact import COMPILER_VERSION, Artifact, ArtifactKey, compile_plan
-from dotboxd.runtime.optimized.backend import BACKEND, MODES, OptimizedBackend
+from dotboxd.runtime.optimized.backend import BACKEND, MODES, AutoBackend, OptimizedBackend
 from dotboxd.runtime.optimized.cache import DEFAULT_CACHE, ArtifactCache
 from dotboxd.runtime.optimized.codegen import GenOptions, generate
 from dotboxd.runtime.optimized.errors import CacheInvalid, CompileFailure, VerifierFailure
@@ -22,6 +22,7 @@ __all__ = [
     "Artifact",
     "ArtifactCache",
     "ArtifactKey",
+    "AutoBackend",
     "CacheInvalid",
     "CompileFailure",
     "GenOptions",

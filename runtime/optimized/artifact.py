@@ -47,7 +47,11 @@ class ArtifactKey:
     @classmethod
     def for_plan(cls, plan: ExecutionPlan, options: GenOptions) -> ArtifactKey:
         return cls(
-            plan.module_hash, plan.plan_hash, plan.policy_hash, plan.binding_manifest_hash, options=options.key()
+            plan.module_hash,
+            plan.plan_hash,
+            plan.policy_hash,
+            plan.binding_manifest_hash,
+            options=options.key(),
         )
 
     def digest(self) -> str:

@@ -11,6 +11,10 @@ Why the care: a cached artifact is code we will execute, so the cache trusts con
   Loading re-checks everything: the file's digest and manifest key against the expected key, the
   payload hash, then the full verifier on the re-parsed source (``artifact.bind``). Any mismatch
   is ``CacheInvalid``: the file is moved to ``quarantine/`` and the plan is compiled afresh.
+  The hash catches corruption and partial edits; someone who can write the directory can rewrite
+  payload and hash together, and the verifier then still keeps the code from reaching the host but
+  cannot tell a changed fuel constant from a real one. With a ``secret`` the manifest also carries an
+  HMAC of the payload, and only artifacts this host wrote are accepted.
 * **Verifier failures**: the key is quarantined (in memory, and the rejected source is written to
   ``quarantine/`` for inspection); it is never executed and never compiled again in this process.
 * **Revocation**: a plan whose policy has since revoked a capability the plan requests or reaches
@@ -23,6 +27,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
+import hmac
 import json
 import os
 import tempfile
@@ -66,11 +71,20 @@ def _no_report(kind: str, message: str, fields: dict[str, Any]) -> None:
 class ArtifactCache:
     """Thread-safe; ``capacity`` artifacts in memory, optionally persisted under ``directory``."""
 
-    def __init__(self, capacity: int = 256, directory: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        capacity: int = 256,
+        directory: str | os.PathLike[str] | None = None,
+        *,
+        secret: bytes | None = None,
+    ) -> None:
         if capacity < 1:
             raise ValueError("capacity must be at least 1")
+        if secret is not None and len(secret) < 16:
+            raise ValueError("the cache secret must be at least 16 bytes")
         self.capacity = capacity
         self.directory = Path(directory) if directory is not None else None
+        self._secret = secret
         self._memory: OrderedDict[str, Artifact] = OrderedDict()
         self._quarantined: dict[str, str] = {}
         self._lock = threading.RLock()
@@ -186,15 +200,14 @@ class ArtifactCache:
             "irNodes": artifact.ir_nodes,
         }
         payload_text = _canonical(payload)
-        document = {
-            "format": FORMAT,
-            "manifest": {
-                "digest": digest,
-                "key": artifact.key.to_json(),
-                "payloadSha256": hashlib.sha256(payload_text.encode("utf-8")).hexdigest(),
-            },
-            "payload": payload,
+        manifest: dict[str, Any] = {
+            "digest": digest,
+            "key": artifact.key.to_json(),
+            "payloadSha256": hashlib.sha256(payload_text.encode("utf-8")).hexdigest(),
         }
+        if self._secret is not None:
+            manifest["payloadHmac"] = _mac(self._secret, payload_text)
+        document = {"format": FORMAT, "manifest": manifest, "payload": payload}
         with contextlib.suppress(OSError):
             path.parent.mkdir(parents=True, exist_ok=True)
             _atomic_write(path, _canonical(document))
@@ -232,9 +245,16 @@ class ArtifactCache:
             raise CacheInvalid("cached artifact has no manifest")
         if manifest.get("digest") != digest or manifest.get("key") != key.to_json():
             raise CacheInvalid("cached artifact's manifest does not match its key")
-        actual = hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
+        payload_text = _canonical(payload)
+        actual = hashlib.sha256(payload_text.encode("utf-8")).hexdigest()
         if manifest.get("payloadSha256") != actual:
             raise CacheInvalid("cached artifact's payload hash does not match its manifest")
+        if self._secret is not None:
+            claimed = manifest.get("payloadHmac")
+            if not isinstance(claimed, str) or not hmac.compare_digest(
+                claimed, _mac(self._secret, payload_text)
+            ):
+                raise CacheInvalid("cached artifact is not authenticated by this cache's secret")
         source = payload.get("source")
         nodes = payload.get("irNodes")
         if not isinstance(source, str) or not isinstance(nodes, int):
@@ -257,6 +277,10 @@ class ArtifactCache:
         except OSError:
             with contextlib.suppress(OSError):
                 path.unlink()
+
+
+def _mac(secret: bytes, text: str) -> str:
+    return hmac.new(secret, text.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
 def _canonical(value: Any) -> str:

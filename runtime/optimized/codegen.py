@@ -72,7 +72,7 @@ class GenOptions:
     def key(self) -> str:
         text = f"bulk={int(self.bulk_loops)};inline={int(self.inline)};proofs={int(self.proofs)}"
         if self.proofs:
-            import z3
+            import z3  # type: ignore[import-untyped]
 
             text += f";z3={z3.get_version_string()}"
         return text
@@ -198,6 +198,14 @@ class _FunctionEmitter:
         return [P.name("R"), self.fuel(), self.lref()]
 
     def fault_call(self, op: str, *operands: ast.expr) -> ast.expr:
+        chunk = self.chunk
+        if chunk is not None and chunk.fast:
+            # the exact fuel and refund are computed by the stub from the site's constants
+            site = self.tables.chunk_fault_site(op, chunk.ahead, chunk.started)
+            chunk.fault_sites.append(site)
+            stub = ("_s_c1", "_s_c2", "_s_c3")[len(operands) - 1]
+            state = [P.name("R"), P.name("f"), P.name("lr"), chunk.index(), P.name(chunk.n)]
+            return P.call(stub, *state, P.const(site), *operands)
         site = self.tables_fault_site(op)
         stub = ("_s_f1", "_s_f2", "_s_f3")[len(operands) - 1]
         return P.call(stub, *self.fault_args(), P.const(site), *operands)
@@ -239,7 +247,9 @@ class _FunctionEmitter:
         self.out, self.live = saved_out, saved_live
         return result
 
-    def branch(self, test: ast.expr, then: Callable[[], None], orelse: Callable[[], None] | None = None) -> None:
+    def branch(
+        self, test: ast.expr, then: Callable[[], None], orelse: Callable[[], None] | None = None
+    ) -> None:
         """``if test: then else: orelse``, reconciling fast accounting where the arms join."""
         self.barrier()
         start = self.chunk.ahead if self.chunk is not None else 0
@@ -375,6 +385,7 @@ class _FunctionEmitter:
         chunk = Chunk(fast=fast, n=n, ivar=ivar, start=k)
         chunk_body, body_live = self.chunk_body(stmt.body, chunk)
         base = chunk.finish(body_live)
+        self.tables.set_chunk_base(chunk.fault_sites, base)
         done: list[ast.stmt] = []
         if fast and base:
             done.append(P.aug("f", ast.Sub(), P.mul(P.name(n), P.const(base))))
@@ -424,13 +435,13 @@ class _FunctionEmitter:
             saved_chunk, self.chunk = self.chunk, None
             self.loops.append(Loop(None))
 
-            def exact_iteration() -> None:
+            def one_iteration() -> None:
                 test = self.expr(stmt.condition)
                 self.branch(P.not_(test), lambda: self.leave_loop())
                 self.emit(self.liter())
                 self.block(stmt.body)
 
-            body, _, _ = self.sub_block(exact_iteration, 0)
+            body, _, _ = self.sub_block(one_iteration, 0)
             self.loops.pop()
             self.chunk = saved_chunk
             self.emit(P.while_true(body))
@@ -459,6 +470,7 @@ class _FunctionEmitter:
 
         chunk_body, body_live = self.chunk_body(stmt.body, chunk, condition)
         base = chunk.finish(body_live)
+        self.tables.set_chunk_base(chunk.fault_sites, base)
         done: list[ast.stmt] = []
         if fast and base:
             done.append(P.aug("f", ast.Sub(), P.mul(P.name(n), P.const(base))))
@@ -503,7 +515,9 @@ class _FunctionEmitter:
 
     def expr(self, node: ir.Expr, dest: str | None = None) -> ast.expr:
         """Emit ``node`` (its charges, then its evaluation) and return a side-effect-free operand for
-        its value: a name, a constant, or a comparison / negation of such operands."""
+        its value: a name, a constant, or an operation on such operands that cannot fail (a
+        comparison, a negation, arithmetic known not to overflow). Such an operand may be evaluated
+        where it is used: nothing it reads changes before (IR locals change only at statements)."""
         self.charge(costs.EXPRESSION_FUEL)
         operand = self._expr(node, dest)
         if id(node) in self.gen.signs:
@@ -564,7 +578,9 @@ class _FunctionEmitter:
             return P.name(out)
         op = "neg_" + _suffix(t)
         self.emit(
-            P.if_(P.compare(P.name(out), ast.Gt(), P.const(high)), [P.assign(out, self.fault_call(op, operand))])
+            P.if_(
+                P.compare(P.name(out), ast.Gt(), P.const(high)), [P.assign(out, self.fault_call(op, operand))]
+            )
         )
         return P.name(out)
 
@@ -585,7 +601,9 @@ class _FunctionEmitter:
         return self.arith_int(node, left_type, left, right, dest)
 
     def short_circuit(self, node: ir.Binary) -> ast.expr:
-        first, second = (node.right, node.left) if id(node) in self.plan.right_first else (node.left, node.right)
+        first, second = (
+            (node.right, node.left) if id(node) in self.plan.right_first else (node.left, node.right)
+        )
         value = self.expr(first)
         out = self.slots.new("t")
         self.emit(P.assign(out, value))
@@ -609,11 +627,31 @@ class _FunctionEmitter:
         op = node.op.value
         low, high = _RANGES[t]
         fault = f"{op}_{_suffix(t)}"
-        out = self.temp(dest, (left, right))
         both_nonneg = self.is_nonneg(left) and self.is_nonneg(right)
+        constant = _const_int(right)
+        safe = id(node) in self.gen.safe_nodes
+        if op in ("add", "sub") and constant is not None and not safe and not (op == "sub" and both_nonneg):
+            # ``x + c`` overflows exactly when ``x > MAX - c`` (``x - c``: ``x < MIN + c``): test the
+            # operand first and compute straight into the statement's variable
+            out = dest if dest is not None else self.slots.new("t")
+            grows = (constant >= 0) == (op == "add")
+            bound = high - abs(constant) if grows else low + abs(constant)
+            test = P.compare(left, ast.Gt() if grows else ast.Lt(), P.const(bound))
+            self.emit(
+                P.if_(
+                    test,
+                    [P.assign(out, self.fault_call(fault, left, right))],
+                    [P.assign(out, P.binop(left, _PY_OPS[op], right))],
+                )
+            )
+            return P.name(out)
+        if op in _PY_OPS and dest is None and (safe or (op == "sub" and both_nonneg)):
+            return P.binop(left, _PY_OPS[op], right)  # cannot fail: a pure operand, no temporary
+        out = self.temp(dest, (left, right))
         if op in _PY_OPS:
             self.emit(P.assign(out, P.binop(left, _PY_OPS[op], right)))
-            if id(node) in self.gen.safe_nodes or (op == "sub" and both_nonneg):
+            checks: ast.expr | None
+            if safe or (op == "sub" and both_nonneg):
                 checks = None  # proved, or [0, max] - [0, max] always fits
             elif both_nonneg:
                 checks = P.compare(P.name(out), ast.Gt(), P.const(high))
@@ -624,18 +662,21 @@ class _FunctionEmitter:
             return P.name(out)
         # div / rem: Python's // and % agree with truncation when both operands are >= 0
         py_op: ast.operator = ast.FloorDiv() if op == "div" else ast.Mod()
-        positive = _const_int(right) is not None and _const_int(right) > 0  # type: ignore[operator]
+        divisor = _const_int(right)
+        positive = divisor is not None and divisor > 0
         guards: list[ast.expr] = []
         if not positive:
             guards.append(P.compare(right, ast.Gt(), P.const(0)))
         if not self.is_nonneg(left):
             guards.append(P.compare(left, ast.GtE(), P.const(0)))
-        fast = [P.assign(out, P.binop(left, py_op, right))]
-        slow = [P.assign(out, self.fault_call(fault, left, right))]
         if not guards:
-            self.out.extend(fast)
-        else:
-            self.emit(P.if_(guards[0] if len(guards) == 1 else P.and_(*guards), fast, slow))
+            if dest is None:
+                return P.binop(left, py_op, right)  # cannot fail: a pure operand, no temporary
+            self.emit(P.assign(dest, P.binop(left, py_op, right)))
+            return P.name(dest)
+        fast: list[ast.stmt] = [P.assign(out, P.binop(left, py_op, right))]
+        slow: list[ast.stmt] = [P.assign(out, self.fault_call(fault, left, right))]
+        self.emit(P.if_(guards[0] if len(guards) == 1 else P.and_(*guards), fast, slow))
         return P.name(out)
 
     def arith_f64(self, op: str, left: ast.expr, right: ast.expr, dest: str | None) -> ast.expr:

@@ -121,7 +121,9 @@ class _Analyzer:
         for stmt in live(self.plan, block):
             if isinstance(stmt, ast.While | ast.ForRange):
                 return True
-            if isinstance(stmt, ast.If) and (self._block_has_loops(stmt.then) or self._block_has_loops(stmt.else_)):
+            if isinstance(stmt, ast.If) and (
+                self._block_has_loops(stmt.then) or self._block_has_loops(stmt.else_)
+            ):
                 return True
             if any(self._calls_looping(e) for e in stmt_exprs(stmt)):
                 return True
@@ -196,7 +198,11 @@ class _Analyzer:
     def stmt_cost(self, stmt: ast.Stmt) -> int:
         own = costs.STATEMENT_FUEL
         if isinstance(stmt, ast.If):
-            return own + self.expr_cost(stmt.condition) + max(self.block_cost(stmt.then), self.block_cost(stmt.else_))
+            return (
+                own
+                + self.expr_cost(stmt.condition)
+                + max(self.block_cost(stmt.then), self.block_cost(stmt.else_))
+            )
         return own + sum(self.expr_cost(e) for e in stmt_exprs(stmt))
 
     def expr_cost(self, expr: ast.Expr) -> int:

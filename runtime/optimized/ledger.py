@@ -47,6 +47,7 @@ class Chunk:
     start: str | None
     base_nodes: list[ast.Constant] = field(default_factory=list)
     continue_fixes: list[tuple[ast.Constant, int]] = field(default_factory=list)
+    fault_sites: list[int] = field(default_factory=list)
     ahead: int = 0
     started: int = 1
     """1 once the current iteration counts as one (always for forRange; for while only after its

@@ -9,6 +9,7 @@ operator nodes are shared singletons.
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 RANGE = "_range"
 """The namespace name of ``builtins.range`` (the only builtin generated code may use)."""
@@ -21,18 +22,26 @@ STORE = ast.Store()
 ADD = ast.Add()
 SUB = ast.Sub()
 MULT = ast.Mult()
-_POS = {"lineno": 1, "col_offset": 0, "end_lineno": 1, "end_col_offset": 0}
+_POS: dict[str, Any] = {"lineno": 1, "col_offset": 0, "end_lineno": 1, "end_col_offset": 0}
 
 
 def name(ident: str) -> ast.Name:
+    shared = _SHARED.get(ident)
+    if shared is not None:
+        return shared
     return ast.Name(ident, LOAD, **_POS)
+
+
+_SHARED = {ident: ast.Name(ident, LOAD, **_POS) for ident in ("R", "f", "d", "lr")}
+"""Loads of the fixed parameters are shared nodes: ``compile()`` never mutates its input and the
+generator never patches a name, so one node per name serves the whole module."""
 
 
 def store(ident: str) -> ast.Name:
     return ast.Name(ident, STORE, **_POS)
 
 
-def const(value: None | bool | int | float) -> ast.Constant:
+def const(value: bool | int | float | None) -> ast.Constant:
     return ast.Constant(value, **_POS)
 
 

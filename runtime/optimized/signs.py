@@ -140,7 +140,11 @@ class _Analysis:
         return _meet(head, breaks)
 
     def loop(
-        self, body: tuple[ast.Stmt, ...], entry: frozenset[str], condition: ast.Expr | None, counter: str | None
+        self,
+        body: tuple[ast.Stmt, ...],
+        entry: frozenset[str],
+        condition: ast.Expr | None,
+        counter: str | None,
     ) -> tuple[frozenset[str], State]:
         """The loop-head fixpoint (locals >= 0 at the start of every iteration) and the state at
         its breaks."""
@@ -157,7 +161,11 @@ class _Analysis:
         return head, breaks
 
     def _iteration(
-        self, body: tuple[ast.Stmt, ...], head: frozenset[str], condition: ast.Expr | None, counter: str | None
+        self,
+        body: tuple[ast.Stmt, ...],
+        head: frozenset[str],
+        condition: ast.Expr | None,
+        counter: str | None,
     ) -> tuple[State, State]:
         if condition is not None:
             self.expr(condition, head)

@@ -127,6 +127,28 @@ def fault3(state: RunState, f: int, lref: int, site: int, a: Any, b: Any, c: Any
     return _fault(state, f, lref, site, (a, b, c))
 
 
+def _chunk_fault(state: RunState, f: int, lr: int, j: int, n: int, site: int, args: tuple[Any, ...]) -> Any:
+    """A fault site in iteration ``j`` of a fast chunk of ``n`` reserved iterations."""
+    op, base, ahead, started = state.sites[site]
+    try:
+        return op(*args)
+    except Exception:
+        sync(state, f - j * base + ahead, lr + n - j - started)
+        raise
+
+
+def chunk_fault1(state: RunState, f: int, lr: int, j: int, n: int, site: int, a: Any) -> Any:
+    return _chunk_fault(state, f, lr, j, n, site, (a,))
+
+
+def chunk_fault2(state: RunState, f: int, lr: int, j: int, n: int, site: int, a: Any, b: Any) -> Any:
+    return _chunk_fault(state, f, lr, j, n, site, (a, b))
+
+
+def chunk_fault3(state: RunState, f: int, lr: int, j: int, n: int, site: int, a: Any, b: Any, c: Any) -> Any:
+    return _chunk_fault(state, f, lr, j, n, site, (a, b, c))
+
+
 def too_deep(state: RunState, f: int, lref: int) -> None:
     """A module call one frame past ``maxCallDepth``: the meter's own check raises."""
     meter = sync(state, f, lref)
@@ -278,6 +300,9 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_f1": fault1,
         "_s_f2": fault2,
         "_s_f3": fault3,
+        "_s_c1": chunk_fault1,
+        "_s_c2": chunk_fault2,
+        "_s_c3": chunk_fault3,
         "_s_deep": too_deep,
         "_s_noret": no_return,
         "_s_liter": loop_iteration,

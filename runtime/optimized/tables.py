@@ -18,15 +18,17 @@ from .stubs import FAULT_OPS
 
 CHARGES = "charges"
 OP = "op"
+CHUNK_OP = "chunk-op"
 
 
 @dataclass(slots=True)
 class Tables:
     """Indexable data of one artifact.
 
-    * ``sites``: ``("charges", (1, 1, 2, ...))`` for a fuel segment (site 0 is the empty one) or
+    * ``sites``: ``("charges", (1, 1, 2, ...))`` for a fuel segment (site 0 is the empty one),
       ``("op", "add_i32")`` for a fault site (the ``core.arith`` definition called when the inline
-      check fails);
+      check fails), or ``("chunk-op", ("add_i32", base, ahead, started))`` for a fault site inside
+      a fast bulk loop;
     * ``texts``: text literals as ``(kind, text, brand)``;
     * ``guids``: GUID literal texts (bound as ``_k<i>`` in the namespace);
     * ``bindings``: binding ids (``_s_bind`` takes an index);
@@ -52,6 +54,20 @@ class Tables:
         self.sites.append((OP, op))
         return len(self.sites) - 1
 
+    def chunk_fault_site(self, op: str, ahead: int, started: int) -> int:
+        """A fault site inside a fast bulk chunk: the operation, and the constants the stub needs to
+        recover the exact fuel (``f - j * base + ahead``) and refund (``n - j - started``); ``base``
+        is filled in when the loop body is complete (``set_chunk_base``)."""
+        if op not in FAULT_OPS:
+            raise KeyError(op)
+        self.sites.append((CHUNK_OP, (op, 0, ahead, started)))
+        return len(self.sites) - 1
+
+    def set_chunk_base(self, sites: list[int], base: int) -> None:
+        for site in sites:
+            kind, (op, _, ahead, started) = self.sites[site]
+            self.sites[site] = (kind, (op, base, ahead, started))
+
     def text(self, literal: ast.Literal) -> int:
         assert isinstance(literal.value, str)
         entry = (literal.kind.value, literal.value, literal.brand)
@@ -74,6 +90,9 @@ class Tables:
         for kind, payload in self.sites:
             if kind == CHARGES:
                 out.append(tuple(int(c) for c in payload))
+            elif kind == CHUNK_OP:
+                op, base, ahead, started = payload
+                out.append((FAULT_OPS[op], base, ahead, started))
             else:
                 out.append(FAULT_OPS[str(payload)])
         return tuple(out)
@@ -95,7 +114,7 @@ class Tables:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "sites": [[kind, list(payload) if kind == CHARGES else payload] for kind, payload in self.sites],
+            "sites": [[kind, payload if kind == OP else list(payload)] for kind, payload in self.sites],
             "texts": [list(t) for t in self.texts],
             "guids": list(self.guids),
             "bindings": list(self.bindings),
@@ -117,6 +136,16 @@ class Tables:
                 tables.sites.append((CHARGES, tuple(payload)))
             elif kind == OP and isinstance(payload, str) and payload in FAULT_OPS:
                 tables.sites.append((OP, payload))
+            elif (
+                kind == CHUNK_OP
+                and isinstance(payload, list)
+                and len(payload) == 4
+                and payload[0] in FAULT_OPS
+                and all(_is_int(v) for v in payload[1:])
+                and payload[1] >= 0
+                and payload[3] in (0, 1)
+            ):
+                tables.sites.append((CHUNK_OP, tuple(payload)))
             else:
                 raise ValueError("malformed site")
         if not tables.sites or tables.sites[0] != (CHARGES, ()):

@@ -25,15 +25,15 @@ import dis
 import math
 import re
 from collections.abc import Callable
-from typing import Any
 from types import CodeType
+from typing import Any
 
 from dotboxd.validator.plan import ExecutionPlan
 
 from .codegen import FIXED_PARAMS
 from .errors import VerifierFailure
 from .stubs import PURE_HELPERS, RANGE_NAME, STUBS
-from .tables import CHARGES, OP, Tables, function_name, guid_name
+from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 
 VERIFIER_VERSION = "dotboxd-py-opt-verifier-1"
 
@@ -148,6 +148,8 @@ _CODE_OPS = frozenset(
 """Opcodes generated code compiles to; anything else (imports, attribute and subscript access,
 globals writes, closures, exception handling, class building, ...) fails the code check."""
 
+_CODE_OPCODES = frozenset(dis.opmap[name] for name in _CODE_OPS if name in dis.opmap)
+
 _FORBIDDEN_FLAGS = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200
 """CO_VARARGS, CO_VARKEYWORDS, CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR."""
 
@@ -220,7 +222,14 @@ class _AstVerifier:
             raise _fail("decorators and annotations are not allowed", fn)
         if type(args) is not ast.arguments:
             raise _fail("malformed parameters", fn)
-        if args.posonlyargs or args.vararg or args.kwonlyargs or args.kw_defaults or args.kwarg or args.defaults:
+        if (
+            args.posonlyargs
+            or args.vararg
+            or args.kwonlyargs
+            or args.kw_defaults
+            or args.kwarg
+            or args.defaults
+        ):
             raise _fail("only plain positional parameters are allowed", fn)
         params = []
         for a in args.args:
@@ -278,9 +287,9 @@ class _AstVerifier:
         elif kind is ast.Return:
             assert isinstance(stmt, ast.Return)
             value = stmt.value
-            if not (type(value) is ast.Tuple and len(value.elts) == 2):  # type: ignore[union-attr]
+            if not (type(value) is ast.Tuple and len(value.elts) == 2):
                 raise _fail("functions return (value, fuel)", stmt)
-            self.expr(value)  # type: ignore[arg-type]
+            self.expr(value)
         elif kind is ast.If:
             assert isinstance(stmt, ast.If)
             self.expr(stmt.test)
@@ -301,15 +310,15 @@ class _AstVerifier:
 
     def target(self, node: ast.expr) -> None:
         self.tick()
-        if type(node) is not ast.Name or type(node.ctx) is not ast.Store:  # type: ignore[attr-defined]
+        if type(node) is not ast.Name or type(node.ctx) is not ast.Store:
             raise _fail("assignment targets are names", node)
-        ident = node.id  # type: ignore[attr-defined]
+        ident = node.id
         if ident != "f" and not SLOT.match(ident):
             raise _fail(f"assignment to {ident!r}, which is not a slot", node)
 
     def while_(self, loop: ast.While, depth: int) -> None:
         test = loop.test
-        if not (type(test) is ast.Constant and test.value is True) or loop.orelse:  # type: ignore[attr-defined]
+        if not (type(test) is ast.Constant and test.value is True) or loop.orelse:
             raise _fail("loops are `while True:` without else", loop)
         self.tick()
         body = loop.body
@@ -322,10 +331,10 @@ class _AstVerifier:
         iterator = loop.iter
         if not (
             type(iterator) is ast.Call
-            and type(iterator.func) is ast.Name  # type: ignore[attr-defined]
-            and iterator.func.id == RANGE_NAME  # type: ignore[attr-defined]
-            and 1 <= len(iterator.args) <= 2  # type: ignore[attr-defined]
-            and not iterator.keywords  # type: ignore[attr-defined]
+            and type(iterator.func) is ast.Name
+            and iterator.func.id == RANGE_NAME
+            and 1 <= len(iterator.args) <= 2
+            and not iterator.keywords
         ):
             raise _fail("for-loops only iterate over _range(...)", loop)
         assert isinstance(iterator, ast.Call)
@@ -393,7 +402,7 @@ class _AstVerifier:
             raise _fail(f"dunder name {ident!r}", node)
         if ident == "R":
             raise _fail("the run state is only ever a stub's first argument", node)
-        if ident in FIXED_PARAMS or SLOT.match(ident) or GUID.match(ident) and ident in self.globals:
+        if ident in FIXED_PARAMS or SLOT.match(ident) or (GUID.match(ident) and ident in self.globals):
             return
         if ident in self.globals:
             raise _fail(f"stub {ident!r} used as a value", node)
@@ -401,7 +410,7 @@ class _AstVerifier:
 
     def call(self, node: ast.Call) -> None:
         func = node.func
-        if type(func) is not ast.Name or func.id not in self.globals or GUID.match(func.id):  # type: ignore[attr-defined]
+        if type(func) is not ast.Name or func.id not in self.globals or GUID.match(func.id):
             raise _fail("calls only reach stubs and generated functions", node)
         assert isinstance(func, ast.Name)
         if type(func.ctx) is not ast.Load or node.keywords:
@@ -416,7 +425,7 @@ class _AstVerifier:
                 self.expr(arg)
             return
         first = args[0] if args else None
-        if not (type(first) is ast.Name and first.id == "R" and type(first.ctx) is ast.Load):  # type: ignore[union-attr]
+        if not (type(first) is ast.Name and first.id == "R" and type(first.ctx) is ast.Load):
             raise _fail(f"{callee} must receive the run state first", node)
         for arg in args[1:]:
             self.expr(arg)
@@ -435,6 +444,10 @@ class _AstVerifier:
             self._index(args, 3, tables.sites, node, lambda s: s[0] == OP)
             if len(args) != 4 + int(callee[-1]):
                 raise _fail(f"{callee} takes {callee[-1]} operand(s)", node)
+        elif callee in ("_s_c1", "_s_c2", "_s_c3"):
+            self._index(args, 5, tables.sites, node, lambda s: s[0] == CHUNK_OP)
+            if len(args) != 6 + int(callee[-1]):
+                raise _fail(f"{callee} takes {callee[-1]} operand(s)", node)
         elif callee in PAYING_STUBS:
             self._index(args, 3, tables.sites, node, lambda s: s[0] == CHARGES)
             if callee == "_s_text":
@@ -444,11 +457,13 @@ class _AstVerifier:
                 if len(args) != 6 or type(args[5]) is not ast.Tuple:
                     raise _fail("_s_bind takes its arguments as one tuple", node)
 
-    def _index(self, args: list[ast.expr], at: int, table: list[Any], node: ast.Call, ok: Callable[[Any], bool]) -> None:
+    def _index(
+        self, args: list[ast.expr], at: int, table: list[Any], node: ast.Call, ok: Callable[[Any], bool]
+    ) -> None:
         if len(args) <= at:
             raise _fail("missing table index", node)
         arg = args[at]
-        if not (type(arg) is ast.Constant and type(arg.value) is int and 0 <= arg.value < len(table)):  # type: ignore[attr-defined]
+        if not (type(arg) is ast.Constant and type(arg.value) is int and 0 <= arg.value < len(table)):
             raise _fail("table index out of range", node)
         assert isinstance(arg, ast.Constant)
         if not ok(table[arg.value]):
@@ -608,9 +623,10 @@ def verify_code(code: CodeType, plan_globals: frozenset[str]) -> None:
                 stack.append(const)
             else:
                 _check_code_constant(const, current.co_name)
-        for instruction in dis.get_instructions(current):
-            if instruction.opname not in _CODE_OPS:
-                raise _fail(f"opcode {instruction.opname} in {current.co_name}")
+        raw = current.co_code  # the unspecialized bytecode: one opcode byte per 2-byte code unit
+        for opcode in raw[0::2]:
+            if opcode not in _CODE_OPCODES:
+                raise _fail(f"opcode {dis.opname[opcode]} in {current.co_name}")
 
 
 def _check_code_constant(value: object, where: str) -> None:

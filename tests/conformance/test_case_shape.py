@@ -151,6 +151,22 @@ def test_every_optional_field_of_the_format_is_accepted() -> None:
     assert checked.entrypoint == "run"
 
 
+def test_our_policy_and_binding_additions_are_accepted() -> None:
+    raw = case(
+        policy={"rejectUnusedGrants": False},
+        bindings=[
+            {
+                "id": "b.abs",
+                "compiledTarget": {"kind": "RuntimeStub", "method": "AbsI32"},
+                "grantParameters": {"required": [], "optional": []},
+                "behavior": {"kind": "refuse", "category": "NotFound", "message": "gone"},
+            }
+        ],
+    )
+    checked = check_case(raw, "f.json", "bindings")
+    assert checked.raw["policy"] == {"rejectUnusedGrants": False}
+
+
 def test_all_five_module_sources_are_accepted() -> None:
     sources: list[dict[str, Any]] = [
         {"moduleText": GOOD_MODULE},

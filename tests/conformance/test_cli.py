@@ -104,6 +104,54 @@ def test_name_and_tag_filters(capsys: pytest.CaptureFixture[str], corpus: Path) 
     assert [r["name"] for r in json.loads(out)["results"]] == ["wrongly-expects-rejection"]
 
 
+def test_area_filter(capsys: pytest.CaptureFixture[str], corpus: Path) -> None:
+    code, out, _ = run(capsys, str(corpus), "--area", "other", "--format", "json", "--backend", "reference")
+    assert code == 0
+    assert [(r["name"], r["area"]) for r in json.loads(out)["results"]] == [("other-area-passes", "other")]
+
+
+def test_the_summary_lists_the_corpus_areas_in_order(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys,
+        "--area",
+        "types",
+        "--area",
+        "import",
+        "--tag",
+        "literal",
+        "--tag",
+        "equality",
+        "--backend",
+        "reference",
+    )
+    assert code == 0
+    rows = [
+        line.split()[0]
+        for line in out.splitlines()
+        if line.split() and line.split()[0] in ("import", "types")
+    ]
+    assert rows == ["import", "types"]
+
+
+def test_generate_writes_loadable_regression_cases(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code = main(["conformance", "generate", "--count", "3", "--seed", "11", str(tmp_path / "out")])
+    assert code == 0
+    assert "wrote 3 generated case(s)" in capsys.readouterr().out
+    path = tmp_path / "out" / "generated-seed-11.json"
+    cases = json.loads(path.read_text(encoding="utf-8"))["cases"]
+    assert [c["name"] for c in cases] == ["gen-s11-0000", "gen-s11-0001", "gen-s11-0002"]
+    assert all("regression" in c["tags"] for c in cases)
+    code, out, _ = run(capsys, str(path), "--backend", "reference")
+    assert code == 0 and "PASS" in out
+
+
+def test_generate_refuses_a_negative_count(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["conformance", "generate", "--count", "-1", "--seed", "0", str(tmp_path)]) == 2
+    assert "--count must be >= 0" in capsys.readouterr().err
+
+
 def test_no_matching_case_is_a_usage_error(capsys: pytest.CaptureFixture[str], corpus: Path) -> None:
     code, _, err = run(capsys, str(corpus), "--name", "nothing-like-this")
     assert code == 2

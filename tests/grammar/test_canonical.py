@@ -7,8 +7,11 @@ output, so a drift in any length, escape or order shows up as a mismatch.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import tracemalloc
+from collections.abc import Callable
 
 import pytest
 
@@ -19,6 +22,7 @@ from dotboxd.grammar.canonical import (
     CANONICALIZER_ID,
     canonical_bytes,
     canonical_lines,
+    canonical_size,
     canonical_text,
     encode_field,
     encode_record,
@@ -270,6 +274,32 @@ def test_literal_records() -> None:
     )
 
 
+def test_literals_that_compare_equal_in_python_stay_apart() -> None:
+    """0.0 == -0.0 and 1 == True == 1.0 in Python; their records differ (and equal literals may
+    share one encoding), in any order within one module."""
+    k = ast.LiteralKind
+    args = (
+        lit(k.F64, 0.0),
+        lit(k.F64, -0.0),
+        lit(k.I32, 1),
+        lit(k.BOOL, True),
+        lit(k.F64, 1),
+        lit(k.F64, 1.0),
+        lit(k.F64, 0.0),
+    )
+    call = (
+        "s4:call;s1:f;n;"
+        "s24:s3:lit;s12:s3:f64;s1:0;;;"
+        "s25:s3:lit;s13:s3:f64;s2:-0;;;"
+        "s24:s3:lit;s12:s3:i32;s1:1;;;"
+        "s28:s3:lit;s16:s4:bool;s4:true;;;"
+        "s24:s3:lit;s12:s3:f64;s1:1;;;"
+        "s24:s3:lit;s12:s3:f64;s1:1;;;"
+        "s24:s3:lit;s12:s3:f64;s1:0;;;"
+    )
+    assert return_line(ast.Call("f", args)) == f"s6:return;s{len(call)}:{call};"
+
+
 def test_string_escapes_double_at_every_level() -> None:
     # value record: s6:string;s6:a\\b\n;  (20 units, 3 backslashes)
     # lit record:   s3:lit;s23:s6:string;s6:a\\\\b\\n;;  (35 units, 6 backslashes)
@@ -461,6 +491,68 @@ def test_escape_growth_is_exponential_and_bounded() -> None:
         module_hash(hostile)
     assert info.value.code == "E-CANON-LIMIT"
     assert info.value.diagnostic.evidence["max_units"] == canonical.MAX_CANONICAL_UNITS
+
+
+def _peak_bytes(run: Callable[[], object]) -> int:
+    """Peak Python memory allocated while ``run`` executes (the AST is built before)."""
+    tracemalloc.start()
+    try:
+        with contextlib.suppress(DotBoxDError):
+            run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def _refusal(m: ast.Module, **budgets: int) -> DotBoxDError:
+    with pytest.raises(DotBoxDError) as info:
+        canonical_text(m, **budgets)
+    assert info.value.code == "E-CANON-LIMIT"
+    return info.value
+
+
+def test_deep_escape_is_refused_without_building_its_text() -> None:
+    """300 bytes of wire asking for 2.3e18 units: refused from integers, in kilobytes of memory."""
+    hostile = module(fn((ast.Return(_nested_negations(58, lit(ast.LiteralKind.STRING, "\\"))),)))
+    units, work = canonical_size(hostile)
+    assert units > 2**60
+    evidence = _refusal(hostile).diagnostic.evidence
+    assert (evidence["units"], evidence["work"]) == (units, work)
+    assert _peak_bytes(lambda: module_hash(hostile)) < 256 * 1024
+
+
+def test_wide_escape_growth_is_measured_before_anything_is_built() -> None:
+    """400 siblings of 262k units each: every one fits, together they are 3x the budget. The first
+    backslash that will be escaped again makes the encoder measure the module and refuse it before
+    building any of them (building up to the budget would take over 32 MiB)."""
+    arg = _nested_negations(14, lit(ast.LiteralKind.STRING, "\\"))
+    wide = module(fn((ast.Return(ast.Call("f", (arg,) * 400)),)))
+    assert canonical_size(wide)[0] > 3 * canonical.MAX_CANONICAL_UNITS
+    _refusal(wide)
+    assert _peak_bytes(lambda: module_hash(wide)) < 2 * 1024 * 1024
+
+
+def test_memory_stays_within_the_budget_without_escapes() -> None:
+    """No backslash anywhere: sizes only add up, nothing is pre-measured, and the running checks
+    stop the build before the pieces held for one line outgrow the budget (325k units here; the
+    whole call would take over 1 MB)."""
+    wide = module(fn((ast.Return(ast.Call("f", (_nested_negations(40, ast.Var("x")),) * 400)),)))
+    budget = 100_000
+    assert canonical_size(wide)[0] > 3 * budget
+    _refusal(wide, max_units=budget)
+    assert _peak_bytes(lambda: canonical_text(wide, max_units=budget)) < 2 * budget + 256 * 1024
+
+
+def test_astronomic_sizes_are_reported_capped() -> None:
+    """A hand-built AST far deeper than any importer allows: its size has over 4300 digits (more
+    than ``str(int)`` converts); the refusal reports the .NET long maximum and still renders."""
+    hostile = module(fn((ast.Return(_nested_negations(15_000, lit(ast.LiteralKind.STRING, "\\"))),)))
+    error = _refusal(hostile)
+    cap = 2**63 - 1
+    assert error.diagnostic.evidence["units"] == error.diagnostic.evidence["work"] == cap
+    assert f"more than {cap:,}" in error.diagnostic.message
+    assert json.loads(json.dumps(error.diagnostic.to_json()))["evidence"]["units"] == cap
+    assert "E-CANON-LIMIT" in error.diagnostic.render()
 
 
 def test_budget_counts_units_held_not_just_one_record() -> None:

@@ -9,6 +9,7 @@ import math
 import random
 import re
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -191,7 +192,12 @@ class _Reference:
                 lines.append(self.record("expr", self.expr(s.value)))
             elif isinstance(s, ast.If):
                 lines.append(self.record("if", self.expr(s.condition)))
-                lines += [*self.block(s.then), self.record("else"), *self.block(s.else_), self.record("endif")]
+                lines += [
+                    *self.block(s.then),
+                    self.record("else"),
+                    *self.block(s.else_),
+                    self.record("endif"),
+                ]
             elif isinstance(s, ast.While):
                 lines.append(self.record("while", self.expr(s.condition)))
                 lines += [*self.block(s.body), self.record("endwhile")]

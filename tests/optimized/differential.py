@@ -104,7 +104,9 @@ def run_plan_both(
     return pairs
 
 
-def run_case_both(module: ast.Module, raw: Mapping[str, Any], entry: str, args: Sequence[Any]) -> tuple[Observation, Observation]:
+def run_case_both(
+    module: ast.Module, raw: Mapping[str, Any], entry: str, args: Sequence[Any]
+) -> tuple[Observation, Observation]:
     """A conformance case on both backends, each with its own fresh root and fixtures."""
     observed = []
     for name in ("reference", "optimized"):
@@ -121,7 +123,8 @@ def run_case_both(module: ast.Module, raw: Mapping[str, Any], entry: str, args: 
 
 def _without_root(observation: Observation, root: str) -> Observation:
     """Each run has its own temporary root; its path may appear in audit text."""
-    return eval_replace(observation, root)
+    replaced: Observation = eval_replace(observation, root)
+    return replaced
 
 
 def eval_replace(value: Any, root: str) -> Any:

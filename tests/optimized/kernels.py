@@ -88,6 +88,8 @@ def policy(**limits: int) -> Policy:
     return Policy.builder().with_limits(**limits).build()
 
 
-def prepare(text: str, pol: Policy | None = None, bindings: Iterable[BindingDescriptor] = (double,)) -> ExecutionPlan:
+def prepare(
+    text: str, pol: Policy | None = None, bindings: Iterable[BindingDescriptor] = (double,)
+) -> ExecutionPlan:
     host = SandboxHost(bindings=list(bindings))
     return host.prepare(text, pol if pol is not None else policy())

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,7 +13,9 @@ from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.host import SandboxHost
 from dotboxd.runtime.optimized import ArtifactCache, GenOptions, OptimizedBackend
 from dotboxd.runtime.optimized.artifact import ArtifactKey
+from dotboxd.runtime.optimized.cache import Report
 from dotboxd.runtime.optimized.errors import VerifierFailure
+from dotboxd.validator.plan import ExecutionPlan
 from dotboxd.validator.policy import Policy
 
 from .kernels import FEATURES, double, poke, policy, prepare
@@ -19,7 +23,7 @@ from .kernels import FEATURES, double, poke, policy, prepare
 SIMPLE = 'module "s{n}" version "1.0.0";\nentrypoint fn main(x I32) -> I32 {{ return x + {n}; }}\n'
 
 
-def _plan(n: int) -> object:
+def _plan(n: int) -> ExecutionPlan:
     return prepare(SIMPLE.format(n=n))
 
 
@@ -27,7 +31,7 @@ def _events(report_log: list[tuple[str, str, dict[str, object]]]) -> list[str]:
     return [kind for kind, _, _ in report_log]
 
 
-def _recorder() -> tuple[list[tuple[str, str, dict[str, object]]], object]:
+def _recorder() -> tuple[list[tuple[str, str, dict[str, object]]], Report]:
     log: list[tuple[str, str, dict[str, object]]] = []
 
     def report(kind: str, message: str, fields: dict[str, object]) -> None:
@@ -39,8 +43,8 @@ def _recorder() -> tuple[list[tuple[str, str, dict[str, object]]], object]:
 def test_hits_reuse_the_same_artifact() -> None:
     cache = ArtifactCache(capacity=4)
     plan = prepare(FEATURES)
-    first = cache.get_or_compile(plan)  # type: ignore[arg-type]
-    second = cache.get_or_compile(plan)  # type: ignore[arg-type]
+    first = cache.get_or_compile(plan)
+    second = cache.get_or_compile(plan)
     assert first is second
     assert cache.stats.compiles == 1 and cache.stats.hits == 1
 
@@ -49,12 +53,12 @@ def test_lru_evicts_the_least_recently_used() -> None:
     cache = ArtifactCache(capacity=2)
     plans = [_plan(n) for n in range(3)]
     for plan in plans[:2]:
-        cache.get_or_compile(plan)  # type: ignore[arg-type]
-    cache.get_or_compile(plans[0])  # type: ignore[arg-type]  # touch 0: 1 is now the oldest
-    cache.get_or_compile(plans[2])  # type: ignore[arg-type]
-    assert cache.peek(plans[0]) is not None  # type: ignore[arg-type]
-    assert cache.peek(plans[1]) is None  # type: ignore[arg-type]
-    assert cache.peek(plans[2]) is not None  # type: ignore[arg-type]
+        cache.get_or_compile(plan)
+    cache.get_or_compile(plans[0])  # touch 0: 1 is now the oldest
+    cache.get_or_compile(plans[2])
+    assert cache.peek(plans[0]) is not None
+    assert cache.peek(plans[1]) is None
+    assert cache.peek(plans[2]) is not None
     assert cache.stats.evicted == 1 and len(cache) == 2
 
 
@@ -66,7 +70,13 @@ def test_key_covers_module_plan_policy_manifest_and_versions() -> None:
     assert base.digest() != ArtifactKey.for_plan(plan, GenOptions(inline=False)).digest()
     fields = base.to_json()
     assert set(fields) == {
-        "moduleHash", "planHash", "policyHash", "bindingManifestHash", "compiler", "verifier", "options",
+        "moduleHash",
+        "planHash",
+        "policyHash",
+        "bindingManifestHash",
+        "compiler",
+        "verifier",
+        "options",
     }
     bumped = ArtifactKey(**{**_snake(fields), "compiler": "dotboxd-py-opt-codegen-999"})
     assert bumped.digest() != base.digest()
@@ -85,40 +95,42 @@ def _snake(fields: dict[str, str]) -> dict[str, str]:
 def test_disk_round_trip_reverifies_and_runs(tmp_path: Path) -> None:
     plan = prepare(FEATURES)
     writer = ArtifactCache(directory=tmp_path)
-    writer.get_or_compile(plan)  # type: ignore[arg-type]
+    writer.get_or_compile(plan)
     files = list(tmp_path.glob("*.json"))
     assert len(files) == 1
     assert not list(tmp_path.glob(".tmp-*")), "atomic write left a temporary file"
     reader = ArtifactCache(directory=tmp_path)
-    loaded = reader.get_or_compile(plan)  # type: ignore[arg-type]
+    loaded = reader.get_or_compile(plan)
     assert reader.stats.disk_hits == 1 and reader.stats.compiles == 0
     host = SandboxHost(bindings=[double], backends={"optimized": OptimizedBackend(cache=reader)})
-    result = host.execute(plan, "main", [30, ["a", "bc"]], backend="optimized")  # type: ignore[arg-type]
-    reference = host.execute(plan, "main", [30, ["a", "bc"]])  # type: ignore[arg-type]
+    result = host.execute(plan, "main", [30, ["a", "bc"]], backend="optimized")
+    reference = host.execute(plan, "main", [30, ["a", "bc"]])
     assert result.ok and result.value == reference.value and result.usage == reference.usage
-    assert loaded.source() == writer.get_or_compile(plan).source()  # type: ignore[arg-type]
+    assert loaded.source() == writer.get_or_compile(plan).source()
 
 
 def test_user_text_never_appears_in_the_cached_source(tmp_path: Path) -> None:
     secret = "zq-very-distinctive-text"
     text = f'module "t" version "1.0.0";\nentrypoint fn main() -> I32 {{ s = "{secret}"; return string.length(s); }}\n'
     cache = ArtifactCache(directory=tmp_path)
-    cache.get_or_compile(prepare(text))  # type: ignore[arg-type]
+    cache.get_or_compile(prepare(text))
     document = json.loads(next(tmp_path.glob("*.json")).read_text())
     assert secret not in document["payload"]["source"]
     assert secret in json.dumps(document["payload"]["tables"])
 
 
-def _tamper(tmp_path: Path, edit: object) -> tuple[ArtifactCache, list[tuple[str, str, dict[str, object]]], object]:
+def _tamper(
+    tmp_path: Path, edit: Callable[[dict[str, Any]], None]
+) -> tuple[ArtifactCache, list[tuple[str, str, dict[str, object]]], ExecutionPlan]:
     plan = prepare(FEATURES)
-    ArtifactCache(directory=tmp_path).get_or_compile(plan)  # type: ignore[arg-type]
+    ArtifactCache(directory=tmp_path).get_or_compile(plan)
     path = next(tmp_path.glob("*.json"))
     document = json.loads(path.read_text())
-    edit(document)  # type: ignore[operator]
+    edit(document)
     path.write_text(json.dumps(document))
     cache = ArtifactCache(directory=tmp_path)
     log, report = _recorder()
-    cache.get_or_compile(plan, report=report)  # type: ignore[arg-type]
+    cache.get_or_compile(plan, report=report)
     return cache, log, plan
 
 
@@ -141,7 +153,9 @@ def _inject_source_and_rehash(document: dict[str, object]) -> None:
 def _swap_key(document: dict[str, object]) -> None:
     manifest = document["manifest"]
     assert isinstance(manifest, dict)
-    manifest["key"]["policyHash"] = "0" * 64  # type: ignore[index]
+    key = manifest["key"]
+    assert isinstance(key, dict)
+    key["policyHash"] = "0" * 64
 
 
 @pytest.mark.parametrize(
@@ -149,8 +163,10 @@ def _swap_key(document: dict[str, object]) -> None:
     [_inject_source, _inject_source_and_rehash, _swap_key, lambda d: d.update(format="other")],
     ids=["payload changed", "payload changed and rehashed", "manifest key swapped", "unknown format"],
 )
-def test_tampered_disk_artifact_is_quarantined_and_recompiled(tmp_path: Path, edit: object) -> None:
-    cache, log, plan = _tamper(tmp_path, edit)
+def test_tampered_disk_artifact_is_quarantined_and_recompiled(
+    tmp_path: Path, edit: Callable[[dict[str, Any]], None]
+) -> None:
+    cache, log, _ = _tamper(tmp_path, edit)
     assert _events(log) == ["CacheInvalidated"]
     assert cache.stats.invalidated == 1 and cache.stats.compiles == 1
     quarantined = list((tmp_path / "quarantine").glob("*.json"))
@@ -161,12 +177,12 @@ def test_tampered_disk_artifact_is_quarantined_and_recompiled(tmp_path: Path, ed
 
 def test_unreadable_disk_artifact_is_quarantined(tmp_path: Path) -> None:
     plan = prepare(FEATURES)
-    ArtifactCache(directory=tmp_path).get_or_compile(plan)  # type: ignore[arg-type]
+    ArtifactCache(directory=tmp_path).get_or_compile(plan)
     path = next(tmp_path.glob("*.json"))
     path.write_bytes(b"\xff\xfe not json")
     cache = ArtifactCache(directory=tmp_path)
     log, report = _recorder()
-    cache.get_or_compile(plan, report=report)  # type: ignore[arg-type]
+    cache.get_or_compile(plan, report=report)
     assert _events(log) == ["CacheInvalidated"]
 
 
@@ -186,7 +202,9 @@ def test_revocation_makes_cached_artifacts_unusable(tmp_path: Path) -> None:
     assert cache.peek(plan) is None and not list(tmp_path.glob("*.json"))
     assert _events(log) == ["CacheInvalidated"]
     backend = OptimizedBackend(cache=cache)
-    result = SandboxHost(bindings=[poke], backends={"optimized": backend}).execute(plan, "main", [1], backend="optimized")
+    result = SandboxHost(bindings=[poke], backends={"optimized": backend}).execute(
+        plan, "main", [1], backend="optimized"
+    )
     assert not result.ok and result.error is not None and result.error.code == "E-POLICY-REVOKED"
 
 
@@ -201,10 +219,57 @@ def test_verifier_failure_quarantines_the_key(tmp_path: Path, monkeypatch: pytes
     plan = prepare(FEATURES)
     log, report = _recorder()
     with pytest.raises(VerifierFailure):
-        cache.get_or_compile(plan, report=report)  # type: ignore[arg-type]
-    assert cache.is_quarantined(plan)  # type: ignore[arg-type]
+        cache.get_or_compile(plan, report=report)
+    assert cache.is_quarantined(plan)
     assert list((tmp_path / "quarantine").glob("*.rejected.py"))
     monkeypatch.undo()
     with pytest.raises(VerifierFailure, match="quarantined"):
-        cache.get_or_compile(plan)  # type: ignore[arg-type]  # never compiled (or run) again here
+        cache.get_or_compile(plan)  # never compiled (or run) again here
     assert cache.stats.compiles == 1 and _events(log) == ["VerifierFailure"]
+
+
+def _lower_a_fuel_charge(document: dict[str, Any]) -> None:
+    """A tampering the verifier cannot see: a segment charges less than the cost table says."""
+    payload = document["payload"]
+    source = str(payload["source"])
+    marker = "f -= 5\n"
+    assert marker in source
+    payload["source"] = source.replace(marker, "f -= 1\n", 1)
+    _inject_rehash(document)
+
+
+def _inject_rehash(document: dict[str, Any]) -> None:
+    import hashlib
+
+    payload_text = json.dumps(document["payload"], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    document["manifest"]["payloadSha256"] = hashlib.sha256(payload_text.encode()).hexdigest()
+
+
+def test_a_secret_authenticates_disk_artifacts(tmp_path: Path) -> None:
+    secret = b"host-secret-0123456789"
+    plan = prepare(FEATURES)
+    ArtifactCache(directory=tmp_path, secret=secret).get_or_compile(plan)
+    path = next(tmp_path.glob("*.json"))
+    document = json.loads(path.read_text())
+    assert "payloadHmac" in document["manifest"]
+    _lower_a_fuel_charge(document)
+    path.write_text(json.dumps(document))
+    cache = ArtifactCache(directory=tmp_path, secret=secret)
+    log, report = _recorder()
+    artifact = cache.get_or_compile(plan, report=report)
+    assert _events(log) == ["CacheInvalidated"] and cache.stats.compiles == 1
+    assert "f -= 5" in artifact.source()
+
+
+def test_an_artifact_written_without_the_secret_is_refused(tmp_path: Path) -> None:
+    plan = prepare(FEATURES)
+    ArtifactCache(directory=tmp_path).get_or_compile(plan)
+    cache = ArtifactCache(directory=tmp_path, secret=b"host-secret-0123456789")
+    log, report = _recorder()
+    cache.get_or_compile(plan, report=report)
+    assert _events(log) == ["CacheInvalidated"]
+
+
+def test_a_short_secret_is_refused() -> None:
+    with pytest.raises(ValueError):
+        ArtifactCache(secret=b"short")

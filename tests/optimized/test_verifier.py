@@ -62,40 +62,45 @@ def _insert(code: str, where: str = "function") -> Mutation:
     return mutate
 
 
-def _loops(module: ast.Module, kind: type[ast.AST]) -> list[ast.AST]:
-    return [node for node in ast.walk(_entry(module)) if isinstance(node, kind)]
+def _whiles(module: ast.Module) -> list[ast.While]:
+    return [node for node in ast.walk(_entry(module)) if isinstance(node, ast.While)]
+
+
+def _fors(module: ast.Module) -> list[ast.For]:
+    return [node for node in ast.walk(_entry(module)) if isinstance(node, ast.For)]
+
+
+def _calls_stub(stmt: ast.stmt, stub: str) -> bool:
+    value = stmt.value if isinstance(stmt, ast.Assign) else None
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == stub
 
 
 def _drop_while_charge(module: ast.Module, tables: Tables) -> None:
-    charged = [w for w in _loops(module, ast.While) if isinstance(w.body[0], ast.AugAssign)]  # type: ignore[attr-defined]
+    charged = [w for w in _whiles(module) if isinstance(w.body[0], ast.AugAssign)]
     assert charged, "the base module has a while loop that starts with a charge"
     loop = charged[0]
-    loop.body[0] = ast.Pass()  # type: ignore[attr-defined]
+    loop.body[0] = ast.Pass()
 
 
 def _drop_for_charge(module: ast.Module, tables: Tables) -> None:
-    metered = [
-        f
-        for f in _loops(module, ast.For)
-        if isinstance(f.body[0], ast.Assign) and isinstance(f.body[0].value, ast.Call)  # type: ignore[attr-defined]
-        and getattr(f.body[0].value.func, "id", "") == "_s_liter"  # type: ignore[attr-defined]
-    ]
+    metered = [f for f in _fors(module) if _calls_stub(f.body[0], "_s_liter")]
     assert metered, "the base module has a per-iteration metered for loop"
-    metered[0].body[0] = ast.Pass()  # type: ignore[attr-defined]
+    metered[0].body[0] = ast.Pass()
 
 
 def _drop_reservation(module: ast.Module, tables: Tables) -> None:
-    for loop in _loops(module, ast.While):
-        first = loop.body[0]  # type: ignore[attr-defined]
-        if isinstance(first, ast.Assign) and getattr(first.value.func, "id", "") == "_s_cap":  # type: ignore[attr-defined]
+    for loop in _whiles(module):
+        first = loop.body[0]
+        if isinstance(first, ast.Assign) and _calls_stub(first, "_s_cap"):
             first.value = ast.Constant(10**6)
             return
     raise AssertionError("the base module has a bulk loop")
 
 
 def _unbounded_bulk_range(module: ast.Module, tables: Tables) -> None:
-    for loop in _loops(module, ast.For):
-        args = loop.iter.args  # type: ignore[attr-defined]
+    for loop in _fors(module):
+        assert isinstance(loop.iter, ast.Call)
+        args = loop.iter.args
         if len(args) == 2 and isinstance(args[1], ast.BinOp):
             args[1] = ast.Constant(10**9)
             return
@@ -143,8 +148,7 @@ def _extra_param(module: ast.Module, tables: Tables) -> None:
 
 
 def _while_test(module: ast.Module, tables: Tables) -> None:
-    loop = _loops(module, ast.While)[0]
-    loop.test = ast.Name("v0", ast.Load())  # type: ignore[attr-defined]
+    _whiles(module)[0].test = ast.Name("v0", ast.Load())
 
 
 MUTATIONS: dict[str, Mutation] = {
@@ -163,7 +167,9 @@ MUTATIONS: dict[str, Mutation] = {
     "missing charge in a for loop": _drop_for_charge,
     "bulk loop without its reservation": _drop_reservation,
     "bulk loop ranging past its reservation": _unbounded_bulk_range,
-    "for over a non-range iterable": _insert("for t0 in v1:\n    f -= 1\n    if f < 0:\n        _s_fx(R, f, lr, 1)"),
+    "for over a non-range iterable": _insert(
+        "for t0 in v1:\n    f -= 1\n    if f < 0:\n        _s_fx(R, f, lr, 1)"
+    ),
     "_range used as a value": _insert("t0 = _range(10)"),
     "unlisted stub": _insert("_s_evil(R, f)"),
     "global statement": _insert("global f"),
@@ -173,7 +179,7 @@ MUTATIONS: dict[str, Mutation] = {
     "oversize constant": _insert("t0 = " + str(2**70)),
     "string constant": _insert("t0 = 'rm -rf /'"),
     "bytes constant": _insert("t0 = b'x'"),
-    "non-finite constant": lambda m, t: _insert("t0 = 1.0")(m, t) or _set_first_float(m, float("inf")),
+    "non-finite constant": lambda m, t: _infinite_constant(m, t),
     "lambda": _insert("t0 = lambda: 1"),
     "with": _insert("with v0:\n    pass"),
     "try/except": _insert("try:\n    pass\nexcept Exception:\n    pass"),
@@ -203,6 +209,11 @@ MUTATIONS: dict[str, Mutation] = {
     "tables list a function the plan lacks": _tables(lambda t: t.functions.__setitem__(0, "no.such.fn")),
     "tables list a binding the plan lacks": _tables(lambda t: t.bindings.append("os.system")),
 }
+
+
+def _infinite_constant(module: ast.Module, tables: Tables) -> None:
+    _insert("t0 = 1.0")(module, tables)
+    _set_first_float(module, float("inf"))
 
 
 def _set_first_float(module: ast.Module, value: float) -> None:
@@ -253,7 +264,9 @@ def _first_function_code(code: types.CodeType) -> types.CodeType:
 
 
 def _replace_function_code(code: types.CodeType, new: types.CodeType) -> types.CodeType:
-    consts = tuple(new if isinstance(c, types.CodeType) and c.co_name == new.co_name else c for c in code.co_consts)
+    consts = tuple(
+        new if isinstance(c, types.CodeType) and c.co_name == new.co_name else c for c in code.co_consts
+    )
     return code.replace(co_consts=consts)
 
 
@@ -301,7 +314,9 @@ def test_attribute_opcode_is_rejected() -> None:
 
 
 def test_closure_is_rejected() -> None:
-    source = compile("def _fn0(R, f, d, lr):\n    def t0():\n        return f\n    return (t0, f)\n", "<x>", "exec")
+    source = compile(
+        "def _fn0(R, f, d, lr):\n    def t0():\n        return f\n    return (t0, f)\n", "<x>", "exec"
+    )
     with pytest.raises(VerifierFailure):
         verify_code(source, GLOBALS)
 

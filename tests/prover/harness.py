@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from dotboxd.core import ast
 from dotboxd.core.bindings import BindingRegistry, load_binding_manifest
 from dotboxd.core.types import to_type_ref
 from dotboxd.core.values import SandboxFault, Value, decode_typed
@@ -52,7 +53,7 @@ class _TracingMachine(ref._Machine):
     def __init__(self, run: RunContext, sink: list[int]) -> None:
         super().__init__(run)
         self._sink = sink
-        for kind in (ref.ast.Binary, ref.ast.Unary, ref.ast.Call):
+        for kind in (ast.Binary, ast.Unary, ast.Call):
             inner = self._eval[kind]
             self._eval[kind] = self._traced(inner)
 
@@ -126,6 +127,8 @@ def prepare(
 
 def decode_args(plan: ExecutionPlan, entry: str, args_json: Sequence[Any]) -> list[Value] | None:
     types = plan.functions[entry].parameter_types
+    if len(args_json) != len(types):
+        return None
     try:
         return [decode_typed(a, to_type_ref(t), literals) for a, t in zip(args_json, types, strict=True)]
     except SandboxFault:

@@ -54,7 +54,8 @@ class _Gen:
         options = [st.sampled_from(ints), st.integers(-3, 12).map(str)]
         if self.extras:
             options.append(st.sampled_from(list(self.extras)))
-        return self.draw(st.one_of(*options))
+        atom: str = self.draw(st.one_of(*options))
+        return atom
 
     def int_expr(self, ints: list[str], depth: int = 0) -> str:
         if depth >= 2 or self.draw(st.integers(0, 3)) == 0:

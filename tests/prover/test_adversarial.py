@@ -21,7 +21,7 @@ def _prove(source: str) -> ProofReport:
     first = prove_plan(plan)
     second = prove_plan(plan)
     assert json.dumps(first.to_json()) == json.dumps(second.to_json())  # deterministic
-    assert len(first.obligations) <= ObligationLog().max_queries
+    assert len(first.obligations) <= ObligationLog().max_recorded
     return first
 
 

@@ -62,7 +62,9 @@ def _replay(files: list[Path]) -> list[str]:
     if binary is not None:
         answers = []
         for path in files:
-            out = subprocess.run([binary, str(path)], capture_output=True, text=True, timeout=120, check=False)
+            out = subprocess.run(
+                [binary, str(path)], capture_output=True, text=True, timeout=120, check=False
+            )
             answers.append(out.stdout.strip().splitlines()[0] if out.stdout.strip() else out.stderr.strip())
         return answers
     out = subprocess.run(

@@ -24,7 +24,9 @@ def _policy(**limits: int) -> Policy:
     return Policy.builder().with_limits(**limits).build()
 
 
-def _prove(source: Any, policy: Policy, host: SandboxHost | None = None) -> tuple[ProofReport, SandboxHost, Any]:
+def _prove(
+    source: Any, policy: Policy, host: SandboxHost | None = None
+) -> tuple[ProofReport, SandboxHost, Any]:
     host = host or SandboxHost()
     plan = host.prepare(source, policy)
     return prove_plan(plan), host, plan
@@ -50,7 +52,9 @@ def test_unbounded_quadratic_loop_is_refuted_with_a_small_runnable_witness() -> 
 
 
 def test_input_bounds_turn_the_same_kernel_into_a_proof() -> None:
-    policy = Policy.builder().with_limits(max_wall_time_ms=60_000).with_input_bounds("main", n=(0, 50)).build()
+    policy = (
+        Policy.builder().with_limits(max_wall_time_ms=60_000).with_input_bounds("main", n=(0, 50)).build()
+    )
     report, host, plan = _prove(_module(QUADRATIC), policy)
     fuel = report.function("main").budget("fuel")
     assert fuel is not None and fuel.verdict is Verdict.PROVED
@@ -64,7 +68,9 @@ def test_input_bounds_turn_the_same_kernel_into_a_proof() -> None:
 
 def test_counter_while_loop_is_proved_terminating_with_its_ranking_function() -> None:
     body = "i = 0;\nwhile i < n { i = i + 2; }\nreturn i;"
-    policy = Policy.builder().with_limits(max_wall_time_ms=60_000).with_input_bounds("main", n=(0, 1000)).build()
+    policy = (
+        Policy.builder().with_limits(max_wall_time_ms=60_000).with_input_bounds("main", n=(0, 1000)).build()
+    )
     report, _, _ = _prove(_module(body), policy)
     proof = report.function("main")
     (loop,) = proof.loops
@@ -105,7 +111,7 @@ def test_loot_score_overflow_is_refuted_per_operation() -> None:
     result = host.execute(plan, "main", list(first.witness.args), encoding="json")
     assert result.error is not None and result.error.code == "R-ARITH-OVERFLOW"
     bounded = Policy.builder().with_input_bounds("main", level=(0, 100), rarity=(0, 10)).build()
-    safe, _, plan2 = _prove(load_module(EXAMPLES / "loot-score.json")[0], bounded)
+    safe, _, _ = _prove(load_module(EXAMPLES / "loot-score.json")[0], bounded)
     assert all(s.verdict is Verdict.PROVED for s in safe.function("main").safety)
     assert len(safe.safe_nodes) == 3
 
@@ -149,7 +155,8 @@ def test_host_calls_per_binding_and_total() -> None:
     report = prove_plan(plan)
     proof = report.function("main")
     per = proof.budget("bindingCalls:demo.ping")
-    assert per is not None and per.limit == 3 and per.verdict is Verdict.UNKNOWN  # a binding may fail: no must path
+    # a binding may fail, so no must path goes through it: no counterexample, and no proof either
+    assert per is not None and per.limit == 3 and per.verdict is Verdict.UNKNOWN
     total = proof.budget("hostCalls")
     assert total is not None and total.bound == "max(0, n)"
     bounded = (
@@ -177,7 +184,9 @@ def test_loop_iteration_limit_is_a_separate_verdict() -> None:
 def test_private_functions_are_summarised_and_inlined() -> None:
     helper = "fn twice(k I32) -> I32 { acc = 0; for i in 0 .. k { acc = acc + 2; } return acc; }"
     body = "return twice(n) + twice(3);"
-    policy = Policy.builder().with_limits(max_wall_time_ms=60_000).with_input_bounds("main", n=(0, 100)).build()
+    policy = (
+        Policy.builder().with_limits(max_wall_time_ms=60_000).with_input_bounds("main", n=(0, 100)).build()
+    )
     report, host, plan = _prove(_module(body, extra=helper), policy)
     assert report.function("main").verdict is Verdict.PROVED
     assert report.function("main").call_depth == 2
@@ -186,3 +195,32 @@ def test_private_functions_are_summarised_and_inlined() -> None:
     run = host.execute(plan, "main", [100], encoding="json")
     bound = report.bound_at("main", "fuel", [100])
     assert run.ok and bound is not None and run.usage.fuel_used <= bound
+
+
+def test_a_counterexample_never_relies_on_an_operation_that_would_fail_first() -> None:
+    """f(n) overflows for every n > 21, and only n > 141 would exhaust the fuel: every input that
+    exceeds the budget fails earlier with an overflow, so the budget must not be REFUTED. With a
+    factor that leaves a window of inputs, the counterexample comes from that window."""
+    helper = "fn f(x I32) -> I32 { return x * 100000000; }"
+    body = "a = f(n);\nfor i in 0 .. n { for j in 0 .. n { } }\nreturn a;"
+    report, _, _ = _prove(_module(body, extra=helper), _policy())
+    fuel = report.function("main").budget("fuel")
+    assert fuel is not None and fuel.verdict is Verdict.UNKNOWN
+    window = helper.replace("100000000", "10000000")  # overflows only above 214
+    report, host, plan = _prove(_module(body, extra=window), _policy())
+    fuel = report.function("main").budget("fuel")
+    assert fuel is not None and fuel.verdict is Verdict.REFUTED and fuel.witness is not None
+    (n,) = fuel.witness.args
+    assert 141 < n <= 214
+    result = host.execute(plan, "main", [n], encoding="json")
+    assert result.error is not None and result.error.code == "R-QUOTA-FUEL"
+
+
+def test_assumptions_made_in_one_branch_survive_the_merge() -> None:
+    body = "a = 0;\nif flag { a = n * 100000000; }\nfor i in 0 .. n { for j in 0 .. n { } }\nreturn a;"
+    report, host, plan = _prove(_module(body, "(n I32, flag Bool) -> I32"), _policy())
+    fuel = report.function("main").budget("fuel")
+    assert fuel is not None and fuel.verdict is Verdict.REFUTED and fuel.witness is not None
+    assert fuel.witness.args[1] is False  # with flag = true every such n overflows first
+    result = host.execute(plan, "main", list(fuel.witness.args), encoding="json")
+    assert result.error is not None and result.error.code == "R-QUOTA-FUEL"

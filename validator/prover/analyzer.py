@@ -48,6 +48,7 @@ from .state import (
     FUEL,
     HOST_CALLS,
     LOOPS,
+    STRING_BYTES,
     Candidate,
     Flow,
     Lower,
@@ -101,7 +102,7 @@ class FunctionAnalysis:
     complete: bool = True
 
 
-_Summary = tuple[AVal, Upper, Lower, bool, bool]
+_Summary = tuple[AVal, Upper, Lower, bool, bool, Cond | None]
 
 
 @dataclass
@@ -137,7 +138,7 @@ class Analyzer:
         self.refute_arith: Callable[[State, dict[int, int], Cond], Witness | None] | None = None
         self._loop_counter = 0
         self.namer = Namer(sym)
-        self._summaries: dict[tuple[object, ...], _Summary] = {}
+        self._summaries: dict[tuple[object, ...], list[tuple[tuple[Cond, ...], _Summary]]] = {}
 
     # --- entry ---------------------------------------------------------------------------------
 
@@ -161,15 +162,33 @@ class Analyzer:
         upper = join_upper(self.sym, [s.U for s, _ in flow.returns]) if flow.returns else {}
         for key in (FUEL, LOOPS, HOST_CALLS, ALLOCATION):
             upper.setdefault(key, ZERO)
+        upper[ALLOCATION] = self.total_allocation(upper)
+        upper.pop(STRING_BYTES, None)
+        candidates = [
+            Candidate(c.pc, tuple(sorted(self.lower_allocation(dict(c.L)).items()))) for c in self.candidates
+        ]
         return FunctionAnalysis(
             function_id,
             upper,
-            list(self.candidates),
+            candidates,
             list(self.loop_facts),
             dict(self.safety),
             set(self.safe_nodes),
             set(self.unsafe_nodes),
         )
+
+    def total_allocation(self, upper: Upper) -> Poly | None:
+        """Allocation = text bytes (never more than maxTotalStringBytes on a quota-free prefix)
+        + everything else."""
+        text, rest = upper.get(STRING_BYTES, ZERO), upper.get(ALLOCATION, ZERO)
+        if text is None or rest is None:
+            return None
+        return self.sym.add(rest, self.sym.min(text, const(self.dom.q.string_bytes)))
+
+    def lower_allocation(self, low: Lower) -> Lower:
+        out = dict(low)
+        out[ALLOCATION] = self.sym.add(out.get(ALLOCATION, ZERO), out.pop(STRING_BYTES, ZERO))
+        return out
 
     # --- bookkeeping ---------------------------------------------------------------------------
 
@@ -319,9 +338,20 @@ class Analyzer:
         else:
             out.U, out.L = dict(base.U), dict(base.L)
         out.lstop = base.lstop
+        out.assumed = max(a.assumed, b.assumed)
         if a.lstop or b.lstop:
             self.stop(out)
+        elif out.assumed > base.assumed:
+            self._carry_assumptions(out, base.pc, [a.pc, b.pc])
         return out
+
+    def _carry_assumptions(self, st: State, base_pc: tuple[Cond, ...], pcs: list[tuple[Cond, ...]]) -> None:
+        """After a merge, keep what the merged paths assumed: one of them was taken, so the
+        disjunction of their path conditions (beyond the common part) holds."""
+        s = self.sym
+        branches = [s.and_(*pc[len(base_pc) :]) for pc in pcs]
+        if not self.add_pc(st, s.or_(*branches)):
+            self.stop(st)
 
     # --- refinement ----------------------------------------------------------------------------
 
@@ -484,14 +514,15 @@ class Analyzer:
         # the second operand runs only when the first does not decide: charge it as "may run"
         saved_l, saved_stop, saved_record, saved_pc = dict(st.L), st.lstop, st.record, st.pc
         saved_vars = dict(st.vars)
+        saved_assumed = st.assumed
         st.record = False
         if c1 is not None:
             self.add_pc(st, s.not_(c1) if is_or else c1)
         self.refine(st, first, not is_or)
         v2 = self.eval(second, st)
-        faulted = st.lstop and not saved_stop
+        faulted = (st.lstop and not saved_stop) or st.assumed > saved_assumed
         st.L, st.record, st.pc, st.vars = saved_l, saved_record, saved_pc, saved_vars
-        st.lstop = saved_stop
+        st.lstop, st.assumed = saved_stop, saved_assumed
         if faulted:
             self.stop(st)
         c2 = v2.cond if isinstance(v2, ABool) else None
@@ -609,12 +640,15 @@ class Analyzer:
         """Analyse a call by analysing the callee's body with the argument values. A call with the
         same callee, arguments and path state as an earlier one reuses its summary (so a call
         tree that repeats itself costs linear, not exponential, work)."""
-        key = (function_id, tuple(args), st.pc, st.lstop, st.record, self.probe > 0)
-        summary = self._summaries.get(key)
+        key = (function_id, tuple(args), st.lstop, st.record, self.probe > 0)
+        known = self._summaries.setdefault(key, [])
+        # a summary made under a path condition that the current one extends still holds here
+        # (more premises only make its proofs easier)
+        summary = next((sm for pc, sm in known if st.pc[: len(pc)] == pc), None)
         if summary is None:
             summary = self._summarise(function_id, args, st)
-            self._summaries[key] = summary
-        value, du, dl, stopped, risk = summary
+            known.append((st.pc, summary))
+        value, du, dl, stopped, risk, assumed = summary
         s = self.sym
         if not self.probe:
             st.U = plus_upper(s, st.U, du)
@@ -623,6 +657,11 @@ class Analyzer:
             st.L = plus_lower(s, st.L, dl)
             if stopped:
                 self.stop(st)
+            elif assumed is not None:
+                if self.add_pc(st, assumed):
+                    st.assumed += 1
+                else:
+                    self.stop(st)
         return value
 
     def _summarise(self, function_id: str, args: list[AVal], st: State) -> _Summary:
@@ -636,7 +675,7 @@ class Analyzer:
             self.frames.pop()
         returns = flow.returns
         if not returns:  # validated functions always return; be safe
-            return self.dom.top(info.return_type), {FUEL: None}, {}, True, True
+            return self.dom.top(info.return_type), {FUEL: None}, {}, True, True, None
         s = self.sym
         value: AVal | None = None
         for _, v in returns:
@@ -649,7 +688,10 @@ class Analyzer:
             dl = join_lower(s, [lower_delta(s, r.L, st.L) for r, _ in returns])
         stopped = any(r.lstop for r, _ in returns)
         risk = any(r.risk for r, _ in returns)
-        return value, du, dl, stopped, risk
+        assumed: Cond | None = None
+        if not stopped and any(r.assumed > st.assumed for r, _ in returns):
+            assumed = s.or_(*(s.and_(*r.pc[len(st.pc) :]) for r, _ in returns))
+        return value, du, dl, stopped, risk, assumed
 
     # --- shape charges -------------------------------------------------------------------------
 
@@ -658,7 +700,7 @@ class Analyzer:
         s = self.sym
         walk = s.fdiv(self.dom.nodes_hi(v), costs.SHAPE_WALK_NODES_PER_FUEL)
         self.fuel(st, walk, 0)
-        self.charge(st, ALLOCATION, self.dom.sbytes_hi(v), self.dom.sbytes_lo(v))
+        self.charge(st, STRING_BYTES, self.dom.sbytes_hi(v), self.dom.sbytes_lo(v))
 
     # --- safety --------------------------------------------------------------------------------
 
@@ -672,8 +714,10 @@ class Analyzer:
         if proved:
             return
         # with exact operands the operation fails exactly when ``fault`` holds: a run that goes on
-        # satisfies its negation, so the must path continues under that condition
-        if not (exact and self.add_pc(st, self.sym.not_(fault))):
+        # satisfies its negation, so a must path continues under that condition
+        if exact and st.record and not st.lstop and self.add_pc(st, self.sym.not_(fault)):
+            st.assumed += 1
+        else:
             self.stop(st)
 
     # --- loops ---------------------------------------------------------------------------------

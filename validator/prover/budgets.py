@@ -150,7 +150,7 @@ def _one(
         return BudgetVerdict(
             res, limit, Verdict.PROVED, bound_text, bound_max, method, obligations=tuple(obligations)
         )
-    hint = _hint(sym, model, upper, lim)
+    hint = _hint(sym, model, upper, lim, entry=witnesses is not None)
     reason = "the bound may exceed the limit, but no input was shown to"
     if result.status == "unknown":
         reason = "the solver could not decide the bound within its resource limit"
@@ -301,12 +301,14 @@ def search(sym: Sym, model: InputModel, test: Callable[[Mapping[int, int]], bool
     return None
 
 
-def _hint(sym: Sym, model: InputModel, upper: Poly, lim: Limit) -> str:
+def _hint(sym: Sym, model: InputModel, upper: Poly, lim: Limit, entry: bool) -> str:
     atoms = sym.atoms(upper)
     params = sorted({a.name for a in model.atoms if a.atom in atoms and a.name in model.unbounded})
     parts = []
-    if params:
+    if params and entry:
         parts.append("bound " + ", ".join(f"`{p}`" for p in params) + " in inputBounds")
+    elif params:  # inputBounds apply to entrypoints: the callers must keep the arguments small
+        parts.append("keep " + ", ".join(f"`{p}`" for p in params) + " small at the call sites")
     parts.append(f"raise {lim.knob}")
     return " or ".join(parts)
 

@@ -84,7 +84,9 @@ def _lemmas() -> list[tuple[str, str, Callable[[Any, Z3Algebra], tuple[list[Any]
     """(name, statement, builder) where builder returns (premises, conclusion)."""
     out: list[tuple[str, str, Callable[[Any, Z3Algebra], tuple[list[Any], Any]]]] = []
 
-    def binary(name: str, op: Callable[[Any, Any], Any], iv_op: Any, extra: Callable[..., Any] | None = None) -> None:
+    def binary(
+        name: str, op: Callable[[Any, Any], Any], iv_op: Any, extra: Callable[..., Any] | None = None
+    ) -> None:
         def build(z3: Any, A: Z3Algebra) -> tuple[list[Any], Any]:
             a, b, c, d, x, y = z3.Ints("a b c d x y")
             prem = [_within(x, (a, b)), _within(y, (c, d))]
@@ -119,7 +121,9 @@ def _lemmas() -> list[tuple[str, str, Callable[[Any, Z3Algebra], tuple[list[Any]
 
         def div_k(z3: Any, A: Z3Algebra, k: int = k) -> tuple[list[Any], Any]:
             a, b, x = z3.Ints("a b x")
-            return [_within(x, (a, b))], _within(_trunc_div(z3, x, z3.IntVal(k)), intervals.trunc_div_const(A, (a, b), k))
+            return [_within(x, (a, b))], _within(
+                _trunc_div(z3, x, z3.IntVal(k)), intervals.trunc_div_const(A, (a, b), k)
+            )
 
         out.append((f"trunc_div_const[{k}]", f"x in [a,b] => x / {k} (toward zero) in div#", div_k))
 
@@ -188,42 +192,66 @@ def _lemmas() -> list[tuple[str, str, Callable[[Any, Z3Algebra], tuple[list[Any]
         prem = [_within(s, (s0, s1)), _within(e, (e0, e1)), k >= 0, s + k < e]
         return prem, k + 1 <= intervals.range_count(A, s0, e1)
 
-    out.append(("forRange.count", "the (k+1)-th iteration of s..e runs only if k + 1 <= max(0, e_hi - s_lo)", count_step))
+    out.append(
+        (
+            "forRange.count",
+            "the (k+1)-th iteration of s..e runs only if k + 1 <= max(0, e_hi - s_lo)",
+            count_step,
+        )
+    )
 
     def total_step(z3: Any, A: Z3Algebra) -> tuple[list[Any], Any]:
         k, n, b, total, c = z3.Ints("k n b total c")
         prem = [k >= 0, k + 1 <= n, b >= 0, total <= intervals.loop_total(A, k, b), c <= b]
         return prem, total + c <= intervals.loop_total(A, n, b)
 
-    out.append(("loop.total", "k iterations cost <= k*B and one more costs <= B => total <= N*B while k < N", total_step))
+    out.append(
+        (
+            "loop.total",
+            "k iterations cost <= k*B and one more costs <= B => total <= N*B while k < N",
+            total_step,
+        )
+    )
 
     def ranking(z3: Any, A: Z3Algebra) -> tuple[list[Any], Any]:
         r0, r, r_next, k = z3.Ints("r0 r r_next k")
         prem = [k >= 0, r <= r0 - k, r >= 1, r_next <= r - 1]
         return prem, z3.And(r_next <= r0 - (k + 1), k + 1 <= A.max(r0, A.const(0)))
 
-    out.append(("ranking", "guard => r >= 1 and r drops by >= 1 per iteration => at most max(0, r0) iterations", ranking))
+    out.append(
+        (
+            "ranking",
+            "guard => r >= 1 and r drops by >= 1 per iteration => at most max(0, r0) iterations",
+            ranking,
+        )
+    )
 
     def max_simplify(z3: Any, A: Z3Algebra) -> tuple[list[Any], Any]:
         p, q, lo, hi = z3.Ints("p q lo hi")
         prem = [_within(p - q, (lo, hi)), lo >= 0]
         return prem, A.max(p, q) == p
 
-    out.append(("sym.max", "range(p - q) >= 0 => max(p, q) = p (the simplification Sym.max makes)", max_simplify))
+    out.append(
+        ("sym.max", "range(p - q) >= 0 => max(p, q) = p (the simplification Sym.max makes)", max_simplify)
+    )
 
     def min_simplify(z3: Any, A: Z3Algebra) -> tuple[list[Any], Any]:
         p, q, lo, hi = z3.Ints("p q lo hi")
         prem = [_within(p - q, (lo, hi)), hi <= 0]
         return prem, A.min(p, q) == p
 
-    out.append(("sym.min", "range(p - q) <= 0 => min(p, q) = p (the simplification Sym.min makes)", min_simplify))
+    out.append(
+        ("sym.min", "range(p - q) <= 0 => min(p, q) = p (the simplification Sym.min makes)", min_simplify)
+    )
 
     def elim_upper(z3: Any, A: Z3Algebra) -> tuple[list[Any], Any]:
         x, y, u, v, c = z3.Ints("x y u v c")
         prem = [x >= 0, y >= 0, x <= u, y <= v, c > 0]
         return prem, c * x * y <= c * u * v
 
-    out.append(("elim.upper", "nonnegative factors below their upper ends => c*x*y <= c*u*v (c > 0)", elim_upper))
+    out.append(
+        ("elim.upper", "nonnegative factors below their upper ends => c*x*y <= c*u*v (c > 0)", elim_upper)
+    )
 
     def elim_lower(z3: Any, A: Z3Algebra) -> tuple[list[Any], Any]:
         x, y, lo_x, lo_y, c = z3.Ints("x y lo_x lo_y c")
@@ -231,7 +259,13 @@ def _lemmas() -> list[tuple[str, str, Callable[[Any, Z3Algebra], tuple[list[Any]
         low = c * A.max(lo_x, A.const(0)) * A.max(lo_y, A.const(0))
         return prem, c * x * y >= low
 
-    out.append(("elim.lower", "nonnegative factors above their lower ends => c*x*y >= c*max(l,0)*max(m,0)", elim_lower))
+    out.append(
+        (
+            "elim.lower",
+            "nonnegative factors above their lower ends => c*x*y >= c*max(l,0)*max(m,0)",
+            elim_lower,
+        )
+    )
 
     def fdiv_mono(z3: Any, A: Z3Algebra) -> tuple[list[Any], Any]:
         x, y = z3.Ints("x y")

@@ -63,11 +63,16 @@ class ObligationLog:
     """Solves and records the obligations of one module."""
 
     def __init__(
-        self, rlimit: int = smt.DEFAULT_RLIMIT, total: int = smt.MODULE_RLIMIT, max_queries: int = 600
+        self,
+        rlimit: int = smt.DEFAULT_RLIMIT,
+        total: int = smt.MODULE_RLIMIT,
+        max_queries: int = 600,
+        max_recorded: int = 1500,
     ) -> None:
         self.rlimit = rlimit
         self.left = total
         self.max_queries = max_queries
+        self.max_recorded = max_recorded
         self.obligations: list[Obligation] = []
         self._queries = 0
         self._names: dict[str, int] = {}
@@ -93,7 +98,11 @@ class ObligationLog:
     ) -> tuple[Obligation, smt.SolveResult]:
         """Solve "can ``goal`` hold under ``premises``?" and record it. ``expect`` is the answer
         that would establish ``claim`` (``unsat`` for proofs, ``sat`` for counterexamples)."""
-        if self._queries >= self.max_queries or self.left < MIN_RLIMIT:
+        if (
+            self._queries >= self.max_queries
+            or self.left < MIN_RLIMIT
+            or len(self.obligations) >= self.max_recorded
+        ):
             spent = Obligation("", kind, function, pointer, claim, "", "unknown")
             return spent, smt.SolveResult("unknown", reason="the module's solver budget is spent")
         name = self._name(kind, function)

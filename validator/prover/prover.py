@@ -19,6 +19,7 @@ from typing import Any
 
 from dotboxd.core.values import Value
 from dotboxd.validator.plan import ExecutionPlan
+from dotboxd.validator.policy import Limits
 
 from . import smt
 from .analyzer import Analyzer, FunctionAnalysis
@@ -27,7 +28,7 @@ from .domain import Domain, Quotas
 from .inputs import InputModel
 from .obligations import ObligationLog
 from .report import BudgetVerdict, FunctionProof, LoopFact, ProofReport, Verdict, Witness
-from .state import ALLOCATION, FUEL, HOST_CALLS, LOOPS, State
+from .state import ALLOCATION, FUEL, HOST_CALLS, LOOPS, STRING_BYTES, State
 from .sym import ZERO, Cond, ProverLimit, Sym
 from .text import Namer
 
@@ -185,24 +186,24 @@ def _atom_names(model: InputModel) -> dict[int, str]:
     return out
 
 
-def _arith_refuter(sym: Sym, model: InputModel, witnesses: WitnessCheck, limits: Any, depth: int) -> Any:
+def _arith_refuter(sym: Sym, model: InputModel, witnesses: WitnessCheck, limits: Limits, depth: int) -> Any:
     """A failing arithmetic operation on the must path is REFUTED only if the run surely gets
     there: every budget of the prefix fits its limit at the witness and the input is valid."""
-    caps = {
-        FUEL: limits.max_fuel,
-        LOOPS: limits.max_loop_iterations,
-        HOST_CALLS: limits.max_host_calls,
-        ALLOCATION: min(limits.max_allocated_bytes, limits.max_total_string_bytes),
-    }
 
     def prefix_fits(st: State, env: dict[int, int]) -> bool:
+        values: dict[str, int] = {}
         for resource, upper in st.U.items():
             if upper is None:
                 return False
-            cap = caps.get(resource)
-            if cap is not None and sym.evaluate(upper, env) > cap:
-                return False
-        return True
+            values[resource] = sym.evaluate(upper, env)
+        text = values.get(STRING_BYTES, 0)
+        return (
+            values.get(FUEL, 0) <= limits.max_fuel
+            and values.get(LOOPS, 0) <= limits.max_loop_iterations
+            and values.get(HOST_CALLS, 0) <= limits.max_host_calls
+            and text <= limits.max_total_string_bytes
+            and values.get(ALLOCATION, 0) + text <= limits.max_allocated_bytes
+        )
 
     def confirm(st: State, raw: dict[int, int], fault: Cond) -> Witness | None:
         if depth > limits.max_call_depth:
@@ -210,11 +211,7 @@ def _arith_refuter(sym: Sym, model: InputModel, witnesses: WitnessCheck, limits:
 
         def fails_here(env: Mapping[int, int]) -> bool:
             full = dict(env)
-            return (
-                sym.holds(fault, full)
-                and all(sym.holds(c, full) for c in st.pc)
-                and prefix_fits(st, full)
-            )
+            return sym.holds(fault, full) and all(sym.holds(c, full) for c in st.pc) and prefix_fits(st, full)
 
         small = search(sym, model, fails_here)
         built = witnesses.build(small if small is not None else raw)

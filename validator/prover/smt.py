@@ -201,10 +201,8 @@ def solve(text: str, rlimit: int, seed: int = RANDOM_SEED, ctx: Any = None) -> S
 
 def _rlimit_count(solver: Any) -> int:
     stats = solver.statistics()
-    for key in stats.keys():
-        if key == "rlimit count":
-            return int(stats.get_key_value(key))
-    return 0
+    keys: list[str] = stats.keys()
+    return int(stats.get_key_value("rlimit count")) if "rlimit count" in keys else 0
 
 
 def z3_version() -> str:

@@ -11,7 +11,11 @@ taken to get here), and two cost vectors:
 
 ``record`` says whether this point is surely reached whenever its path condition holds (it is False
 inside loop bodies and inside branches whose condition the prover cannot express exactly); only
-then does a stop of ``L`` leave a refutation *candidate* (path condition, must cost).
+then does a stop of ``L`` leave a refutation *candidate* (path condition, must cost). On such a
+path an operation that may fail with exact operands does not stop ``L``: its "did not fail"
+condition joins the path condition instead (``assumed`` counts these), and wherever paths merge
+those conditions are carried along as a disjunction, so a candidate's path condition always
+implies that every operation before it succeeded.
 """
 
 from __future__ import annotations
@@ -26,6 +30,9 @@ FUEL = "fuel"
 LOOPS = "loopIterations"
 HOST_CALLS = "hostCalls"
 ALLOCATION = "allocatedBytes"
+STRING_BYTES = "stringBytes"
+"""Allocation that comes from text (every string byte is also allocated); kept apart while
+analysing because the meter caps it as a whole at ``maxTotalStringBytes``."""
 BINDING_PREFIX = "bindingCalls:"
 
 Upper = dict[str, Poly | None]
@@ -37,7 +44,7 @@ def binding_resource(binding_id: str) -> str:
 
 
 class State:
-    __slots__ = ("L", "U", "lstop", "pc", "record", "risk", "vars")
+    __slots__ = ("L", "U", "assumed", "lstop", "pc", "record", "risk", "vars")
 
     def __init__(
         self,
@@ -56,9 +63,12 @@ class State:
         self.lstop = lstop
         self.record = record
         self.risk = risk  # a quota other than the tracked budgets might stop the run before here
+        self.assumed = 0  # conditions "this exact operation did not fail" added to pc on this path
 
     def copy(self) -> State:
-        return State(dict(self.vars), self.pc, dict(self.U), dict(self.L), self.lstop, self.record, self.risk)
+        out = State(dict(self.vars), self.pc, dict(self.U), dict(self.L), self.lstop, self.record, self.risk)
+        out.assumed = self.assumed
+        return out
 
 
 @dataclass

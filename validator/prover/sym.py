@@ -558,6 +558,12 @@ class Sym:
         matching end; anything else falls back to the monomial's concrete range."""
         if not (self.atoms(p) & elim.keys()):
             return p
+        exact = {a: lo for a, (lo, hi) in elim.items() if lo == hi}
+        if exact:  # an atom with a single value is replaced exactly, whatever the monotonicity
+            p = self.substitute(p, exact)
+            elim = {a: r for a, r in elim.items() if a not in exact}
+            if not (self.atoms(p) & elim.keys()):
+                return p
         parts: list[Poly] = []
         for mono, coeff in p.terms:
             if not mono or not any(self.factors[f].atoms & elim.keys() for f in mono):

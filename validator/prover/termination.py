@@ -592,14 +592,24 @@ def _ranking(
             # exactly r(entry) iterations if r drops by at most 1 and the guard fails only at r <= 0
             slow = s.lt(r_post, s.add_const(r, -1))
             ob2, res2 = an.log.ask(
-                s, kind="ranking", function=an.function, pointer=node.pointer,
+                s,
+                kind="ranking",
+                function=an.function,
+                pointer=node.pointer,
                 claim=f"every iteration lowers r = {text} by at most 1",
-                goal=slow, premises=premises, facts=temp_facts,
+                goal=slow,
+                premises=premises,
+                facts=temp_facts,
             )
             ob3, res3 = an.log.ask(
-                s, kind="ranking", function=an.function, pointer=node.pointer,
+                s,
+                kind="ranking",
+                function=an.function,
+                pointer=node.pointer,
                 claim=f"the loop can only stop once r = {text} <= 0",
-                goal=s.and_(s.not_(guard), s.ge(s.add_const(r, -1))), premises=list(st.pc), facts=temp_facts,
+                goal=s.and_(s.not_(guard), s.ge(s.add_const(r, -1))),
+                premises=list(st.pc),
+                facts=temp_facts,
             )
             obligations.extend(x for x in (ob2.name, ob3.name) if x)
             if res2.status == "unsat" and res3.status == "unsat":
@@ -621,6 +631,8 @@ def _ranking(
     )
     return (
         None,
-        LoopFact(an.function, node.pointer, "while", Verdict.UNKNOWN, reason, "unbounded", tuple(obligations)),
+        LoopFact(
+            an.function, node.pointer, "while", Verdict.UNKNOWN, reason, "unbounded", tuple(obligations)
+        ),
         ZERO,
     )
