@@ -4,9 +4,8 @@ Exactly the recipe of the validator's interface note: the policy's JSON form wit
 the case's temporary root, the case's ``bindings`` read as a binding manifest (so registry errors
 are ``E-BINDING-*`` rejections of this stage) with their fixture behaviours attached - fresh
 invokers for every evaluation, so no fixture state leaks from one run into the next - then
-``validate``, and for a policy with ``requireStaticBound`` the strict-mode hook of spec/proofs.md
-section 5 (``dotboxd.validator.prover.require_static_bound``). Any ``DotBoxDError`` raised here is a
-rejection at stage ``validate``.
+``validate`` (which, for a policy with ``requireStaticBound``, also runs the strict-mode prover of
+spec/proofs.md section 5). Any ``DotBoxDError`` raised here is a rejection at stage ``validate``.
 """
 
 from __future__ import annotations
@@ -41,9 +40,4 @@ def validate_case(module: Any, raw: Mapping[str, Any], root: str | None) -> Vali
     descriptors = load_binding_manifest(entries)
     catalog = attach_fixtures(BindingRegistry(descriptors).build(), entries)
     plan = api.validate(module, policy, catalog)
-    if policy is not None and policy.require_static_bound:
-        prover = optional_module("dotboxd.validator.prover")
-        if prover is None:
-            raise StageUnavailable("strict mode (requireStaticBound) needs dotboxd.validator.prover")
-        prover.require_static_bound(plan)  # spec/proofs.md section 5: the validator's strict-mode hook
     return Validated(plan=plan, catalog=catalog)

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from dotboxd.core.values import frozen_constructor
+
 KINDS = frozenset(
     {
         "RunSummary",
@@ -104,6 +106,8 @@ class AuditEvent:
 
 Observer = Callable[[AuditEvent], None]
 
+_new_event = frozen_constructor(AuditEvent)
+
 
 class AuditLog:
     """The events of one run, in order. Writers are the runtime and binding contexts."""
@@ -131,25 +135,62 @@ class AuditLog:
         bytes: int | None = None,
         fields: Mapping[str, Any] | None = None,
     ) -> AuditEvent:
+        return self._append(
+            kind,
+            success,
+            binding_id,
+            capability_id,
+            effect,
+            sanitize_resource(resource_id) if resource_id is not None else None,
+            error_code,
+            sanitize(message) if message is not None else None,
+            bytes,
+            MappingProxyType({str(k): _safe_field(v) for k, v in (fields or {}).items()}) if fields else _NO_FIELDS,
+        )
+
+    def write_safe_fields(
+        self, kind: str, *, success: bool, error_code: str | None, fields: dict[str, Any]
+    ) -> AuditEvent:
+        """``write`` for an event whose ``fields`` the runtime has already passed through
+        ``safe_field`` (keys are strings): the ``RunSummary``, whose per-plan fields are sanitized
+        once per prepared entrypoint rather than on every run. ``fields`` is wrapped read-only, not
+        copied: pass a dict nobody else keeps."""
+        return self._append(
+            kind, success, None, None, None, None, error_code, None, None, MappingProxyType(fields)
+        )
+
+    def _append(
+        self,
+        kind: str,
+        success: bool,
+        binding_id: str | None,
+        capability_id: str | None,
+        effect: int | None,
+        resource_id: str | None,
+        error_code: str | None,
+        message: str | None,
+        bytes: int | None,
+        fields: Mapping[str, Any],
+    ) -> AuditEvent:
         if kind not in KINDS:
             raise ValueError(f"unknown audit event kind {kind!r}")
         if success == (error_code is not None):
             raise ValueError("an audit event succeeds exactly when it has no error code")
         with self._lock:
-            event = AuditEvent(
-                run_id=self.run_id,
-                kind=kind,
-                timestamp=self._clock(),
-                success=success,
-                sequence=len(self._events),
-                binding_id=binding_id,
-                capability_id=capability_id,
-                effect=effect,
-                resource_id=sanitize_resource(resource_id) if resource_id is not None else None,
-                error_code=error_code,
-                message=sanitize(message) if message is not None else None,
-                bytes=bytes,
-                fields=MappingProxyType({str(k): _safe_field(v) for k, v in (fields or {}).items()}),
+            event = _new_event(
+                self.run_id,
+                kind,
+                self._clock(),
+                success,
+                len(self._events),
+                binding_id,
+                capability_id,
+                effect,
+                resource_id,
+                error_code,
+                message,
+                bytes,
+                fields,
             )
             self._events.append(event)
         for observer in self._observers:
@@ -172,7 +213,14 @@ class AuditLog:
         return tuple(self._events)
 
 
-def _safe_field(value: Any) -> Any:
+_NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
+
+
+def safe_field(value: Any) -> Any:
+    """An audit field value: numbers, booleans and None as they are, anything else as sanitized text."""
     if isinstance(value, bool | int | float) or value is None:
         return value
     return sanitize(str(value))
+
+
+_safe_field = safe_field

@@ -10,8 +10,10 @@ no meter, no other binding, no way to reach the kernel's values.
 
 from __future__ import annotations
 
+import itertools
+import os
+import secrets
 import time
-import uuid
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from types import MappingProxyType
@@ -34,10 +36,64 @@ def _meter_limits(limits: object) -> MeterLimits:
     return MeterLimits.from_object(limits)
 
 
-class RunContext:
-    """Everything a backend needs besides the plan's code: meter, audit, commands, policy gates."""
+# --- run ids ---------------------------------------------------------------------------------------
+# 32 lowercase hex digits: a random per-process prefix and a counter. Unique within the process and,
+# with 64 random bits per process, across processes; drawing a fresh uuid4 per run cost more than a
+# whole predicate call. Run ids name runs in audit logs; they are not secrets or capabilities.
 
-    __slots__ = ("async_enabled", "audit", "commands", "meter", "plan", "run_id")
+_RUN_PREFIX = secrets.token_hex(8)
+_RUN_COUNTER = itertools.count(1)
+
+
+def _reseed_run_ids() -> None:
+    """A forked child must not repeat its parent's run ids."""
+    global _RUN_PREFIX, _RUN_COUNTER
+    _RUN_PREFIX = secrets.token_hex(8)
+    _RUN_COUNTER = itertools.count(1)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reseed_run_ids)
+
+
+def new_run_id() -> str:
+    """A fresh run id (32 lowercase hex digits)."""
+    return f"{_RUN_PREFIX}{next(_RUN_COUNTER):016x}"
+
+
+class PlanRunFacts:
+    """What every run of one plan shares, computed once: the meter's limits, the audit clock and
+    whether any grant of the policy could ever cover ``dotboxd.runtime.async``.
+
+    Only facts that cannot change while the plan exists belong here (the policy's limits, grants and
+    determinism settings are immutable). Whether the async capability is granted *now* is not: it
+    depends on revocation and expiry, so a run still asks the policy - unless no grant could match
+    at all, in which case the answer is "no" forever and the question is skipped.
+    """
+
+    __slots__ = ("async_possible", "audit_clock", "limits")
+
+    def __init__(self, plan: ExecutionPlan) -> None:
+        policy = plan.policy
+        self.limits = _meter_limits(policy.limits)
+        if policy.deterministic:
+            logical = (policy.logical_now_unix_ms or 0) / 1000.0
+            self.audit_clock: Callable[[], float] = lambda: logical
+        else:
+            self.audit_clock = time.time
+        self.async_possible = any(grant.matches(ASYNC_CAPABILITY) for grant in policy.grants)
+
+
+class RunContext:
+    """Everything a backend needs besides the plan's code: meter, audit, commands, policy gates.
+
+    ``executed_by`` names the execution tier that actually ran the entrypoint when it differs from
+    the backend that was asked (an optimized backend that fell back to, or in auto mode started on,
+    the reference interpreter). The reference interpreter sets it to ``"reference"``; compiled code
+    should set it to its own tier. None means "the backend that was asked".
+    """
+
+    __slots__ = ("async_enabled", "audit", "commands", "executed_by", "meter", "plan", "run_id")
 
     def __init__(
         self,
@@ -47,19 +103,17 @@ class RunContext:
         cancel: CancelToken | None = None,
         observers: Iterable[Observer] = (),
         clock: Callable[[], float] = time.monotonic,
+        facts: PlanRunFacts | None = None,
     ) -> None:
+        if facts is None:
+            facts = PlanRunFacts(plan)
         self.plan = plan
-        self.run_id = run_id or uuid.uuid4().hex
-        policy = plan.policy
-        self.meter = Meter(_meter_limits(policy.limits), cancel=cancel, clock=clock)
-        if policy.deterministic:
-            logical = (policy.logical_now_unix_ms or 0) / 1000.0
-            audit_clock: Callable[[], float] = lambda: logical  # noqa: E731 - a constant clock
-        else:
-            audit_clock = time.time
-        self.audit = AuditLog(self.run_id, audit_clock, observers)
+        self.run_id = run_id = run_id or new_run_id()
+        self.meter = Meter(facts.limits, cancel, clock)
+        self.audit = AuditLog(run_id, facts.audit_clock, observers)
         self.commands = CommandBuffer()
-        self.async_enabled = policy.is_granted(ASYNC_CAPABILITY)
+        self.async_enabled = facts.async_possible and plan.policy.is_granted(ASYNC_CAPABILITY)
+        self.executed_by: str | None = None
 
     def is_granted(self, capability: str) -> bool:
         """The run-time RequireCapability test (granted now: not expired, not revoked)."""

@@ -12,32 +12,45 @@ Order (digest 6.1, 7.2, 9.2):
 
 Whatever happens, the outcome is a value or a sanitized ``SandboxError``: internal faults fail
 closed as HostFailure, never as a traceback.
+
+Everything that depends only on the plan and the entrypoint (the parameter checks, the bounds, the
+meter limits, the sanitized constant fields of the ``RunSummary``, whether the plan reaches any
+capability at all) is worked out once by ``EntryCall``; a host that calls the same entrypoint again
+and again keeps its ``EntryCall`` and pays only for what each run must do. Every per-run step above
+still happens on every run, in the same order, with the same results.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
+from dotboxd.core.ast import TypeRef
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.types import SandboxType, to_type_ref
 from dotboxd.core.values import (
+    I32_MAX,
+    I32_MIN,
+    I64_MAX,
+    I64_MIN,
     ListValue,
     MapValue,
     SandboxFault,
     Value,
     coerce_host_value,
     decode_typed,
+    frozen_constructor,
     shape_of,
     utf16_len,
 )
 from dotboxd.grammar import literals
-from dotboxd.runtime.audit import AuditEvent, Observer
+from dotboxd.runtime.audit import AuditEvent, Observer, safe_field
 from dotboxd.runtime.commands import Command
-from dotboxd.runtime.context import RunContext
+from dotboxd.runtime.context import PlanRunFacts, RunContext
 from dotboxd.runtime.errors import ErrorInfo, SandboxError, error_info_from_diagnostic
 from dotboxd.runtime.meter import CancelToken, ResourceUsage
 from dotboxd.validator.plan import ExecutionPlan
@@ -54,9 +67,14 @@ class Backend(Protocol):
     def run(self, run: RunContext, function_id: str, args: tuple[Value, ...]) -> Value: ...
 
 
+_NO_CALLS: Mapping[str, int] = MappingProxyType({})
+
+
 @dataclass(frozen=True, slots=True)
 class RunOutcome:
-    """Everything a run produced. ``commands`` is empty unless the run succeeded."""
+    """Everything a run produced. ``commands`` is empty unless the run succeeded. ``executed_by`` is
+    the execution tier that actually ran the entrypoint (see ``RunContext.executed_by``); it is also
+    the ``executionMode`` of the run's ``RunSummary``."""
 
     run_id: str
     value: Value
@@ -66,10 +84,14 @@ class RunOutcome:
     commands: tuple[Command, ...]
     binding_calls: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     return_type: SandboxType | None = None
+    executed_by: str = ""
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+
+_new_outcome = frozen_constructor(RunOutcome)
 
 
 def execute_plan(
@@ -85,104 +107,62 @@ def execute_plan(
     clock: Callable[[], float] = time.monotonic,
 ) -> RunOutcome:
     """Run ``entrypoint`` of ``plan`` with ``args`` (one per parameter) on ``backend``."""
-    run = RunContext(plan, run_id=run_id, cancel=cancel, observers=observers, clock=clock)
-    value: Value = None
-    error: ErrorInfo | None = None
-    return_type: SandboxType | None = None
-    try:
-        _gate(plan)
-        info = plan.functions.get(entrypoint)
-        if info is None or entrypoint not in plan.entrypoints:
-            raise SandboxError("R-ENTRY-UNKNOWN", f"no entrypoint named '{entrypoint}'")
-        return_type = info.return_type
-        inputs = _inputs(run, entrypoint, info.parameter_types, args, encoding)
-        value = backend.run(run, entrypoint, inputs)
-    except SandboxError as exc:
-        error = exc.info()
-    except SandboxFault as fault:
-        error = SandboxError.from_fault(fault).info()
-    except DotBoxDError as rejected:
-        error = error_info_from_diagnostic(rejected.diagnostic)
-        if rejected.code == "E-POLICY-REVOKED":
-            run.audit.write(
-                "CapabilityRevoked",
-                success=False,
-                capability_id=str(rejected.diagnostic.evidence.get("capability", "")),
-                error_code="PolicyDenied",
-                message="a capability this plan reaches was revoked",
-            )
-    except RecursionError:
-        error = SandboxError("R-QUOTA-CALL-DEPTH", "nesting exceeds the interpreter's capacity").info()
-    except Exception:
-        error = SandboxError("R-HOST-INTERNAL", "internal runtime fault").info()
-    if error is None:
-        commands = run.commands.close()
-    else:
-        value = None
-        run.commands.discard()
-        commands = ()
-    usage = run.meter.usage()
-    _summary(run, backend.name, error, usage)
-    return RunOutcome(
-        run_id=run.run_id,
-        value=value,
-        error=error,
-        usage=usage,
-        audit_events=run.audit.events,
-        commands=commands,
-        binding_calls=MappingProxyType(dict(run.meter.calls_by_binding)),
-        return_type=return_type,
+    return EntryCall(plan, entrypoint, encoding).run(
+        args, backend, cancel=cancel, observers=tuple(observers), run_id=run_id, clock=clock
     )
 
 
-def _gate(plan: ExecutionPlan) -> None:
-    plan.ensure_usable()
+# --- input readers -------------------------------------------------------------------------------
+
+InputReader = Callable[[object], Value]
+
+# Types whose values all have the scalar shape: their inputs cost nothing to charge (spec/costs.md 3).
+_SCALAR_INPUT_TYPES = frozenset({"Unit", "Bool", "I32", "I64", "F64", "Guid"})
 
 
-def _inputs(
-    run: RunContext,
-    entrypoint: str,
-    parameter_types: tuple[SandboxType, ...],
-    args: Sequence[object],
-    encoding: ArgEncoding,
-) -> tuple[Value, ...]:
-    if isinstance(args, str | bytes) or len(args) != len(parameter_types):
-        raise SandboxError(
-            "R-ENTRY-ARITY", f"entrypoint '{entrypoint}' takes {len(parameter_types)} input(s)"
-        )
-    values: list[Value] = []
-    for index, (raw, t) in enumerate(zip(args, parameter_types, strict=True)):
-        ref = to_type_ref(t)
-        try:
-            value = (
-                decode_typed(raw, ref, literals)
-                if encoding == "json"
-                else coerce_host_value(raw, ref, literals)
-            )
-        except SandboxFault as fault:
-            raise SandboxError("R-VALUE-TYPE", f"input {index + 1}: {fault.safe_message}") from None
-        values.append(value)
-    _check_bounds(run, entrypoint, values)
-    for value in values:
-        run.meter.shape(shape_of(value))
-    return tuple(values)
+def _general_reader(ref: TypeRef, encoding: ArgEncoding) -> InputReader:
+    if encoding == "json":
+        return lambda raw: decode_typed(raw, ref, literals)
+    return lambda raw: coerce_host_value(raw, ref, literals)
 
 
-def _check_bounds(run: RunContext, entrypoint: str, values: list[Value]) -> None:
-    """``inputBounds``: an integer parameter must lie in [lo, hi]; for a list, map or string the
-    bound applies to its size. Out of bounds is InvalidInput, which keeps a static proof sound."""
-    bounds = run.plan.policy.input_bounds.get(entrypoint)
-    if not bounds:
-        return
-    function = run.plan.functions[entrypoint].function
-    for param, value in zip(function.parameters, values, strict=True):
-        bound = bounds.get(param.name)
-        if bound is None:
-            continue
-        lo, hi = bound
-        measure = _measure(value)
-        if measure is not None and not lo <= measure <= hi:
-            raise SandboxError("R-INPUT-BOUND", f"input '{param.name}' is outside its declared bounds")
+def _input_reader(ref: TypeRef, encoding: ArgEncoding) -> InputReader:
+    """The checker (and decoder) of one parameter. Common scalar inputs of the exact Python class are
+    accepted by a direct test that gives the very value the general routine would; anything else -
+    including every input the test does not accept - goes through the general routine, which also
+    writes the error message."""
+    general = _general_reader(ref, encoding)
+    name = ref.name
+    if name in ("I32", "I64"):
+        lo, hi = (I32_MIN, I32_MAX) if name == "I32" else (I64_MIN, I64_MAX)
+
+        def integer(raw: object) -> Value:
+            if type(raw) is int and lo <= raw <= hi:
+                return raw
+            return general(raw)
+
+        return integer
+    if name == "Bool":
+        return lambda raw: raw if type(raw) is bool else general(raw)  # type: ignore[return-value]
+    if name == "F64":
+
+        def number(raw: object) -> Value:
+            if type(raw) is float and math.isfinite(raw):
+                return raw
+            return general(raw)
+
+        return number
+    if name == "String":
+
+        def text(raw: object) -> Value:
+            if type(raw) is str and raw.isascii():  # ASCII text holds no unpaired surrogate
+                return raw
+            return general(raw)
+
+        return text
+    if name == "Unit":
+        return lambda raw: None if raw is None else general(raw)
+    return general
 
 
 def _measure(value: Value) -> int | None:
@@ -197,28 +177,191 @@ def _measure(value: Value) -> int | None:
     return None
 
 
-def _summary(run: RunContext, mode: str, error: ErrorInfo | None, usage: ResourceUsage) -> None:
-    plan = run.plan
-    run.audit.write(
-        "RunSummary",
-        success=error is None,
-        error_code=error.category if error else None,
-        fields={
-            "moduleId": plan.module.id,
-            "moduleHash": plan.module_hash,
-            "policyId": plan.policy.policy_id,
-            "policyHash": plan.policy_hash,
-            "planHash": plan.plan_hash,
-            "bindingManifestHash": plan.binding_manifest_hash,
-            "executionMode": mode,
-            "executionDispatched": True,
-            "code": error.code if error else None,
-            "fuelUsed": usage.fuel_used,
-            "maxFuel": usage.max_fuel,
-            "allocationCharged": usage.allocated_bytes,
-            "hostCalls": usage.host_calls,
-        },
+# --- the prepared entrypoint ---------------------------------------------------------------------
+
+_SUMMARY_KEYS = (
+    "moduleId",
+    "moduleHash",
+    "policyId",
+    "policyHash",
+    "planHash",
+    "bindingManifestHash",
+    "executionMode",
+    "executionDispatched",
+    "code",
+    "fuelUsed",
+    "maxFuel",
+    "allocationCharged",
+    "hostCalls",
+)
+
+
+class EntryCall:
+    """One entrypoint of one plan, prepared for any number of runs (see the module docstring).
+
+    Holds nothing that can change while the plan exists: revocation, grant expiry, cancellation and
+    the deadline are still checked on every run, by the run. An unknown entrypoint is not an error
+    here: each run reports it (``R-ENTRY-UNKNOWN``) after the gates, as it always has.
+    """
+
+    __slots__ = (
+        "_modes",
+        "bounds",
+        "charged",
+        "encoding",
+        "entrypoint",
+        "facts",
+        "gated",
+        "known",
+        "plan",
+        "readers",
+        "return_type",
+        "summary_fields",
     )
 
+    def __init__(self, plan: ExecutionPlan, entrypoint: str, encoding: ArgEncoding = "python") -> None:
+        self.plan = plan
+        self.entrypoint = entrypoint
+        self.encoding = encoding
+        self.facts = PlanRunFacts(plan)
+        # a plan that requests and requires no capability has nothing to revoke or expire
+        self.gated = bool(plan.required_capabilities or plan.requested_capabilities)
+        info = plan.functions.get(entrypoint)
+        self.known = info is not None and entrypoint in plan.entrypoints
+        self.return_type: SandboxType | None = info.return_type if info is not None else None
+        self.readers: tuple[InputReader, ...] = ()
+        self.charged: tuple[int, ...] = ()
+        self.bounds: tuple[tuple[int, str, int, int], ...] = ()
+        if info is not None and self.known:
+            refs = [to_type_ref(t) for t in info.parameter_types]
+            self.readers = tuple(_input_reader(ref, encoding) for ref in refs)
+            self.charged = tuple(i for i, ref in enumerate(refs) if ref.name not in _SCALAR_INPUT_TYPES)
+            declared = plan.policy.input_bounds.get(entrypoint) or {}
+            self.bounds = tuple(
+                (index, param.name, *declared[param.name])
+                for index, param in enumerate(info.function.parameters)
+                if param.name in declared
+            )
+        summary: dict[str, Any] = dict.fromkeys(_SUMMARY_KEYS)
+        summary.update(
+            moduleId=safe_field(plan.module.id),
+            moduleHash=safe_field(plan.module_hash),
+            policyId=safe_field(plan.policy.policy_id),
+            policyHash=safe_field(plan.policy_hash),
+            planHash=safe_field(plan.plan_hash),
+            bindingManifestHash=safe_field(plan.binding_manifest_hash),
+            executionDispatched=True,
+        )
+        self.summary_fields = summary
+        self._modes: dict[str, Any] = {}
 
-__all__ = ["ArgEncoding", "Backend", "RunOutcome", "execute_plan"]
+    def run(
+        self,
+        args: Sequence[object],
+        backend: Backend,
+        *,
+        cancel: CancelToken | None = None,
+        observers: tuple[Observer, ...] = (),
+        run_id: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> RunOutcome:
+        """One run of the entrypoint with ``args`` on ``backend``."""
+        plan = self.plan
+        run = RunContext(plan, run_id=run_id, cancel=cancel, observers=observers, clock=clock, facts=self.facts)
+        value: Value = None
+        error: ErrorInfo | None = None
+        return_type: SandboxType | None = None  # known once the run got past the entrypoint check
+        try:
+            if self.gated:
+                plan.ensure_usable()
+            if not self.known:
+                raise SandboxError("R-ENTRY-UNKNOWN", f"no entrypoint named '{self.entrypoint}'")
+            return_type = self.return_type
+            value = backend.run(run, self.entrypoint, self._inputs(run, args))
+        except SandboxError as exc:
+            error = exc.info()
+        except SandboxFault as fault:
+            error = SandboxError.from_fault(fault).info()
+        except DotBoxDError as rejected:
+            error = error_info_from_diagnostic(rejected.diagnostic)
+            if rejected.code == "E-POLICY-REVOKED":
+                run.audit.write(
+                    "CapabilityRevoked",
+                    success=False,
+                    capability_id=str(rejected.diagnostic.evidence.get("capability", "")),
+                    error_code="PolicyDenied",
+                    message="a capability this plan reaches was revoked",
+                )
+        except RecursionError:
+            error = SandboxError("R-QUOTA-CALL-DEPTH", "nesting exceeds the interpreter's capacity").info()
+        except Exception:
+            error = SandboxError("R-HOST-INTERNAL", "internal runtime fault").info()
+        if error is None:
+            commands = run.commands.close()
+        else:
+            value = None
+            run.commands.discard()
+            commands = ()
+        meter = run.meter
+        usage = meter.usage()
+        executed_by = run.executed_by or backend.name
+        self._summary(run, executed_by, error, usage)
+        calls = meter.calls_by_binding
+        return _new_outcome(
+            run.run_id,
+            value,
+            error,
+            usage,
+            run.audit.events,
+            commands,
+            MappingProxyType(dict(calls)) if calls else _NO_CALLS,
+            return_type,
+            executed_by,
+        )
+
+    def _inputs(self, run: RunContext, args: Sequence[object]) -> tuple[Value, ...]:
+        """Decode or check every input, then the bounds, then charge the shapes (spec 2, step 3)."""
+        readers = self.readers
+        if isinstance(args, str | bytes) or len(args) != len(readers):
+            raise SandboxError(
+                "R-ENTRY-ARITY", f"entrypoint '{self.entrypoint}' takes {len(readers)} input(s)"
+            )
+        values: list[Value] = []
+        for index, (raw, read) in enumerate(zip(args, readers, strict=True)):
+            try:
+                values.append(read(raw))
+            except SandboxFault as fault:
+                raise SandboxError("R-VALUE-TYPE", f"input {index + 1}: {fault.safe_message}") from None
+        for index, name, lo, hi in self.bounds:
+            # ``inputBounds``: an integer parameter must lie in [lo, hi]; for a list, map or string
+            # the bound applies to its size. Out of bounds is InvalidInput (keeps a proof sound).
+            measure = _measure(values[index])
+            if measure is not None and not lo <= measure <= hi:
+                raise SandboxError("R-INPUT-BOUND", f"input '{name}' is outside its declared bounds")
+        if self.charged:
+            shape = run.meter.shape
+            for index in self.charged:
+                shape(shape_of(values[index]))
+        return tuple(values)
+
+    def _summary(self, run: RunContext, mode: str, error: ErrorInfo | None, usage: ResourceUsage) -> None:
+        fields = self.summary_fields.copy()  # keeps the key order of the event's fields
+        safe_mode = self._modes.get(mode)
+        if safe_mode is None:
+            safe_mode = self._modes[mode] = safe_field(mode)
+        fields["executionMode"] = safe_mode
+        if error is not None:
+            fields["code"] = safe_field(error.code)
+        fields["fuelUsed"] = usage.fuel_used
+        fields["maxFuel"] = usage.max_fuel
+        fields["allocationCharged"] = usage.allocated_bytes
+        fields["hostCalls"] = usage.host_calls
+        run.audit.write_safe_fields(
+            "RunSummary",
+            success=error is None,
+            error_code=error.category if error is not None else None,
+            fields=fields,
+        )
+
+
+__all__ = ["ArgEncoding", "Backend", "EntryCall", "RunOutcome", "execute_plan"]

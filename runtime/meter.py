@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from dotboxd.core import costs
-from dotboxd.core.values import Shape
+from dotboxd.core.values import SCALAR_SHAPE, Shape, frozen_constructor
 from dotboxd.runtime.errors import SandboxError
 
 DEFAULT_WALL_TIME_MS = 100
@@ -95,6 +95,9 @@ class ResourceUsage:
     def to_json(self) -> dict[str, int]:
         """camelCase keys, as in the conformance ``usage`` object."""
         return {_camel(f.name): getattr(self, f.name) for f in fields(self)}
+
+
+_new_usage = frozen_constructor(ResourceUsage)
 
 
 def _camel(name: str) -> str:
@@ -192,6 +195,21 @@ class Meter:
 
     # --- fuel and loops --------------------------------------------------------------------
 
+    def fuel_remaining(self) -> int:
+        """Fuel still available to the run (``max_fuel - fuel_used``, never negative)."""
+        return self.max_fuel - self.fuel_used
+
+    def set_fuel_used(self, used: int) -> None:
+        """Set the fuel counter to ``used`` (0 <= used <= max_fuel): for a backend that keeps the
+        fuel in a local while it runs compiled code and writes it back before anything else reads or
+        charges the meter. It records, it does not charge: no cancellation or deadline check, no
+        refusal beyond the range check (exhaustion is the backend's own charge to detect, through
+        ``fuel``). Together with ``fuel_remaining`` it is the supported way to keep such a local in
+        step with the meter."""
+        if type(used) is not int or not 0 <= used <= self.max_fuel:
+            raise ValueError("fuel used must be an integer in [0, max_fuel]")
+        self.fuel_used = used
+
     def fuel(self, amount: int) -> None:
         """Charge ``amount`` fuel (cancellation every charge, deadline every 64th)."""
         if self._cancel.cancelled:
@@ -261,6 +279,8 @@ class Meter:
     def shape(self, shape: Shape) -> None:
         """Charge a newly created value: walk fuel, then each shape limit, then its elements,
         then its text (longest string, allocation and total string bytes)."""
+        if shape is SCALAR_SHAPE:
+            return  # a scalar's shape is within every limit and costs nothing (0 nodes // 64)
         walk = costs.shape_walk_fuel(shape.nodes)
         if walk:
             self.fuel(walk)
@@ -327,17 +347,17 @@ class Meter:
     # --- reporting -------------------------------------------------------------------------
 
     def usage(self) -> ResourceUsage:
-        return ResourceUsage(
-            fuel_used=self.fuel_used,
-            max_fuel=self.max_fuel,
-            loop_iterations=self.loop_iterations,
-            allocated_bytes=self.allocated_bytes,
-            host_calls=self.host_calls,
-            file_bytes_read=self.file_bytes_read,
-            file_bytes_written=self.file_bytes_written,
-            network_bytes_read=self.network_bytes_read,
-            network_bytes_written=self.network_bytes_written,
-            log_events=self.log_events,
-            collection_elements=self.collection_elements,
-            string_bytes=self.string_bytes,
+        return _new_usage(
+            self.fuel_used,
+            self.max_fuel,
+            self.loop_iterations,
+            self.allocated_bytes,
+            self.host_calls,
+            self.file_bytes_read,
+            self.file_bytes_written,
+            self.network_bytes_read,
+            self.network_bytes_written,
+            self.log_events,
+            self.collection_elements,
+            self.string_bytes,
         )

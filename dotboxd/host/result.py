@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 from dotboxd.core.types import SandboxType, to_type_ref
-from dotboxd.core.values import Value, encode_typed
+from dotboxd.core.values import Value, encode_typed, frozen_constructor
 from dotboxd.runtime.audit import AuditEvent
 from dotboxd.runtime.commands import Command
 from dotboxd.runtime.errors import ErrorInfo
@@ -27,7 +27,9 @@ class ExecutionResult:
     ``stage`` is ``run`` for anything that reached the runtime, or ``import``/``validate`` for
     ``SandboxHost.run`` calls whose module was rejected before a plan existed. ``commands`` holds the
     run's queued host commands (empty unless the run succeeded) and ``commands_applied`` how many of
-    them the host API applied.
+    them the host API applied. ``backend`` is the backend the host was asked for; ``executed_by`` the
+    execution tier that actually ran the entrypoint (``reference`` when an optimized backend fell
+    back or ran a cold plan interpreted; empty when no run started).
     """
 
     ok: bool
@@ -45,6 +47,7 @@ class ExecutionResult:
     commands: tuple[Command, ...] = ()
     commands_applied: int = 0
     binding_calls: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    executed_by: str = ""
 
     @property
     def fuel_used(self) -> int:
@@ -81,3 +84,7 @@ class ExecutionResult:
         out["planHash"] = self.plan_hash
         out["policyHash"] = self.policy_hash
         return out
+
+
+new_execution_result = frozen_constructor(ExecutionResult)
+"""``ExecutionResult(...)`` without the frozen ``__init__`` (one per host call; see ``frozen_constructor``)."""

@@ -8,6 +8,11 @@
 rejected there and never runs. ``execute`` gates the plan again (revocations, expired grants, a
 binding catalogue that changed since ``prepare``), runs it on the chosen backend and, only when the
 run succeeded, applies the host commands its bindings queued.
+
+Repeated calls are cheap: the first ``execute`` of a (plan, entrypoint, backend, encoding) keeps what
+does not change between runs - the resolved backend, the binding-catalogue check (plan and
+catalogue are both immutable, so its success cannot change), and the runtime's ``EntryCall`` with
+its parameter checks - and later calls only do the per-run work, every check of which still runs.
 """
 
 from __future__ import annotations
@@ -20,11 +25,11 @@ from typing import Any
 from dotboxd.core.ast import Module
 from dotboxd.core.bindings import BindingCatalog, BindingDescriptor, BindingRegistry
 from dotboxd.core.diagnostics import DotBoxDError
-from dotboxd.host.result import ExecutionResult
+from dotboxd.host.result import ExecutionResult, new_execution_result
 from dotboxd.runtime.audit import Observer
 from dotboxd.runtime.commands import apply_commands
 from dotboxd.runtime.errors import ErrorInfo, SandboxError, error_info_from_diagnostic
-from dotboxd.runtime.execution import ArgEncoding, Backend, execute_plan
+from dotboxd.runtime.execution import ArgEncoding, Backend, EntryCall
 from dotboxd.runtime.meter import CancelToken, ResourceUsage
 from dotboxd.runtime.reference import ReferenceBackend
 from dotboxd.validator.plan import ExecutionPlan
@@ -34,7 +39,24 @@ ModuleSource = Module | str | bytes | os.PathLike[str]
 
 _OPTIONAL_BACKENDS: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "optimized": ("dotboxd.runtime.optimized", ("OptimizedBackend", "BACKEND")),
+    "auto": ("dotboxd.runtime.optimized", ("AutoBackend",)),
 }
+
+_PREPARED_CALLS = 256
+"""How many (plan, entrypoint, backend, encoding) dispatch records a host keeps (oldest dropped)."""
+
+
+class _Dispatch:
+    """What a host keeps between calls of one entrypoint: the plan and catalogue it was checked
+    against (compared by identity on every call), the backend object and the runtime's EntryCall."""
+
+    __slots__ = ("backend", "catalog", "entry", "plan")
+
+    def __init__(self, plan: ExecutionPlan, catalog: BindingCatalog, backend: Backend, entry: EntryCall) -> None:
+        self.plan = plan
+        self.catalog = catalog
+        self.backend = backend
+        self.entry = entry
 
 
 class SandboxHost:
@@ -54,6 +76,7 @@ class SandboxHost:
         if backends:
             self._backends.update(backends)
         self._observers = tuple(observers)
+        self._dispatch: dict[tuple[int, str, str, str], _Dispatch] = {}
 
     # --- install ---------------------------------------------------------------------------
 
@@ -85,49 +108,64 @@ class SandboxHost:
     ) -> ExecutionResult:
         """Run ``entrypoint`` with ``args`` (one per parameter; Python values, or the conformance
         JSON encoding with ``encoding="json"``). Kernel faults come back as a failed result."""
-        chosen = self._backend(backend)
-        try:
-            plan.check_bindings(self.catalog)
-        except DotBoxDError as refused:
-            return _failed(plan, error_info_from_diagnostic(refused.diagnostic), backend)
-        if chosen is None:
-            missing = SandboxError("R-BACKEND-UNAVAILABLE", f"backend '{backend}' is not available")
-            return _failed(plan, missing.info(), backend)
-        outcome = execute_plan(
-            plan,
-            entrypoint,
-            args,
-            chosen,
-            encoding=encoding,
-            cancel=cancel,
-            observers=self._observers,
-            run_id=run_id,
+        dispatch = self._dispatch.get((id(plan), entrypoint, backend, encoding))
+        if dispatch is None or dispatch.plan is not plan or dispatch.catalog is not self.catalog:
+            prepared = self._prepare_dispatch(plan, entrypoint, backend, encoding)
+            if isinstance(prepared, ExecutionResult):
+                return prepared
+            dispatch = prepared
+        outcome = dispatch.entry.run(
+            args, dispatch.backend, cancel=cancel, observers=self._observers, run_id=run_id
         )
         applied = 0
         error: ErrorInfo | None = outcome.error
         value = outcome.value
-        if error is None and apply_commands_on_success:
+        if error is None and apply_commands_on_success and outcome.commands:
             try:
                 applied = apply_commands(outcome.commands)
             except Exception:
                 error = SandboxError("R-HOST-COMMAND", "a host command could not be applied").info()
                 value = None
-        return ExecutionResult(
-            ok=error is None,
-            value=value,
-            error=error,
-            usage=outcome.usage,
-            audit_events=outcome.audit_events,
-            module_hash=plan.module_hash,
-            plan_hash=plan.plan_hash,
-            policy_hash=plan.policy_hash,
-            run_id=outcome.run_id,
-            backend=backend,
-            return_type=outcome.return_type,
-            commands=outcome.commands,
-            commands_applied=applied,
-            binding_calls=outcome.binding_calls,
+        return new_execution_result(
+            error is None,
+            value,
+            error,
+            outcome.usage,
+            outcome.audit_events,
+            plan.module_hash,
+            plan.plan_hash,
+            plan.policy_hash,
+            outcome.run_id,
+            backend,
+            "run",
+            outcome.return_type,
+            outcome.commands,
+            applied,
+            outcome.binding_calls,
+            outcome.executed_by,
         )
+
+    def _prepare_dispatch(
+        self, plan: ExecutionPlan, entrypoint: str, backend: str, encoding: ArgEncoding
+    ) -> _Dispatch | ExecutionResult:
+        """The checks that depend only on the plan, the catalogue and the backend name, in their
+        order: the backend is resolved, the plan's bindings are checked against the catalogue
+        (E-PLAN-BINDINGS), an unavailable backend is refused. A refusal is returned as a failed
+        result and never kept, so it is checked again on the next call."""
+        chosen = self._backend(backend)
+        catalog = self.catalog
+        try:
+            plan.check_bindings(catalog)
+        except DotBoxDError as refused:
+            return _failed(plan, error_info_from_diagnostic(refused.diagnostic), backend)
+        if chosen is None:
+            missing = SandboxError("R-BACKEND-UNAVAILABLE", f"backend '{backend}' is not available")
+            return _failed(plan, missing.info(), backend)
+        dispatch = _Dispatch(plan, catalog, chosen, EntryCall(plan, entrypoint, encoding))
+        if len(self._dispatch) >= _PREPARED_CALLS:
+            self._dispatch.pop(next(iter(self._dispatch)), None)
+        self._dispatch[(id(plan), entrypoint, backend, encoding)] = dispatch
+        return dispatch
 
     def run(
         self,

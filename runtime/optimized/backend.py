@@ -134,8 +134,7 @@ def _reporter(run: RunContext) -> Any:
 
 
 class AutoBackend(OptimizedBackend):
-    """``OptimizedBackend(mode="auto")``: what a host's ``backend="auto"`` should load (requested
-    in ``/work/notes/requests-to-runtime.md``; until then pass ``backends={"auto": AutoBackend()}``)."""
+    """``OptimizedBackend(mode="auto")``: what ``SandboxHost`` loads for ``backend="auto"``."""
 
     def __init__(self, **options: Any) -> None:
         super().__init__("auto", **options)

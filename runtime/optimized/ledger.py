@@ -19,7 +19,6 @@ fuel) turn into updates of ``f`` depends on where the code runs:
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import pyast as P
@@ -123,6 +122,3 @@ def drop_zero_updates(body: list[ast.stmt]) -> list[ast.stmt]:
                 setattr(stmt, attr, cleaned)
         out.append(stmt)
     return out
-
-
-Emit = Callable[[], None]

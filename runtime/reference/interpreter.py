@@ -67,6 +67,7 @@ class ReferenceBackend:
     name: str = "reference"
 
     def run(self, run: RunContext, function_id: str, args: tuple[Value, ...]) -> Value:
+        run.executed_by = self.name  # also when another backend hands the run to this one
         return _Machine(run).invoke(function_id, args)
 
 

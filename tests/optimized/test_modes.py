@@ -127,3 +127,12 @@ def test_invalid_options_are_refused() -> None:
         OptimizedBackend("fast")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         OptimizedBackend("auto", hotness_threshold=-1)
+
+
+def test_the_host_loads_auto_mode_by_name() -> None:
+    plan = prepare(FEATURES)
+    host = SandboxHost(bindings=[double])
+    assert "auto" in host.backend_names()
+    for _ in range(4):
+        result = host.execute(plan, "main", ARGS, backend="auto")
+        assert not differences(observe(_reference(plan)), observe(result))

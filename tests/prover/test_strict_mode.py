@@ -53,3 +53,11 @@ def test_proved_kernel_is_accepted_and_the_report_returned() -> None:
     report = require_static_bound(plan)
     assert report.all_proved()
     assert [f.verdict for f in report.functions] == [Verdict.PROVED]
+
+
+def test_validate_calls_the_hook_under_a_strict_policy() -> None:
+    """Installing through the host API refuses the refuted kernel with the prover's diagnostics."""
+    strict = Policy.builder().require_static_bound().build()
+    with pytest.raises(DotBoxDError) as caught:
+        SandboxHost().prepare(QUADRATIC, strict)
+    assert [d.code for d in caught.value.diagnostics] == ["E-PROOF-REFUTED", "E-PROOF-REFUTED"]
