@@ -58,10 +58,14 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("E-IR-CLR-REF", _V, "a name or literal smuggles a host/CLR reference"),
     CodeInfo("E-TEXT-SYNTAX", _V, "the readable text form does not parse"),
     # --- canonical form ------------------------------------------------------------------------
-    CodeInfo("E-CANON-LIMIT", _V, "the canonical form would exceed its budget (escapes double per nesting level)"),
+    CodeInfo(
+        "E-CANON-LIMIT", _V, "the canonical form would exceed its budget (escapes double per nesting level)"
+    ),
     # --- validation (issue 3: validator passes, bindings, policy, plan) ---------------------------
     CodeInfo("E-IR-VERSION", _V, "targetSandboxVersion is not a supported 1.x version (<= 1.0.0)"),
-    CodeInfo("E-IR-CAPABILITY", _V, "a capability request is not a concrete capability id (wildcard, trailing '.')"),
+    CodeInfo(
+        "E-IR-CAPABILITY", _V, "a capability request is not a concrete capability id (wildcard, trailing '.')"
+    ),
     CodeInfo("E-STRUCT-ENTRY", _V, "the module has no entrypoint function"),
     CodeInfo("E-STRUCT-DUP-FN", _V, "two functions share an id"),
     CodeInfo("E-STRUCT-DUP-PARAM", _V, "two parameters of a function share a name"),
@@ -73,8 +77,12 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("E-TYPE-ARITY", _V, "a type has the wrong number of type arguments"),
     CodeInfo("E-TYPE-MAP-KEY", _V, "a map key type that is not Bool, I32, I64, String, path, uri or a brand"),
     CodeInfo("E-TYPE-DEPTH", _V, "a type nests composites deeper than 8"),
-    CodeInfo("E-TYPE-MISMATCH", _V, "an operand, argument, condition, assignment or return has the wrong type"),
-    CodeInfo("E-LOCAL-UNKNOWN", _V, "a variable is read where no local or parameter of that name is in scope"),
+    CodeInfo(
+        "E-TYPE-MISMATCH", _V, "an operand, argument, condition, assignment or return has the wrong type"
+    ),
+    CodeInfo(
+        "E-LOCAL-UNKNOWN", _V, "a variable is read where no local or parameter of that name is in scope"
+    ),
     CodeInfo("E-LOCAL-TYPE", _V, "a local is assigned a value of another type than its first assignment"),
     CodeInfo("E-LOCAL-SHADOW", _V, "a forRange local reuses a name that is already in scope"),
     CodeInfo("E-LOCAL-LOOP-VAR", _V, "a forRange loop variable is assigned inside its loop"),
@@ -93,8 +101,12 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("E-BINDING-DANGER", _V, "a binding id or capability is rooted in a host (CLR) namespace"),
     CodeInfo("E-BINDING-EFFECT", _V, "binding effects are empty or carry unknown bits"),
     CodeInfo("E-BINDING-AUDIT", _V, "unknown audit level/kind, or an effectful binding without audit"),
-    CodeInfo("E-BINDING-SAFETY", _V, "unknown or refused safety class (DangerousRequiresReview, false purity)"),
-    CodeInfo("E-BINDING-CAP", _V, "capability missing for side effects, gating only pure effects, or malformed"),
+    CodeInfo(
+        "E-BINDING-SAFETY", _V, "unknown or refused safety class (DangerousRequiresReview, false purity)"
+    ),
+    CodeInfo(
+        "E-BINDING-CAP", _V, "capability missing for side effects, gating only pure effects, or malformed"
+    ),
     CodeInfo("E-BINDING-GRANT", _V, "a custom capability has no grant validator"),
     CodeInfo("E-BINDING-CAP-EFFECT", _V, "a built-in capability is paired with the wrong effects"),
     CodeInfo("E-BINDING-COST", _V, "a cost model value is negative or not an integer"),
@@ -103,20 +115,38 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("E-BINDING-DUP", _V, "a binding id is registered twice or equals a built-in call name"),
     CodeInfo("E-BINDING-MANIFEST", _V, "a binding manifest is malformed"),
     CodeInfo("E-POLICY-SCHEMA", Category.POLICY_DENIED, "a policy file is malformed"),
-    CodeInfo("E-POLICY-LIMIT", Category.POLICY_DENIED, "a policy limit is negative, not an integer or unknown"),
+    CodeInfo(
+        "E-POLICY-LIMIT", Category.POLICY_DENIED, "a policy limit is negative, not an integer or unknown"
+    ),
     CodeInfo("E-POLICY-BRAND", Category.POLICY_DENIED, "a declared opaque-id type name is invalid"),
     CodeInfo("E-POLICY-EFFECT", Category.POLICY_DENIED, "required effects are not allowed, or unknown bits"),
-    CodeInfo("E-POLICY-GRANT", Category.POLICY_DENIED, "a grant is malformed, duplicated, unused or reserved"),
-    CodeInfo("E-POLICY-GRANT-PARAM", Category.POLICY_DENIED, "a grant's parameters break its capability's rules"),
+    CodeInfo(
+        "E-POLICY-GRANT", Category.POLICY_DENIED, "a grant is malformed, duplicated, unused or reserved"
+    ),
+    CodeInfo(
+        "E-POLICY-GRANT-PARAM", Category.POLICY_DENIED, "a grant's parameters break its capability's rules"
+    ),
     CodeInfo("E-POLICY-CAP", Category.POLICY_DENIED, "a requested or required capability is not granted"),
-    CodeInfo("E-POLICY-DETERMINISM", Category.POLICY_DENIED, "a deterministic policy meets time, random, IO or async"),
+    CodeInfo(
+        "E-POLICY-DETERMINISM",
+        Category.POLICY_DENIED,
+        "a deterministic policy meets time, random, IO or async",
+    ),
     CodeInfo("E-POLICY-REVOKED", Category.POLICY_DENIED, "a capability the plan needs was revoked"),
-    CodeInfo("W-POLICY-WILDCARD", Category.POLICY_DENIED, "warning only: a wildcard grant covers many capabilities"),
-    CodeInfo("W-POLICY-UNUSED-GRANT", Category.POLICY_DENIED, "warning only: a tolerated grant the module does not use"),
+    CodeInfo(
+        "W-POLICY-WILDCARD", Category.POLICY_DENIED, "warning only: a wildcard grant covers many capabilities"
+    ),
+    CodeInfo(
+        "W-POLICY-UNUSED-GRANT",
+        Category.POLICY_DENIED,
+        "warning only: a tolerated grant the module does not use",
+    ),
     CodeInfo("E-PLAN-BINDINGS", _V, "a binding of the plan is missing or changed in the current catalogue"),
     CodeInfo("E-PLAN-INTEGRITY", _V, "a plan's hash does not match its contents"),
     # --- prover (issue 6: static bounds; strict mode = policy requireStaticBound) ----------------
-    CodeInfo("E-PROOF-REFUTED", Category.POLICY_DENIED, "requireStaticBound: a budget is refuted by an input"),
+    CodeInfo(
+        "E-PROOF-REFUTED", Category.POLICY_DENIED, "requireStaticBound: a budget is refuted by an input"
+    ),
     CodeInfo("E-PROOF-UNPROVEN", Category.POLICY_DENIED, "requireStaticBound: a budget is not proved"),
     # --- run time (issue 4: reference interpreter, meter, host API) -------------------------------
     CodeInfo("R-ARITH-OVERFLOW", Category.INVALID_INPUT, "integer result out of range (and MIN/-1, MIN%-1)"),
@@ -167,8 +197,14 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("R-BACKEND-UNAVAILABLE", Category.HOST_FAILURE, "the requested backend is not available"),
     CodeInfo("R-HOST-COMMAND", Category.HOST_FAILURE, "a host command applier raised after a successful run"),
     # --- optimized backend (issue 7) -----------------------------------------------------------
-    CodeInfo("R-OPT-VERIFIER", Category.VERIFIER_FAILURE, "generated code failed the verifier and was quarantined"),
-    CodeInfo("R-OPT-COMPILE", Category.HOST_FAILURE, "the optimized backend could not compile the plan (no fallback)"),
+    CodeInfo(
+        "R-OPT-VERIFIER", Category.VERIFIER_FAILURE, "generated code failed the verifier and was quarantined"
+    ),
+    CodeInfo(
+        "R-OPT-COMPILE",
+        Category.HOST_FAILURE,
+        "the optimized backend could not compile the plan (no fallback)",
+    ),
 )
 
 _BY_CODE: dict[str, CodeInfo] = {}

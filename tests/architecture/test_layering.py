@@ -62,7 +62,9 @@ def test_layer_table_covers_every_library_folder() -> None:
     assert top <= {"core", "host", "cli", "server"}, f"new sub-package needs a layer: {top}"
 
 
-@pytest.mark.parametrize(("path", "rank"), _library_files(), ids=lambda v: str(v) if isinstance(v, Path) else "")
+@pytest.mark.parametrize(
+    ("path", "rank"), _library_files(), ids=lambda v: str(v) if isinstance(v, Path) else ""
+)
 def test_no_upward_imports(path: Path, rank: int) -> None:
     for line, name in _imports(path):
         target = _layer_of_import(name)
