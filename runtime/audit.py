@@ -13,10 +13,10 @@ from __future__ import annotations
 import contextlib
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, overload
 
 from dotboxd.core.values import frozen_constructor
 
@@ -109,6 +109,89 @@ Observer = Callable[[AuditEvent], None]
 _new_event = frozen_constructor(AuditEvent)
 
 
+def new_event(
+    run_id: str,
+    kind: str,
+    timestamp: float,
+    success: bool,
+    sequence: int,
+    error_code: str | None,
+    fields: Mapping[str, Any],
+) -> AuditEvent:
+    """An event without binding, capability, effect, resource, message or bytes, whose ``fields``
+    are already safe (``safe_field`` values): the ``RunSummary``. Checked like any written event."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown audit event kind {kind!r}")
+    if success == (error_code is not None):
+        raise ValueError("an audit event succeeds exactly when it has no error code")
+    return _new_event(
+        run_id, kind, timestamp, success, sequence, None, None, None, None, error_code, None, None, fields
+    )
+
+
+_BUILD = threading.Lock()
+
+
+class AuditTrail(Sequence[AuditEvent]):
+    """The audit events of a finished run, in order: an immutable sequence (compares equal to the
+    tuple of the same events).
+
+    The last event may be held back as the arguments of its builder and built on first read:
+    the ``RunSummary`` of a run nobody observes live is then paid for only by callers that look at
+    it. Its content is fixed when the run ends (timestamp and sequence included), so the event read
+    later is exactly the one an immediate write would have produced.
+    """
+
+    __slots__ = ("_args", "_build", "_events")
+
+    def __init__(
+        self,
+        events: tuple[AuditEvent, ...] = (),
+        build: Callable[..., AuditEvent] | None = None,
+        args: tuple[Any, ...] = (),
+    ) -> None:
+        self._events = events
+        self._build = build
+        self._args = args
+
+    def _all(self) -> tuple[AuditEvent, ...]:
+        if self._build is not None:
+            with _BUILD:
+                build = self._build
+                if build is not None:
+                    self._events = (*self._events, build(*self._args))
+                    self._build = None
+                    self._args = ()
+        return self._events
+
+    def __len__(self) -> int:
+        return len(self._events) + (1 if self._build is not None else 0)
+
+    @overload
+    def __getitem__(self, index: int) -> AuditEvent: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[AuditEvent, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> AuditEvent | tuple[AuditEvent, ...]:
+        return self._all()[index]
+
+    def __iter__(self) -> Iterator[AuditEvent]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, AuditTrail):
+            return self._all() == other._all()
+        if isinstance(other, tuple):
+            return self._all() == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # equal to tuples, so it cannot hash like an object
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+
 class AuditLog:
     """The events of one run, in order. Writers are the runtime and binding contexts."""
 
@@ -145,7 +228,9 @@ class AuditLog:
             error_code,
             sanitize(message) if message is not None else None,
             bytes,
-            MappingProxyType({str(k): _safe_field(v) for k, v in (fields or {}).items()}) if fields else _NO_FIELDS,
+            MappingProxyType({str(k): _safe_field(v) for k, v in (fields or {}).items()})
+            if fields
+            else _NO_FIELDS,
         )
 
     def write_safe_fields(

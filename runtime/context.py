@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import os
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
@@ -84,8 +85,16 @@ class PlanRunFacts:
         self.async_possible = any(grant.matches(ASYNC_CAPABILITY) for grant in policy.grants)
 
 
+_CLOSED_QUEUE = CommandBuffer()
+_CLOSED_QUEUE.close()  # shared by finished runs that never queued anything: refuses every enqueue
+_LAZY = threading.Lock()
+
+
 class RunContext:
     """Everything a backend needs besides the plan's code: meter, audit, commands, policy gates.
+
+    The audit log and the command queue are created when first used (most runs of small kernels
+    write no event and queue no command before the run's end); ``finish_commands`` ends the queue.
 
     ``executed_by`` names the execution tier that actually ran the entrypoint when it differs from
     the backend that was asked (an optimized backend that fell back to, or in auto mode started on,
@@ -93,27 +102,75 @@ class RunContext:
     should set it to its own tier. None means "the backend that was asked".
     """
 
-    __slots__ = ("async_enabled", "audit", "commands", "executed_by", "meter", "plan", "run_id")
+    __slots__ = (
+        "_commands",
+        "async_enabled",
+        "audit_log",
+        "executed_by",
+        "facts",
+        "meter",
+        "observers",
+        "plan",
+        "run_id",
+    )
 
     def __init__(
         self,
         plan: ExecutionPlan,
-        *,
         run_id: str | None = None,
         cancel: CancelToken | None = None,
         observers: Iterable[Observer] = (),
         clock: Callable[[], float] = time.monotonic,
         facts: PlanRunFacts | None = None,
     ) -> None:
+        """``run_id`` defaults to a fresh one; ``facts`` to the plan's (pass them when running the
+        same plan repeatedly). The arguments may be given by position, in this order."""
         if facts is None:
             facts = PlanRunFacts(plan)
         self.plan = plan
-        self.run_id = run_id = run_id or new_run_id()
+        self.facts = facts
+        self.run_id = run_id or new_run_id()
         self.meter = Meter(facts.limits, cancel, clock)
-        self.audit = AuditLog(run_id, facts.audit_clock, observers)
-        self.commands = CommandBuffer()
+        self.observers = observers if type(observers) is tuple else tuple(observers)
+        self.audit_log: AuditLog | None = None
+        self._commands: CommandBuffer | None = None
         self.async_enabled = facts.async_possible and plan.policy.is_granted(ASYNC_CAPABILITY)
         self.executed_by: str | None = None
+
+    @property
+    def audit(self) -> AuditLog:
+        """The run's audit log, created on first use (``audit_log`` is None until then). Host
+        ``observers`` receive every event as it is written."""
+        log = self.audit_log
+        if log is None:
+            with _LAZY:
+                log = self.audit_log
+                if log is None:
+                    log = self.audit_log = AuditLog(self.run_id, self.facts.audit_clock, self.observers)
+        return log
+
+    @property
+    def commands(self) -> CommandBuffer:
+        """The run's command queue (created on first use; closed for good once the run finished)."""
+        queue = self._commands
+        if queue is None:
+            with _LAZY:
+                queue = self._commands
+                if queue is None:
+                    queue = self._commands = CommandBuffer()
+        return queue
+
+    def finish_commands(self, success: bool) -> tuple[Command, ...]:
+        """End the run's queue: hand the commands over when the run succeeded, drop them all when it
+        failed. Either way nothing can be queued afterwards."""
+        queue = self._commands
+        self._commands = _CLOSED_QUEUE
+        if queue is None or queue is _CLOSED_QUEUE:
+            return ()
+        if success:
+            return queue.close()
+        queue.discard()
+        return ()
 
     def is_granted(self, capability: str) -> bool:
         """The run-time RequireCapability test (granted now: not expired, not revoked)."""

@@ -48,7 +48,7 @@ from dotboxd.core.values import (
     utf16_len,
 )
 from dotboxd.grammar import literals
-from dotboxd.runtime.audit import AuditEvent, Observer, safe_field
+from dotboxd.runtime.audit import AuditEvent, AuditTrail, Observer, new_event, safe_field
 from dotboxd.runtime.commands import Command
 from dotboxd.runtime.context import PlanRunFacts, RunContext
 from dotboxd.runtime.errors import ErrorInfo, SandboxError, error_info_from_diagnostic
@@ -80,7 +80,7 @@ class RunOutcome:
     value: Value
     error: ErrorInfo | None
     usage: ResourceUsage
-    audit_events: tuple[AuditEvent, ...]
+    audit_events: Sequence[AuditEvent]
     commands: tuple[Command, ...]
     binding_calls: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     return_type: SandboxType | None = None
@@ -92,6 +92,19 @@ class RunOutcome:
 
 
 _new_outcome = frozen_constructor(RunOutcome)
+
+RunRecord = tuple[
+    str,
+    Value,
+    ErrorInfo | None,
+    ResourceUsage,
+    AuditTrail,
+    tuple[Command, ...],
+    Mapping[str, int],
+    SandboxType | None,
+    str,
+]
+"""The fields of a ``RunOutcome`` as a plain tuple, in field order (``EntryCall.run_record``)."""
 
 
 def execute_plan(
@@ -143,7 +156,7 @@ def _input_reader(ref: TypeRef, encoding: ArgEncoding) -> InputReader:
 
         return integer
     if name == "Bool":
-        return lambda raw: raw if type(raw) is bool else general(raw)  # type: ignore[return-value]
+        return lambda raw: raw if type(raw) is bool else general(raw)
     if name == "F64":
 
         def number(raw: object) -> Value:
@@ -163,6 +176,57 @@ def _input_reader(ref: TypeRef, encoding: ArgEncoding) -> InputReader:
     if name == "Unit":
         return lambda raw: None if raw is None else general(raw)
     return general
+
+
+def _bad_input(position: int, fault: SandboxFault) -> SandboxError:
+    return SandboxError("R-VALUE-TYPE", f"input {position}: {fault.safe_message}")
+
+
+AllInputs = Callable[[Sequence[object]], tuple[Value, ...]]
+
+
+def _all_inputs(readers: tuple[InputReader, ...]) -> AllInputs:
+    """Read every input in parameter order; the first one that fails names its position. The common
+    small arities get an unrolled reader (no loop, no intermediate list)."""
+    if len(readers) == 0:
+        return lambda args: ()
+    if len(readers) == 1:
+        (r0,) = readers
+
+        def read1(args: Sequence[object]) -> tuple[Value, ...]:
+            (a0,) = args
+            try:
+                return (r0(a0),)
+            except SandboxFault as fault:
+                raise _bad_input(1, fault) from None
+
+        return read1
+    if len(readers) == 2:
+        r0, r1 = readers
+
+        def read2(args: Sequence[object]) -> tuple[Value, ...]:
+            a0, a1 = args
+            try:
+                v0 = r0(a0)
+            except SandboxFault as fault:
+                raise _bad_input(1, fault) from None
+            try:
+                return (v0, r1(a1))
+            except SandboxFault as fault:
+                raise _bad_input(2, fault) from None
+
+        return read2
+
+    def read(args: Sequence[object]) -> tuple[Value, ...]:
+        values: list[Value] = []
+        try:
+            for reader, raw in zip(readers, args, strict=True):
+                values.append(reader(raw))
+        except SandboxFault as fault:  # the input that failed is the next one after those read
+            raise _bad_input(len(values) + 1, fault) from None
+        return tuple(values)
+
+    return read
 
 
 def _measure(value: Value) -> int | None:
@@ -206,6 +270,7 @@ class EntryCall:
 
     __slots__ = (
         "_modes",
+        "arity",
         "bounds",
         "charged",
         "encoding",
@@ -214,7 +279,7 @@ class EntryCall:
         "gated",
         "known",
         "plan",
-        "readers",
+        "read_inputs",
         "return_type",
         "summary_fields",
     )
@@ -229,12 +294,14 @@ class EntryCall:
         info = plan.functions.get(entrypoint)
         self.known = info is not None and entrypoint in plan.entrypoints
         self.return_type: SandboxType | None = info.return_type if info is not None else None
-        self.readers: tuple[InputReader, ...] = ()
+        self.arity = 0
+        self.read_inputs: AllInputs = _all_inputs(())
         self.charged: tuple[int, ...] = ()
         self.bounds: tuple[tuple[int, str, int, int], ...] = ()
         if info is not None and self.known:
             refs = [to_type_ref(t) for t in info.parameter_types]
-            self.readers = tuple(_input_reader(ref, encoding) for ref in refs)
+            self.arity = len(refs)
+            self.read_inputs = _all_inputs(tuple(_input_reader(ref, encoding) for ref in refs))
             self.charged = tuple(i for i, ref in enumerate(refs) if ref.name not in _SCALAR_INPUT_TYPES)
             declared = plan.policy.input_bounds.get(entrypoint) or {}
             self.bounds = tuple(
@@ -266,8 +333,21 @@ class EntryCall:
         clock: Callable[[], float] = time.monotonic,
     ) -> RunOutcome:
         """One run of the entrypoint with ``args`` on ``backend``."""
+        return _new_outcome(*self.run_record(args, backend, cancel, observers, run_id, clock))
+
+    def run_record(
+        self,
+        args: Sequence[object],
+        backend: Backend,
+        cancel: CancelToken | None = None,
+        observers: tuple[Observer, ...] = (),
+        run_id: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> RunRecord:
+        """``run`` returning the ``RunOutcome`` fields as a plain tuple, in field order (for a
+        caller that builds its own result object from them, like ``SandboxHost.execute``)."""
         plan = self.plan
-        run = RunContext(plan, run_id=run_id, cancel=cancel, observers=observers, clock=clock, facts=self.facts)
+        run = RunContext(plan, run_id, cancel, observers, clock, self.facts)
         value: Value = None
         error: ErrorInfo | None = None
         return_type: SandboxType | None = None  # known once the run got past the entrypoint check
@@ -296,23 +376,19 @@ class EntryCall:
             error = SandboxError("R-QUOTA-CALL-DEPTH", "nesting exceeds the interpreter's capacity").info()
         except Exception:
             error = SandboxError("R-HOST-INTERNAL", "internal runtime fault").info()
-        if error is None:
-            commands = run.commands.close()
-        else:
+        if error is not None:
             value = None
-            run.commands.discard()
-            commands = ()
+        commands = run.finish_commands(error is None)
         meter = run.meter
         usage = meter.usage()
         executed_by = run.executed_by or backend.name
-        self._summary(run, executed_by, error, usage)
         calls = meter.calls_by_binding
-        return _new_outcome(
+        return (
             run.run_id,
             value,
             error,
             usage,
-            run.audit.events,
+            self._audit_trail(run, executed_by, error, usage),
             commands,
             MappingProxyType(dict(calls)) if calls else _NO_CALLS,
             return_type,
@@ -321,47 +397,81 @@ class EntryCall:
 
     def _inputs(self, run: RunContext, args: Sequence[object]) -> tuple[Value, ...]:
         """Decode or check every input, then the bounds, then charge the shapes (spec 2, step 3)."""
-        readers = self.readers
-        if isinstance(args, str | bytes) or len(args) != len(readers):
-            raise SandboxError(
-                "R-ENTRY-ARITY", f"entrypoint '{self.entrypoint}' takes {len(readers)} input(s)"
-            )
-        values: list[Value] = []
-        for index, (raw, read) in enumerate(zip(args, readers, strict=True)):
-            try:
-                values.append(read(raw))
-            except SandboxFault as fault:
-                raise SandboxError("R-VALUE-TYPE", f"input {index + 1}: {fault.safe_message}") from None
-        for index, name, lo, hi in self.bounds:
-            # ``inputBounds``: an integer parameter must lie in [lo, hi]; for a list, map or string
-            # the bound applies to its size. Out of bounds is InvalidInput (keeps a proof sound).
-            measure = _measure(values[index])
-            if measure is not None and not lo <= measure <= hi:
-                raise SandboxError("R-INPUT-BOUND", f"input '{name}' is outside its declared bounds")
+        if isinstance(args, str | bytes) or len(args) != self.arity:
+            raise SandboxError("R-ENTRY-ARITY", f"entrypoint '{self.entrypoint}' takes {self.arity} input(s)")
+        values = self.read_inputs(args)
+        if self.bounds:
+            for index, name, lo, hi in self.bounds:
+                # ``inputBounds``: an integer parameter must lie in [lo, hi]; for a list, map or string
+                # the bound applies to its size. Out of bounds is InvalidInput (keeps a proof sound).
+                measure = _measure(values[index])
+                if measure is not None and not lo <= measure <= hi:
+                    raise SandboxError("R-INPUT-BOUND", f"input '{name}' is outside its declared bounds")
         if self.charged:
             shape = run.meter.shape
             for index in self.charged:
                 shape(shape_of(values[index]))
-        return tuple(values)
+        return values
 
-    def _summary(self, run: RunContext, mode: str, error: ErrorInfo | None, usage: ResourceUsage) -> None:
-        fields = self.summary_fields.copy()  # keeps the key order of the event's fields
+    def _audit_trail(
+        self, run: RunContext, mode: str, error: ErrorInfo | None, usage: ResourceUsage
+    ) -> AuditTrail:
+        """The run's events closed by its ``RunSummary``. Observers get the summary now, as every
+        event; without observers it is built when first read, from what is fixed here."""
         safe_mode = self._modes.get(mode)
         if safe_mode is None:
             safe_mode = self._modes[mode] = safe_field(mode)
+        if error is None:
+            code = category = None
+        else:
+            code = safe_field(error.code)
+            category = error.category
+        if run.observers:
+            fields = self._summary_fields(safe_mode, code, usage)
+            observed = run.audit
+            observed.write_safe_fields(
+                "RunSummary", success=error is None, error_code=category, fields=fields
+            )
+            return AuditTrail(observed.events)
+        log = run.audit_log
+        events = log.events if log is not None else ()
+        args = (
+            run.run_id,
+            self.facts.audit_clock(),
+            error is None,
+            len(events),
+            category,
+            safe_mode,
+            code,
+            usage,
+        )
+        return AuditTrail(events, self._summary_event, args)
+
+    def _summary_fields(self, safe_mode: Any, code: Any, usage: ResourceUsage) -> dict[str, Any]:
+        fields = self.summary_fields.copy()  # keeps the key order of the event's fields
         fields["executionMode"] = safe_mode
-        if error is not None:
-            fields["code"] = safe_field(error.code)
+        fields["code"] = code
         fields["fuelUsed"] = usage.fuel_used
         fields["maxFuel"] = usage.max_fuel
         fields["allocationCharged"] = usage.allocated_bytes
         fields["hostCalls"] = usage.host_calls
-        run.audit.write_safe_fields(
-            "RunSummary",
-            success=error is None,
-            error_code=error.category if error is not None else None,
-            fields=fields,
+        return fields
+
+    def _summary_event(
+        self,
+        run_id: str,
+        timestamp: float,
+        success: bool,
+        sequence: int,
+        category: str | None,
+        safe_mode: Any,
+        code: Any,
+        usage: ResourceUsage,
+    ) -> AuditEvent:
+        fields = self._summary_fields(safe_mode, code, usage)
+        return new_event(
+            run_id, "RunSummary", timestamp, success, sequence, category, MappingProxyType(fields)
         )
 
 
-__all__ = ["ArgEncoding", "Backend", "EntryCall", "RunOutcome", "execute_plan"]
+__all__ = ["ArgEncoding", "Backend", "EntryCall", "RunOutcome", "RunRecord", "execute_plan"]

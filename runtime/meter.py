@@ -117,6 +117,25 @@ class CancelToken:
         self.cancelled = True
 
 
+class _NeverCancelled(CancelToken):
+    """The token of every run whose host passed none: shared, so it refuses to be cancelled (a
+    host that wants to cancel a run passes its own ``CancelToken``)."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "cancelled", False)
+
+    def cancel(self) -> None:
+        raise RuntimeError("this run has no cancel token of its own; pass one to be able to cancel it")
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("the shared no-cancel token cannot change")
+
+
+_NOT_CANCELLABLE = _NeverCancelled()
+
+
 def _quota(code: str, message: str) -> SandboxError:
     return SandboxError(code, message)
 
@@ -155,7 +174,7 @@ class Meter:
     ) -> None:
         self.limits = limits
         self.max_fuel = limits.max_fuel
-        self._cancel = cancel if cancel is not None else CancelToken()
+        self._cancel = cancel if cancel is not None else _NOT_CANCELLABLE
         self._clock = clock
         self._deadline = clock() + limits.wall_time_ms / 1000.0
         self._fuel_ticks = 0

@@ -67,16 +67,20 @@ def frozen_constructor(cls: type[_Record]) -> Callable[..., _Record]:
     ``object.__setattr__`` (its own ``__setattr__`` refuses), which costs about one function call per
     field. A run builds such records on its hottest paths (a ``Shape`` for every new value, the
     ``ResourceUsage``, the audit event and the result of every call), so the cost is visible. The
-    builder instead constructs a mutable twin class with the very same slots (plain attribute
-    stores) and then retypes the instance to ``cls``, which CPython allows because the two layouts
-    are identical. The object is then indistinguishable from one built by ``cls(...)``: same type,
-    fields, equality, hash, repr and immutability. If the retyping is refused (another interpreter,
-    or a class whose layout differs), ``cls`` itself is returned.
+    builder is a mutable twin class with the very same slots (plain attribute stores) whose
+    ``__post_init__`` retypes the new instance to ``cls``, which CPython allows because the two
+    layouts are identical. The object is then indistinguishable from one built by ``cls(...)``: same
+    type, fields, equality, hash, repr and immutability. Where that is not possible (a class with its
+    own ``__post_init__`` or non-init fields, another interpreter) ``cls`` itself is returned.
     """
-    if not (dataclasses.is_dataclass(cls) and getattr(cls, "__slots__", None) is not None):
+    if not dataclasses.is_dataclass(cls) or getattr(cls, "__slots__", None) is None:
+        return cls
+    if hasattr(cls, "__post_init__"):
         return cls
     specs: list[tuple[str, Any, Any]] = []
     for f in dataclasses.fields(cls):
+        if not f.init:
+            return cls
         if f.default is not dataclasses.MISSING:
             spec = dataclasses.field(default=f.default)
         elif f.default_factory is not dataclasses.MISSING:
@@ -84,23 +88,29 @@ def frozen_constructor(cls: type[_Record]) -> Callable[..., _Record]:
         else:
             spec = dataclasses.field()
         specs.append((f.name, f.type, spec))
-    twin = dataclasses.make_dataclass(f"_{cls.__name__}Builder", specs, slots=True, eq=False, repr=False)
+
+    def retype(record: object) -> None:
+        record.__class__ = cls
+
+    twin = dataclasses.make_dataclass(
+        f"_{cls.__name__}Builder",
+        specs,
+        slots=True,
+        eq=False,
+        repr=False,
+        namespace={
+            "__post_init__": retype,
+            "__doc__": f"Builds {cls.__name__} records (frozen_constructor).",
+        },
+    )
     if tuple(getattr(twin, "__slots__", ())) != tuple(getattr(cls, "__slots__", ())):
         return cls
     try:
-        probe = object.__new__(twin)
-        probe.__class__ = cls
+        retype(object.__new__(twin))
     except TypeError:
         return cls
-
-    def build(*args: Any, **kwargs: Any) -> _Record:
-        record = twin(*args, **kwargs)
-        record.__class__ = cls
-        return record  # type: ignore[no-any-return]  # retyped to cls on the line above
-
-    build.__name__ = f"new_{cls.__name__}"
-    build.__doc__ = f"Build a {cls.__name__} (see ``frozen_constructor``)."
-    return build
+    built: Callable[..., _Record] = twin  # its instances are retyped to cls as they are built
+    return built
 
 
 # ---------------------------------------------------------------------------------------------
@@ -381,11 +391,11 @@ class MapValue:
         return len(self.entries)
 
     def contains(self, key: Value) -> bool:
-        return key_token(key) in self.entries
+        return (type(key), key) in self.entries  # key_token, inlined: maps are read in loops
 
     def get(self, key: Value) -> Value:
         """The value at ``key``; a missing key is ``NotFound`` (R-MAP-KEY-MISSING)."""
-        entry = self.entries.get(key_token(key))
+        entry = self.entries.get((type(key), key))
         if entry is None:
             raise SandboxFault("R-MAP-KEY-MISSING", "map key was not found")
         return entry[1]
@@ -394,7 +404,7 @@ class MapValue:
         """A new map with ``key`` bound to ``value`` (the receiver is unchanged). The shape is
         updated from the old one in O(1); only a replaced value that alone held one of the shape's
         maxima makes it walk the entries again."""
-        token = key_token(key)
+        token = (type(key), key)  # key_token
         previous = self.entries.get(token)
         entries = dict(self.entries)
         entries[token] = (key, value)

@@ -7,7 +7,7 @@ backend), so ``dotboxd run --format json`` output can be compared with a case di
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -24,6 +24,8 @@ from dotboxd.runtime.meter import ResourceUsage
 class ExecutionResult:
     """The outcome of ``SandboxHost.execute``: a value or a sanitized error, never both.
 
+    ``audit_events`` is the run's events in order (an immutable sequence equal to the tuple of the
+    same events; the closing ``RunSummary`` may be built on first read, see ``AuditTrail``).
     ``stage`` is ``run`` for anything that reached the runtime, or ``import``/``validate`` for
     ``SandboxHost.run`` calls whose module was rejected before a plan existed. ``commands`` holds the
     run's queued host commands (empty unless the run succeeded) and ``commands_applied`` how many of
@@ -36,7 +38,7 @@ class ExecutionResult:
     value: Value
     error: ErrorInfo | None
     usage: ResourceUsage
-    audit_events: tuple[AuditEvent, ...]
+    audit_events: Sequence[AuditEvent]
     module_hash: str
     plan_hash: str
     policy_hash: str

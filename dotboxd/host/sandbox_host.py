@@ -52,7 +52,9 @@ class _Dispatch:
 
     __slots__ = ("backend", "catalog", "entry", "plan")
 
-    def __init__(self, plan: ExecutionPlan, catalog: BindingCatalog, backend: Backend, entry: EntryCall) -> None:
+    def __init__(
+        self, plan: ExecutionPlan, catalog: BindingCatalog, backend: Backend, entry: EntryCall
+    ) -> None:
         self.plan = plan
         self.catalog = catalog
         self.backend = backend
@@ -114,15 +116,13 @@ class SandboxHost:
             if isinstance(prepared, ExecutionResult):
                 return prepared
             dispatch = prepared
-        outcome = dispatch.entry.run(
-            args, dispatch.backend, cancel=cancel, observers=self._observers, run_id=run_id
+        run_id, value, error, usage, events, commands, calls, return_type, executed_by = (
+            dispatch.entry.run_record(args, dispatch.backend, cancel, self._observers, run_id)
         )
         applied = 0
-        error: ErrorInfo | None = outcome.error
-        value = outcome.value
-        if error is None and apply_commands_on_success and outcome.commands:
+        if error is None and apply_commands_on_success and commands:
             try:
-                applied = apply_commands(outcome.commands)
+                applied = apply_commands(commands)
             except Exception:
                 error = SandboxError("R-HOST-COMMAND", "a host command could not be applied").info()
                 value = None
@@ -130,19 +130,19 @@ class SandboxHost:
             error is None,
             value,
             error,
-            outcome.usage,
-            outcome.audit_events,
+            usage,
+            events,
             plan.module_hash,
             plan.plan_hash,
             plan.policy_hash,
-            outcome.run_id,
+            run_id,
             backend,
             "run",
-            outcome.return_type,
-            outcome.commands,
+            return_type,
+            commands,
             applied,
-            outcome.binding_calls,
-            outcome.executed_by,
+            calls,
+            executed_by,
         )
 
     def _prepare_dispatch(

@@ -33,7 +33,7 @@ from dotboxd.runtime.binding_call import call_binding
 from dotboxd.runtime.context import RunContext
 from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.intrinsics import INTRINSICS
-from dotboxd.validator.plan import CallKind
+from dotboxd.validator.plan import CallKind, ExecutionPlan
 
 BREAK: Final = object()
 CONTINUE: Final = object()
@@ -61,47 +61,63 @@ _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
 _COMPOSITES = (ListType, MapType, RecordType)
 
 
+BinaryRule = Callable[["_Machine", ast.Binary, Env], Value]
+
+_PLAN_CACHES = 64
+"""How many plans' resolved node rules a reference backend keeps (oldest dropped)."""
+
+
+class _PlanCache:
+    """Per-plan facts the walk derives from nodes on first visit and reuses in later runs: the value
+    (and, for texts, the shape) of each literal and the evaluation rule of each binary node. They
+    depend only on the plan (its nodes and their resolved types), never on a run."""
+
+    __slots__ = ("binops", "literals", "plan")
+
+    def __init__(self, plan: ExecutionPlan) -> None:
+        self.plan = plan
+        self.literals: dict[int, tuple[Value, Shape | None]] = {}
+        self.binops: dict[int, BinaryRule] = {}
+
+
 class ReferenceBackend:
     """The ``reference`` backend: ``run`` executes one entrypoint call under a RunContext."""
 
     name: str = "reference"
 
+    def __init__(self) -> None:
+        self._plans: dict[int, _PlanCache] = {}
+
     def run(self, run: RunContext, function_id: str, args: tuple[Value, ...]) -> Value:
         run.executed_by = self.name  # also when another backend hands the run to this one
-        return _Machine(run).invoke(function_id, args)
+        return _Machine(run, self._cache(run.plan)).invoke(function_id, args)
+
+    def _cache(self, plan: ExecutionPlan) -> _PlanCache:
+        """The plan's cache, by identity (the entry holds the plan, so its id cannot be reused)."""
+        cache = self._plans.get(id(plan))
+        if cache is None or cache.plan is not plan:
+            cache = _PlanCache(plan)
+            if len(self._plans) >= _PLAN_CACHES:
+                self._plans.pop(next(iter(self._plans)), None)
+            self._plans[id(plan)] = cache
+        return cache
 
 
 class _Machine:
-    """The state of one run's walk: plan facts, the meter, per-node caches and the return slot."""
+    """The state of one run's walk: plan facts, the meter, the plan's node caches and the return slot."""
 
-    def __init__(self, run: RunContext) -> None:
+    __slots__ = ("_binops", "_literals", "_ret", "call_targets", "expr_types", "fuel", "meter", "plan", "run")
+
+    def __init__(self, run: RunContext, cache: _PlanCache) -> None:
         self.run = run
         self.plan = run.plan
         self.meter = run.meter
         self.fuel = run.meter.fuel
         self.expr_types = run.plan.expr_types
         self.call_targets = run.plan.call_targets
-        self.right_first = run.plan.right_first
         self._ret: Value = None
-        self._binops: dict[int, Callable[[ast.Binary, Env], Value]] = {}
-        self._literals: dict[int, tuple[Value, Shape | None]] = {}
-        self._eval: dict[type, Callable[[Any, Env], Value]] = {
-            ast.Literal: self._literal,
-            ast.Var: self._var,
-            ast.Unary: self._unary,
-            ast.Binary: self._binary,
-            ast.Call: self._call,
-        }
-        self._exec: dict[type, Callable[[Any, Env], Signal]] = {
-            ast.Set: self._set,
-            ast.Return: self._return,
-            ast.ExprStmt: self._expr_stmt,
-            ast.If: self._if,
-            ast.While: self._while,
-            ast.ForRange: self._for_range,
-            ast.Continue: self._continue,
-            ast.Break: self._break,
-        }
+        self._binops = cache.binops
+        self._literals = cache.literals
 
     # --- functions ---------------------------------------------------------------------------
 
@@ -121,11 +137,11 @@ class _Machine:
     # --- statements --------------------------------------------------------------------------
 
     def _block(self, statements: tuple[ast.Stmt, ...], env: Env) -> Signal:
-        execute = self._exec
+        execute = _EXEC
         fuel = self.fuel
         for statement in statements:
             fuel(costs.STATEMENT_FUEL)
-            signal = execute[statement.__class__](statement, env)
+            signal = execute[statement.__class__](self, statement, env)
             if signal is not None:
                 return signal
         return None
@@ -184,7 +200,7 @@ class _Machine:
 
     def eval(self, node: ast.Expr, env: Env) -> Value:
         self.fuel(costs.EXPRESSION_FUEL)
-        return self._eval[node.__class__](node, env)
+        return _EVAL[node.__class__](self, node, env)
 
     def _var(self, node: ast.Var, env: Env) -> Value:
         return env[node.name]
@@ -207,49 +223,11 @@ class _Machine:
         return negated
 
     def _binary(self, node: ast.Binary, env: Env) -> Value:
-        op = self._binops.get(id(node))
-        if op is None:
-            op = self._resolve_binary(node)
-            self._binops[id(node)] = op
-        return op(node, env)
-
-    def _resolve_binary(self, node: ast.Binary) -> Callable[[ast.Binary, Env], Value]:
-        """Pick the evaluation rule of a binary node once, from the plan's operand type."""
-        kind = node.op.value
-        if kind in ("and", "or"):
-            return self._short_circuit(node, right_first=id(node) in self.right_first)
-        operand_type = self.expr_types[id(node.left)]
-        if kind in ("eq", "ne"):
-            composite = isinstance(operand_type, _COMPOSITES)
-            negate = kind == "ne"
-
-            def equality(n: ast.Binary, env: Env) -> Value:
-                left = self.eval(n.left, env)
-                right = self.eval(n.right, env)
-                if composite:
-                    self.fuel(costs.composite_equality_fuel(shape_of(left).nodes, shape_of(right).nodes))
-                return values_equal(left, right) != negate
-
-            return equality
-        fn = _COMPARE.get(kind) or _ARITH[operand_type][kind]
-
-        def apply(n: ast.Binary, env: Env) -> Value:
-            left = self.eval(n.left, env)
-            result: Value = fn(left, self.eval(n.right, env))
-            return result
-
-        return apply
-
-    def _short_circuit(self, node: ast.Binary, right_first: bool) -> Callable[[ast.Binary, Env], Value]:
-        decides = node.op is ast.BinaryOp.OR  # `or` is decided by a true operand, `and` by a false one
-
-        def evaluate(n: ast.Binary, env: Env) -> Value:
-            first, second = (n.right, n.left) if right_first else (n.left, n.right)
-            if bool(self.eval(first, env)) is decides:
-                return decides
-            return self.eval(second, env)
-
-        return evaluate
+        rule = self._binops.get(id(node))
+        if rule is None:
+            rule = _resolve_binary(self.plan, node)
+            self._binops[id(node)] = rule
+        return rule(self, node, env)
 
     def _call(self, node: ast.Call, env: Env) -> Value:
         args = tuple(self.eval(arg, env) for arg in node.args)
@@ -259,6 +237,65 @@ class _Machine:
         if target.kind is CallKind.FUNCTION:
             return self.invoke(target.name, args)
         return call_binding(self.run, target.name, args)
+
+
+_EVAL: dict[type, Callable[[_Machine, Any, Env], Value]] = {
+    ast.Literal: _Machine._literal,
+    ast.Var: _Machine._var,
+    ast.Unary: _Machine._unary,
+    ast.Binary: _Machine._binary,
+    ast.Call: _Machine._call,
+}
+_EXEC: dict[type, Callable[[_Machine, Any, Env], Signal]] = {
+    ast.Set: _Machine._set,
+    ast.Return: _Machine._return,
+    ast.ExprStmt: _Machine._expr_stmt,
+    ast.If: _Machine._if,
+    ast.While: _Machine._while,
+    ast.ForRange: _Machine._for_range,
+    ast.Continue: _Machine._continue,
+    ast.Break: _Machine._break,
+}
+
+
+def _resolve_binary(plan: ExecutionPlan, node: ast.Binary) -> BinaryRule:
+    """Pick the evaluation rule of a binary node once, from the plan's operand type."""
+    kind = node.op.value
+    if kind in ("and", "or"):
+        return _short_circuit(node, right_first=id(node) in plan.right_first)
+    operand_type = plan.expr_types[id(node.left)]
+    if kind in ("eq", "ne"):
+        composite = isinstance(operand_type, _COMPOSITES)
+        negate = kind == "ne"
+
+        def equality(m: _Machine, n: ast.Binary, env: Env) -> Value:
+            left = m.eval(n.left, env)
+            right = m.eval(n.right, env)
+            if composite:
+                m.fuel(costs.composite_equality_fuel(shape_of(left).nodes, shape_of(right).nodes))
+            return values_equal(left, right) != negate
+
+        return equality
+    fn = _COMPARE.get(kind) or _ARITH[operand_type][kind]
+
+    def apply(m: _Machine, n: ast.Binary, env: Env) -> Value:
+        left = m.eval(n.left, env)
+        result: Value = fn(left, m.eval(n.right, env))
+        return result
+
+    return apply
+
+
+def _short_circuit(node: ast.Binary, right_first: bool) -> BinaryRule:
+    decides = node.op is ast.BinaryOp.OR  # `or` is decided by a true operand, `and` by a false one
+
+    def evaluate(m: _Machine, n: ast.Binary, env: Env) -> Value:
+        first, second = (n.right, n.left) if right_first else (n.left, n.right)
+        if bool(m.eval(first, env)) is decides:
+            return decides
+        return m.eval(second, env)
+
+    return evaluate
 
 
 def _literal_value(node: ast.Literal) -> tuple[Value, Shape | None]:

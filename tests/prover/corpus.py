@@ -22,7 +22,7 @@ from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.host import SandboxHost
 from dotboxd.validator.prover import ProofReport, prove_plan
 
-from .harness import FAULT_CODES, QUOTA_CODES, RESOURCES, Prepared, TracingBackend, check_program, decode_args
+from .harness import FAULT_CODES, QUOTA_CODES, RESOURCES, Prepared, check_program, decode_args
 
 
 @dataclass
@@ -59,10 +59,9 @@ def evaluate(case: Case) -> CaseResult | None:
         start = time.perf_counter()
         report = prove_plan(plan)
         seconds = time.perf_counter() - start
-        tracer = TracingBackend()
-        host = SandboxHost(bindings=validated.catalog, backends={"traced": tracer})
+        host = SandboxHost(bindings=validated.catalog)
         entry = case.entrypoint
-        prepared = Prepared(plan, host, tracer, entry, report)
+        prepared = Prepared(plan, host, entry, report)
         args = list(raw.get("args", []))
         out = CaseResult(case.name, report, seconds, len(report.functions))
         if entry not in plan.entrypoints:

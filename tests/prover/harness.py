@@ -7,7 +7,7 @@ all hold):
 * actual fuel, loop iterations, host calls and allocation never exceed the symbolic bound
   evaluated on the input (for every bound, PROVED or not: a bound is an upper bound everywhere);
 * a PROVED budget is never exhausted by a run;
-* an operation proved safe never fails (an instrumented backend records which node faulted);
+* a run never fails with an arithmetic or index error that only operations proved safe could raise;
 * a REFUTED budget's counterexample, when run, is stopped by a quota.
 """
 
@@ -20,14 +20,12 @@ from typing import Any
 
 from dotboxd.core import ast
 from dotboxd.core.bindings import BindingRegistry, load_binding_manifest
-from dotboxd.core.types import to_type_ref
+from dotboxd.core.types import I32, I64, to_type_ref
 from dotboxd.core.values import SandboxFault, Value, decode_typed
 from dotboxd.grammar import literals
 from dotboxd.grammar.wire import import_module, to_wire
 from dotboxd.host import ExecutionResult, SandboxHost
-from dotboxd.runtime.context import RunContext
 from dotboxd.runtime.fixtures import fixture_invokers
-from dotboxd.runtime.reference import interpreter as ref
 from dotboxd.validator.plan import ExecutionPlan
 from dotboxd.validator.policy import Policy
 from dotboxd.validator.prover import ProofReport, Verdict, prove_plan
@@ -47,46 +45,56 @@ QUOTA_CODES = {
 FAULT_CODES = frozenset({"R-ARITH-OVERFLOW", "R-ARITH-DIVIDE-BY-ZERO", "R-ARITH-CLAMP-RANGE", "R-LIST-INDEX"})
 
 
-class _TracingMachine(ref._Machine):
-    """The reference machine, recording the node whose operation raised a value fault."""
-
-    def __init__(self, run: RunContext, sink: list[int]) -> None:
-        super().__init__(run)
-        self._sink = sink
-        for kind in (ast.Binary, ast.Unary, ast.Call):
-            inner = self._eval[kind]
-            self._eval[kind] = self._traced(inner)
-
-    def _traced(self, inner: Any) -> Any:
-        def run(node: Any, env: Any) -> Any:
-            try:
-                return inner(node, env)
-            except SandboxFault:
-                if not self._sink:
-                    self._sink.append(id(node))
-                raise
-
-        return run
+_FAULT_OPS = {
+    "R-ARITH-OVERFLOW": frozenset({"add", "sub", "mul", "div", "rem", "-", "math.abs"}),
+    "R-ARITH-DIVIDE-BY-ZERO": frozenset({"div", "rem"}),
+    "R-ARITH-CLAMP-RANGE": frozenset({"math.clamp"}),
+    "R-LIST-INDEX": frozenset({"list.get"}),
+}
 
 
-class TracingBackend:
-    """A reference backend that remembers which node faulted (``faulted``: node ids)."""
+def fault_capable_nodes(plan: ExecutionPlan, code: str) -> set[int]:
+    """``id()`` of every node of the plan's module that can raise ``code`` (integer operators,
+    ``math.abs``, ``math.clamp``, ``list.get``). Used instead of asking the interpreter which node
+    failed, so the check does not depend on the interpreter's internals."""
+    ops = _FAULT_OPS.get(code, frozenset())
+    out: set[int] = set()
+    stack: list[Any] = [s for fn in plan.module.functions for s in fn.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Binary | ast.Unary):
+            name = node.op.value
+            if name in ops and plan.expr_types.get(id(node)) in (I32, I64):
+                out.add(id(node))
+        elif isinstance(node, ast.Call) and node.name in ops:
+            out.add(id(node))
+        for child in _children(node):
+            stack.append(child)
+    return out
 
-    name = "reference"
 
-    def __init__(self) -> None:
-        self.faulted: list[int] = []
-
-    def run(self, run: RunContext, function_id: str, args: tuple[Value, ...]) -> Value:
-        self.faulted.clear()
-        return _TracingMachine(run, self.faulted).invoke(function_id, args)
+def _children(node: Any) -> list[Any]:
+    if isinstance(node, ast.Binary):
+        return [node.left, node.right]
+    if isinstance(node, ast.Unary):
+        return [node.operand]
+    if isinstance(node, ast.Call):
+        return list(node.args)
+    if isinstance(node, ast.Set | ast.Return | ast.ExprStmt):
+        return [node.value]
+    if isinstance(node, ast.If):
+        return [node.condition, *node.then, *node.else_]
+    if isinstance(node, ast.While):
+        return [node.condition, *node.body]
+    if isinstance(node, ast.ForRange):
+        return [node.start, node.end, *node.body]
+    return []
 
 
 @dataclass
 class Prepared:
     plan: ExecutionPlan
     host: SandboxHost
-    tracer: TracingBackend
     entry: str
     report: ProofReport
 
@@ -114,15 +122,14 @@ def prepare(
     catalog = BindingRegistry(descriptors).build()
     returns = {d.id: d.return_type for d in descriptors}
     catalog = catalog.with_invokers(fixture_invokers(list(bindings_json), returns))
-    tracer = TracingBackend()
-    host = SandboxHost(catalog, backends={"traced": tracer})
+    host = SandboxHost(catalog)
     policy = Policy.from_json(dict(policy_json))
     policy = replace(policy, require_static_bound=False)
     try:
         plan = host.prepare(import_module(json.dumps(to_wire(module))), policy)
     except Exception:
         return None
-    return Prepared(plan, host, tracer, entry, prove_plan(plan))
+    return Prepared(plan, host, entry, prove_plan(plan))
 
 
 def decode_args(plan: ExecutionPlan, entry: str, args_json: Sequence[Any]) -> list[Value] | None:
@@ -141,7 +148,7 @@ def in_preconditions(p: Prepared, values: Sequence[Value]) -> bool:
 
 
 def run(p: Prepared, args_json: Sequence[Any]) -> ExecutionResult:
-    return p.host.execute(p.plan, p.entry, list(args_json), encoding="json", backend="traced")
+    return p.host.execute(p.plan, p.entry, list(args_json), encoding="json")
 
 
 def check_program(p: Prepared, inputs: Sequence[Sequence[Any]]) -> Findings:
@@ -162,8 +169,10 @@ def check_program(p: Prepared, inputs: Sequence[Sequence[Any]]) -> Findings:
             verdict = proof.budget(resource)
             if verdict is not None and verdict.verdict is Verdict.PROVED and code == QUOTA_CODES[resource]:
                 out.violations.append(f"{resource}: PROVED but the run hit {code} for {args_json}")
-        if code in FAULT_CODES and p.tracer.faulted and p.tracer.faulted[0] in p.report.safe_nodes:
-            out.violations.append(f"a node proved safe failed with {code} for {args_json}")
+        if code in FAULT_CODES and fault_capable_nodes(p.plan, code) <= p.report.safe_nodes:
+            out.violations.append(
+                f"every node that can raise {code} was proved safe, yet {args_json} raised it"
+            )
         out.runs.append(Observed(usage.fuel_used, p.report.bound_at(p.entry, "fuel", values), result.ok))
     for b in proof.budgets:
         if b.verdict is Verdict.REFUTED:

@@ -224,3 +224,45 @@ def test_assumptions_made_in_one_branch_survive_the_merge() -> None:
     assert fuel.witness.args[1] is False  # with flag = true every such n overflows first
     result = host.execute(plan, "main", list(fuel.witness.args), encoding="json")
     assert result.error is not None and result.error.code == "R-QUOTA-FUEL"
+
+
+def test_what_a_branch_learned_before_the_merge_is_kept() -> None:
+    """With flag true the inner branch returns, so the loop is reached only with flag false: a
+    counterexample must say so (found by the loop-heavy generator)."""
+    body = "acc = 0;\nif flag {\nif flag { return acc; }\n}\nfor i in 0 .. n { acc = acc; }\nreturn acc;"
+    report, host, plan = _prove(_module(body, "(n I32, flag Bool) -> I32"), _policy(max_fuel=300))
+    fuel = report.function("main").budget("fuel")
+    assert fuel is not None and fuel.verdict is Verdict.REFUTED and fuel.witness is not None
+    assert fuel.witness.args[1] is False
+    result = host.execute(plan, "main", list(fuel.witness.args), encoding="json")
+    assert result.error is not None and result.error.code == "R-QUOTA-FUEL"
+
+
+def test_an_inexact_branch_that_may_return_ends_the_must_path() -> None:
+    """The prover cannot evaluate string.equals, and here it is always true: every run returns
+    before the loop, so the loop's cost must not count toward a counterexample."""
+    body = "if string.equals(s, s) { return 0; }\nfor i in 0 .. n { }\nreturn 1;"
+    policy = (
+        Policy.builder()
+        .with_limits(max_wall_time_ms=60_000, max_fuel=300)
+        .with_input_bounds("main", s=(0, 10))
+        .build()
+    )
+    report, host, plan = _prove(_module(body, "(n I32, s String) -> I32"), policy)
+    fuel = report.function("main").budget("fuel")
+    assert fuel is not None and fuel.verdict is Verdict.UNKNOWN
+    assert host.execute(plan, "main", [10**6, "x"], encoding="json").ok
+
+
+def test_an_inexact_branch_that_returns_on_some_paths_ends_the_must_path() -> None:
+    body = "if string.equals(s, s) {\nif n > 5 { return 0; }\n}\nfor i in 0 .. n { }\nreturn 1;"
+    policy = (
+        Policy.builder()
+        .with_limits(max_wall_time_ms=60_000, max_fuel=300)
+        .with_input_bounds("main", s=(0, 10))
+        .build()
+    )
+    report, host, plan = _prove(_module(body, "(n I32, s String) -> I32"), policy)
+    fuel = report.function("main").budget("fuel")
+    assert fuel is not None and fuel.verdict is Verdict.UNKNOWN  # the loop only runs for n <= 5
+    assert host.execute(plan, "main", [10**6, "x"], encoding="json").ok

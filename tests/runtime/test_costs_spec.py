@@ -64,3 +64,23 @@ def test_every_runtime_code_is_registered_and_documented() -> None:
     documented |= {f"R-QUOTA-{suffix}" for suffix in re.findall(r", -([A-Z-]+[A-Z])", quota_row)}
     assert codes <= documented, sorted(codes - documented)
     assert documented - {"R-"} <= codes | {"R-QUOTA-"}, sorted(documented - codes)
+
+
+def test_the_plain_int_amounts_are_the_records_amounts() -> None:
+    assert costs.list_empty() == costs.OpCost(costs.LIST_EMPTY_FUEL, costs.LIST_EMPTY_ALLOC)
+    assert costs.map_empty() == costs.OpCost(costs.MAP_EMPTY_FUEL, costs.MAP_EMPTY_ALLOC)
+    for size in range(0, 40):
+        assert costs.list_get(size) == costs.list_count(size) == costs.OpCost(costs.read_fuel(size))
+        assert costs.map_get(size) == costs.map_contains_key(size) == costs.OpCost(2 + size)
+        assert costs.record_get(size).fuel == costs.read_fuel(size) == 2 + size
+        assert costs.list_of(size) == costs.OpCost(costs.copy_fuel(size), costs.list_of_alloc(size))
+        assert costs.list_of(size) == costs.OpCost(2 + size, 16 * size)
+        assert costs.record_new(size) == costs.OpCost(costs.copy_fuel(size), costs.record_new_alloc(size))
+        assert costs.list_add(size) == costs.OpCost(costs.copy_fuel(size, 1), costs.list_add_alloc(size))
+        assert costs.list_add(size) == costs.OpCost(3 + size, 16 * (size + 1))
+        for flag in (True, False):
+            assert costs.map_set(size, flag) == costs.OpCost(3 + size, 32 * max(1, size + flag))
+            assert costs.map_set(size, flag).alloc == costs.map_set_alloc(size, flag)
+            assert costs.map_remove(size, flag) == costs.OpCost(2 + size, 32 * max(1, size - flag))
+            assert costs.map_remove(size, flag).alloc == costs.map_remove_alloc(size, flag)
+    assert costs.read_fuel(-3) == 2 and costs.copy_fuel(-3, -1) == 2  # sizes below 0 count as 0

@@ -218,3 +218,37 @@ def test_limits_reject_negative_or_non_integer_values() -> None:
         MeterLimits(max_wall_time_ms=2**31)
     with pytest.raises(ValueError):
         MeterLimits(max_fuel=True)
+
+
+def test_fuel_remaining_and_set_fuel_used_keep_a_local_in_step() -> None:
+    m = _meter(max_fuel=10)
+    m.fuel(3)
+    assert m.fuel_remaining() == 7
+    local = m.fuel_remaining() - 5  # a backend spent 5 fuel in a local
+    m.set_fuel_used(m.max_fuel - local)
+    assert m.fuel_used == 8 and m.fuel_remaining() == 2 and m.usage().fuel_used == 8
+    assert _refused(lambda: m.fuel(3)) == "R-QUOTA-FUEL"
+    m.fuel(2)
+    assert m.fuel_remaining() == 0
+    for bad in (-1, 11, 2.0, True):
+        with pytest.raises(ValueError):
+            m.set_fuel_used(bad)  # type: ignore[arg-type]
+    assert m.fuel_used == 10
+
+
+def test_a_run_without_a_cancel_token_cannot_be_cancelled_by_anyone() -> None:
+    a, b = _meter(), _meter()
+    token = a._cancel  # the shared token of runs whose host passed none
+    with pytest.raises(RuntimeError):
+        token.cancel()
+    with pytest.raises(AttributeError):
+        token.cancelled = True
+    a.fuel(1)
+    b.fuel(1)
+    assert not token.cancelled
+
+
+def test_scalar_shapes_charge_nothing() -> None:
+    m = _meter(max_list_length=0, max_map_entries=0, max_collection_depth=0, max_string_length=0)
+    m.shape(Shape())
+    assert m.usage() == _meter().usage()

@@ -225,3 +225,82 @@ def test_host_values_are_rebuilt_and_checked() -> None:
     ]:
         with pytest.raises(SandboxFault):
             coerce_host_value(bad, t, literals)
+
+
+# --- incremental shapes (map.set / list.add must equal a full walk, in O(1) when they can) -------
+
+_leaf = st.one_of(
+    st.integers(-3, 3),
+    st.text(alphabet="ab\u00e9\U0001f600", max_size=5),
+    st.booleans(),
+    st.floats(-2.0, 2.0, allow_nan=False),
+)
+_values = st.recursive(
+    _leaf,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4).map(ListValue),
+        st.lists(st.tuples(st.integers(0, 3), inner), max_size=3).map(MapValue),
+        st.lists(inner, min_size=1, max_size=3).map(RecordValue),
+    ),
+    max_leaves=12,
+)
+
+
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 4), _values), max_size=25))
+def test_map_updates_keep_the_shape_of_a_full_walk(ops: list[tuple[bool, int, object]]) -> None:
+    m = MapValue()
+    for is_set, key, value in ops:
+        before = m
+        m = m.set(key, value) if is_set else m.remove(key)  # type: ignore[arg-type]
+        assert m.shape == MapValue(m.entries.values()).shape
+        assert before.shape == MapValue(before.entries.values()).shape  # the source is untouched
+
+
+@given(st.lists(_values, max_size=20))
+def test_list_appends_keep_the_shape_of_a_full_walk(items: list[object]) -> None:
+    built = ListValue([])
+    for item in items:
+        built = built.append(item)  # type: ignore[arg-type]
+        assert built.shape == ListValue(built.items).shape
+
+
+def test_replacing_a_scalar_value_does_not_walk_the_map(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dotboxd.core import values as values_module
+
+    m = MapValue((k, k) for k in range(100))
+    m = m.set("longest text", ListValue([1, 2, 3]))
+
+    def no_walk(entries: object) -> Shape:
+        raise AssertionError("the whole map was walked")
+
+    monkeypatch.setattr(values_module, "_map_shape", no_walk)
+    updated = m.set(7, 70).set(8, "x").set("longest text", ListValue([1, 2, 3, 4]))
+    monkeypatch.undo()
+    assert updated.shape == MapValue(updated.entries.values()).shape
+
+
+def test_replacing_the_only_holder_of_a_maximum_walks_again() -> None:
+    m = MapValue([(1, "a" * 40), (2, "b"), (3, ListValue([1] * 9))])
+    shorter = m.set(1, "c").set(3, 0)
+    assert shorter.shape.max_string == 1 and shorter.shape.max_list == 0 and shorter.shape.depth == 1
+    assert shorter.shape == MapValue(shorter.entries.values()).shape
+
+
+def test_frozen_constructor_builds_ordinary_frozen_records() -> None:
+    from dataclasses import FrozenInstanceError
+
+    from dotboxd.core.values import frozen_constructor, new_shape
+
+    fast = new_shape(3, 2, 2, 0, 1, 5, 10)
+    slow = Shape(3, 2, 2, 0, 1, 5, 10)
+    assert type(fast) is Shape and fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
+    with pytest.raises(FrozenInstanceError):
+        fast.nodes = 4  # type: ignore[misc]
+    assert new_shape() == Shape() and new_shape(nodes=2, depth=1) == Shape(nodes=2, depth=1)
+    with pytest.raises(TypeError):
+        new_shape(1, 2, 3, 4, 5, 6, 7, 8)
+
+    class Plain:  # not a dataclass: nothing to speed up, the class itself is the constructor
+        pass
+
+    assert frozen_constructor(Plain) is Plain

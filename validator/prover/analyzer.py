@@ -315,7 +315,13 @@ class Analyzer:
                 n.lstop = True
             out.normal = n
             return out
+        leaves = any(f.returns or f.breaks or f.continues for f in (ft, fe))
+        if not exact and leaves and st.record and not st.lstop and not self.probe:
+            # a branch the prover cannot tell apart may leave early: the join is not surely reached
+            self._candidate(st)
         out.normal = self._join_states(st, ft.normal, fe.normal, c if exact else None)
+        if not exact and leaves:
+            out.normal.lstop = True
         return out
 
     def _join_states(self, base: State, a: State | None, b: State | None, cond: Cond | None) -> State:
@@ -341,16 +347,21 @@ class Analyzer:
         out.assumed = max(a.assumed, b.assumed)
         if a.lstop or b.lstop:
             self.stop(out)
-        elif out.assumed > base.assumed:
-            self._carry_assumptions(out, base.pc, [a.pc, b.pc])
+        elif cond is not None:
+            self._carry_paths(out, base.pc, cond, [a.pc, b.pc])
         return out
 
-    def _carry_assumptions(self, st: State, base_pc: tuple[Cond, ...], pcs: list[tuple[Cond, ...]]) -> None:
-        """After a merge, keep what the merged paths assumed: one of them was taken, so the
-        disjunction of their path conditions (beyond the common part) holds."""
+    def _carry_paths(
+        self, st: State, base_pc: tuple[Cond, ...], cond: Cond, pcs: list[tuple[Cond, ...]]
+    ) -> None:
+        """After an exact merge, keep what each branch learned on the way to the merge (an inner
+        branch that returned, an operation assumed not to fail): the merge is reached only along
+        one of them, so the disjunction of their path conditions beyond the common part holds."""
         s = self.sym
-        branches = [s.and_(*pc[len(base_pc) :]) for pc in pcs]
-        if not self.add_pc(st, s.or_(*branches)):
+        extras = [pc[len(base_pc) :] for pc in pcs]
+        if extras == [(cond,), (s.not_(cond),)]:
+            return  # nothing beyond the branch condition itself
+        if not self.add_pc(st, s.or_(*(s.and_(*e) for e in extras))):
             self.stop(st)
 
     # --- refinement ----------------------------------------------------------------------------
