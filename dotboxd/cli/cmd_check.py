@@ -15,16 +15,14 @@ Exit codes: 0 accepted, 1 rejected (module, policy or manifest), 2 usage or I/O 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
+from dotboxd.cli.host_inputs import load_policy_and_catalog
 from dotboxd.cli.output import Input, Reporter, add_format_option, add_input_argument, load_input, write_text
-from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_manifest, standard_bindings
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.effects import effects_text
 from dotboxd.validator.api import validate
 from dotboxd.validator.plan import ExecutionPlan
-from dotboxd.validator.policy import Policy
 
 
 def register(subparsers: Any) -> None:
@@ -53,30 +51,15 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _catalog(manifest: str | None, standard: bool) -> BindingCatalog:
-    registry = BindingRegistry(standard_bindings() if standard else ())
-    if manifest is not None:
-        registry.extend(load_binding_manifest(Path(manifest).read_bytes()))
-    return registry.build()
-
-
 def run(args: argparse.Namespace) -> int:
     reporter = Reporter.from_args(args)
     loaded = load_input(reporter, args.file, args.source_kind)
     if not isinstance(loaded, Input):
         return loaded
-    stage = "policy"
-    try:
-        policy = Policy.from_json(Path(args.policy).read_bytes()) if args.policy else Policy.default()
-        stage = "bindings"
-        catalog = _catalog(args.bindings, args.standard)
-    except OSError as error:
-        return reporter.failed(
-            "io", f"{error.filename}: {error.strerror or type(error).__name__}", error.filename
-        )
-    except DotBoxDError as error:
-        where = args.policy if stage == "policy" else args.bindings or "<standard bindings>"
-        return reporter.rejected(error, None, where, {"file": loaded.filename, "stage": stage})
+    inputs = load_policy_and_catalog(reporter, args, loaded)
+    if isinstance(inputs, int):
+        return inputs
+    policy, catalog = inputs
     try:
         plan = validate(loaded.module, policy, catalog, now_unix_ms=args.now_ms)
     except DotBoxDError as error:

@@ -25,12 +25,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from dotboxd.cli.host_inputs import load_policy_and_catalog
 from dotboxd.cli.output import Input, Reporter, load_input, write_text
-from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_manifest, standard_bindings
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.grammar.source import KINDS
 from dotboxd.validator.api import validate
-from dotboxd.validator.policy import Policy
 from dotboxd.validator.prover import FunctionProof, ProofReport, Verdict, prove_plan
 
 EXIT_OK = 0
@@ -75,13 +74,6 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _catalog(manifest: str | None, standard: bool) -> BindingCatalog:
-    registry = BindingRegistry(standard_bindings() if standard else ())
-    if manifest is not None:
-        registry.extend(load_binding_manifest(Path(manifest).read_bytes()))
-    return registry.build()
-
-
 def run(args: argparse.Namespace) -> int:
     reporter = Reporter.from_args(args)
     lemma_lines: list[str] = []
@@ -103,18 +95,10 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_input(reporter, args.file, args.source_kind)
     if not isinstance(loaded, Input):
         return loaded
-    stage = "policy"
-    try:
-        policy = Policy.from_json(Path(args.policy).read_bytes()) if args.policy else Policy.default()
-        stage = "bindings"
-        catalog = _catalog(args.bindings, args.standard)
-    except OSError as error:
-        return reporter.failed(
-            "io", f"{error.filename}: {error.strerror or type(error).__name__}", error.filename
-        )
-    except DotBoxDError as error:
-        where = args.policy if stage == "policy" else args.bindings or "<standard bindings>"
-        return reporter.rejected(error, None, where, {"file": loaded.filename, "stage": stage})
+    inputs = load_policy_and_catalog(reporter, args, loaded)
+    if isinstance(inputs, int):
+        return inputs
+    policy, catalog = inputs
     strict = policy.require_static_bound
     try:
         plan = validate(
