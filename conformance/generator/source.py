@@ -10,18 +10,19 @@ Hypothesis needed at run time). The two sources therefore explore exactly the sa
 from __future__ import annotations
 
 import random
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
 
 
-class Source:
+class Source(ABC):
     """Choices for the generator. Subclasses implement :meth:`integer`; the rest derives from it."""
 
+    @abstractmethod
     def integer(self, lo: int, hi: int) -> int:
         """A whole number in ``[lo, hi]`` (inclusive)."""
-        raise NotImplementedError
 
     def choice(self, options: Sequence[T]) -> T:
         """One of ``options`` (the first is the one a shrinker drifts to)."""

@@ -18,6 +18,7 @@ Depth convention: a scalar or brand has depth 0 and each composite adds one, so
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,7 @@ from dotboxd.core.diagnostics import DotBoxDError, reject
 MAX_TYPE_DEPTH = 8
 
 
-class SandboxType:
+class SandboxType(ABC):
     """Base of every semantic type. Subclasses are frozen, slotted and compare structurally."""
 
     __slots__ = ()
@@ -38,9 +39,9 @@ class SandboxType:
         """Composite nesting depth (0 for scalars and brands)."""
         return 0
 
+    @abstractmethod
     def to_json(self) -> Any:
         """The wire spelling: a string for scalars and brands, ``{"name", "arguments"}`` otherwise."""
-        raise NotImplementedError
 
 
 @dataclass(frozen=True, slots=True)
