@@ -14,8 +14,10 @@ Run it with ``python examples/game_world_demo.py`` (``make demo`` runs it too).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from dotboxd.core.bindings import BindingDescriptor
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.host import BindingContext, Cost, Effect, Int32, Policy, SandboxHost, host_binding
 
@@ -31,7 +33,7 @@ class World:
         self.kill_calls = 0
 
 
-def make_binding(world: World):  # type: ignore[no-untyped-def]
+def make_binding(world: World) -> BindingDescriptor:
     @host_binding(
         id="game.world.kill",
         capability=CAPABILITY,
@@ -50,7 +52,7 @@ def make_binding(world: World):  # type: ignore[no-untyped-def]
     return kill
 
 
-def run_demo(print_line=print) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def run_demo(print_line: Callable[[str], object] = print) -> dict[str, object]:
     """Run the three scenarios; return what happened (the tests check it)."""
     source = KERNEL.read_text(encoding="utf-8")
     report: dict[str, object] = {}
