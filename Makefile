@@ -21,8 +21,15 @@ $(STAMP): pyproject.toml | $(BIN)/python
 demo: $(STAMP)
 	@echo "== check: loot-score (validate against the default, pure-only policy)"
 	$(BIN)/dotboxd check examples/loot-score.json
+	@echo "== prove: loot-score budgets (Z3), then a deliberately over-budget kernel (exit 1 expected: REFUTED)"
+	$(BIN)/dotboxd prove examples/loot-score.json
+	$(BIN)/dotboxd prove examples/over-budget.json || test $$? -eq 1
 	@echo "== run: loot-score main(3, 4), metered on the reference interpreter"
 	$(BIN)/dotboxd run examples/loot-score.json --entry main --args '[3, 4]'
+	@echo "== run: config-reader reads config/settings.json through the file.read facade, inside the granted root"
+	$(BIN)/python -c 'import json, os; print(json.dumps({"grants": [{"id": "file.read", "parameters": {"root": os.path.realpath("examples/config-root"), "maxBytesPerRun": "4096"}}], "allowRuntimeAsync": True}))' > $(VENV)/config-reader.policy.json
+	$(BIN)/dotboxd check examples/config-reader.json --policy $(VENV)/config-reader.policy.json
+	$(BIN)/dotboxd run examples/config-reader.json --policy $(VENV)/config-reader.policy.json
 	@echo "== the game-world host: granted, denied at install, starved mid-run"
 	$(BIN)/python examples/game_world_demo.py
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dotboxd.cli.output import Input, Reporter, add_format_option, add_input_argument, load_input, write_text
-from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_manifest
+from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_manifest, standard_bindings
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.host import ExecutionResult, SandboxHost
 from dotboxd.runtime.fixtures import fixture_invokers
@@ -45,6 +45,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--bindings", default=None, help="a JSON binding manifest (entries may carry a behavior)"
     )
+    parser.add_argument(
+        "--no-standard-bindings",
+        dest="standard",
+        action="store_false",
+        help="do not register DotBoxD's standard bindings (file, time, random, log, http)",
+    )
     parser.add_argument("--backend", default="reference", help="the execution backend (default: reference)")
     add_format_option(parser)
     parser.set_defaults(handler=run)
@@ -54,14 +60,17 @@ def _read_json(path: str) -> Any:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-def _catalog(path: str | None) -> BindingCatalog:
+def _catalog(path: str | None, standard: bool) -> BindingCatalog:
+    """The standard bindings (their safe facades attach in SandboxHost) plus the manifest's, whose
+    entries may carry a fixture ``behavior``."""
+    registry = BindingRegistry(standard_bindings() if standard else ())
     if path is None:
-        return BindingRegistry().build()
+        return registry.build()
     text = Path(path).read_text(encoding="utf-8")
     descriptors = load_binding_manifest(text)
     raw = json.loads(text)
     entries = raw.get("bindings", []) if isinstance(raw, dict) else raw
-    catalog = BindingRegistry(descriptors).build()
+    catalog = registry.extend(descriptors).build()
     invokers = fixture_invokers(
         [e for e in entries if isinstance(e, dict)], {d.id: d.return_type for d in descriptors}
     )
@@ -81,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         return reporter.failed("usage", "--args must be a JSON array with one value per parameter")
     try:
         policy = Policy.from_json(Path(args.policy).read_text(encoding="utf-8")) if args.policy else None
-        catalog = _catalog(args.bindings)
+        catalog = _catalog(args.bindings, args.standard)
     except OSError as error:
         return reporter.failed("io", f"{error.filename}: {error.strerror or type(error).__name__}")
     except ValueError as error:

@@ -30,6 +30,7 @@ from dotboxd.runtime.audit import Observer
 from dotboxd.runtime.commands import apply_commands
 from dotboxd.runtime.errors import ErrorInfo, SandboxError, error_info_from_diagnostic
 from dotboxd.runtime.execution import ArgEncoding, Backend, EntryCall
+from dotboxd.runtime.facades import attach_standard_facades
 from dotboxd.runtime.meter import CancelToken, ResourceUsage
 from dotboxd.runtime.reference import ReferenceBackend
 from dotboxd.validator.plan import ExecutionPlan
@@ -70,9 +71,14 @@ class SandboxHost:
         *,
         backends: Mapping[str, Backend] | None = None,
         observers: Iterable[Observer] = (),
+        standard_facades: bool = True,
     ) -> None:
-        """Build the binding catalogue (DotBoxDError ``E-BINDING-*`` for a bad binding)."""
+        """Build the binding catalogue (DotBoxDError ``E-BINDING-*`` for a bad binding). With
+        ``standard_facades`` a standard binding registered without an invoker (``file.readText``,
+        ``file.writeText``) gets the runtime's safe facade (``dotboxd.runtime.facades``)."""
         self.catalog = _build_catalog(bindings)
+        if standard_facades:
+            self.catalog = attach_standard_facades(self.catalog)
         reference: Backend = ReferenceBackend()
         self._backends: dict[str, Backend] = {"reference": reference}
         if backends:

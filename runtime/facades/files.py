@@ -1,0 +1,335 @@
+"""The safe file facades behind the standard ``file.readText`` / ``file.writeText`` bindings.
+
+Why a facade and not ``open()``: a kernel names files with a ``SandboxPath`` (a canonical relative
+path); only the host's grant says which directory that path is relative to. Everything between the
+two is hostile ground - ``..`` segments, absolute paths, symbolic links planted inside the root and
+pointing out of it, files bigger than the budget - so each step refuses rather than repairs
+(digest 4.3):
+
+1. the capability's grant must exist (its ``root`` and ``maxBytesPerRun`` are trusted host data);
+2. the path is re-checked as a canonical relative ``SandboxPath``;
+3. ``realpath(root/path)`` must stay inside the root (a cheap first fence), and the file is then
+   reached by walking the path one directory at a time from an open descriptor of the root with
+   ``O_NOFOLLOW``: a symbolic link anywhere - parent or final component - is refused, and a link
+   swapped in after the ``realpath`` check still cannot be followed;
+4. ``allowedExtensions`` (case-insensitive) when the grant lists them;
+5. the size is checked *before* reading: over ``maxBytesPerRun`` (counted per run across calls) is
+   QuotaExceeded, and the run's ``maxFileBytesRead`` is charged through the binding context;
+6. the sanitized relative path is audited (the bindings are PerResource).
+
+A write does the same checks at call time (so the kernel learns of a refusal at once) but only
+*queues* the change as a host command: it is applied when the whole run succeeded, again without
+following links, as a temporary file in the target directory renamed over (or linked to) the name.
+``allowCreate`` (which also covers creating parent directories) and ``allowOverwrite`` default to
+deny.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+
+from dotboxd.core.values import SandboxPath
+from dotboxd.grammar.literals import path_problem
+from dotboxd.runtime.context import BindingContext
+from dotboxd.runtime.errors import BindingError
+
+READ_CAPABILITY = "file.read"
+WRITE_CAPABILITY = "file.write"
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_SYMLINK_ERRNOS = frozenset({errno.ELOOP, errno.EMLINK})
+_RUNS_KEPT = 4096
+
+
+class FileGrant:
+    """The parsed, trusted parameters of one file grant."""
+
+    __slots__ = ("allow_create", "allow_overwrite", "extensions", "max_bytes", "root")
+
+    def __init__(self, parameters: Mapping[str, str], capability: str) -> None:
+        root = parameters.get("root")
+        max_bytes = parameters.get("maxBytesPerRun")
+        if not root or max_bytes is None or not max_bytes.isdigit():
+            # The validator checks grant parameters; a grant without them is a denial, not a crash.
+            raise BindingError("PermissionDenied", f"capability '{capability}' is not granted")
+        self.root = root
+        self.max_bytes = int(max_bytes)
+        exts = parameters.get("allowedExtensions")
+        self.extensions = (
+            frozenset(e.strip().lower() for e in exts.split(",") if e.strip()) if exts is not None else None
+        )
+        self.allow_create = parameters.get("allowCreate") == "true"
+        self.allow_overwrite = parameters.get("allowOverwrite") == "true"
+
+
+class _RunTally:
+    """Bytes used per run id against a grant's ``maxBytesPerRun`` (run ids are unique, so old
+    entries are only dropped to bound memory, never reused)."""
+
+    def __init__(self) -> None:
+        self._used: OrderedDict[str, int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def reserve(self, run_id: str, amount: int, limit: int, what: str) -> None:
+        with self._lock:
+            used = self._used.get(run_id, 0)
+            if used + amount > limit:
+                raise BindingError("QuotaExceeded", f"the file {what} budget of this run is exhausted")
+            self._used[run_id] = used + amount
+            self._used.move_to_end(run_id)
+            while len(self._used) > _RUNS_KEPT:
+                self._used.popitem(last=False)
+
+
+_READS = _RunTally()
+_WRITES = _RunTally()
+
+
+# --- shared checks ---------------------------------------------------------------------------
+
+
+def _grant(ctx: BindingContext, capability: str) -> FileGrant:
+    parameters = ctx.grant_parameters
+    if not parameters:
+        raise BindingError("PermissionDenied", f"capability '{capability}' is not granted")
+    return FileGrant(parameters, capability)
+
+
+def _segments(path: object) -> tuple[str, list[str]]:
+    """The relative text and its segments, or InvalidInput (values are validated upstream; this
+    is the facade refusing to trust that)."""
+    text = path.text if isinstance(path, SandboxPath) else None
+    if not isinstance(text, str) or path_problem(text) is not None or "\x00" in text:
+        raise BindingError("InvalidInput", "the path is not a canonical relative sandbox path")
+    return text, text.split("/")
+
+
+def _inside_root(grant: FileGrant, text: str) -> None:
+    """The lexical/realpath fence: the fully resolved target must stay inside the root."""
+    resolved = os.path.realpath(os.path.join(grant.root, *text.split("/")))
+    if os.path.commonpath([grant.root, resolved]) != grant.root or resolved == grant.root:
+        raise BindingError("PermissionDenied", "the path leaves the granted root")
+
+
+def _check_extension(grant: FileGrant, name: str) -> None:
+    if grant.extensions is None:
+        return
+    dot = name.rfind(".")
+    if dot <= 0 or name[dot:].lower() not in grant.extensions:
+        raise BindingError("PermissionDenied", "the file extension is not allowed")
+
+
+def _os_refusal(error: OSError) -> BindingError:
+    """A safe category for an OS error while walking or opening (no host path in the message)."""
+    if error.errno in _SYMLINK_ERRNOS:
+        return BindingError("PermissionDenied", "symbolic links are not followed")
+    if error.errno in (errno.ENOENT, errno.ENOTDIR):
+        return BindingError("NotFound", "the file does not exist")
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return BindingError("PermissionDenied", "the file may not be accessed")
+    if error.errno == errno.EISDIR:
+        return BindingError("InvalidInput", "the path names a directory")
+    return BindingError("NotFound", "the file could not be opened")
+
+
+def _open_parent(root: str, parents: list[str], create: bool) -> int:
+    """An fd of the directory holding the target, reached from the root without following any
+    link; missing directories are created only when ``create``. The caller closes it."""
+    fd = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)
+    try:
+        for name in parents:
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                os.mkdir(name, 0o777, dir_fd=fd)
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISLNK(st.st_mode):
+                raise OSError(errno.ELOOP, "symbolic link")
+            if not stat.S_ISDIR(st.st_mode):
+                raise OSError(errno.ENOTDIR, "not a directory")
+            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _lstat_in(dir_fd: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+# --- file.readText ---------------------------------------------------------------------------
+
+
+def read_text(ctx: BindingContext, path: SandboxPath) -> str:
+    """``file.readText(path)``: the UTF-8 text of ``root/path`` (see the module docstring)."""
+    grant = _grant(ctx, READ_CAPABILITY)
+    text, segments = _segments(path)
+    _inside_root(grant, text)
+    _check_extension(grant, segments[-1])
+    try:
+        parent = _open_parent(grant.root, segments[:-1], create=False)
+        try:
+            fd = os.open(segments[-1], _READ_FLAGS, dir_fd=parent)
+        finally:
+            os.close(parent)
+    except OSError as error:
+        raise _os_refusal(error) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise BindingError("InvalidInput", "the path does not name a regular file")
+        size = st.st_size
+        if size > grant.max_bytes:
+            raise BindingError("QuotaExceeded", "the file is larger than the grant's maxBytesPerRun")
+        _READS.reserve(ctx.run_id, size, grant.max_bytes, "read")
+        ctx.charge_file_read(size)
+        data = _read_exactly(fd, size)
+    finally:
+        os.close(fd)
+    try:
+        content = data.decode("utf-8", errors="strict")
+    except UnicodeDecodeError:
+        raise BindingError("InvalidInput", "the file is not valid UTF-8") from None
+    ctx.audit(f"file:{text}", bytes=size)
+    return content
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    """At most ``size`` bytes (the charged amount); a file that grew meanwhile is refused."""
+    chunks: list[bytes] = []
+    remaining = size
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    if os.read(fd, 1):
+        raise BindingError("InvalidInput", "the file changed while it was read")
+    return b"".join(chunks)
+
+
+# --- file.writeText --------------------------------------------------------------------------
+
+
+def write_text(ctx: BindingContext, path: SandboxPath, content: str) -> None:
+    """``file.writeText(path, content)``: check now, queue the atomic write for a successful run."""
+    grant = _grant(ctx, WRITE_CAPABILITY)
+    text, segments = _segments(path)
+    if not isinstance(content, str):
+        raise BindingError("InvalidInput", "the content is not text")
+    _inside_root(grant, text)
+    _check_extension(grant, segments[-1])
+    try:
+        data = content.encode("utf-8", errors="strict")
+    except UnicodeEncodeError:
+        raise BindingError("InvalidInput", "the content is not valid Unicode text") from None
+    _preflight(grant, segments)
+    if len(data) > grant.max_bytes:
+        raise BindingError("QuotaExceeded", "the text is larger than the grant's maxBytesPerRun")
+    _WRITES.reserve(ctx.run_id, len(data), grant.max_bytes, "write")
+    ctx.charge_file_write(len(data))
+    ctx.audit(f"file:{text}", bytes=len(data))
+    ctx.enqueue(
+        "file.write",
+        {"path": text, "bytes": len(data)},
+        lambda: _apply_write(grant, segments, data),
+    )
+
+
+def _preflight(grant: FileGrant, segments: list[str]) -> None:
+    """The permission checks a write must pass at call time (repeated when it is applied)."""
+    try:
+        parent = _open_parent(grant.root, segments[:-1], create=False)
+    except FileNotFoundError:
+        if not grant.allow_create:
+            raise BindingError("PermissionDenied", "creating files is not allowed by the grant") from None
+        _check_existing_parents(grant.root, segments[:-1])
+        return
+    except OSError as error:
+        raise _os_refusal(error) from None
+    try:
+        _check_target(grant, _lstat_in(parent, segments[-1]))
+    finally:
+        os.close(parent)
+
+
+def _check_existing_parents(root: str, parents: list[str]) -> None:
+    """For a write that will create directories: the part of the chain that exists has no link."""
+    fd = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)
+    try:
+        for name in parents:
+            st = _lstat_in(fd, name)
+            if st is None:
+                return
+            if stat.S_ISLNK(st.st_mode):
+                raise BindingError("PermissionDenied", "symbolic links are not followed")
+            if not stat.S_ISDIR(st.st_mode):
+                raise BindingError("NotFound", "a parent of the path is not a directory")
+            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    finally:
+        os.close(fd)
+
+
+def _check_target(grant: FileGrant, st: os.stat_result | None) -> None:
+    if st is None:
+        if not grant.allow_create:
+            raise BindingError("PermissionDenied", "creating files is not allowed by the grant")
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise BindingError("PermissionDenied", "symbolic links are not followed")
+    if not stat.S_ISREG(st.st_mode):
+        raise BindingError("InvalidInput", "the path does not name a regular file")
+    if not grant.allow_overwrite:
+        raise BindingError("PermissionDenied", "overwriting files is not allowed by the grant")
+
+
+def _apply_write(grant: FileGrant, segments: list[str], data: bytes) -> None:
+    """The queued command: temp file in the target directory, then an atomic rename (overwrite
+    allowed) or hard link (create only, so an existing name is never replaced). Runs after the
+    kernel finished; any refusal here raises and the host reports R-HOST-COMMAND."""
+    parent = _open_parent(grant.root, segments[:-1], create=grant.allow_create)
+    try:
+        name = segments[-1]
+        try:
+            _check_target(grant, _lstat_in(parent, name))
+        except BindingError as refused:
+            raise PermissionError(refused.safe_message) from None
+        temp = f".{name}.{secrets.token_hex(8)}.tmp"
+        fd = os.open(temp, _TEMP_FLAGS, 0o666, dir_fd=parent)
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            if grant.allow_overwrite:
+                os.replace(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
+            else:
+                os.link(temp, name, src_dir_fd=parent, dst_dir_fd=parent, follow_symlinks=False)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp, dir_fd=parent)
+    finally:
+        os.close(parent)
