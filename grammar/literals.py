@@ -3,12 +3,21 @@
 Each checker returns ``None`` when the text is valid, or a short reason (used in the diagnostic
 message) when it is not. Keeping the rules here, once, means both source forms accept exactly the
 same programs; the validator's literal pass re-runs them on programmatically built ASTs.
+
+The ``*_issue`` functions at the end wrap those checkers into a finished ``Issue`` (code, message,
+hint, evidence). Both builders (wire and text) raise from these, adding only their own pointer and
+position, so one bad name or literal is worded identically whichever form it arrives in.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from dotboxd.core import ast
 
 # --- identifiers -------------------------------------------------------------------------------
 
@@ -195,3 +204,74 @@ def uri_problem(text: str) -> str | None:
     if any(unicodedata.category(ch) == "Cc" for ch in text):
         return "contains a control character"
     return None
+
+
+# --- finished diagnostics, shared by the wire and text builders --------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """A rejection without a location: the caller adds its own pointer and span when raising."""
+
+    code: str
+    message: str
+    hint: str = ""
+    evidence: Mapping[str, object] = field(default_factory=dict, hash=False)
+
+
+_IDENTIFIER_HINT = "identifiers must be non-blank"
+_DANGEROUS_HINT = "kernels cannot name host types, assemblies or IL; expose host operations as bindings"
+_TEXT_LITERAL_RULES: dict[ast.LiteralKind, tuple[str, Callable[[str], str | None]]] = {
+    ast.LiteralKind.GUID: ("E-JSON-GUID", guid_problem),
+    ast.LiteralKind.PATH: ("E-JSON-PATH", path_problem),
+    ast.LiteralKind.URI: ("E-JSON-URI", uri_problem),
+}
+
+
+def identifier_issue(text: str, what: str) -> Issue | None:
+    """``what`` (e.g. "a function id") fails the identifier rule, or None."""
+    problem = identifier_problem(text)
+    return Issue("E-IR-ID", f"{what} {problem}", _IDENTIFIER_HINT) if problem else None
+
+
+def dangerous_issue(text: str, what: str) -> Issue | None:
+    """``what`` names host (CLR) machinery, or None; the fragment found is carried as evidence."""
+    fragment = dangerous_fragment(text)
+    if fragment is None:
+        return None
+    return Issue(
+        "E-IR-CLR-REF",
+        f"{what} contains the host-reference fragment {json.dumps(fragment)}",
+        _DANGEROUS_HINT,
+        {"fragment": fragment},
+    )
+
+
+def text_literal_issue(kind: ast.LiteralKind, text: str) -> Issue | None:
+    """A guid, path or uri literal breaks its rule, or None (other kinds have no text rule here)."""
+    rule = _TEXT_LITERAL_RULES.get(kind)
+    if rule is None:
+        return None
+    code, check = rule
+    problem = check(text)
+    if not problem:
+        return None
+    return Issue(code, f"the {kind.value} literal {json.dumps(text, ensure_ascii=False)} {problem}")
+
+
+def brand_issue(brand: str) -> Issue | None:
+    """An opaque-id type is not a brand name, or None."""
+    problem = brand_problem(brand)
+    if not problem:
+        return None
+    return Issue("E-JSON-OPAQUE", f"the opaque-id type {json.dumps(brand, ensure_ascii=False)} {problem}")
+
+
+def opaque_value_issue(text: str) -> Issue | None:
+    """An opaque-id value breaks its rule, or None (the message quotes at most 80 characters)."""
+    problem = opaque_value_problem(text)
+    if not problem:
+        return None
+    return Issue(
+        "E-JSON-OPAQUE", f"the opaque-id value {json.dumps(text[:80], ensure_ascii=False)} {problem}"
+    )

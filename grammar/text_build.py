@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
 from typing import NoReturn
 
 from lark import Token, Tree
@@ -150,28 +149,22 @@ class TreeBuilder:
     ) -> NoReturn:
         raise reject(code, message, pointer, span, hint, **evidence)
 
+    def raise_issue(self, issue: literals.Issue | None, pointer: str, span: Span) -> None:
+        """Raise a shared literal/identifier issue (if any) at this pointer and span."""
+        if issue is not None:
+            self.fail(issue.code, issue.message, pointer, span, issue.hint, **issue.evidence)
+
     def name(self, token: Token, pointer: str, what: str, scan: bool = True) -> str:
         """A name token's text, checked with the wire's identifier rule (and the dangerous scan)."""
         text = _decode(token, 0, f"the quoted {what}") if token.type == "QUOTED_NAME" else str(token)
         span = token_span(token)
-        problem = literals.identifier_problem(text)
-        if problem:
-            self.fail("E-IR-ID", f"{what} {problem}", pointer, span, "identifiers must be non-blank")
+        self.raise_issue(literals.identifier_issue(text, what), pointer, span)
         if scan:
             self.scan_dangerous(text, pointer, span, what)
         return text
 
     def scan_dangerous(self, text: str, pointer: str, span: Span, what: str) -> None:
-        fragment = literals.dangerous_fragment(text)
-        if fragment is not None:
-            self.fail(
-                "E-IR-CLR-REF",
-                f"{what} contains the host-reference fragment {json.dumps(fragment)}",
-                pointer,
-                span,
-                "kernels cannot name host types, assemblies or IL; expose host operations as bindings",
-                fragment=fragment,
-            )
+        self.raise_issue(literals.dangerous_issue(text, what), pointer, span)
 
     def string(self, token: Token, what: str) -> str:
         return _decode(token, 0, what)
@@ -209,9 +202,7 @@ class TreeBuilder:
         """A header id written as a string (module id, capability id, metadata key)."""
         text = self.string(token, what)
         span = token_span(token)
-        problem = literals.identifier_problem(text)
-        if problem:
-            self.fail("E-IR-ID", f"{what} {problem}", pointer, span, "identifiers must be non-blank")
+        self.raise_issue(literals.identifier_issue(text, what), pointer, span)
         self.scan_dangerous(text, pointer, span, what)
         return text
 
@@ -259,9 +250,7 @@ class TreeBuilder:
         key = self.string(key_token, "a metadata key")
         pointer = f"/metadata/{_escape_pointer_token(key)}"
         key_span = token_span(key_token)
-        problem = literals.identifier_problem(key)
-        if problem:
-            self.fail("E-IR-ID", f"a metadata key {problem}", pointer, key_span)
+        self.raise_issue(literals.identifier_issue(key, "a metadata key"), pointer, key_span)
         self.scan_dangerous(key, pointer, key_span, "a metadata key")
         value = self.string(value_token, "a metadata value")
         self.scan_dangerous(value, pointer, token_span(value_token), "a metadata value")
@@ -441,20 +430,11 @@ class TreeBuilder:
             return self.opaque(tree, pointer, span)
         token = tree.children[0]
         assert isinstance(token, Token)
-        lit_kind, prefix_len, check = _STRING_LITERALS[kind]
+        lit_kind, prefix_len = _STRING_LITERALS[kind]
         what = f"a {lit_kind.value} literal"
         text = _decode(token, prefix_len, what)
         value_pointer = f"{pointer}/{lit_kind.value}"
-        if check is not None:
-            code, rule = check
-            problem = rule(text)
-            if problem:
-                self.fail(
-                    code,
-                    f"the {lit_kind.value} literal {json.dumps(text, ensure_ascii=False)} {problem}",
-                    value_pointer,
-                    span,
-                )
+        self.raise_issue(literals.text_literal_issue(lit_kind, text), value_pointer, span)
         self.scan_dangerous(text, value_pointer, span, what)
         if lit_kind is ast.LiteralKind.GUID:
             text = text.lower()
@@ -470,23 +450,9 @@ class TreeBuilder:
         )
         type_pointer = f"{pointer}/opaqueId/type"
         value_pointer = f"{pointer}/opaqueId/value"
-        problem = literals.brand_problem(brand)
-        if problem:
-            self.fail(
-                "E-JSON-OPAQUE",
-                f"the opaque-id type {json.dumps(brand, ensure_ascii=False)} {problem}",
-                type_pointer,
-                token_span(brand_token),
-            )
+        self.raise_issue(literals.brand_issue(brand), type_pointer, token_span(brand_token))
         text = self.string(value_token, "an opaque-id value")
-        problem = literals.opaque_value_problem(text)
-        if problem:
-            self.fail(
-                "E-JSON-OPAQUE",
-                f"the opaque-id value {json.dumps(text[:80], ensure_ascii=False)} {problem}",
-                value_pointer,
-                token_span(value_token),
-            )
+        self.raise_issue(literals.opaque_value_issue(text), value_pointer, token_span(value_token))
         self.scan_dangerous(brand, type_pointer, token_span(brand_token), "an opaque-id type")
         self.scan_dangerous(text, value_pointer, token_span(value_token), "an opaque-id value")
         return ast.Literal(ast.LiteralKind.OPAQUE_ID, text, brand, pointer=pointer, span=span)
@@ -494,12 +460,12 @@ class TreeBuilder:
 
 _BINARY_BY_SYMBOL: dict[str, ast.BinaryOp] = {sym: op for op, sym in ast.BINARY_SYMBOLS.items()}
 
-_Check = tuple[str, Callable[[str], str | None]]
-_STRING_LITERALS: dict[str, tuple[ast.LiteralKind, int, _Check | None]] = {
-    "string_lit": (ast.LiteralKind.STRING, 0, None),
-    "guid_lit": (ast.LiteralKind.GUID, len("guid"), ("E-JSON-GUID", literals.guid_problem)),
-    "path_lit": (ast.LiteralKind.PATH, len("path"), ("E-JSON-PATH", literals.path_problem)),
-    "uri_lit": (ast.LiteralKind.URI, len("uri"), ("E-JSON-URI", literals.uri_problem)),
+# parse-tree rule -> (literal kind, length of the prefix before the opening quote)
+_STRING_LITERALS: dict[str, tuple[ast.LiteralKind, int]] = {
+    "string_lit": (ast.LiteralKind.STRING, 0),
+    "guid_lit": (ast.LiteralKind.GUID, len("guid")),
+    "path_lit": (ast.LiteralKind.PATH, len("path")),
+    "uri_lit": (ast.LiteralKind.URI, len("uri")),
 }
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
 from typing import Any, NoReturn
 
 from dotboxd.core import ast
@@ -64,6 +63,11 @@ class _Builder:
     ) -> NoReturn:
         raise reject(code, message, pointer, self.doc.span(offset), hint, **evidence)
 
+    def raise_issue(self, issue: literals.Issue | None, pointer: str, offset: int) -> None:
+        """Raise a shared literal/identifier issue (if any) at this pointer and offset."""
+        if issue is not None:
+            self.fail(issue.code, issue.message, pointer, offset, issue.hint, **issue.evidence)
+
     def expect_object(self, value: JValue, pointer: str, what: str) -> JObject:
         if not isinstance(value, JObject):
             self.fail(
@@ -111,24 +115,13 @@ class _Builder:
 
     def identifier(self, value: JValue, pointer: str, what: str, scan: bool = True) -> str:
         text = self.expect_string(value, pointer, what)
-        problem = literals.identifier_problem(text)
-        if problem:
-            self.fail("E-IR-ID", f"{what} {problem}", pointer, value.offset, "identifiers must be non-blank")
+        self.raise_issue(literals.identifier_issue(text, what), pointer, value.offset)
         if scan:
             self.scan_dangerous(text, pointer, value.offset, what)
         return text
 
     def scan_dangerous(self, text: str, pointer: str, offset: int, what: str) -> None:
-        fragment = literals.dangerous_fragment(text)
-        if fragment is not None:
-            self.fail(
-                "E-IR-CLR-REF",
-                f"{what} contains the host-reference fragment {json.dumps(fragment)}",
-                pointer,
-                offset,
-                "kernels cannot name host types, assemblies or IL; expose host operations as bindings",
-                fragment=fragment,
-            )
+        self.raise_issue(literals.dangerous_issue(text, what), pointer, offset)
 
     # -- module and functions -------------------------------------------------------------------
 
@@ -201,9 +194,9 @@ class _Builder:
         pairs: list[tuple[str, str]] = []
         for key, item in obj.members.items():
             item_pointer = f"{pointer}/{_escape_pointer_token(key)}"
-            problem = literals.identifier_problem(key)
-            if problem:
-                self.fail("E-IR-ID", f"a metadata key {problem}", item_pointer, obj.key_offsets[key])
+            self.raise_issue(
+                literals.identifier_issue(key, "a metadata key"), item_pointer, obj.key_offsets[key]
+            )
             self.scan_dangerous(key, item_pointer, obj.key_offsets[key], "a metadata key")
             text = self.expect_string(item, item_pointer, "a metadata value")
             self.scan_dangerous(text, item_pointer, item.offset, "a metadata value")
@@ -431,21 +424,7 @@ class _Builder:
             brand, text = self.opaque_id(value, vp)
             return make(text, brand)
         text = self.expect_string(value, vp, f"a {key} literal")
-        checks: dict[ast.LiteralKind, tuple[str, Callable[[str], str | None]]] = {
-            ast.LiteralKind.GUID: ("E-JSON-GUID", literals.guid_problem),
-            ast.LiteralKind.PATH: ("E-JSON-PATH", literals.path_problem),
-            ast.LiteralKind.URI: ("E-JSON-URI", literals.uri_problem),
-        }
-        if kind in checks:
-            code, check = checks[kind]
-            problem = check(text)
-            if problem:
-                self.fail(
-                    code,
-                    f"the {key} literal {json.dumps(text, ensure_ascii=False)} {problem}",
-                    vp,
-                    value.offset,
-                )
+        self.raise_issue(literals.text_literal_issue(kind, text), vp, value.offset)
         self.scan_dangerous(text, vp, value.offset, f"a {key} literal")
         if kind is ast.LiteralKind.GUID:
             text = text.lower()
@@ -498,23 +477,9 @@ class _Builder:
         obj = self.expect_object(value, pointer, "an opaqueId literal")
         self.check_keys(obj, pointer, "an opaqueId literal", frozenset({"type", "value"}), frozenset())
         brand = self.expect_string(obj.members["type"], f"{pointer}/type", "an opaque-id type")
-        problem = literals.brand_problem(brand)
-        if problem:
-            self.fail(
-                "E-JSON-OPAQUE",
-                f"the opaque-id type {json.dumps(brand, ensure_ascii=False)} {problem}",
-                f"{pointer}/type",
-                obj.members["type"].offset,
-            )
+        self.raise_issue(literals.brand_issue(brand), f"{pointer}/type", obj.members["type"].offset)
         text = self.expect_string(obj.members["value"], f"{pointer}/value", "an opaque-id value")
-        problem = literals.opaque_value_problem(text)
-        if problem:
-            self.fail(
-                "E-JSON-OPAQUE",
-                f"the opaque-id value {json.dumps(text[:80], ensure_ascii=False)} {problem}",
-                f"{pointer}/value",
-                obj.members["value"].offset,
-            )
+        self.raise_issue(literals.opaque_value_issue(text), f"{pointer}/value", obj.members["value"].offset)
         self.scan_dangerous(brand, f"{pointer}/type", obj.members["type"].offset, "an opaque-id type")
         self.scan_dangerous(text, f"{pointer}/value", obj.members["value"].offset, "an opaque-id value")
         return brand, text

@@ -15,7 +15,9 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "config-reader.json
 
 def _policy(tmp_path: Path, root: Path) -> Path:
     policy = {
-        "grants": [{"id": "file.read", "parameters": {"root": os.path.realpath(root), "maxBytesPerRun": "4096"}}],
+        "grants": [
+            {"id": "file.read", "parameters": {"root": os.path.realpath(root), "maxBytesPerRun": "4096"}}
+        ],
         "allowRuntimeAsync": True,
     }
     path = tmp_path / "policy.json"
@@ -23,7 +25,9 @@ def _policy(tmp_path: Path, root: Path) -> Path:
     return path
 
 
-def test_config_reader_runs_with_a_file_read_grant(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_config_reader_runs_with_a_file_read_grant(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = tmp_path / "root"
     (root / "config").mkdir(parents=True)
     (root / "config" / "settings.json").write_text('{"a": 1}', encoding="utf-8")
@@ -32,7 +36,9 @@ def test_config_reader_runs_with_a_file_read_grant(tmp_path: Path, capsys: pytes
     assert code == 0 and report["outcome"] == "ok" and report["value"] == '{"a": 1}'
 
 
-def test_config_reader_without_the_file_is_not_found(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_config_reader_without_the_file_is_not_found(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = tmp_path / "root"
     root.mkdir()
     code = main(["run", str(EXAMPLE), "--policy", str(_policy(tmp_path, root)), "--format", "json"])
