@@ -17,7 +17,7 @@ import inspect
 import threading
 import time
 from collections.abc import Awaitable, Coroutine
-from typing import Any
+from typing import Any, cast
 
 from dotboxd.runtime.errors import SandboxError
 
@@ -55,7 +55,8 @@ def resolve(value: object, async_enabled: bool, timeout_seconds: float) -> objec
             raise _timeout() from None
     if isinstance(value, asyncio.Future):
         return _poll(value, timeout_seconds)
-    return _run_in_private_loop(value, timeout_seconds)  # type: ignore[arg-type]
+    # ``value`` passed is_awaitable() and is neither kind of Future, so it is a plain awaitable.
+    return _run_in_private_loop(cast(Awaitable[Any], value), timeout_seconds)
 
 
 def _timeout() -> SandboxError:

@@ -195,15 +195,25 @@ def _list_empty(meter: Meter, args: tuple[Value, ...]) -> Value:
     return value
 
 
-def _list_of(meter: Meter, args: tuple[Value, ...]) -> Value:
+def _collect(
+    meter: Meter,
+    args: tuple[Value, ...],
+    alloc_of: Callable[[int], int],
+    make: Callable[[tuple[Value, ...]], ListValue | RecordValue],
+) -> Value:
+    """``list.of`` and ``record.new``: copy fuel for n items, the allocation, then the new shape."""
     n = len(args)
     meter.fuel(_copy_fuel(n))
-    alloc = costs.list_of_alloc(n)
+    alloc = alloc_of(n)
     if alloc:
         meter.alloc(alloc)
-    value = ListValue(args)
+    value = make(args)
     meter.shape(value.shape)
     return value
+
+
+def _list_of(meter: Meter, args: tuple[Value, ...]) -> Value:
+    return _collect(meter, args, costs.list_of_alloc, ListValue)
 
 
 def _list_count(meter: Meter, args: tuple[Value, ...]) -> Value:
@@ -280,14 +290,7 @@ def _map_remove(meter: Meter, args: tuple[Value, ...]) -> Value:
 
 
 def _record_new(meter: Meter, args: tuple[Value, ...]) -> Value:
-    n = len(args)
-    meter.fuel(_copy_fuel(n))
-    alloc = costs.record_new_alloc(n)
-    if alloc:
-        meter.alloc(alloc)
-    value = RecordValue(args)
-    meter.shape(value.shape)
-    return value
+    return _collect(meter, args, costs.record_new_alloc, RecordValue)
 
 
 def _record_get(meter: Meter, args: tuple[Value, ...]) -> Value:
