@@ -25,7 +25,7 @@ from dotboxd.core.values import utf16_len
 from dotboxd.runtime.audit import AuditEvent, AuditLog, Observer
 from dotboxd.runtime.commands import Command, CommandBuffer
 from dotboxd.runtime.errors import SandboxError
-from dotboxd.runtime.meter import CancelToken, Meter, MeterLimits
+from dotboxd.runtime.meter import CancelToken, Meter, MeterLimits, ResourceUsage
 
 if TYPE_CHECKING:
     from dotboxd.validator.plan import ExecutionPlan
@@ -38,19 +38,19 @@ def _meter_limits(limits: object) -> MeterLimits:
 
 
 # --- run ids ---------------------------------------------------------------------------------------
-# 32 lowercase hex digits: a random per-process prefix and a counter. Unique within the process and,
-# with 64 random bits per process, across processes; drawing a fresh uuid4 per run cost more than a
-# whole predicate call. Run ids name runs in audit logs; they are not secrets or capabilities.
+# 32 lowercase hex digits: a random per-process prefix (the high 64 bits) and a counter (the low 64
+# bits). Unique within the process and, with 64 random bits per process, across processes. The two
+# halves live in one integer counter so that an id is one ``next`` and one ``bytes.hex`` - a uuid4,
+# or formatting the halves separately, costs a visible share of a small kernel's whole call. Run ids
+# name runs in audit logs; they are not secrets or capabilities.
 
-_RUN_PREFIX = secrets.token_hex(8)
-_RUN_COUNTER = itertools.count(1)
+_RUN_COUNTER = itertools.count((secrets.randbits(64) << 64) + 1)
 
 
 def _reseed_run_ids() -> None:
     """A forked child must not repeat its parent's run ids."""
-    global _RUN_PREFIX, _RUN_COUNTER
-    _RUN_PREFIX = secrets.token_hex(8)
-    _RUN_COUNTER = itertools.count(1)
+    global _RUN_COUNTER
+    _RUN_COUNTER = itertools.count((secrets.randbits(64) << 64) + 1)
 
 
 if hasattr(os, "register_at_fork"):
@@ -59,12 +59,13 @@ if hasattr(os, "register_at_fork"):
 
 def new_run_id() -> str:
     """A fresh run id (32 lowercase hex digits)."""
-    return f"{_RUN_PREFIX}{next(_RUN_COUNTER):016x}"
+    return next(_RUN_COUNTER).to_bytes(16, "big").hex()
 
 
 class PlanRunFacts:
-    """What every run of one plan shares, computed once: the meter's limits, the audit clock and
-    whether any grant of the policy could ever cover ``dotboxd.runtime.async``.
+    """What every run of one plan shares, computed once: the meter's limits, the audit clock,
+    whether any grant of the policy could ever cover ``dotboxd.runtime.async``, and the memo of the
+    usage records of runs that consumed nothing but fuel (all under the same ``max_fuel``).
 
     Only facts that cannot change while the plan exists belong here (the policy's limits, grants and
     determinism settings are immutable). Whether the async capability is granted *now* is not: it
@@ -72,11 +73,13 @@ class PlanRunFacts:
     at all, in which case the answer is "no" forever and the question is skipped.
     """
 
-    __slots__ = ("async_possible", "audit_clock", "limits")
+    __slots__ = ("async_possible", "audit_clock", "limits", "usage_memo")
 
     def __init__(self, plan: ExecutionPlan) -> None:
         policy = plan.policy
         self.limits = _meter_limits(policy.limits)
+        # the ResourceUsage of the plan's runs that consumed only fuel, by fuel used (``Meter.usage``)
+        self.usage_memo: dict[int, ResourceUsage] = {}
         if policy.deterministic:
             logical = (policy.logical_now_unix_ms or 0) / 1000.0
             self.audit_clock: Callable[[], float] = lambda: logical
@@ -129,7 +132,7 @@ class RunContext:
             facts = PlanRunFacts(plan)
         self.plan = plan
         self.facts = facts
-        self.run_id = run_id or new_run_id()
+        self.run_id = run_id or next(_RUN_COUNTER).to_bytes(16, "big").hex()  # new_run_id(), inlined
         self.meter = Meter(facts.limits, cancel, clock)
         self.observers = observers if type(observers) is tuple else tuple(observers)
         self.audit_log: AuditLog | None = None

@@ -48,7 +48,7 @@ from dotboxd.core.values import (
     utf16_len,
 )
 from dotboxd.grammar import literals
-from dotboxd.runtime.audit import AuditEvent, AuditTrail, Observer, new_event, safe_field
+from dotboxd.runtime.audit import AuditEvent, AuditTrail, Observer, new_summary_event, safe_field
 from dotboxd.runtime.commands import Command
 from dotboxd.runtime.context import PlanRunFacts, RunContext
 from dotboxd.runtime.errors import ErrorInfo, SandboxError, error_info_from_diagnostic
@@ -184,27 +184,71 @@ def _bad_input(position: int, fault: SandboxFault) -> SandboxError:
 
 AllInputs = Callable[[Sequence[object]], tuple[Value, ...]]
 
+_TEXT_ARGS = (str, bytes)
 
-def _all_inputs(readers: tuple[InputReader, ...]) -> AllInputs:
-    """Read every input in parameter order; the first one that fails names its position. The common
-    small arities get an unrolled reader (no loop, no intermediate list)."""
-    if len(readers) == 0:
-        return lambda args: ()
-    if len(readers) == 1:
+
+def _integer_range(ref: TypeRef) -> tuple[int, int] | None:
+    """The accepted range of an integer parameter (None for any other type)."""
+    if ref.name == "I32":
+        return I32_MIN, I32_MAX
+    if ref.name == "I64":
+        return I64_MIN, I64_MAX
+    return None
+
+
+def _all_inputs(
+    readers: tuple[InputReader, ...], ranges: tuple[tuple[int, int] | None, ...], entrypoint: str
+) -> AllInputs:
+    """Check the arity, then read every input in parameter order; the first one that fails names its
+    position. The common small arities get an unrolled reader (no loop, no intermediate list), and
+    when every parameter is an integer one, a single inline test accepts a list or tuple of in-range
+    ``int`` inputs - the very values the per-parameter readers would return - before any reader is
+    called; whatever that test does not accept takes the general path, which also words the error."""
+    arity = len(readers)
+
+    def arity_error() -> SandboxError:
+        return SandboxError("R-ENTRY-ARITY", f"entrypoint '{entrypoint}' takes {arity} input(s)")
+
+    if arity == 0:
+
+        def read0(args: Sequence[object]) -> tuple[Value, ...]:
+            if len(args) != 0 or isinstance(args, _TEXT_ARGS):
+                raise arity_error()
+            return ()
+
+        return read0
+    if arity == 1:
         (r0,) = readers
 
         def read1(args: Sequence[object]) -> tuple[Value, ...]:
+            if len(args) != 1 or isinstance(args, _TEXT_ARGS):
+                raise arity_error()
             (a0,) = args
             try:
                 return (r0(a0),)
             except SandboxFault as fault:
                 raise _bad_input(1, fault) from None
 
-        return read1
-    if len(readers) == 2:
+        (range0,) = ranges
+        if range0 is None:
+            return read1
+        lo0, hi0 = range0
+
+        def read1_int(args: Sequence[object]) -> tuple[Value, ...]:
+            cls = type(args)
+            if (cls is list or cls is tuple) and len(args) == 1:
+                (a0,) = args
+                if type(a0) is int and lo0 <= a0 <= hi0:
+                    return (a0,)
+            return read1(args)
+
+        return read1_int
+    if arity == 2:
         r0, r1 = readers
 
         def read2(args: Sequence[object]) -> tuple[Value, ...]:
+            if len(args) != 2 or isinstance(args, _TEXT_ARGS):
+                raise arity_error()
             a0, a1 = args
             try:
                 v0 = r0(a0)
@@ -215,9 +259,25 @@ def _all_inputs(readers: tuple[InputReader, ...]) -> AllInputs:
             except SandboxFault as fault:
                 raise _bad_input(2, fault) from None
 
-        return read2
+        range0, range1 = ranges
+        if range0 is None or range1 is None:
+            return read2
+        lo0, hi0 = range0
+        lo1, hi1 = range1
+
+        def read2_int(args: Sequence[object]) -> tuple[Value, ...]:
+            cls = type(args)
+            if (cls is list or cls is tuple) and len(args) == 2:
+                a0, a1 = args
+                if type(a0) is int and lo0 <= a0 <= hi0 and type(a1) is int and lo1 <= a1 <= hi1:
+                    return (a0, a1)
+            return read2(args)
+
+        return read2_int
 
     def read(args: Sequence[object]) -> tuple[Value, ...]:
+        if len(args) != arity or isinstance(args, _TEXT_ARGS):
+            raise arity_error()
         values: list[Value] = []
         try:
             for reader, raw in zip(readers, args, strict=True):
@@ -269,6 +329,7 @@ class EntryCall:
     """
 
     __slots__ = (
+        "_build_summary",
         "_modes",
         "arity",
         "bounds",
@@ -295,13 +356,17 @@ class EntryCall:
         self.known = info is not None and entrypoint in plan.entrypoints
         self.return_type: SandboxType | None = info.return_type if info is not None else None
         self.arity = 0
-        self.read_inputs: AllInputs = _all_inputs(())
+        self.read_inputs: AllInputs = _all_inputs((), (), entrypoint)
         self.charged: tuple[int, ...] = ()
         self.bounds: tuple[tuple[int, str, int, int], ...] = ()
         if info is not None and self.known:
             refs = [to_type_ref(t) for t in info.parameter_types]
             self.arity = len(refs)
-            self.read_inputs = _all_inputs(tuple(_input_reader(ref, encoding) for ref in refs))
+            self.read_inputs = _all_inputs(
+                tuple(_input_reader(ref, encoding) for ref in refs),
+                tuple(_integer_range(ref) for ref in refs),
+                entrypoint,
+            )
             self.charged = tuple(i for i, ref in enumerate(refs) if ref.name not in _SCALAR_INPUT_TYPES)
             declared = plan.policy.input_bounds.get(entrypoint) or {}
             self.bounds = tuple(
@@ -320,7 +385,8 @@ class EntryCall:
             executionDispatched=True,
         )
         self.summary_fields = summary
-        self._modes: dict[str, Any] = {}
+        self._modes: dict[str, dict[str, Any]] = {}
+        self._build_summary = self._summary_event  # bound once: every unobserved run hands it over
 
     def run(
         self,
@@ -345,9 +411,14 @@ class EntryCall:
         clock: Callable[[], float] = time.monotonic,
     ) -> RunRecord:
         """``run`` returning the ``RunOutcome`` fields as a plain tuple, in field order (for a
-        caller that builds its own result object from them, like ``SandboxHost.execute``)."""
+        caller that builds its own result object from them, like ``SandboxHost.execute``).
+
+        The steps of the module docstring, written out in one body: this is the per-call path of
+        every host call, so the input checks and the run's closing are inlined here rather than
+        spread over helper calls."""
         plan = self.plan
-        run = RunContext(plan, run_id, cancel, observers, clock, self.facts)
+        facts = self.facts
+        run = RunContext(plan, run_id, cancel, observers, clock, facts)
         value: Value = None
         error: ErrorInfo | None = None
         return_type: SandboxType | None = None  # known once the run got past the entrypoint check
@@ -357,7 +428,15 @@ class EntryCall:
             if not self.known:
                 raise SandboxError("R-ENTRY-UNKNOWN", f"no entrypoint named '{self.entrypoint}'")
             return_type = self.return_type
-            value = backend.run(run, self.entrypoint, self._inputs(run, args))
+            # inputs: arity and types (``read_inputs``), then the bounds, then the shape charges
+            values = self.read_inputs(args)
+            if self.bounds:
+                self._check_bounds(values)
+            if self.charged:
+                shape = run.meter.shape
+                for index in self.charged:
+                    shape(shape_of(values[index]))
+            value = backend.run(run, self.entrypoint, values)
         except SandboxError as exc:
             error = exc.info()
         except SandboxFault as fault:
@@ -380,77 +459,65 @@ class EntryCall:
             value = None
         commands = run.finish_commands(error is None)
         meter = run.meter
-        usage = meter.usage()
+        usage = meter.usage(facts.usage_memo)
         executed_by = run.executed_by or backend.name
         calls = meter.calls_by_binding
+        if run.observers:
+            events = self._observed_summary(run, executed_by, error, usage)
+        else:
+            # nobody watches live: the RunSummary is built on first read, from what is fixed now
+            log = run.audit_log
+            logged = log.events if log is not None else ()
+            events = AuditTrail(
+                logged,
+                self._build_summary,
+                (run.run_id, facts.audit_clock(), len(logged), executed_by, error, usage),
+            )
         return (
             run.run_id,
             value,
             error,
             usage,
-            self._audit_trail(run, executed_by, error, usage),
+            events,
             commands,
             MappingProxyType(dict(calls)) if calls else _NO_CALLS,
             return_type,
             executed_by,
         )
 
-    def _inputs(self, run: RunContext, args: Sequence[object]) -> tuple[Value, ...]:
-        """Decode or check every input, then the bounds, then charge the shapes (spec 2, step 3)."""
-        if isinstance(args, str | bytes) or len(args) != self.arity:
-            raise SandboxError("R-ENTRY-ARITY", f"entrypoint '{self.entrypoint}' takes {self.arity} input(s)")
-        values = self.read_inputs(args)
-        if self.bounds:
-            for index, name, lo, hi in self.bounds:
-                # ``inputBounds``: an integer parameter must lie in [lo, hi]; for a list, map or string
-                # the bound applies to its size. Out of bounds is InvalidInput (keeps a proof sound).
-                measure = _measure(values[index])
-                if measure is not None and not lo <= measure <= hi:
-                    raise SandboxError("R-INPUT-BOUND", f"input '{name}' is outside its declared bounds")
-        if self.charged:
-            shape = run.meter.shape
-            for index in self.charged:
-                shape(shape_of(values[index]))
-        return values
+    def _check_bounds(self, values: tuple[Value, ...]) -> None:
+        """``inputBounds``: an integer parameter must lie in [lo, hi]; for a list, map or string the
+        bound applies to its size. Out of bounds is InvalidInput (it keeps a proof sound)."""
+        for index, name, lo, hi in self.bounds:
+            measure = _measure(values[index])
+            if measure is not None and not lo <= measure <= hi:
+                raise SandboxError("R-INPUT-BOUND", f"input '{name}' is outside its declared bounds")
 
-    def _audit_trail(
+    def _observed_summary(
         self, run: RunContext, mode: str, error: ErrorInfo | None, usage: ResourceUsage
     ) -> AuditTrail:
-        """The run's events closed by its ``RunSummary``. Observers get the summary now, as every
-        event; without observers it is built when first read, from what is fixed here."""
-        safe_mode = self._modes.get(mode)
-        if safe_mode is None:
-            safe_mode = self._modes[mode] = safe_field(mode)
-        if error is None:
-            code = category = None
-        else:
-            code = safe_field(error.code)
-            category = error.category
-        if run.observers:
-            fields = self._summary_fields(safe_mode, code, usage)
-            observed = run.audit
-            observed.write_safe_fields(
-                "RunSummary", success=error is None, error_code=category, fields=fields
-            )
-            return AuditTrail(observed.events)
-        log = run.audit_log
-        events = log.events if log is not None else ()
-        args = (
-            run.run_id,
-            self.facts.audit_clock(),
-            error is None,
-            len(events),
-            category,
-            safe_mode,
-            code,
-            usage,
+        """Observers get the ``RunSummary`` now, as every event: it is written to the run's log."""
+        fields = self._summary_fields(mode, error, usage)
+        observed = run.audit
+        observed.write_safe_fields(
+            "RunSummary",
+            success=error is None,
+            error_code=None if error is None else error.category,
+            fields=fields,
         )
-        return AuditTrail(events, self._summary_event, args)
+        return AuditTrail(observed.events)
 
-    def _summary_fields(self, safe_mode: Any, code: Any, usage: ResourceUsage) -> dict[str, Any]:
-        fields = self.summary_fields.copy()  # keeps the key order of the event's fields
-        fields["executionMode"] = safe_mode
-        fields["code"] = code
+    def _summary_fields(self, mode: str, error: ErrorInfo | None, usage: ResourceUsage) -> dict[str, Any]:
+        """The summary's fields: the entrypoint's constant ones with the sanitized mode (one template
+        per mode, kept), then this run's error code and usage, in the event's key order."""
+        template = self._modes.get(mode)
+        if template is None:
+            template = self.summary_fields.copy()
+            template["executionMode"] = safe_field(mode)
+            self._modes[mode] = template
+        fields = template.copy()
+        if error is not None:
+            fields["code"] = safe_field(error.code)
         fields["fuelUsed"] = usage.fuel_used
         fields["maxFuel"] = usage.max_fuel
         fields["allocationCharged"] = usage.allocated_bytes
@@ -461,17 +528,15 @@ class EntryCall:
         self,
         run_id: str,
         timestamp: float,
-        success: bool,
         sequence: int,
-        category: str | None,
-        safe_mode: Any,
-        code: Any,
+        mode: str,
+        error: ErrorInfo | None,
         usage: ResourceUsage,
     ) -> AuditEvent:
-        fields = self._summary_fields(safe_mode, code, usage)
-        return new_event(
-            run_id, "RunSummary", timestamp, success, sequence, category, MappingProxyType(fields)
-        )
+        """The ``RunSummary`` of an unobserved run, from the values fixed when it ended."""
+        fields = self._summary_fields(mode, error, usage)
+        category = None if error is None else error.category
+        return new_summary_event(run_id, timestamp, sequence, category, MappingProxyType(fields))
 
 
 __all__ = ["ArgEncoding", "Backend", "EntryCall", "RunOutcome", "RunRecord", "execute_plan"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Final
 
 from dotboxd.core import costs
 from dotboxd.core.values import SCALAR_SHAPE, Shape, frozen_constructor
@@ -24,6 +24,15 @@ from dotboxd.runtime.errors import SandboxError
 
 DEFAULT_WALL_TIME_MS = 100
 MAX_WALL_TIME_MS = 2**31 - 1
+USAGE_MEMO_SIZE = 256
+
+# the cost-table constants read on every charge, bound once (a module attribute read per charge shows
+# in the reference interpreter, which charges fuel for every node it evaluates)
+_DEADLINE_EVERY_FUEL_CHARGES: Final = costs.DEADLINE_EVERY_FUEL_CHARGES
+_DEADLINE_EVERY_LOOP_CHARGES: Final = costs.DEADLINE_EVERY_LOOP_CHARGES
+_LOOP_ITERATION_COUNT: Final = costs.LOOP_ITERATION_COUNT
+_LOOP_ITERATION_FUEL: Final = costs.LOOP_ITERATION_FUEL
+_CALL_DEPTH_STEP: Final = costs.CALL_DEPTH_STEP
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,11 +181,14 @@ class Meter:
         cancel: CancelToken | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        # one store per slot and nothing else: a meter is built for every run, so its construction is
+        # on the per-call path (the deadline is ``wall_time_ms`` spelled out, without the property call)
         self.limits = limits
         self.max_fuel = limits.max_fuel
-        self._cancel = cancel if cancel is not None else _NOT_CANCELLABLE
+        self._cancel = _NOT_CANCELLABLE if cancel is None else cancel
         self._clock = clock
-        self._deadline = clock() + limits.wall_time_ms / 1000.0
+        wall_ms = limits.max_wall_time_ms
+        self._deadline = clock() + (DEFAULT_WALL_TIME_MS if wall_ms is None else wall_ms) / 1000.0
         self._fuel_ticks = 0
         self._loop_ticks = 0
         self.fuel_used = 0
@@ -238,7 +250,7 @@ class Meter:
             raise _quota("R-QUOTA-FUEL", "fuel exhausted")
         self.fuel_used = used
         ticks = self._fuel_ticks + 1
-        if ticks >= costs.DEADLINE_EVERY_FUEL_CHARGES:
+        if ticks >= _DEADLINE_EVERY_FUEL_CHARGES:
             self._fuel_ticks = 0
             if self._clock() >= self._deadline:
                 raise SandboxError("R-TIMEOUT", "wall-time budget exhausted")
@@ -249,29 +261,29 @@ class Meter:
         """One loop iteration: a unit of the loop budget, then the iteration's fuel."""
         if self._cancel.cancelled:
             raise SandboxError("R-CANCELLED", "the run was cancelled")
-        count = self.loop_iterations + costs.LOOP_ITERATION_COUNT
+        count = self.loop_iterations + _LOOP_ITERATION_COUNT
         if count > self.limits.max_loop_iterations:
             raise _quota("R-QUOTA-LOOP", "loop iteration budget exhausted")
         self.loop_iterations = count
         ticks = self._loop_ticks + 1
-        if ticks >= costs.DEADLINE_EVERY_LOOP_CHARGES:
+        if ticks >= _DEADLINE_EVERY_LOOP_CHARGES:
             self._loop_ticks = 0
             self.check_deadline()
         else:
             self._loop_ticks = ticks
-        self.fuel(costs.LOOP_ITERATION_FUEL)
+        self.fuel(_LOOP_ITERATION_FUEL)
 
     # --- calls -----------------------------------------------------------------------------
 
     def enter_call(self) -> None:
-        depth = self.call_depth + costs.CALL_DEPTH_STEP
+        depth = self.call_depth + _CALL_DEPTH_STEP
         if depth > self.limits.max_call_depth:
             raise _quota("R-QUOTA-CALL-DEPTH", "call depth exceeded")
         self.call_depth = depth
 
     def exit_call(self) -> None:
         if self.call_depth > 0:
-            self.call_depth -= costs.CALL_DEPTH_STEP
+            self.call_depth -= _CALL_DEPTH_STEP
 
     def host_call(self, binding_id: str, max_calls_per_run: int | None) -> None:
         """One host-binding call: the run's MaxHostCalls, then the binding's maxCallsPerRun."""
@@ -365,7 +377,30 @@ class Meter:
 
     # --- reporting -------------------------------------------------------------------------
 
-    def usage(self) -> ResourceUsage:
+    def usage(self, memo: dict[int, ResourceUsage] | None = None) -> ResourceUsage:
+        """The run's consumption so far. With ``memo`` (records by fuel used, all for this meter's
+        ``max_fuel``: one memo per limits) a run that consumed nothing but fuel - most runs of small
+        pure kernels - gets the equal record an earlier such run got (records are immutable), not a
+        new one. No record is added to a memo that holds ``USAGE_MEMO_SIZE`` of them."""
+        if memo is not None and not (
+            self.loop_iterations
+            or self.allocated_bytes
+            or self.collection_elements
+            or self.string_bytes
+            or self.host_calls
+            or self.file_bytes_read
+            or self.file_bytes_written
+            or self.network_bytes_read
+            or self.network_bytes_written
+            or self.log_events
+        ):
+            fuel_used = self.fuel_used
+            found = memo.get(fuel_used)
+            if found is None:
+                found = _new_usage(fuel_used, self.max_fuel)
+                if len(memo) < USAGE_MEMO_SIZE:
+                    memo[fuel_used] = found
+            return found
         return _new_usage(
             self.fuel_used,
             self.max_fuel,

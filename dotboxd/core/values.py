@@ -26,6 +26,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, Protocol, TypeAlias, TypeVar
 
 from dotboxd.core.codes import category_of
@@ -207,15 +208,46 @@ new_shape = frozen_constructor(Shape)
 
 SCALAR_SHAPE = Shape()
 
-_SHORT_TEXT_SHAPES = tuple(new_shape(1, 0, 0, 0, 0, n, 2 * n) for n in range(256))
+SHARED_SHAPES_UP_TO = 4096
+"""Shapes of the commonest values up to this size are built once and shared (shapes are immutable):
+texts of up to this many UTF-16 units, and *flat* lists and maps (every item, key and value a
+scalar) of up to this many entries. Growing such a value in a loop then allocates no new shape, and
+the caches stay small (a few thousand records each, filled on first use)."""
+
+_TEXT_SHAPES: list[Shape | None] = [None] * SHARED_SHAPES_UP_TO
+_FLAT_LIST_SHAPES: list[Shape | None] = [None] * SHARED_SHAPES_UP_TO
+_FLAT_MAP_SHAPES: list[Shape | None] = [None] * SHARED_SHAPES_UP_TO
 
 
 def text_shape(length16: int) -> Shape:
-    """The shape of one text of ``length16`` UTF-16 units (shared for short texts: shapes are
-    immutable)."""
-    if 0 <= length16 < 256:
-        return _SHORT_TEXT_SHAPES[length16]
+    """The shape of one text of ``length16`` UTF-16 units (shared up to ``SHARED_SHAPES_UP_TO``)."""
+    if 0 <= length16 < SHARED_SHAPES_UP_TO:
+        shape = _TEXT_SHAPES[length16]
+        if shape is None:
+            shape = _TEXT_SHAPES[length16] = new_shape(1, 0, 0, 0, 0, length16, 2 * length16)
+        return shape
     return new_shape(1, 0, 0, 0, 0, length16, 2 * length16)
+
+
+def flat_list_shape(count: int) -> Shape:
+    """The shape of a list of ``count`` scalars (shared up to ``SHARED_SHAPES_UP_TO``); a list built
+    by ``ListValue`` or ``append`` with only scalar items carries exactly this object."""
+    if count < SHARED_SHAPES_UP_TO:
+        shape = _FLAT_LIST_SHAPES[count]
+        if shape is None:
+            shape = _FLAT_LIST_SHAPES[count] = new_shape(1 + count, count, count, 0, 1, 0, 0)
+        return shape
+    return new_shape(1 + count, count, count, 0, 1, 0, 0)
+
+
+def flat_map_shape(count: int) -> Shape:
+    """The shape of a map of ``count`` scalar keys and values (shared up to ``SHARED_SHAPES_UP_TO``)."""
+    if count < SHARED_SHAPES_UP_TO:
+        shape = _FLAT_MAP_SHAPES[count]
+        if shape is None:
+            shape = _FLAT_MAP_SHAPES[count] = new_shape(1 + 2 * count, count, 0, count, 1, 0, 0)
+        return shape
+    return new_shape(1 + 2 * count, count, 0, count, 1, 0, 0)
 
 
 def _combine(children: Iterable[Shape], count: int, is_map: bool) -> Shape:
@@ -227,7 +259,10 @@ def _combine(children: Iterable[Shape], count: int, is_map: bool) -> Shape:
     depth = 0
     max_string = 0
     string_bytes = 0
+    flat = True
     for s in children:
+        if s is not SCALAR_SHAPE:
+            flat = False
         nodes += s.nodes
         elements += s.elements
         if s.max_list > max_list:
@@ -239,6 +274,8 @@ def _combine(children: Iterable[Shape], count: int, is_map: bool) -> Shape:
         if s.max_string > max_string:
             max_string = s.max_string
         string_bytes += s.string_bytes
+    if flat:
+        return flat_map_shape(count) if is_map else flat_list_shape(count)
     return new_shape(nodes, elements, max_list, max_map, depth + 1, max_string, string_bytes)
 
 
@@ -284,39 +321,76 @@ def _replace_children(old: Shape, removed: tuple[Shape, ...], added: tuple[Shape
 
 
 class ListValue:
-    """An immutable list. ``items`` is a tuple; ``shape`` is computed once at construction."""
+    """An immutable list: ``len(lst)`` items, read with ``lst[i]`` or ``lst.items`` (a tuple).
 
-    __slots__ = ("items", "shape")
+    Why not a tuple inside: ``list.add`` builds a new list from an old one, and a kernel that grows a
+    list in a loop would copy it on every step (quadratic time). Instead, versions of a list share
+    one growing Python list, the *buffer*, and each version owns only the first ``len`` slots of it:
+    ``append`` on the version that covers the whole buffer appends in place (the older versions keep
+    seeing their own, shorter prefix, which nothing ever overwrites), and ``append`` on any other
+    version copies its prefix into a buffer of its own. So every version is immutable as seen from
+    outside, and linear growth costs amortized O(1). The in-place append confirms afterwards that it
+    won the slot (another thread may append to the same version at the same time); otherwise it
+    copies, so a slot is never shared by two versions with different items. ``shape`` is computed
+    once at construction.
+    """
 
-    items: tuple[Value, ...]
+    __slots__ = ("_buffer", "_count", "shape")
+
+    _buffer: list[Value]
+    _count: int
     shape: Shape
 
     def __init__(self, items: Iterable[Value] = (), shape: Shape | None = None) -> None:
-        frozen = tuple(items)
-        object.__setattr__(self, "items", frozen)
+        buffer = list(items)
+        object.__setattr__(self, "_buffer", buffer)
+        object.__setattr__(self, "_count", len(buffer))
         object.__setattr__(
-            self, "shape", shape if shape is not None else _combine(map(shape_of, frozen), len(frozen), False)
+            self, "shape", shape if shape is not None else _combine(map(shape_of, buffer), len(buffer), False)
         )
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("sandbox values are immutable")
 
+    @property
+    def items(self) -> tuple[Value, ...]:
+        """The items, as a new tuple (O(len)): for reading the whole list; ``lst[i]`` reads one."""
+        buffer = self._buffer
+        count = self._count
+        return tuple(buffer) if len(buffer) == count else tuple(buffer[:count])
+
     def __len__(self) -> int:
-        return len(self.items)
+        return self._count
+
+    def __getitem__(self, index: int) -> Value:
+        """The item at ``index`` (0 <= index < len; anything else is IndexError, never a wrap-around)."""
+        if not 0 <= index < self._count:
+            raise IndexError("list index out of range")
+        return self._buffer[index]
 
     def __iter__(self) -> Iterator[Value]:
-        return iter(self.items)
+        # never ``iter(buffer)``: a later version may append to the shared buffer mid-iteration
+        return islice(self._buffer, self._count)
 
     def append(self, item: Value) -> ListValue:
-        """A new list with ``item`` appended (the shape is updated in O(1))."""
+        """A new list with ``item`` appended (amortized O(1); the shape is updated in O(1))."""
         old = self.shape
-        items = (*self.items, item)
-        count = len(items)
+        count = self._count
+        buffer = self._buffer
+        if len(buffer) == count:
+            buffer.append(item)
+            if len(buffer) != count + 1 or buffer[count] is not item:  # lost a race for the slot
+                buffer = [*buffer[:count], item]
+        else:
+            buffer = [*buffer[:count], item]
+        count += 1
+        s = shape_of(item)
+        if s is SCALAR_SHAPE and (count <= SHARED_SHAPES_UP_TO and old is _FLAT_LIST_SHAPES[count - 1]):
+            return _new_list(buffer, count, flat_list_shape(count))  # the commonest case: no new shape
         max_list = old.max_list
         if count > max_list:
             max_list = count
-        s = shape_of(item)
-        if s is SCALAR_SHAPE:  # the common case: only the counts change
+        if s is SCALAR_SHAPE:  # only the counts change
             shape = new_shape(
                 old.nodes + 1,
                 old.elements + 1,
@@ -336,19 +410,35 @@ class ListValue:
                 old.max_string if old.max_string >= s.max_string else s.max_string,
                 old.string_bytes + s.string_bytes,
             )
-        new = ListValue.__new__(ListValue)
-        object.__setattr__(new, "items", items)
-        object.__setattr__(new, "shape", shape)
-        return new
+        return _new_list(buffer, count, shape)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ListValue) and values_equal(self, other)
 
     def __hash__(self) -> int:
-        return hash(("List", tuple(value_token(v) for v in self.items)))
+        return hash(("List", tuple(value_token(v) for v in self)))
 
     def __repr__(self) -> str:
-        return f"ListValue({list(self.items)!r})"
+        return f"ListValue({list(self)!r})"
+
+
+class _ListBuilder:
+    """A mutable twin of ``ListValue`` with the very same slots: ``_new_list`` fills one with plain
+    attribute stores and retypes it, which is several times cheaper than three
+    ``object.__setattr__`` calls on the frozen class (``list.add`` builds a list on every call)."""
+
+    __slots__ = ("_buffer", "_count", "shape")
+
+
+def _new_list(buffer: list[Value], count: int, shape: Shape) -> ListValue:
+    """A ``ListValue`` over the first ``count`` slots of ``buffer``, without the copying constructor."""
+    new: Any = _ListBuilder()
+    new._buffer = buffer
+    new._count = count
+    new.shape = shape
+    new.__class__ = ListValue
+    built: ListValue = new
+    return built
 
 
 KeyToken = tuple[type, object]
@@ -379,10 +469,12 @@ class MapValue:
 
     @classmethod
     def _from_entries(cls, entries: dict[KeyToken, tuple[Value, Value]], shape: Shape) -> MapValue:
-        new = cls.__new__(cls)
-        object.__setattr__(new, "entries", entries)
-        object.__setattr__(new, "shape", shape)
-        return new
+        new: Any = _MapBuilder()  # see _ListBuilder: plain stores, then retyped
+        new.entries = entries
+        new.shape = shape
+        new.__class__ = MapValue
+        built: MapValue = new
+        return built
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("sandbox values are immutable")
@@ -412,9 +504,18 @@ class MapValue:
         ks = shape_of(key)
         vs = shape_of(value)
         if previous is not None:
+            if ks is SCALAR_SHAPE and vs is SCALAR_SHAPE and shape_of(previous[1]) is SCALAR_SHAPE:
+                return MapValue._from_entries(entries, old)  # a scalar replaced a scalar: same shape
             shape = _replace_children(old, (shape_of(previous[0]), shape_of(previous[1])), (ks, vs))
             return MapValue._from_entries(entries, shape if shape is not None else _map_shape(entries))
         count = len(entries)
+        if (
+            ks is SCALAR_SHAPE
+            and vs is SCALAR_SHAPE
+            and count <= SHARED_SHAPES_UP_TO
+            and old is _FLAT_MAP_SHAPES[count - 1]
+        ):
+            return MapValue._from_entries(entries, flat_map_shape(count))
         shape = new_shape(
             old.nodes + ks.nodes + vs.nodes,
             old.elements + 1 + ks.elements + vs.elements,
@@ -447,6 +548,12 @@ class MapValue:
 
     def __repr__(self) -> str:
         return f"MapValue({self.sorted_entries()!r})"
+
+
+class _MapBuilder:
+    """A mutable twin of ``MapValue`` with the very same slots (see ``_ListBuilder``)."""
+
+    __slots__ = ("entries", "shape")
 
 
 def _map_shape(entries: Mapping[KeyToken, tuple[Value, Value]]) -> Shape:
@@ -549,9 +656,7 @@ def values_equal(a: Value, b: Value) -> bool:
         return False
     if ta is ListValue:
         assert isinstance(a, ListValue) and isinstance(b, ListValue)
-        return len(a.items) == len(b.items) and all(
-            values_equal(x, y) for x, y in zip(a.items, b.items, strict=True)
-        )
+        return len(a) == len(b) and all(values_equal(x, y) for x, y in zip(a, b, strict=True))
     if ta is RecordValue:
         assert isinstance(a, RecordValue) and isinstance(b, RecordValue)
         return len(a.fields) == len(b.fields) and all(
@@ -572,7 +677,7 @@ def values_equal(a: Value, b: Value) -> bool:
 def value_token(value: Value) -> object:
     """A hashable, tag-strict token of ``value`` (equal tokens exactly when ``values_equal``)."""
     if isinstance(value, ListValue):
-        return ("List", tuple(value_token(v) for v in value.items))
+        return ("List", tuple(value_token(v) for v in value))
     if isinstance(value, RecordValue):
         return ("Record", tuple(value_token(v) for v in value.fields))
     if isinstance(value, MapValue):

@@ -17,7 +17,7 @@ any kernel code runs; a run never switches backends half way.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from dotboxd.core.values import Value
@@ -36,6 +36,8 @@ MODES: tuple[str, ...] = ("reference", "optimized", "auto")
 
 _REFERENCE = ReferenceBackend()
 _RECENT = 64
+
+_Runner = Callable[[RunContext, str, tuple[Value, ...]], Value]
 
 
 class OptimizedBackend:
@@ -61,7 +63,7 @@ class OptimizedBackend:
         self.cache = cache if cache is not None else DEFAULT_CACHE
         self.options = options or GenOptions()
         self._heat: dict[str, int] = {}
-        self._recent: dict[int, tuple[ExecutionPlan, Artifact]] = {}
+        self._recent: dict[int, tuple[ExecutionPlan, _Runner]] = {}
         self._lock = threading.Lock()
 
     def run(self, run: RunContext, function_id: str, args: tuple[Value, ...]) -> Value:
@@ -69,7 +71,7 @@ class OptimizedBackend:
         recent = self._recent.get(id(plan))
         if recent is not None and recent[0] is plan:
             # the per-call fast path: execute_plan has gated the plan (revocation, expiry) already
-            return recent[1].run(run, function_id, args)
+            return recent[1](run, function_id, args)
         if self.mode == "reference" or (self.mode == "auto" and not self._hot(run)):
             return _REFERENCE.run(run, function_id, args)
         try:
@@ -80,12 +82,13 @@ class OptimizedBackend:
         return artifact.run(run, function_id, args)
 
     def _remember(self, plan: ExecutionPlan, artifact: Artifact) -> None:
-        """Keep the last few plans' artifacts by plan identity (the plan object is held, so its id
-        cannot be reused while the entry exists), sparing the key hash on every call."""
+        """Keep the last few plans' artifacts (their bound ``run``) by plan identity (the plan object
+        is held, so its id cannot be reused while the entry exists), sparing the key hash on every
+        call."""
         with self._lock:
             if len(self._recent) >= _RECENT:
                 self._recent.pop(next(iter(self._recent)))
-            self._recent[id(plan)] = (plan, artifact)
+            self._recent[id(plan)] = (plan, artifact.run)
 
     def _hot(self, run: RunContext) -> bool:
         """Auto mode: whether this plan has been run often enough to be worth compiling."""

@@ -19,7 +19,16 @@ Shape of the output::
 * anything that touches the meter, a value's shape, a binding or an intrinsic calls a stub from
   ``stubs.STUBS``; user data (texts, guids, binding ids) is referred to by table index only;
 * leaf loops run in bulk chunks (``_s_cap`` reserves iterations, and fuel for fast bodies), with
-  the exact per-iteration path (``_s_liter``) whenever a reservation is not possible.
+  the exact per-iteration path (``_s_liter``) whenever a reservation is not possible; for fast
+  loops that path is a cold function ``_x<i>`` built only when a run first needs it
+  (``cold.py``, ``generate_cold``);
+* a statement's own variable receives its value directly when nothing reads it afterwards (a
+  stub's or call's result, a checked arithmetic result), and a checked bulk iteration computes the
+  loop refund its failure points pass once, where it starts.
+
+Generation cost matters (it is part of the compile latency of every plan): nodes are built by the
+positioned constructors of ``pyast``, IR nodes are dispatched on their exact class, and node-free
+facts (fixed-parameter loads, ``f < 0``, callee names) are shared nodes.
 """
 
 from __future__ import annotations
@@ -35,8 +44,9 @@ from dotboxd.core.values import I32_MAX, I32_MIN, I64_MAX, I64_MIN
 from dotboxd.validator.plan import CallKind, ExecutionPlan
 
 from . import pyast as P
+from .cold import LEAVE, NEXT, RETURN, ColdLoop, cold_name, describe, find_loop, loop_ordinals
 from .facts import COMPOSITES, TEXT_LITERALS, PlanFacts, analyze, live
-from .ledger import Chunk, Inline, Loop, Segment, drop_zero_updates
+from .ledger import Chunk, Inline, Loop, Segment
 from .signs import nonnegative_nodes
 from .stubs import intrinsic_stub_name
 from .tables import Tables, function_name, guid_name
@@ -45,15 +55,28 @@ FIXED_PARAMS = ("R", "f", "d", "lr")
 """Every generated function's first parameters: run state, fuel left, frames left, loop refund."""
 
 _RANGES: dict[SandboxType, tuple[int, int]] = {I32: (I32_MIN, I32_MAX), I64: (I64_MIN, I64_MAX)}
-_PY_OPS: dict[str, ast.operator] = {"add": ast.Add(), "sub": ast.Sub(), "mul": ast.Mult()}
-_COMPARE: dict[ir.BinaryOp, type[ast.cmpop]] = {
-    ir.BinaryOp.LT: ast.Lt,
-    ir.BinaryOp.LTE: ast.LtE,
-    ir.BinaryOp.GT: ast.Gt,
-    ir.BinaryOp.GTE: ast.GtE,
-    ir.BinaryOp.EQ: ast.Eq,
-    ir.BinaryOp.NE: ast.NotEq,
+_PY_OPS: dict[str, ast.operator] = {"add": P.ADD, "sub": P.SUB, "mul": P.MULT}
+_COMPARE: dict[ir.BinaryOp, ast.cmpop] = {
+    ir.BinaryOp.LT: P.LT,
+    ir.BinaryOp.LTE: P.LTE,
+    ir.BinaryOp.GT: P.GT,
+    ir.BinaryOp.GTE: P.GTE,
+    ir.BinaryOp.EQ: P.EQ,
+    ir.BinaryOp.NE: P.NOTEQ,
 }
+_EXPRESSION_FUEL = costs.EXPRESSION_FUEL
+assert _EXPRESSION_FUEL > 0, "expr() charges it without the zero test of charge()"
+_PLAIN_LITERALS = frozenset(
+    {ir.LiteralKind.UNIT, ir.LiteralKind.BOOL, ir.LiteralKind.I32, ir.LiteralKind.I64}
+)
+"""Literal kinds whose value is a Python constant as it stands (None, bool, int)."""
+_R, _F, _D, _LR = (P.name(ident) for ident in FIXED_PARAMS)
+"""Loads of the fixed parameters (shared nodes, see ``pyast.name``)."""
+_F_STORE = P.store("f")
+_EXHAUSTED = P.compare(_F, P.LT, P.const(0))
+"""``f < 0``, the test of every fuel check (a shared node: never an operand, never patched)."""
+_NO_FRAMES = P.compare(_D, P.LT, P.const(1))
+"""``d < 1``, the test before every real call."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,18 +109,16 @@ class Generated:
 
 
 class Slots:
-    """Local names of one generated function; every name handed out is recorded for the verifier."""
+    """Local names of one generated function: ``<prefix><n>``, numbered per prefix (the verifier
+    admits exactly these shapes, ``verifier.SLOT``)."""
 
     def __init__(self) -> None:
-        self.names: list[str] = list(FIXED_PARAMS)
         self._next: dict[str, int] = {}
 
     def new(self, prefix: str) -> str:
         index = self._next.get(prefix, 0)
         self._next[prefix] = index + 1
-        ident = f"{prefix}{index}"
-        self.names.append(ident)
-        return ident
+        return prefix + str(index)
 
 
 class _FunctionEmitter:
@@ -105,6 +126,7 @@ class _FunctionEmitter:
 
     def __init__(self, gen: _Generator, fid: str) -> None:
         self.gen = gen
+        self.signs = gen.signs
         self.plan = gen.plan
         self.tables = gen.tables
         self.info = gen.plan.functions[fid]
@@ -117,8 +139,17 @@ class _FunctionEmitter:
         self.inlines: list[Inline] = []
         self.vars: dict[str, str] = {}
         self.aliases: dict[str, tuple[ast.expr, bool]] = {}
-        self.nonneg_ops: set[int] = set()
-        """``id`` of operand nodes whose value is known >= 0 (from ``signs``)."""
+        self.nonneg_ops: dict[int, ast.expr] = {}
+        """Operand nodes whose value is known >= 0 (from ``signs``), by ``id``. The node is kept as the
+        value so that it stays alive: an operand the generator drops would otherwise free its ``id``
+        for a later, unrelated node, which would then look non-negative."""
+        self.cold_results: list[str] | None = None
+        """Set while emitting a cold exact path: the slots it hands back (``cold.py``)."""
+        self.cold_bound: dict[str, None] = {}
+        """Slots a cold call passes that must be bound at function entry (``slot = None``)."""
+        self.top_bound: set[str] = set()
+        """Slots bound before the current top-level statement of the function: parameters and the
+        targets of earlier top-level assignments (a cold call there needs no ``slot = None``)."""
 
     # --- the function ----------------------------------------------------------------------
 
@@ -126,13 +157,73 @@ class _FunctionEmitter:
         params = []
         for param in self.info.function.parameters:
             params.append(self.var(param.name))
-        self.block(self.info.function.body)
+        bound = self.top_bound = set(params)
+        dead = self.plan.dead_statements
+        for stmt in self.info.function.body:  # ``block``, noting the locals bound at the top level
+            if id(stmt) in dead:
+                continue
+            if not self.live:
+                break
+            self.statement(stmt)
+            if isinstance(stmt, ir.Set):
+                bound.add(self.vars[stmt.name])
         if self.live:
             self.barrier()
-            self.emit(P.expr_stmt(P.call("_s_noret", P.name("R"), P.name("f"), P.name("lr"))))
+            self.emit(P.expr_stmt(P.call("_s_noret", _R, _F, _LR)))
         name = self.gen.function_names[self.info.id]
-        body = drop_zero_updates(self.out)
-        return P.function(name, [*FIXED_PARAMS, *params], body)
+        unbound = list(self.cold_bound)
+        # a cold call may come before the loop body first assigned a local it passes
+        self.out[0:0] = [P.assign(slot, P.const(None)) for slot in unbound]
+        return P.function(name, [*FIXED_PARAMS, *params], self.out)
+
+    def emit_cold(self, index: int, cold: ColdLoop) -> ast.FunctionDef:
+        """The cold function ``_x<index>``: one exact iteration of ``cold.loop`` (for a while loop
+        its condition, the iteration charge and the body; for a forRange loop the body, after the
+        caller charged the iteration), checked code throughout (``cold.py``)."""
+        params = [self.var(ir_name) for ir_name in cold.params]
+        self.cold_results = [self.var(ir_name) for ir_name in cold.results]
+        self.loops.append(Loop(None))
+        loop = cold.loop
+        if isinstance(loop, ir.While):
+            test = self.expr(loop.condition)
+            self.branch(P.not_(test), lambda: self.leave_loop())
+            self.emit(self.liter())
+        if self.live:
+            self.block(loop.body)
+        if self.live:
+            self.barrier()
+            self.emit(self.cold_return(NEXT))
+        return P.function(cold_name(index), [*FIXED_PARAMS, *params], self.out)
+
+    def cold_return(self, signal: int, value: ast.expr | None = None) -> ast.stmt:
+        assert self.cold_results is not None
+        rest = [P.name(slot) for slot in self.cold_results]
+        return P.ret(P.tuple_(P.const(signal), _F, value if value is not None else P.const(None), *rest))
+
+    def cold_call(self, stmt: ir.While | ir.ForRange) -> list[ast.stmt]:
+        """The hot side of a cold exact path: call ``_x<i>`` with the locals it uses, take back the
+        ones it assigns, then go on, leave the loop or return as it says."""
+        assert self.chunk is None, "bulk loops hold no loops, so a cold call is never inside a chunk"
+        cold = describe(self.plan, self.info.id, stmt)
+        index = self.gen.cold_index(self.info.id, stmt)
+        params = [self.var(ir_name) for ir_name in cold.params]
+        results = [self.var(ir_name) for ir_name in cold.results]
+        ivar = self.vars.get(stmt.local) if isinstance(stmt, ir.ForRange) else None
+        bound = self.top_bound
+        self.cold_bound.update((slot, None) for slot in params if slot != ivar and slot not in bound)
+        signal, value = self.slots.new("t"), self.slots.new("t")
+        targets = P.Tuple([P.store(signal), P.store("f"), P.store(value), *map(P.store, results)], P.STORE)
+        call = P.call(cold_name(index), _R, _F, _D, _LR, *map(P.name, params))
+        out: list[ast.stmt] = [P.Assign([targets], call)]
+        returning: list[ast.stmt] = [P.ret(P.tuple_(P.name(value), _F))]
+        if cold.returns and cold.leaves:
+            out.append(P.if_(P.compare(P.name(signal), P.EQ, P.const(RETURN)), returning))
+        if cold.leaves:
+            out.append(P.if_(P.name(signal), [P.break_()]))
+        elif cold.returns:
+            out.append(P.if_(P.name(signal), returning))
+        out.append(P.continue_())
+        return out
 
     def var(self, ir_name: str) -> str:
         slot = self.vars.get(ir_name)
@@ -164,11 +255,12 @@ class _FunctionEmitter:
         if segment is None:
             return
         self.segment = None
-        site = self.tables.segment(tuple(segment.charges))
-        check = P.call("_s_fx", P.name("R"), P.name("f"), segment.lref, P.const(site))
+        charges = segment.charges
+        site = self.tables.segment(tuple(charges))
+        check = P.call("_s_fx", _R, _F, segment.lref, P.Constant(site))
         segment.out[segment.index : segment.index] = [
-            P.aug("f", P.SUB, P.const(sum(segment.charges))),
-            P.if_(P.compare(P.name("f"), ast.Lt(), P.const(0)), [P.expr_stmt(check)]),
+            P.AugAssign(_F_STORE, P.SUB, P.Constant(sum(charges))),
+            P.If(_EXHAUSTED, [P.ExprStmt(check)], []),
         ]
 
     def take_segment(self) -> int:
@@ -185,17 +277,23 @@ class _FunctionEmitter:
         if self.chunk is not None and self.chunk.fast:
             return self.chunk.exact_fuel()
         assert self.segment is None
-        return P.name("f")
+        return _F
 
     def lref(self) -> ast.expr:
         """Reserved loop iterations a failure here must give back (including the caller's)."""
-        if self.chunk is None:
-            return P.name("lr")
-        return P.add(P.name("lr"), self.chunk.unstarted(self.chunk.started))
+        chunk = self.chunk
+        if chunk is None:
+            return _LR
+        if chunk.started and chunk.refund_at is not None:
+            # the same in every use of one iteration: computed once, where the iteration starts
+            if chunk.refund is None:
+                chunk.refund = self.slots.new("t")
+            return P.name(chunk.refund)
+        return P.add(_LR, chunk.unstarted(chunk.started))
 
     def fault_args(self) -> list[ast.expr]:
         self.barrier()
-        return [P.name("R"), self.fuel(), self.lref()]
+        return [_R, self.fuel(), self.lref()]
 
     def fault_call(self, op: str, *operands: ast.expr) -> ast.expr:
         chunk = self.chunk
@@ -204,7 +302,7 @@ class _FunctionEmitter:
             site = self.tables.chunk_fault_site(op, chunk.ahead, chunk.started)
             chunk.fault_sites.append(site)
             stub = ("_s_c1", "_s_c2", "_s_c3")[len(operands) - 1]
-            state = [P.name("R"), P.name("f"), P.name("lr"), chunk.index(), P.name(chunk.n)]
+            state = [_R, _F, _LR, chunk.index(), P.name(chunk.n)]
             return P.call(stub, *state, P.const(site), *operands)
         site = self.tables_fault_site(op)
         stub = ("_s_f1", "_s_f2", "_s_f3")[len(operands) - 1]
@@ -217,20 +315,25 @@ class _FunctionEmitter:
             self.gen.fault_sites[op] = site
         return site
 
-    def stub_pair(self, stub: str, *args: ast.expr) -> ast.expr:
+    def stub_pair(self, stub: str, *args: ast.expr, dest: str | None = None) -> ast.expr:
         """``t, f = stub(R, f, lref, site, *args)``: a stub that first pays the open segment
-        ``site``, then syncs the meter, does its work and returns its value and the new fuel."""
+        ``site``, then syncs the meter, does its work and returns its value and the new fuel. The
+        value goes straight to the statement's variable ``dest`` when there is one (the stub has
+        read its arguments by then, and nothing reads them after)."""
         assert self.chunk is None or not self.chunk.fast, "fast code never calls a syncing stub"
         site = self.take_segment()
-        temp = self.slots.new("t")
-        call = P.call(stub, P.name("R"), P.name("f"), self.lref(), P.const(site), *args)
-        self.emit(P.assign2(temp, "f", call))
-        return P.name(temp)
+        temp = dest if dest is not None else self.slots.new("t")
+        call = P.call(stub, _R, _F, self.lref(), P.Constant(site), *args)
+        self.out.append(P.Assign([P.Tuple([P.Name(temp, P.STORE), _F_STORE], P.STORE)], call))
+        return P.Name(temp, P.LOAD)
 
     # --- blocks and branches ----------------------------------------------------------------
 
     def block(self, statements: tuple[ir.Stmt, ...]) -> None:
-        for stmt in live(self.plan, statements):
+        dead = self.plan.dead_statements
+        for stmt in statements:
+            if id(stmt) in dead:
+                continue
             if not self.live:
                 return
             self.statement(stmt)
@@ -259,7 +362,7 @@ class _FunctionEmitter:
             join = max(ahead for _, ahead in joining)
             for body, ahead in joining:
                 if join != ahead:
-                    body.append(P.aug("f", ast.Sub(), P.const(join - ahead)))
+                    body.append(P.aug("f", P.SUB, P.const(join - ahead)))
             self.chunk.ahead = join
         self.live = bool(joining)
         self.emit(P.if_(test, arms[0][0], arms[1][0]))
@@ -268,28 +371,35 @@ class _FunctionEmitter:
 
     def statement(self, stmt: ir.Stmt) -> None:
         self.charge(costs.STATEMENT_FUEL)
-        if isinstance(stmt, ir.Set):
+        kind = type(stmt)  # IR node classes are final: dispatch on the exact class
+        if kind is ir.Set:
+            assert isinstance(stmt, ir.Set)
             target = self.var(stmt.name)
             value = self.expr(stmt.value, target)
-            if not (isinstance(value, ast.Name) and value.id == target):
+            if not (type(value) is P.Name and value.id == target):
                 self.emit(P.assign(target, value))
-        elif isinstance(stmt, ir.ExprStmt):
+        elif kind is ir.ExprStmt:
+            assert isinstance(stmt, ir.ExprStmt)
             self.expr(stmt.value)
-        elif isinstance(stmt, ir.Return):
+        elif kind is ir.Return:
+            assert isinstance(stmt, ir.Return)
             self.return_(self.expr(stmt.value))
-        elif isinstance(stmt, ir.If):
+        elif kind is ir.If:
+            assert isinstance(stmt, ir.If)
             test = self.expr(stmt.condition)
-            has_else = any(True for _ in live(self.plan, stmt.else_))
+            dead = self.plan.dead_statements
+            has_else = any(id(s) not in dead for s in stmt.else_)
             self.branch(
                 test,
                 lambda: self.block(stmt.then),
                 (lambda: self.block(stmt.else_)) if has_else else None,
             )
-        elif isinstance(stmt, ir.Break):
+        elif kind is ir.Break:
             self.break_()
-        elif isinstance(stmt, ir.Continue):
+        elif kind is ir.Continue:
             self.continue_()
-        elif isinstance(stmt, ir.ForRange):
+        elif kind is ir.ForRange:
+            assert isinstance(stmt, ir.ForRange)
             self.for_range(stmt)
         else:
             assert isinstance(stmt, ir.While)
@@ -303,29 +413,41 @@ class _FunctionEmitter:
             self.live = False
             return
         self.barrier()
+        if self.cold_results is not None:
+            self.emit(self.cold_return(RETURN, value))
+            self.live = False
+            return
         fuel = self.fuel()
         if self.chunk is not None:
-            self.emit(P.expr_stmt(P.call("_s_lback", P.name("R"), self.chunk.unstarted(1))))
+            self.emit(P.expr_stmt(P.call("_s_lback", _R, self.chunk.unstarted(1))))
         self.emit(P.ret(P.tuple_(value, fuel)))
         self.live = False
 
     def break_(self) -> None:
         self.barrier()
+        if self.cold_results is not None:
+            self.leave_loop()
+            return
         chunk = self.loops[-1].chunk
         if chunk is not None:
             if chunk.fast:
                 self.emit(P.assign("f", chunk.exact_fuel()))
-            self.emit(P.expr_stmt(P.call("_s_lback", P.name("R"), chunk.unstarted(1))))
+            self.emit(P.expr_stmt(P.call("_s_lback", _R, chunk.unstarted(1))))
         self.emit(P.break_())
         self.live = False
 
     def continue_(self) -> None:
         self.barrier()
+        if self.cold_results is not None:
+            self.emit(self.cold_return(NEXT))
+            self.live = False
+            return
         chunk = self.loops[-1].chunk
         if chunk is not None and chunk.fast:
             fix = P.const(0)
-            chunk.continue_fixes.append((fix, chunk.ahead))
-            self.emit(P.aug("f", ast.Add(), fix))
+            update = P.aug("f", P.ADD, fix)
+            chunk.continue_fixes.append((fix, chunk.ahead, self.out, update))
+            self.emit(update)
         self.emit(P.continue_())
         self.live = False
 
@@ -344,10 +466,10 @@ class _FunctionEmitter:
         """After ``_s_liter`` on the exact path of a loop whose iterations were reserved but whose
         fuel was not: the reservation was refused only because the loop budget is spent, so the
         meter has raised; if it ever did not, fail closed rather than skip the body."""
-        return P.expr_stmt(P.call("_s_noret", P.name("R"), P.name("f"), P.name("lr")))
+        return P.expr_stmt(P.call("_s_noret", _R, _F, _LR))
 
     def liter(self) -> ast.stmt:
-        return P.assign("f", P.call("_s_liter", P.name("R"), P.name("f"), self.lref()))
+        return P.assign("f", P.call("_s_liter", _R, _F, self.lref()))
 
     def loop_strategy(self, stmt: ir.While | ir.ForRange) -> tuple[bool, bool]:
         """(bulk, fast): whether the loop runs in chunks, and whether its fuel is reserved too."""
@@ -374,9 +496,9 @@ class _FunctionEmitter:
         outer_lref = self.lref()
         reserve = P.call(
             "_s_cap",
-            P.name("R"),
-            P.name("f"),
-            P.name("d"),
+            _R,
+            _F,
+            _D,
             outer_lref,
             P.sub(P.name(stop), P.name(k)),
             P.const(facts.worst if fast else 0),
@@ -388,20 +510,21 @@ class _FunctionEmitter:
         self.tables.set_chunk_base(chunk.fault_sites, base)
         done: list[ast.stmt] = []
         if fast and base:
-            done.append(P.aug("f", ast.Sub(), P.mul(P.name(n), P.const(base))))
+            done.append(P.aug("f", P.SUB, P.mul(P.name(n), P.const(base))))
         done.append(P.assign(k, P.add(P.name(k), P.name(n))))
-        done.append(P.if_(P.compare(P.name(k), ast.Lt(), P.name(stop)), [P.continue_()]))
+        done.append(P.if_(P.compare(P.name(k), P.LT, P.name(stop)), [P.continue_()]))
         done.append(P.break_())
-        exact_body = self.loop_body(stmt.body, None)[0] if fast else [self.unreachable()]
         precise = [
             P.if_(P.name(n), done),
-            P.if_(P.compare(P.name(k), ast.GtE(), P.name(stop)), [P.break_()]),
+            P.if_(P.compare(P.name(k), P.GTE, P.name(stop)), [P.break_()]),
             self.liter(),
-            P.assign(ivar, P.name(k)),
-            P.assign(k, P.add(P.name(k), P.const(1))),
-            *exact_body,
-            P.continue_(),
         ]
+        if fast:
+            precise.append(P.assign(ivar, P.name(k)))
+            precise.append(P.assign(k, P.add(P.name(k), P.const(1))))
+            precise.extend(self.cold_call(stmt))
+        else:
+            precise.append(self.unreachable())
         bulk_loop = P.range_loop(ivar, [P.name(k), P.add(P.name(k), P.name(n))], chunk_body, precise)
         self.emit(P.while_true([P.assign(n, reserve), bulk_loop, P.break_()]))
         self.live = True
@@ -420,12 +543,17 @@ class _FunctionEmitter:
                 prelude()
                 if not self.live:
                     return
+            if not chunk.fast:
+                chunk.refund_at = (self.out, len(self.out))
             self.charge(costs.LOOP_ITERATION_FUEL)
             self.block(statements)
 
         out, body_live, _ = self.sub_block(body, 0)
         self.loops.pop()
         self.chunk = saved_chunk
+        if chunk.refund is not None and chunk.refund_at is not None:
+            block, index = chunk.refund_at
+            block.insert(index, P.assign(chunk.refund, P.add(_LR, chunk.unstarted(1))))
         return out, body_live
 
     def while_(self, stmt: ir.While) -> None:
@@ -452,9 +580,9 @@ class _FunctionEmitter:
         outer_lref = self.lref()
         reserve = P.call(
             "_s_cap",
-            P.name("R"),
-            P.name("f"),
-            P.name("d"),
+            _R,
+            _F,
+            _D,
             outer_lref,
             P.const(None),
             P.const(facts.worst if fast else 0),
@@ -473,41 +601,37 @@ class _FunctionEmitter:
         self.tables.set_chunk_base(chunk.fault_sites, base)
         done: list[ast.stmt] = []
         if fast and base:
-            done.append(P.aug("f", ast.Sub(), P.mul(P.name(n), P.const(base))))
+            done.append(P.aug("f", P.SUB, P.mul(P.name(n), P.const(base))))
         done.append(P.continue_())
 
-        self.loops.append(Loop(None))
+        if fast:
+            exact = self.cold_call(stmt)
+        else:
+            self.loops.append(Loop(None))
 
-        def exact_iteration() -> None:
-            test = self.expr(stmt.condition)
-            self.branch(P.not_(test), lambda: self.leave_loop())
-            self.emit(self.liter())
-            if not fast:
+            def exact_iteration() -> None:
+                test = self.expr(stmt.condition)
+                self.branch(P.not_(test), lambda: self.leave_loop())
+                self.emit(self.liter())
                 self.emit(self.unreachable())
                 self.live = False
-                return
-            self.block(stmt.body)
-            if self.live:
-                self.barrier()
-                self.emit(P.continue_())
-                self.live = False
 
-        exact, _, _ = self.sub_block(exact_iteration, 0)
-        self.loops.pop()
+            exact, _, _ = self.sub_block(exact_iteration, 0)
+            self.loops.pop()
         bulk_loop = P.range_loop(j, [P.name(n)], chunk_body, [P.if_(P.name(n), done), *exact])
         self.emit(P.while_true([P.assign(n, reserve), bulk_loop, P.break_()]))
         self.live = True
 
     def leave_loop(self) -> None:
         """The loop's own exit (a false condition) on the exact path."""
-        self.emit(P.break_())
+        self.emit(P.break_() if self.cold_results is None else self.cold_return(LEAVE))
         self.live = False
 
     def condition_exit(self, chunk: Chunk) -> None:
         """A false condition inside a bulk chunk: the current iteration never started."""
         if chunk.fast:
             self.emit(P.assign("f", chunk.exact_fuel()))
-        self.emit(P.expr_stmt(P.call("_s_lback", P.name("R"), chunk.unstarted(0))))
+        self.emit(P.expr_stmt(P.call("_s_lback", _R, chunk.unstarted(0))))
         self.emit(P.break_())
         self.live = False
 
@@ -518,34 +642,45 @@ class _FunctionEmitter:
         its value: a name, a constant, or an operation on such operands that cannot fail (a
         comparison, a negation, arithmetic known not to overflow). Such an operand may be evaluated
         where it is used: nothing it reads changes before (IR locals change only at statements)."""
-        self.charge(costs.EXPRESSION_FUEL)
-        operand = self._expr(node, dest)
-        if id(node) in self.gen.signs:
-            self.nonneg_ops.add(id(operand))
-        return operand
-
-    def _expr(self, node: ir.Expr, dest: str | None) -> ast.expr:
-        if isinstance(node, ir.Var):
-            alias = self.aliases.get(node.name)
+        chunk = self.chunk  # ``charge(EXPRESSION_FUEL)``, inline: this runs for every IR expression
+        if chunk is not None and chunk.fast:
+            chunk.ahead -= _EXPRESSION_FUEL
+        else:
+            segment = self.segment
+            if segment is None:
+                segment = self.segment = Segment(self.out, len(self.out), self.lref())
+            segment.charges.append(_EXPRESSION_FUEL)
+        kind = type(node)  # IR node classes are final: dispatch on the exact class
+        operand: ast.expr
+        if kind is ir.Var:
+            assert isinstance(node, ir.Var)
+            alias = self.aliases.get(node.name) if self.aliases else None
             if alias is not None:
                 source, nonneg = alias
-                copy = P.name(source.id) if isinstance(source, ast.Name) else P.const(source.value)  # type: ignore[attr-defined]
+                operand = P.name(source.id) if isinstance(source, ast.Name) else P.const(source.value)  # type: ignore[attr-defined]
                 if nonneg:
-                    self.nonneg_ops.add(id(copy))
-                return copy
-            return P.name(self.var(node.name))
-        if isinstance(node, ir.Literal):
-            return self.literal(node)
-        if isinstance(node, ir.Unary):
-            return self.unary(node)
-        if isinstance(node, ir.Binary):
-            return self.binary(node, dest)
-        return self.call(node)
+                    self.nonneg_ops[id(operand)] = operand
+                return operand
+            slot = self.vars.get(node.name)
+            operand = P.Name(slot if slot is not None else self.var(node.name), P.LOAD)
+        elif kind is ir.Literal:
+            operand = self.literal(node, dest)  # type: ignore[arg-type]
+        elif kind is ir.Binary:
+            operand = self.binary(node, dest)  # type: ignore[arg-type]
+        elif kind is ir.Call:
+            operand = self.call(node, dest)  # type: ignore[arg-type]
+        else:
+            operand = self.unary(node)  # type: ignore[arg-type]
+        if id(node) in self.signs:
+            self.nonneg_ops[id(operand)] = operand
+        return operand
 
-    def literal(self, node: ir.Literal) -> ast.expr:
+    def literal(self, node: ir.Literal, dest: str | None = None) -> ast.expr:
         kind = node.kind
+        if kind in _PLAIN_LITERALS:
+            return P.Constant(node.value)
         if kind in TEXT_LITERALS:
-            return self.stub_pair("_s_text", P.const(self.tables.text(node)))
+            return self.stub_pair("_s_text", P.const(self.tables.text(node)), dest=dest)
         if kind is ir.LiteralKind.GUID:
             assert isinstance(node.value, str)
             return P.name(guid_name(self.tables.guid(node.value)))
@@ -558,9 +693,7 @@ class _FunctionEmitter:
 
     def temp(self, dest: str | None, operands: tuple[ast.expr, ...]) -> str:
         """Where to put a result: the statement's own variable when no operand reads it."""
-        if dest is not None and not any(
-            isinstance(n, ast.Name) and n.id == dest for op in operands for n in ast.walk(op)
-        ):
+        if dest is not None and not any(_reads(op, dest) for op in operands):
             return dest
         return self.slots.new("t")
 
@@ -578,9 +711,7 @@ class _FunctionEmitter:
             return P.name(out)
         op = "neg_" + _suffix(t)
         self.emit(
-            P.if_(
-                P.compare(P.name(out), ast.Gt(), P.const(high)), [P.assign(out, self.fault_call(op, operand))]
-            )
+            P.if_(P.compare(P.name(out), P.GT, P.const(high)), [P.assign(out, self.fault_call(op, operand))])
         )
         return P.name(out)
 
@@ -592,10 +723,10 @@ class _FunctionEmitter:
         left = self.expr(node.left)
         right = self.expr(node.right)
         if op in (ir.BinaryOp.EQ, ir.BinaryOp.NE) and isinstance(left_type, COMPOSITES):
-            equal = self.stub_pair("_s_ceq", left, right)
+            equal = self.stub_pair("_s_ceq", left, right, dest=dest if op is ir.BinaryOp.EQ else None)
             return equal if op is ir.BinaryOp.EQ else P.not_(equal)
         if op in _COMPARE:
-            return P.compare(left, _COMPARE[op](), right)
+            return P.compare(left, _COMPARE[op], right)
         if left_type == F64:
             return self.arith_f64(op.value, left, right, dest)
         return self.arith_int(node, left_type, left, right, dest)
@@ -636,7 +767,7 @@ class _FunctionEmitter:
             out = dest if dest is not None else self.slots.new("t")
             grows = (constant >= 0) == (op == "add")
             bound = high - abs(constant) if grows else low + abs(constant)
-            test = P.compare(left, ast.Gt() if grows else ast.Lt(), P.const(bound))
+            test = P.compare(left, P.GT if grows else P.LT, P.const(bound))
             self.emit(
                 P.if_(
                     test,
@@ -654,21 +785,21 @@ class _FunctionEmitter:
             if safe or (op == "sub" and both_nonneg):
                 checks = None  # proved, or [0, max] - [0, max] always fits
             elif both_nonneg:
-                checks = P.compare(P.name(out), ast.Gt(), P.const(high))
+                checks = P.compare(P.name(out), P.GT, P.const(high))
             else:
                 checks = _range_checks(op, out, right, low, high)
             if checks is not None:
                 self.emit(P.if_(checks, [P.assign(out, self.fault_call(fault, left, right))]))
             return P.name(out)
         # div / rem: Python's // and % agree with truncation when both operands are >= 0
-        py_op: ast.operator = ast.FloorDiv() if op == "div" else ast.Mod()
+        py_op: ast.operator = P.FLOORDIV if op == "div" else P.MOD
         divisor = _const_int(right)
         positive = divisor is not None and divisor > 0
         guards: list[ast.expr] = []
         if not positive:
-            guards.append(P.compare(right, ast.Gt(), P.const(0)))
+            guards.append(P.compare(right, P.GT, P.const(0)))
         if not self.is_nonneg(left):
-            guards.append(P.compare(left, ast.GtE(), P.const(0)))
+            guards.append(P.compare(left, P.GTE, P.const(0)))
         if not guards:
             if dest is None:
                 return P.binop(left, py_op, right)  # cannot fail: a pure operand, no temporary
@@ -685,15 +816,15 @@ class _FunctionEmitter:
         if op == "rem":
             self.emit(P.assign(out, self.fault_call(fault, left, right)))
             return P.name(out)
-        not_finite = P.binop(P.name(out), ast.Sub(), P.name(out))  # NaN (truthy) for +-inf
+        not_finite = P.binop(P.name(out), P.SUB, P.name(out))  # NaN (truthy) for +-inf
         if op == "div":
             computed = [
-                P.assign(out, P.binop(left, ast.Div(), right)),
+                P.assign(out, P.binop(left, P.DIV, right)),
                 P.if_(not_finite, [P.assign(out, self.fault_call(fault, left, right))]),
             ]
             self.emit(
                 P.if_(
-                    P.compare(right, ast.NotEq(), P.const(0.0)),
+                    P.compare(right, P.NOTEQ, P.const(0.0)),
                     computed,
                     [P.assign(out, self.fault_call(fault, left, right))],
                 )
@@ -705,34 +836,37 @@ class _FunctionEmitter:
 
     # --- calls ------------------------------------------------------------------------------------
 
-    def call(self, node: ir.Call) -> ast.expr:
+    def call(self, node: ir.Call, dest: str | None = None) -> ast.expr:
         target = self.plan.call_target(node)
         if target.kind is CallKind.FUNCTION and self.chunk is not None and self.chunk.fast:
             return self.inline_call(node, target.name)
         args = [self.expr(a) for a in node.args]
         if target.kind is CallKind.BUILTIN:
-            return self.builtin(target.name, args, id(node) in self.gen.safe_nodes)
+            return self.builtin(target.name, args, id(node) in self.gen.safe_nodes, dest)
         if target.kind is CallKind.FUNCTION:
             self.barrier()
             self.emit(
                 P.if_(
-                    P.compare(P.name("d"), ast.Lt(), P.const(1)),
-                    [P.expr_stmt(P.call("_s_deep", P.name("R"), P.name("f"), self.lref()))],
+                    _NO_FRAMES,
+                    [P.expr_stmt(P.call("_s_deep", _R, _F, self.lref()))],
                 )
             )
-            out = self.slots.new("t")
+            out = dest if dest is not None else self.slots.new("t")
             callee = self.gen.function_names[target.name]
-            depth = P.sub(P.name("d"), P.const(1))
-            self.emit(
-                P.assign2(out, "f", P.call(callee, P.name("R"), P.name("f"), depth, self.lref(), *args))
-            )
+            depth = P.sub(_D, P.const(1))
+            self.emit(P.assign2(out, "f", P.call(callee, _R, _F, depth, self.lref(), *args)))
             return P.name(out)
         index = self.tables.binding(target.name)
-        return self.stub_pair("_s_bind", P.const(index), P.tuple_(*args))
+        return self.stub_pair("_s_bind", P.const(index), P.tuple_(*args), dest=dest)
 
-    def builtin(self, builtin: str, args: list[ast.expr], safe: bool = False) -> ast.expr:
+    def builtin(
+        self, builtin: str, args: list[ast.expr], safe: bool = False, dest: str | None = None
+    ) -> ast.expr:
         if builtin not in _INLINE_BUILTINS:
-            return self.stub_pair(intrinsic_stub_name(builtin), *args)
+            stub = _STUB_NAMES.get(builtin)
+            if stub is None:
+                stub = _STUB_NAMES[builtin] = intrinsic_stub_name(builtin)
+            return self.stub_pair(stub, *args, dest=dest)
         self.charge(costs.BUILTIN_COSTS[builtin].base)
         if builtin == "numeric.toI64":
             return args[0]
@@ -742,7 +876,7 @@ class _FunctionEmitter:
         if guard is not None:
             op, make_test = guard
             self.emit(P.if_(make_test(*args), [P.expr_stmt(self.fault_call(op, *args))]))
-        out = self.slots.new("t")
+        out = dest if dest is not None else self.slots.new("t")
         self.emit(P.assign(out, P.call(_INLINE_BUILTINS[builtin], *args)))
         return P.name(out)
 
@@ -783,12 +917,26 @@ class _FunctionEmitter:
         join = max(ahead for _, ahead in inline.edges)
         for edge, ahead in inline.edges:
             if join != ahead:
-                edge.append(P.aug("f", ast.Sub(), P.const(join - ahead)))
+                edge.append(P.aug("f", P.SUB, P.const(join - ahead)))
             edge.append(P.break_())
         body.append(P.break_())
         self.emit(P.while_true(body))
         self.chunk.ahead = join
         return P.name(inline.result)
+
+
+def _reads(node: ast.expr, ident: str) -> bool:
+    """Whether the operand ``node`` loads the name ``ident``."""
+    kind = P.POSITIONED.get(type(node), type(node))
+    if kind is ast.Name:
+        return node.id == ident  # type: ignore[attr-defined, no-any-return]
+    if kind is ast.Constant:
+        return False
+    if kind is ast.BinOp:
+        return _reads(node.left, ident) or _reads(node.right, ident)  # type: ignore[attr-defined]
+    if kind is ast.UnaryOp:
+        return _reads(node.operand, ident)  # type: ignore[attr-defined]
+    return any(isinstance(n, ast.Name) and n.id == ident for n in ast.walk(node))
 
 
 def _assigned_names(block: tuple[ir.Stmt, ...]) -> set[str]:
@@ -824,14 +972,17 @@ def _const_int(node: ast.expr) -> int | None:
 
 def _range_checks(op: str, out: str, right: ast.expr, low: int, high: int) -> ast.expr:
     """The inline overflow test; one side suffices when the right operand is a known constant."""
-    above = P.compare(P.name(out), ast.Gt(), P.const(high))
-    below = P.compare(P.name(out), ast.Lt(), P.const(low))
+    above = P.compare(P.name(out), P.GT, P.const(high))
+    below = P.compare(P.name(out), P.LT, P.const(low))
     constant = _const_int(right)
     if constant is not None and op in ("add", "sub"):
         grows = constant >= 0 if op == "add" else constant <= 0
         return above if grows else below
     return P.or_(above, below)
 
+
+_STUB_NAMES: dict[str, str] = {}
+"""Built-in -> the name of its stub (``intrinsic_stub_name``), remembered."""
 
 _INLINE_BUILTINS: dict[str, str] = {
     "math.abs": "_p_abs",
@@ -851,57 +1002,105 @@ _INLINE_BUILTINS: dict[str, str] = {
 then the shared definition, which the guard has made safe to call directly)."""
 
 _BUILTIN_GUARDS: dict[str, tuple[str, Callable[..., ast.expr]]] = {
-    "math.abs": ("abs_i32", lambda x: P.compare(x, ast.Eq(), P.const(I32_MIN))),
-    "math.clamp": ("clamp_i32", lambda v, lo, hi: P.compare(lo, ast.Gt(), hi)),
-    "math.sqrt": ("sqrt_f64", lambda x: P.compare(x, ast.Lt(), P.const(0.0))),
+    "math.abs": ("abs_i32", lambda x: P.compare(x, P.EQ, P.const(I32_MIN))),
+    "math.clamp": ("clamp_i32", lambda v, lo, hi: P.compare(lo, P.GT, hi)),
+    "math.sqrt": ("sqrt_f64", lambda x: P.compare(x, P.LT, P.const(0.0))),
 }
 
 
 class _Generator:
-    def __init__(self, plan: ExecutionPlan, options: GenOptions) -> None:
+    """What every function emitter of one generation shares: the plan, its facts and the tables.
+
+    With ``tables`` it builds the cold exact paths of an existing artifact (``generate_cold``): that
+    code is checked code without loops, and it needs no sign facts or proofs (each only ever drops a
+    check, so code generated without them is exact too)."""
+
+    def __init__(self, plan: ExecutionPlan, options: GenOptions, tables: Tables | None = None) -> None:
         self.plan = plan
         self.options = options
-        self.facts: PlanFacts = analyze(plan, inline=options.inline)
-        self.signs: frozenset[int] = nonnegative_nodes(plan)
-        self.safe_nodes: frozenset[int] = frozenset()
-        if options.proofs:
-            from dotboxd.validator.prover import prove_plan
-
-            self.safe_nodes = prove_plan(plan).safe_nodes
-        self.tables = Tables()
         self.fault_sites: dict[str, int] = {}
-        reachable = sorted(fid for fid, info in plan.functions.items() if info.reachable)
-        self.function_names = {fid: function_name(i) for i, fid in enumerate(reachable)}
-        self.tables.functions = reachable
-        self.slot_tables: dict[str, list[str]] = {}
+        self.ordinals: dict[str, dict[int, int]] = {}
+        self.safe_nodes: frozenset[int] = frozenset()
+        if tables is None:
+            self.facts = analyze(plan, inline=options.inline)
+            self.signs: frozenset[int] = nonnegative_nodes(plan)
+            if options.proofs:
+                from dotboxd.validator.prover import prove_plan
+
+                self.safe_nodes = prove_plan(plan).safe_nodes
+            self.tables = Tables()
+            self.tables.functions = sorted(fid for fid, info in plan.functions.items() if info.reachable)
+        else:
+            self.facts = PlanFacts()
+            self.signs = frozenset()
+            self.tables = tables
+        self.function_index = {fid: i for i, fid in enumerate(self.tables.functions)}
+        self.function_names = {fid: function_name(i) for fid, i in self.function_index.items()}
+
+    def cold_index(self, fid: str, loop: ir.While | ir.ForRange) -> int:
+        """Register ``loop``'s cold exact path; its index names ``_x<index>``."""
+        ordinals = self.ordinals.get(fid)
+        if ordinals is None:
+            ordinals = self.ordinals[fid] = loop_ordinals(self.plan, fid)
+        self.tables.colds.append((self.function_index[fid], ordinals[id(loop)]))
+        return len(self.tables.colds) - 1
 
     def run(self) -> Generated:
         functions: list[ast.stmt] = []
         nodes = 0
         for fid in self.tables.functions:
-            emitter = _FunctionEmitter(self, fid)
-            functions.append(emitter.emit_function())
-            self.slot_tables[self.function_names[fid]] = emitter.slots.names
+            functions.append(_FunctionEmitter(self, fid).emit_function())
             nodes += _count_nodes(self.plan.functions[fid].function.body)
         module = P.module(functions)
         return Generated(module, self.tables, nodes)
 
 
 def _count_nodes(block: tuple[ir.Stmt, ...]) -> int:
-    from .facts import stmt_exprs, walk_expr
-
+    """IR nodes of a block (dead statements included): the unit compile latency is measured in."""
     total = 0
     for stmt in block:
+        kind = type(stmt)
         total += 1
-        for e in stmt_exprs(stmt):
-            total += sum(1 for _ in walk_expr(e))
-        if isinstance(stmt, ir.If):
-            total += _count_nodes(stmt.then) + _count_nodes(stmt.else_)
-        elif isinstance(stmt, ir.While | ir.ForRange):
-            total += _count_nodes(stmt.body)
+        if kind is ir.Set or kind is ir.Return or kind is ir.ExprStmt:
+            total += _count_expr(stmt.value)  # type: ignore[union-attr]
+        elif kind is ir.If:
+            assert isinstance(stmt, ir.If)
+            total += _count_expr(stmt.condition) + _count_nodes(stmt.then) + _count_nodes(stmt.else_)
+        elif kind is ir.While:
+            assert isinstance(stmt, ir.While)
+            total += _count_expr(stmt.condition) + _count_nodes(stmt.body)
+        elif kind is ir.ForRange:
+            assert isinstance(stmt, ir.ForRange)
+            total += _count_expr(stmt.start) + _count_expr(stmt.end) + _count_nodes(stmt.body)
     return total
+
+
+def _count_expr(node: ir.Expr) -> int:
+    kind = type(node)
+    if kind is ir.Binary:
+        return 1 + _count_expr(node.left) + _count_expr(node.right)  # type: ignore[union-attr]
+    if kind is ir.Call:
+        assert isinstance(node, ir.Call)
+        return 1 + sum(_count_expr(arg) for arg in node.args)
+    if kind is ir.Unary:
+        return 1 + _count_expr(node.operand)  # type: ignore[union-attr]
+    return 1
 
 
 def generate(plan: ExecutionPlan, options: GenOptions | None = None) -> Generated:
     """Generate the Python module for every reachable function of ``plan``."""
     return _Generator(plan, options or GenOptions()).run()
+
+
+def generate_cold(plan: ExecutionPlan, tables: Tables) -> ast.Module:
+    """The module of the cold exact paths ``tables.colds`` names (``cold.py``); the sites it needs
+    are appended to ``tables``, which must be a copy of the artifact's own."""
+    gen = _Generator(plan, GenOptions(), tables)
+    functions: list[ast.stmt] = []
+    for index, (fn_index, ordinal) in enumerate(list(tables.colds)):
+        fid = tables.functions[fn_index]
+        loop = find_loop(plan, fid, ordinal)
+        if loop is None:
+            raise ValueError("a cold path names no loop of its function")
+        functions.append(_FunctionEmitter(gen, fid).emit_cold(index, describe(plan, fid, loop)))
+    return P.module(functions)

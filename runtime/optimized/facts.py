@@ -109,7 +109,7 @@ class _Analyzer:
         self.facts.functions[fid] = facts  # no recursion exists, so this never returns a half-built entry
         body = info.function.body
         facts.has_loops = self._block_has_loops(body)
-        fast = not facts.has_loops and all(self.stmt_fast(s) for s in live(self.plan, body))
+        fast = not facts.has_loops and self.block_fast(body)
         if fast:
             facts.size = self.block_size(body)
             facts.max_cost = self.block_cost(body)
@@ -118,24 +118,38 @@ class _Analyzer:
         return facts
 
     def _block_has_loops(self, block: tuple[ast.Stmt, ...]) -> bool:
-        for stmt in live(self.plan, block):
-            if isinstance(stmt, ast.While | ast.ForRange):
+        dead = self.plan.dead_statements
+        for stmt in block:
+            if id(stmt) in dead:
+                continue
+            kind = type(stmt)
+            if kind is ast.While or kind is ast.ForRange:
                 return True
-            if isinstance(stmt, ast.If) and (
-                self._block_has_loops(stmt.then) or self._block_has_loops(stmt.else_)
-            ):
-                return True
-            if any(self._calls_looping(e) for e in stmt_exprs(stmt)):
+            if kind is ast.If:
+                assert isinstance(stmt, ast.If)
+                if (
+                    self._calls_looping(stmt.condition)
+                    or self._block_has_loops(stmt.then)
+                    or self._block_has_loops(stmt.else_)
+                ):
+                    return True
+            elif kind is not ast.Break and kind is not ast.Continue and self._calls_looping(stmt.value):  # type: ignore[union-attr]
                 return True
         return False
 
     def _calls_looping(self, expr: ast.Expr) -> bool:
-        for node in walk_expr(expr):
-            if isinstance(node, ast.Call):
-                target = self.plan.call_target(node)
-                if target.kind is CallKind.FUNCTION and self.function(target.name).has_loops:
-                    return True
-        return False
+        kind = type(expr)
+        if kind is ast.Binary:
+            return self._calls_looping(expr.left) or self._calls_looping(expr.right)  # type: ignore[union-attr]
+        if kind is ast.Unary:
+            return self._calls_looping(expr.operand)  # type: ignore[union-attr]
+        if kind is not ast.Call:
+            return False
+        assert isinstance(expr, ast.Call)
+        target = self.plan.call_target(expr)
+        if target.kind is CallKind.FUNCTION and self.function(target.name).has_loops:
+            return True
+        return any(self._calls_looping(arg) for arg in expr.args)
 
     # --- loops -------------------------------------------------------------------------------
 
@@ -146,7 +160,7 @@ class _Analyzer:
         facts = LoopFacts(leaf=leaf, fast=False)
         if leaf:
             exprs_fast = isinstance(stmt, ast.ForRange) or self.expr_fast(stmt.condition)
-            if exprs_fast and all(self.stmt_fast(s) for s in live(self.plan, stmt.body)):
+            if exprs_fast and self.block_fast(stmt.body):
                 cond = self.expr_cost(stmt.condition) if isinstance(stmt, ast.While) else 0
                 cond_depth = self.expr_depth(stmt.condition) if isinstance(stmt, ast.While) else 0
                 facts.fast = True
@@ -157,30 +171,39 @@ class _Analyzer:
 
     # --- fast eligibility --------------------------------------------------------------------
 
+    def block_fast(self, block: tuple[ast.Stmt, ...]) -> bool:
+        dead = self.plan.dead_statements
+        return all(self.stmt_fast(s) for s in block if id(s) not in dead)
+
     def stmt_fast(self, stmt: ast.Stmt) -> bool:
-        if isinstance(stmt, ast.While | ast.ForRange):
+        kind = type(stmt)
+        if kind is ast.Break or kind is ast.Continue:
+            return True
+        if kind is ast.While or kind is ast.ForRange:
             return False
-        if isinstance(stmt, ast.If):
+        if kind is ast.If:
+            assert isinstance(stmt, ast.If)
             return (
-                self.expr_fast(stmt.condition)
-                and all(self.stmt_fast(s) for s in live(self.plan, stmt.then))
-                and all(self.stmt_fast(s) for s in live(self.plan, stmt.else_))
+                self.expr_fast(stmt.condition) and self.block_fast(stmt.then) and self.block_fast(stmt.else_)
             )
-        return all(self.expr_fast(e) for e in stmt_exprs(stmt))
+        return self.expr_fast(stmt.value)  # type: ignore[union-attr]
 
     def expr_fast(self, expr: ast.Expr) -> bool:
-        if isinstance(expr, ast.Var):
+        kind = type(expr)
+        if kind is ast.Var:
             return True
-        if isinstance(expr, ast.Literal):
-            return expr.kind not in TEXT_LITERALS
-        if isinstance(expr, ast.Unary):
-            return self.expr_fast(expr.operand)
-        if isinstance(expr, ast.Binary):
+        if kind is ast.Literal:
+            return expr.kind not in TEXT_LITERALS  # type: ignore[union-attr]
+        if kind is ast.Unary:
+            return self.expr_fast(expr.operand)  # type: ignore[union-attr]
+        if kind is ast.Binary:
+            assert isinstance(expr, ast.Binary)
             if expr.op in (ast.BinaryOp.EQ, ast.BinaryOp.NE) and isinstance(
                 self.plan.type_of(expr.left), COMPOSITES
             ):
                 return False
             return self.expr_fast(expr.left) and self.expr_fast(expr.right)
+        assert isinstance(expr, ast.Call)
         target = self.plan.call_target(expr)
         if not all(self.expr_fast(a) for a in expr.args):
             return False
@@ -193,27 +216,36 @@ class _Analyzer:
     # --- worst-case cost, size and inline depth (fast code only) -----------------------------
 
     def block_cost(self, block: tuple[ast.Stmt, ...]) -> int:
-        return sum(self.stmt_cost(s) for s in live(self.plan, block))
+        dead = self.plan.dead_statements
+        return sum(self.stmt_cost(s) for s in block if id(s) not in dead)
 
     def stmt_cost(self, stmt: ast.Stmt) -> int:
         own = costs.STATEMENT_FUEL
-        if isinstance(stmt, ast.If):
+        kind = type(stmt)
+        if kind is ast.If:
+            assert isinstance(stmt, ast.If)
             return (
                 own
                 + self.expr_cost(stmt.condition)
                 + max(self.block_cost(stmt.then), self.block_cost(stmt.else_))
             )
-        return own + sum(self.expr_cost(e) for e in stmt_exprs(stmt))
+        if kind is ast.Break or kind is ast.Continue:
+            return own
+        return own + self.expr_cost(stmt.value)  # type: ignore[union-attr]
 
     def expr_cost(self, expr: ast.Expr) -> int:
         own = costs.EXPRESSION_FUEL
-        if isinstance(expr, ast.Var | ast.Literal):
+        kind = type(expr)
+        if kind is ast.Var or kind is ast.Literal:
             return own
-        if isinstance(expr, ast.Unary):
-            return own + self.expr_cost(expr.operand)
-        if isinstance(expr, ast.Binary):
-            return own + self.expr_cost(expr.left) + self.expr_cost(expr.right)
-        args = sum(self.expr_cost(a) for a in expr.args)
+        if kind is ast.Unary:
+            return own + self.expr_cost(expr.operand)  # type: ignore[union-attr]
+        if kind is ast.Binary:
+            return own + self.expr_cost(expr.left) + self.expr_cost(expr.right)  # type: ignore[union-attr]
+        assert isinstance(expr, ast.Call)
+        args = 0
+        for arg in expr.args:
+            args += self.expr_cost(arg)
         target = self.plan.call_target(expr)
         if target.kind is CallKind.BUILTIN:
             return own + args + costs.BUILTIN_COSTS[target.name].base
@@ -221,65 +253,73 @@ class _Analyzer:
 
     def block_size(self, block: tuple[ast.Stmt, ...]) -> int:
         total = 0
-        for stmt in live(self.plan, block):
-            total += 1 + sum(self.expr_size(e) for e in stmt_exprs(stmt))
-            if isinstance(stmt, ast.If):
-                total += self.block_size(stmt.then) + self.block_size(stmt.else_)
+        dead = self.plan.dead_statements
+        for stmt in block:
+            if id(stmt) in dead:
+                continue
+            total += 1
+            kind = type(stmt)
+            if kind is ast.If:
+                assert isinstance(stmt, ast.If)
+                total += (
+                    self.expr_size(stmt.condition) + self.block_size(stmt.then) + self.block_size(stmt.else_)
+                )
+            elif kind is not ast.Break and kind is not ast.Continue:
+                total += self.expr_size(stmt.value)  # type: ignore[union-attr]
         return total
 
     def expr_size(self, expr: ast.Expr) -> int:
-        total = 0
-        for node in walk_expr(expr):
-            total += 1
-            if isinstance(node, ast.Call):
-                target = self.plan.call_target(node)
-                if target.kind is CallKind.FUNCTION:
-                    total += self.function(target.name).size
+        kind = type(expr)
+        if kind is ast.Binary:
+            return 1 + self.expr_size(expr.left) + self.expr_size(expr.right)  # type: ignore[union-attr]
+        if kind is ast.Unary:
+            return 1 + self.expr_size(expr.operand)  # type: ignore[union-attr]
+        if kind is not ast.Call:
+            return 1
+        assert isinstance(expr, ast.Call)
+        total = 1
+        for arg in expr.args:
+            total += self.expr_size(arg)
+        target = self.plan.call_target(expr)
+        if target.kind is CallKind.FUNCTION:
+            total += self.function(target.name).size
         return total
 
     def block_depth(self, block: tuple[ast.Stmt, ...]) -> int:
         deepest = 0
-        for stmt in live(self.plan, block):
-            for e in stmt_exprs(stmt):
-                deepest = max(deepest, self.expr_depth(e))
-            if isinstance(stmt, ast.If):
-                deepest = max(deepest, self.block_depth(stmt.then), self.block_depth(stmt.else_))
+        dead = self.plan.dead_statements
+        for stmt in block:
+            if id(stmt) in dead:
+                continue
+            kind = type(stmt)
+            if kind is ast.If:
+                assert isinstance(stmt, ast.If)
+                deepest = max(
+                    deepest,
+                    self.expr_depth(stmt.condition),
+                    self.block_depth(stmt.then),
+                    self.block_depth(stmt.else_),
+                )
+            elif kind is not ast.Break and kind is not ast.Continue:
+                deepest = max(deepest, self.expr_depth(stmt.value))  # type: ignore[union-attr]
         return deepest
 
     def expr_depth(self, expr: ast.Expr) -> int:
+        kind = type(expr)
+        if kind is ast.Binary:
+            return max(self.expr_depth(expr.left), self.expr_depth(expr.right))  # type: ignore[union-attr]
+        if kind is ast.Unary:
+            return self.expr_depth(expr.operand)  # type: ignore[union-attr]
+        if kind is not ast.Call:
+            return 0
+        assert isinstance(expr, ast.Call)
         deepest = 0
-        for node in walk_expr(expr):
-            if isinstance(node, ast.Call):
-                target = self.plan.call_target(node)
-                if target.kind is CallKind.FUNCTION:
-                    deepest = max(deepest, 1 + self.function(target.name).inline_depth)
+        for arg in expr.args:
+            deepest = max(deepest, self.expr_depth(arg))
+        target = self.plan.call_target(expr)
+        if target.kind is CallKind.FUNCTION:
+            deepest = max(deepest, 1 + self.function(target.name).inline_depth)
         return deepest
-
-
-def stmt_exprs(stmt: ast.Stmt) -> tuple[ast.Expr, ...]:
-    """The expressions a statement evaluates itself (not those of nested blocks)."""
-    if isinstance(stmt, ast.Set | ast.Return | ast.ExprStmt):
-        return (stmt.value,)
-    if isinstance(stmt, ast.If | ast.While):
-        return (stmt.condition,)
-    if isinstance(stmt, ast.ForRange):
-        return (stmt.start, stmt.end)
-    return ()
-
-
-def walk_expr(expr: ast.Expr) -> Iterator[ast.Expr]:
-    """Every node of an expression tree (iteratively: depth is bounded by the importer anyway)."""
-    stack: list[ast.Expr] = [expr]
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, ast.Unary):
-            stack.append(node.operand)
-        elif isinstance(node, ast.Binary):
-            stack.append(node.right)
-            stack.append(node.left)
-        elif isinstance(node, ast.Call):
-            stack.extend(reversed(node.args))
 
 
 def walk_loops(plan: ExecutionPlan, block: tuple[ast.Stmt, ...]) -> Iterator[ast.While | ast.ForRange]:

@@ -45,18 +45,29 @@ class Chunk:
     ivar: str
     start: str | None
     base_nodes: list[ast.Constant] = field(default_factory=list)
-    continue_fixes: list[tuple[ast.Constant, int]] = field(default_factory=list)
+    continue_fixes: list[tuple[ast.Constant, int, list[ast.stmt], ast.stmt]] = field(default_factory=list)
+    """``f += fix`` before each ``continue`` of a fast body: the constant, the ``ahead`` where it stands,
+    and the block and statement that hold it (dropped when the fix turns out to be 0)."""
     fault_sites: list[int] = field(default_factory=list)
     ahead: int = 0
+    refund_at: tuple[list[ast.stmt], int] | None = None
+    """Checked chunks: where an iteration has started (the block and index), so the refund
+    ``lr + n - j - 1`` that every failure point of the iteration passes can be computed once there."""
+    refund: str | None = None
+    """The slot holding that refund, once a failure point needed it."""
+    index_node: ast.expr | None = None
     started: int = 1
     """1 once the current iteration counts as one (always for forRange; for while only after its
     condition held): a failure gives back ``n - j - started`` reserved iterations."""
 
     def index(self) -> ast.expr:
-        """``j``: the number of iterations of this chunk before the current one."""
-        if self.start is None:
-            return P.name(self.ivar)
-        return P.sub(P.name(self.ivar), P.name(self.start))
+        """``j``: the number of iterations of this chunk before the current one (one shared node:
+        it is never an operand of the kernel's own arithmetic and never patched)."""
+        node = self.index_node
+        if node is None:
+            node = P.name(self.ivar) if self.start is None else P.sub(P.name(self.ivar), P.name(self.start))
+            self.index_node = node
+        return node
 
     def base(self) -> ast.Constant:
         node = P.const(0)
@@ -81,8 +92,10 @@ class Chunk:
         base = -self.ahead if body_live else 0
         for node in self.base_nodes:
             node.value = base
-        for node, ahead in self.continue_fixes:
+        for node, ahead, block, update in self.continue_fixes:
             node.value = base + ahead
+            if not node.value:
+                block.remove(update)  # ``f += 0``; the block still ends with its ``continue``
         return base
 
 
@@ -99,26 +112,3 @@ class Inline:
 
     result: str
     edges: list[tuple[list[ast.stmt], int]] = field(default_factory=list)
-
-
-def drop_zero_updates(body: list[ast.stmt]) -> list[ast.stmt]:
-    """Remove ``f -= 0`` / ``f += 0`` left by accounting that turned out to be balanced."""
-    out: list[ast.stmt] = []
-    for stmt in body:
-        if (
-            isinstance(stmt, ast.AugAssign)
-            and isinstance(stmt.target, ast.Name)
-            and stmt.target.id == "f"
-            and isinstance(stmt.value, ast.Constant)
-            and stmt.value.value == 0
-        ):
-            continue
-        for attr in ("body", "orelse"):
-            inner = getattr(stmt, attr, None)
-            if isinstance(inner, list):
-                cleaned = drop_zero_updates(inner)
-                if not cleaned and attr == "body":
-                    cleaned = [P.pass_()]
-                setattr(stmt, attr, cleaned)
-        out.append(stmt)
-    return out

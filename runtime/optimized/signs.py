@@ -30,12 +30,13 @@ from dotboxd.core import ast
 from dotboxd.core.types import I32, I64
 from dotboxd.validator.plan import CallKind, ExecutionPlan, FunctionInfo
 
-from .facts import live
-
 State = frozenset[str] | None
 """Locals known >= 0, or None where the point is unreachable."""
 
 _NONNEG_CALLS = frozenset({"math.abs", "string.length", "list.count"})
+_BY_ARGUMENTS = frozenset({"math.max", "math.min", "math.clamp"})
+_NONNEG_OPS = frozenset({ast.BinaryOp.ADD, ast.BinaryOp.MUL, ast.BinaryOp.DIV, ast.BinaryOp.REM})
+_INTEGERS = (I32, I64)
 
 
 def _meet(a: State, b: State) -> State:
@@ -62,70 +63,73 @@ class _Analysis:
     # --- expressions --------------------------------------------------------------------------
 
     def expr(self, node: ast.Expr, state: frozenset[str]) -> bool:
-        result = self._expr(node, state)
+        kind = type(node)  # IR node classes are final: dispatch on the exact class
+        if kind is ast.Var:
+            result = node.name in state  # type: ignore[union-attr]
+        elif kind is ast.Literal:
+            value = node.value  # type: ignore[union-attr]
+            result = type(value) is int and value >= 0  # bool is not int here
+        elif kind is ast.Binary:
+            assert isinstance(node, ast.Binary)
+            left = self.expr(node.left, state)
+            right = self.expr(node.right, state)
+            result = left and right and node.op in _NONNEG_OPS and self.plan.type_of(node) in _INTEGERS
+        elif kind is ast.Unary:
+            self.expr(node.operand, state)  # type: ignore[union-attr]
+            return False
+        else:
+            assert isinstance(node, ast.Call)
+            target = self.plan.call_target(node)
+            name = target.name if target.kind is CallKind.BUILTIN else ""
+            if name in _BY_ARGUMENTS:
+                args = [self.expr(a, state) for a in node.args]
+                result = any(args) if name == "math.max" else all(args) if name == "math.min" else args[1]
+            else:
+                for arg in node.args:
+                    self.expr(arg, state)
+                result = name in _NONNEG_CALLS
         if result and self.record:
             self.nonneg.add(id(node))
         return result
 
-    def _expr(self, node: ast.Expr, state: frozenset[str]) -> bool:
-        if isinstance(node, ast.Literal):
-            return isinstance(node.value, int) and not isinstance(node.value, bool) and node.value >= 0
-        if isinstance(node, ast.Var):
-            return node.name in state
-        if isinstance(node, ast.Unary):
-            self.expr(node.operand, state)
-            return False
-        if isinstance(node, ast.Binary):
-            left = self.expr(node.left, state)
-            right = self.expr(node.right, state)
-            integer = self.plan.type_of(node) in (I32, I64)
-            both = left and right
-            return integer and both and node.op.value in ("add", "mul", "div", "rem")
-        args = [self.expr(a, state) for a in node.args]
-        target = self.plan.call_target(node)
-        if target.kind is not CallKind.BUILTIN:
-            return False
-        name = target.name
-        if name in _NONNEG_CALLS:
-            return True
-        if name == "math.max":
-            return any(args)
-        if name == "math.min":
-            return all(args)
-        if name == "math.clamp":
-            return args[1]
-        return False
-
     # --- statements ---------------------------------------------------------------------------
 
     def block(self, block: tuple[ast.Stmt, ...], state: State) -> State:
-        for stmt in live(self.plan, block):
+        dead = self.plan.dead_statements
+        for stmt in block:
+            if id(stmt) in dead:
+                continue
             if state is None:
                 return None
             state = self.stmt(stmt, state)
         return state
 
     def stmt(self, stmt: ast.Stmt, state: frozenset[str]) -> State:
-        if isinstance(stmt, ast.Set):
+        kind = type(stmt)
+        if kind is ast.Set:
+            assert isinstance(stmt, ast.Set)
+            name = stmt.name
             if self.expr(stmt.value, state):
-                return state | {stmt.name}
-            return state - {stmt.name}
-        if isinstance(stmt, ast.ExprStmt):
-            self.expr(stmt.value, state)
+                return state if name in state else state | {name}
+            return state - {name} if name in state else state
+        if kind is ast.ExprStmt:
+            self.expr(stmt.value, state)  # type: ignore[union-attr]
             return state
-        if isinstance(stmt, ast.Return):
-            self.expr(stmt.value, state)
+        if kind is ast.Return:
+            self.expr(stmt.value, state)  # type: ignore[union-attr]
             return None
-        if isinstance(stmt, ast.If):
+        if kind is ast.If:
+            assert isinstance(stmt, ast.If)
             self.expr(stmt.condition, state)
             return _meet(self.block(stmt.then, state), self.block(stmt.else_, state))
-        if isinstance(stmt, ast.Break):
+        if kind is ast.Break:
             self.loops[-1].breaks = _meet(self.loops[-1].breaks, state)
             return None
-        if isinstance(stmt, ast.Continue):
+        if kind is ast.Continue:
             self.loops[-1].continues = _meet(self.loops[-1].continues, state)
             return None
-        if isinstance(stmt, ast.ForRange):
+        if kind is ast.ForRange:
+            assert isinstance(stmt, ast.ForRange)
             start = self.expr(stmt.start, state)
             self.expr(stmt.end, state)
             counter = stmt.local

@@ -27,6 +27,7 @@ from dotboxd.runtime.context import RunContext
 from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.intrinsics import INTRINSICS
 from dotboxd.runtime.meter import Meter
+from dotboxd.runtime.optimized.fastops import FAST_PATHS
 
 CHUNK: Final = 2048
 """Most iterations one bulk reservation covers: the deadline and cancellation are checked at least
@@ -269,6 +270,19 @@ def _intrinsic_stub(builtin: str) -> Callable[..., tuple[Value, int]]:
     return stub
 
 
+def exact_intrinsic_stub(builtin: str) -> Callable[..., tuple[Value, int]]:
+    """The exact stub of ``builtin``: every charge through the meter, in the reference's order."""
+    return _intrinsic_stub(builtin)
+
+
+def _builtin_stub(builtin: str) -> Callable[..., tuple[Value, int]]:
+    """The stub generated code calls for ``builtin``: its fast path (``fastops``) in front of the
+    exact stub where one exists, else the exact stub."""
+    exact = _intrinsic_stub(builtin)
+    fast = FAST_PATHS.get(builtin)
+    return exact if fast is None else fast(exact)
+
+
 def intrinsic_stub_name(builtin: str) -> str:
     """``list.add`` -> ``_s_i_list_add``."""
     return "_s_i_" + builtin.replace(".", "_")
@@ -311,7 +325,7 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_text": text,
         "_s_ceq": composite_equal,
         "_s_bind": binding,
-        **{intrinsic_stub_name(name): _intrinsic_stub(name) for name in INTRINSICS},
+        **{intrinsic_stub_name(name): _builtin_stub(name) for name in INTRINSICS},
     }
 )
 """Every stub by its name in the generated code's namespace."""
@@ -335,6 +349,7 @@ __all__ = [
     "RANGE_NAME",
     "STUBS",
     "RunState",
+    "exact_intrinsic_stub",
     "intrinsic_stub_name",
     "namespace_base",
     "sync",

@@ -32,7 +32,9 @@ class Tables:
     * ``texts``: text literals as ``(kind, text, brand)``;
     * ``guids``: GUID literal texts (bound as ``_k<i>`` in the namespace);
     * ``bindings``: binding ids (``_s_bind`` takes an index);
-    * ``functions``: plan function ids, in the order of their generated names ``_fn<i>``.
+    * ``functions``: plan function ids, in the order of their generated names ``_fn<i>``;
+    * ``colds``: the cold exact paths ``_x<i>`` (``cold.py``), each as (index into ``functions``,
+      ordinal of the loop among that function's live loops).
     """
 
     sites: list[tuple[str, Any]] = field(default_factory=lambda: [(CHARGES, ())])
@@ -40,6 +42,7 @@ class Tables:
     guids: list[str] = field(default_factory=list)
     bindings: list[str] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)
+    colds: list[tuple[int, int]] = field(default_factory=list)
 
     # --- building ------------------------------------------------------------------------------
 
@@ -83,13 +86,24 @@ class Tables:
             self.bindings.append(binding_id)
         return self.bindings.index(binding_id)
 
+    def copy(self) -> Tables:
+        """An independent copy (the cold-path builder extends a copy, never the artifact's own)."""
+        return Tables(
+            list(self.sites),
+            list(self.texts),
+            list(self.guids),
+            list(self.bindings),
+            list(self.functions),
+            list(self.colds),
+        )
+
     # --- resolving for a run -------------------------------------------------------------------
 
     def resolved_sites(self) -> tuple[Any, ...]:
         out: list[Any] = []
         for kind, payload in self.sites:
             if kind == CHARGES:
-                out.append(tuple(int(c) for c in payload))
+                out.append(payload if type(payload) is tuple else tuple(int(c) for c in payload))
             elif kind == CHUNK_OP:
                 op, base, ahead, started = payload
                 out.append((FAULT_OPS[op], base, ahead, started))
@@ -119,12 +133,20 @@ class Tables:
             "guids": list(self.guids),
             "bindings": list(self.bindings),
             "functions": list(self.functions),
+            "colds": [list(entry) for entry in self.colds],
         }
 
     @classmethod
     def from_json(cls, data: Any) -> Tables:
         """Rebuild from ``to_json`` output; any shape error raises ``ValueError``."""
-        if not isinstance(data, dict) or set(data) != {"sites", "texts", "guids", "bindings", "functions"}:
+        if not isinstance(data, dict) or set(data) != {
+            "sites",
+            "texts",
+            "guids",
+            "bindings",
+            "functions",
+            "colds",
+        }:
             raise ValueError("malformed tables")
         tables = cls()
         tables.sites.clear()
@@ -162,6 +184,10 @@ class Tables:
             if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
                 raise ValueError(f"malformed {key}")
             getattr(tables, key).extend(values)
+        for item in data["colds"]:
+            if not (isinstance(item, list) and len(item) == 2 and all(_is_int(v) and v >= 0 for v in item)):
+                raise ValueError("malformed cold path")
+            tables.colds.append((item[0], item[1]))
         return tables
 
 

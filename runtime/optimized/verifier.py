@@ -15,6 +15,12 @@ to implement (the Cranelift-verifier idea applied to our own output):
 2. **the code objects, after ``compile()``**, recursively: the names they load, their constants,
    their flags (no generator, coroutine, varargs, closures) and their opcodes.
 
+The cold exact paths of fast loops (``cold.py``) are a second module, built when a run first needs
+one; ``verify_cold_module`` holds it to the same rules, with the cold functions ``_x<i>`` (whose
+parameters and result tuple are derived from the plan's loop) in place of the plan functions. In the
+hot module a call of ``_x<i>`` is checked against the same description: its argument count and the
+length of the tuple its results are unpacked into.
+
 A failure raises ``VerifierFailure``; the caller quarantines the artifact and never runs it.
 """
 
@@ -24,18 +30,20 @@ import ast
 import dis
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Container
 from types import CodeType
 from typing import Any
 
 from dotboxd.validator.plan import ExecutionPlan
 
+from . import pyast as P
 from .codegen import FIXED_PARAMS
+from .cold import cold_name, describe, find_loop
 from .errors import VerifierFailure
 from .stubs import PURE_HELPERS, RANGE_NAME, STUBS
 from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-1"
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-2"
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -44,10 +52,11 @@ MAX_NODES = 2_000_000
 """The verifier's own budget: it refuses (rather than walks) absurdly large modules."""
 
 SLOT = re.compile(r"(?:[vtkenj](?:0|[1-9][0-9]{0,6}))\Z")
-FN = re.compile(r"_fn(?:0|[1-9][0-9]{0,6})\Z")
+FN = re.compile(r"_(?:fn|x)(?:0|[1-9][0-9]{0,6})\Z")
+"""A generated function's name: ``_fn<i>`` (a plan function) or ``_x<i>`` (a cold exact path)."""
 GUID = re.compile(r"_k(?:0|[1-9][0-9]{0,6})\Z")
 
-ALLOWED_NODES: frozenset[type[ast.AST]] = frozenset(
+_PLAIN_NODES: frozenset[type[ast.AST]] = frozenset(
     {
         ast.Module,
         ast.FunctionDef,
@@ -91,7 +100,15 @@ ALLOWED_NODES: frozenset[type[ast.AST]] = frozenset(
         ast.NotEq,
     }
 )
-"""Every node type generated code may contain. Anything else (Attribute, Subscript, Import, Global,
+
+_KIND: dict[type[ast.AST], type[ast.AST]] = {kind: kind for kind in _PLAIN_NODES}
+_KIND.update((cls, base) for cls, base in P.POSITIONED.items() if base in _PLAIN_NODES)
+"""Concrete node class -> the ``ast`` node type it is: the plain classes (``ast.parse`` output, the
+disk cache) and the code generator's positioned twins (``pyast``: the same class plus a class-level
+source position). The verifier dispatches on this exact-class table, never on ``isinstance``."""
+
+ALLOWED_NODES: frozenset[type[ast.AST]] = frozenset(_KIND)
+"""Every node class generated code may contain. Anything else (Attribute, Subscript, Import, Global,
 Nonlocal, Lambda, With, Try, Raise, Yield, Await, ClassDef, comprehensions, JoinedStr, Starred,
 NamedExpr, Delete, Assert, AsyncFunctionDef, ...) is refused wherever it appears."""
 
@@ -164,23 +181,60 @@ PAYING_STUBS = frozenset(
 )
 """Stubs whose fourth argument is the fuel segment they pay before anything else."""
 
-_BIN_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Div)
-_CMP_OPS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+_BIN_OPS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Div})
+_CMP_OPS = frozenset({ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq})
+_UNARY_OPS = frozenset({ast.USub, ast.Not})
+_BOOL_OPS = frozenset({ast.And, ast.Or})
+_FAULT_STUBS = {"_s_f1": 1, "_s_f2": 2, "_s_f3": 3}
+_CHUNK_STUBS = {"_s_c1": 1, "_s_c2": 2, "_s_c3": 3}
+
+_MALFORMED = (AttributeError, TypeError, ValueError, IndexError, KeyError, RecursionError)
+"""What reading a malformed tree (a missing field, a wrong field type, absurd nesting) raises while
+it is checked: such a tree is refused like any other bad one."""
 
 
 class _AstVerifier:
-    """One pass over the generated module: every node is visited once, by a handler that knows
-    exactly which children its node type may have; anything unexpected fails."""
+    """One pass over a generated module: every node is visited once and its exact class is looked
+    up in ``_KIND``; the code for that node type knows which children it may have and checks them.
 
-    def __init__(self, plan: ExecutionPlan, tables: Tables) -> None:
+    Why it is shaped like this: the verifier runs on every compilation, so it must be cheap.
+    Statements are checked block by block, and each expression tree is walked with an explicit
+    stack (one loop turn per node, not one call); names already found to be good loads or stores
+    are remembered, so their next use is one set lookup. Nodes are counted as they are reached and
+    the count is checked before each block and each list of children is taken on, so an oversize
+    module is refused before it is walked."""
+
+    def __init__(
+        self, plan: ExecutionPlan, tables: Tables, globals_allowed: frozenset[str] | None, cold: bool
+    ) -> None:
         self.plan = plan
         self.tables = tables
-        self.globals = allowed_globals(tables)
-        self.function_names = {function_name(i) for i in range(len(tables.functions))}
+        self.globals = allowed_globals(tables) if globals_allowed is None else globals_allowed
+        self.callees: set[str] = set()
+        """Callees already found good: allowed globals but ``_range`` (a for-loop's only) and the
+        GUID constants (values)."""
+        self.cold = cold
+        """Checking the cold module (``_x<i>``) rather than the hot one (``_fn<i>``)."""
+        names = cold_name if cold else function_name
+        self.function_names = {names(i) for i in range(len(tables.colds if cold else tables.functions))}
+        self.arity: dict[str, int] = {}
+        """Generated function -> the number of arguments it takes."""
+        self.results: dict[str, int] = {}
+        """Cold function -> the length of the tuple it returns."""
+        self.returns = 2
+        """Length of the tuple the function being checked returns."""
         self.nodes = 0
+        self.loads: set[str] = {name for name in FIXED_PARAMS if name != "R"}
+        """Names already found to be good loads (slots and this artifact's GUID constants)."""
+        self.stores: set[str] = {"f"}
+        """Names already found to be good assignment targets (the fuel and slots)."""
+        self.charge_sites: frozenset[int] = frozenset()
+        self.paid_sites: frozenset[int] = frozenset()
+        self.op_sites: frozenset[int] = frozenset()
+        self.chunk_sites: frozenset[int] = frozenset()
 
-    def tick(self) -> None:
-        self.nodes += 1
+    def count(self, more: int) -> None:
+        self.nodes += more
         if self.nodes > MAX_NODES:
             raise _fail("generated module is too large to verify")
 
@@ -188,15 +242,40 @@ class _AstVerifier:
 
     def check_tables(self) -> None:
         plan = self.plan
-        if len(set(self.tables.functions)) != len(self.tables.functions):
+        tables = self.tables
+        if len(set(tables.functions)) != len(tables.functions):
             raise _fail("a function is listed twice")
-        for fid in self.tables.functions:
+        for index, fid in enumerate(tables.functions):
             info = plan.functions.get(fid)
             if info is None or not info.reachable:
                 raise _fail(f"generated function for '{fid}', which is not a reachable plan function")
-        for bid in self.tables.bindings:
+            self.arity[function_name(index)] = len(FIXED_PARAMS) + len(info.function.parameters)
+        for bid in tables.bindings:
             if plan.binding(bid) is None:
                 raise _fail(f"binding '{bid}' is not in the plan")
+        for index, (fn_index, ordinal) in enumerate(tables.colds):
+            fid = tables.functions[fn_index]
+            loop = find_loop(plan, fid, ordinal)
+            if loop is None:
+                raise _fail(f"cold path {index} names no loop of '{fid}'")
+            cold = describe(plan, fid, loop)
+            self.arity[cold_name(index)] = len(FIXED_PARAMS) + len(cold.params)
+            self.results[cold_name(index)] = cold.result_arity
+        charges, paid, ops, chunk_ops = set(), set(), set(), set()
+        for index, site in enumerate(tables.sites):
+            kind = site[0]
+            if kind == CHARGES:
+                charges.add(index)
+                if len(site[1]) > 0:
+                    paid.add(index)
+            elif kind == OP:
+                ops.add(index)
+            elif kind == CHUNK_OP:
+                chunk_ops.add(index)
+        self.charge_sites = frozenset(charges)
+        self.paid_sites = frozenset(paid)
+        self.op_sites = frozenset(ops)
+        self.chunk_sites = frozenset(chunk_ops)
 
     # --- the module -------------------------------------------------------------------------
 
@@ -205,9 +284,12 @@ class _AstVerifier:
         if type(module) is not ast.Module or getattr(module, "type_ignores", None):
             raise _fail("not a plain module")
         seen: set[str] = set()
-        for stmt in module.body:
-            if type(stmt) is not ast.FunctionDef:
+        body = module.body
+        self.count(len(body))
+        for stmt in body:
+            if _KIND.get(type(stmt)) is not ast.FunctionDef:
                 raise _fail(f"{type(stmt).__name__} at module level (only function definitions)", stmt)
+            assert isinstance(stmt, ast.FunctionDef)
             if stmt.name not in self.function_names or stmt.name in seen:
                 raise _fail(f"unexpected function name {stmt.name!r}", stmt)
             seen.add(stmt.name)
@@ -216,7 +298,6 @@ class _AstVerifier:
             raise _fail("a plan function has no generated function")
 
     def function(self, fn: ast.FunctionDef) -> None:
-        self.tick()
         args = fn.args
         if fn.decorator_list or fn.returns is not None or getattr(fn, "type_comment", None):
             raise _fail("decorators and annotations are not allowed", fn)
@@ -231,114 +312,157 @@ class _AstVerifier:
             or args.defaults
         ):
             raise _fail("only plain positional parameters are allowed", fn)
+        self.count(1 + len(args.args))
+        self.returns = self.results.get(fn.name, 2) if self.cold else 2
         params = []
         for a in args.args:
-            if type(a) is not ast.arg or a.annotation is not None or getattr(a, "type_comment", None):
+            if (
+                _KIND.get(type(a)) is not ast.arg
+                or a.annotation is not None
+                or getattr(a, "type_comment", None)
+            ):
                 raise _fail("annotations are not allowed", fn)
             params.append(a.arg)
-        fid = self.tables.functions[int(fn.name[3:])]
-        expected = len(FIXED_PARAMS) + len(self.plan.functions[fid].function.parameters)
-        if tuple(params[: len(FIXED_PARAMS)]) != FIXED_PARAMS or len(params) != expected:
+        fixed = len(FIXED_PARAMS)
+        if tuple(params[:fixed]) != FIXED_PARAMS or len(params) != self.arity[fn.name]:
             raise _fail("parameters do not match the plan function", fn)
-        if len(set(params)) != len(params) or not all(SLOT.match(p) for p in params[len(FIXED_PARAMS) :]):
+        if len(set(params)) != len(params) or not all(
+            type(p) is str and SLOT.match(p) for p in params[fixed:]
+        ):
             raise _fail("parameters must be distinct slots", fn)
-        self.body(fn.body, 0)
+        self.block(fn.body, 0)
 
     # --- statements ---------------------------------------------------------------------------
 
-    def body(self, stmts: list[ast.stmt], depth: int) -> None:
+    def block(self, stmts: list[ast.stmt], depth: int) -> None:
         if not stmts:
             raise _fail("empty block")
+        self.count(len(stmts))
+        stores = self.stores
         for index, stmt in enumerate(stmts):
-            self.statement(stmt, stmts, index, depth)
+            kind = _KIND.get(type(stmt))
+            if kind is ast.Assign:
+                assert isinstance(stmt, ast.Assign)
+                targets = stmt.targets
+                target: Any = targets[0] if len(targets) == 1 else None
+                target_kind = type(target)
+                if target_kind in _NAMES and _good_store(target, stores) and not stmt.type_comment:
+                    self.nodes += 1
+                elif (
+                    target_kind in _TUPLES
+                    and len(target.elts) == 2
+                    and type(target.ctx) is ast.Store
+                    and _good_store(target.elts[0], stores)
+                    and _good_store(target.elts[1], stores)
+                    and type(stmt.value) in _CALLS
+                    and type(stmt.value.func) in _NAMES  # type: ignore[attr-defined]
+                    and stmt.value.func.id not in self.results  # type: ignore[attr-defined]
+                    and not stmt.type_comment
+                ):
+                    self.nodes += 3  # a pair from a stub or a plan function
+                else:
+                    self.assign_targets(stmt)
+                value = stmt.value
+                if type(value) in _CALLS:
+                    self.call_tree(value)  # type: ignore[arg-type]
+                else:
+                    self.expr(value)
+            elif kind is ast.If:
+                assert isinstance(stmt, ast.If)
+                self.expr(stmt.test)
+                self.block(stmt.body, depth)
+                if stmt.orelse:
+                    self.block(stmt.orelse, depth)
+            elif kind is ast.AugAssign:
+                assert isinstance(stmt, ast.AugAssign)
+                target = stmt.target
+                if not (type(target) in _NAMES and target.id == "f" and type(target.ctx) is ast.Store):
+                    raise _fail("augmented assignment only updates the fuel", stmt)
+                if type(stmt.op) not in (ast.Add, ast.Sub):
+                    raise _fail("fuel is only added to or subtracted from", stmt)
+                self.nodes += 1
+                self.expr(stmt.value)
+            elif kind is ast.Expr:
+                assert isinstance(stmt, ast.Expr)
+                if _KIND.get(type(stmt.value)) is not ast.Call:
+                    raise _fail("expression statements must be calls", stmt)
+                self.call_tree(stmt.value)  # type: ignore[arg-type]
+            elif kind is ast.Return:
+                assert isinstance(stmt, ast.Return)
+                returned: Any = stmt.value
+                if not (_KIND.get(type(returned)) is ast.Tuple and len(returned.elts) == self.returns):
+                    raise _fail(
+                        "functions return (value, fuel), cold paths (signal, fuel, value, *locals)", stmt
+                    )
+                self.expr(returned)
+            elif kind is ast.While:
+                self.while_(stmt, depth)  # type: ignore[arg-type]
+            elif kind is ast.For:
+                self.for_(stmt, stmts, index, depth)  # type: ignore[arg-type]
+            elif kind is ast.Break or kind is ast.Continue:
+                if depth == 0:
+                    raise _fail("break/continue outside a loop", stmt)
+            elif kind is not ast.Pass:
+                raise _fail(f"statement {type(stmt).__name__} is not allowed", stmt)
 
-    def statement(self, stmt: ast.stmt, block: list[ast.stmt], index: int, depth: int) -> None:
-        self.tick()
-        kind = type(stmt)
-        if kind is ast.Assign:
-            assert isinstance(stmt, ast.Assign)
-            if len(stmt.targets) != 1 or getattr(stmt, "type_comment", None):
-                raise _fail("chained assignment", stmt)
-            target = stmt.targets[0]
-            if type(target) is ast.Tuple:
-                assert isinstance(target, ast.Tuple)
-                if type(target.ctx) is not ast.Store or len(target.elts) != 2:
-                    raise _fail("only pair unpacking is allowed", stmt)
-                if type(stmt.value) is not ast.Call:
-                    raise _fail("pair unpacking needs a call", stmt)
-                for element in target.elts:
-                    self.target(element)
-            else:
-                self.target(target)
-            self.expr(stmt.value)
-        elif kind is ast.AugAssign:
-            assert isinstance(stmt, ast.AugAssign)
-            target = stmt.target
-            if not (type(target) is ast.Name and target.id == "f" and type(target.ctx) is ast.Store):
-                raise _fail("augmented assignment only updates the fuel", stmt)
-            if type(stmt.op) not in (ast.Add, ast.Sub):
-                raise _fail("fuel is only added to or subtracted from", stmt)
-            self.expr(stmt.value)
-        elif kind is ast.Expr:
-            assert isinstance(stmt, ast.Expr)
-            if type(stmt.value) is not ast.Call:
-                raise _fail("expression statements must be calls", stmt)
-            self.expr(stmt.value)
-        elif kind is ast.Return:
-            assert isinstance(stmt, ast.Return)
+    def assign_targets(self, stmt: ast.Assign) -> None:
+        """The targets of an assignment that is not a plain store to a known slot."""
+        targets = stmt.targets
+        if len(targets) != 1 or getattr(stmt, "type_comment", None):
+            raise _fail("chained assignment", stmt)
+        target = targets[0]
+        if _KIND.get(type(target)) is ast.Tuple:
+            assert isinstance(target, ast.Tuple)
             value = stmt.value
-            if not (type(value) is ast.Tuple and len(value.elts) == 2):
-                raise _fail("functions return (value, fuel)", stmt)
-            self.expr(value)
-        elif kind is ast.If:
-            assert isinstance(stmt, ast.If)
-            self.expr(stmt.test)
-            self.body(stmt.body, depth)
-            if stmt.orelse:
-                self.body(stmt.orelse, depth)
-        elif kind is ast.While:
-            assert isinstance(stmt, ast.While)
-            self.while_(stmt, depth)
-        elif kind is ast.For:
-            assert isinstance(stmt, ast.For)
-            self.for_(stmt, block, index, depth)
-        elif kind is ast.Break or kind is ast.Continue:
-            if depth == 0:
-                raise _fail("break/continue outside a loop", stmt)
-        elif kind is not ast.Pass:
-            raise _fail(f"statement {kind.__name__} is not allowed", stmt)
+            if _KIND.get(type(value)) is not ast.Call:
+                raise _fail("pair unpacking needs a call", stmt)
+            callee = value.func  # type: ignore[attr-defined]
+            cold = self.results.get(callee.id) if type(callee) in _NAMES else None
+            if type(target.ctx) is not ast.Store or len(target.elts) != (2 if cold is None else cold):
+                raise _fail("only pair unpacking (and the results of a cold path) is allowed", stmt)
+            self.count(1 + len(target.elts))
+            for element in target.elts:
+                self.target(element)
+        else:
+            self.count(1)
+            self.target(target)
 
     def target(self, node: ast.expr) -> None:
-        self.tick()
-        if type(node) is not ast.Name or type(node.ctx) is not ast.Store:
+        if type(node) not in _NAMES or type(node.ctx) is not ast.Store:  # type: ignore[attr-defined]
             raise _fail("assignment targets are names", node)
+        assert isinstance(node, ast.Name)
         ident = node.id
-        if ident != "f" and not SLOT.match(ident):
+        if ident in self.stores:
+            return
+        if not (type(ident) is str and SLOT.match(ident)):
             raise _fail(f"assignment to {ident!r}, which is not a slot", node)
+        self.stores.add(ident)
 
     def while_(self, loop: ast.While, depth: int) -> None:
         test = loop.test
-        if not (type(test) is ast.Constant and test.value is True) or loop.orelse:
+        if not (_KIND.get(type(test)) is ast.Constant and test.value is True) or loop.orelse:  # type: ignore[attr-defined]
             raise _fail("loops are `while True:` without else", loop)
-        self.tick()
+        self.count(1)
         body = loop.body
         if not (_is_charge(body, 0) or _is_reservation(body, 0) or _single_pass(body)):
             raise _fail("a loop body does not start with a meter charge", loop)
-        self.body(body, depth + 1)
+        self.block(body, depth + 1)
 
     def for_(self, loop: ast.For, block: list[ast.stmt], index: int, depth: int) -> None:
+        self.count(1)
         self.target(loop.target)
         iterator = loop.iter
         if not (
-            type(iterator) is ast.Call
-            and type(iterator.func) is ast.Name
-            and iterator.func.id == RANGE_NAME
-            and 1 <= len(iterator.args) <= 2
-            and not iterator.keywords
+            _KIND.get(type(iterator)) is ast.Call
+            and type(iterator.func) in _NAMES  # type: ignore[attr-defined]
+            and iterator.func.id == RANGE_NAME  # type: ignore[attr-defined]
+            and type(iterator.func.ctx) is ast.Load  # type: ignore[attr-defined]
+            and 1 <= len(iterator.args) <= 2  # type: ignore[attr-defined]
+            and not iterator.keywords  # type: ignore[attr-defined]
         ):
             raise _fail("for-loops only iterate over _range(...)", loop)
         assert isinstance(iterator, ast.Call)
-        self.tick()
+        self.count(2)
         for arg in iterator.args:
             self.expr(arg)
         bulk = index == 1 and _is_reservation(block, 0) and _ranges_over(iterator, block[0])
@@ -346,128 +470,198 @@ class _AstVerifier:
             raise _fail("a loop body does not start with a meter charge", loop)
         if getattr(loop, "type_comment", None):
             raise _fail("type comments are not allowed", loop)
-        self.body(loop.body, depth + 1)
+        self.block(loop.body, depth + 1)
         if loop.orelse:
-            self.body(loop.orelse, depth + 1)
+            self.block(loop.orelse, depth + 1)
 
     # --- expressions --------------------------------------------------------------------------
 
-    def expr(self, node: ast.expr) -> None:
-        self.tick()
-        kind = type(node)
-        if kind is ast.Name:
-            self.load(node)  # type: ignore[arg-type]
-        elif kind is ast.Constant:
-            _check_constant(node)  # type: ignore[arg-type]
-        elif kind is ast.BinOp:
-            assert isinstance(node, ast.BinOp)
-            if type(node.op) not in _BIN_OPS:
-                raise _fail(f"operator {type(node.op).__name__}", node)
-            self.expr(node.left)
-            self.expr(node.right)
-        elif kind is ast.UnaryOp:
-            assert isinstance(node, ast.UnaryOp)
-            if type(node.op) not in (ast.USub, ast.Not):
-                raise _fail(f"operator {type(node.op).__name__}", node)
-            self.expr(node.operand)
-        elif kind is ast.BoolOp:
-            assert isinstance(node, ast.BoolOp)
-            if type(node.op) not in (ast.And, ast.Or):
-                raise _fail("boolean operator", node)
-            for value in node.values:
-                self.expr(value)
-        elif kind is ast.Compare:
-            assert isinstance(node, ast.Compare)
-            if not all(type(op) in _CMP_OPS for op in node.ops) or len(node.ops) != len(node.comparators):
-                raise _fail("comparison operator", node)
-            self.expr(node.left)
-            for value in node.comparators:
-                self.expr(value)
-        elif kind is ast.Call:
-            self.call(node)  # type: ignore[arg-type]
-        elif kind is ast.Tuple:
-            assert isinstance(node, ast.Tuple)
-            if type(node.ctx) is not ast.Load:
-                raise _fail("tuple in a store position", node)
-            for value in node.elts:
-                self.expr(value)
-        else:
-            raise _fail(f"node type {kind.__name__} is not allowed", node)
+    def expr(self, root: ast.expr) -> None:
+        """Check one expression tree, iteratively (a stack of nodes still to check)."""
+        loads = self.loads
+        budget = MAX_NODES - self.nodes
+        seen = 0
+        stack = [root]
+        pop = stack.pop
+        push = stack.append
+        while stack:
+            node: Any = pop()
+            seen += 1
+            kind = _KIND.get(type(node))
+            if kind is ast.Name:
+                if not (node.id in loads and type(node.ctx) is ast.Load):
+                    self.load(node)
+            elif kind is ast.Constant:
+                value = node.value
+                if not (type(value) is int and -MAX_INT <= value <= MAX_INT):
+                    _check_constant(node)
+            elif kind is ast.Call:
+                operands = self.call(node)
+                seen += 1  # the callee's name
+                if len(operands) > budget:
+                    raise _fail("generated module is too large to verify")
+                stack.extend(operands)
+            elif kind is ast.BinOp:
+                if type(node.op) not in _BIN_OPS:
+                    raise _fail(f"operator {type(node.op).__name__}", node)
+                push(node.right)
+                push(node.left)
+            elif kind is ast.Compare:
+                ops = node.ops
+                comparators = node.comparators
+                if len(ops) != len(comparators) or not all(type(op) in _CMP_OPS for op in ops):
+                    raise _fail("comparison operator", node)
+                if len(comparators) > budget:
+                    raise _fail("generated module is too large to verify")
+                stack.extend(comparators)
+                push(node.left)
+            elif kind is ast.UnaryOp:
+                if type(node.op) not in _UNARY_OPS:
+                    raise _fail(f"operator {type(node.op).__name__}", node)
+                push(node.operand)
+            elif kind is ast.BoolOp:
+                if type(node.op) not in _BOOL_OPS:
+                    raise _fail("boolean operator", node)
+                if len(node.values) > budget:
+                    raise _fail("generated module is too large to verify")
+                stack.extend(node.values)
+            elif kind is ast.Tuple:
+                if type(node.ctx) is not ast.Load:
+                    raise _fail("tuple in a store position", node)
+                if len(node.elts) > budget:
+                    raise _fail("generated module is too large to verify")
+                stack.extend(node.elts)
+            else:
+                raise _fail(f"node type {type(node).__name__} is not allowed", node)
+            if seen > budget:
+                raise _fail("generated module is too large to verify")
+        self.nodes += seen
+
+    def call_tree(self, node: ast.Call) -> None:
+        """``expr`` for a call (most statements' value): its operands are mostly good names and
+        integer constants, settled here; anything else goes through ``expr``."""
+        operands = self.call(node)
+        self.count(2 + len(operands))  # the call, its callee and its operands
+        loads = self.loads
+        for arg in operands:
+            kind = type(arg)
+            if kind in _NAMES:
+                if arg.id in loads and type(arg.ctx) is ast.Load:  # type: ignore[attr-defined]
+                    continue
+            elif kind in _CONSTS:
+                value = arg.value  # type: ignore[attr-defined]
+                if type(value) is int and -MAX_INT <= value <= MAX_INT:
+                    continue
+            self.nodes -= 1  # ``expr`` counts it
+            self.expr(arg)
 
     def load(self, node: ast.Name) -> None:
         ident = node.id
         if type(node.ctx) is not ast.Load:
             raise _fail("assignment inside an expression", node)
+        if type(ident) is not str:
+            raise _fail("malformed name", node)
+        if ident in self.loads:
+            return
         if ident.startswith("__"):
             raise _fail(f"dunder name {ident!r}", node)
         if ident == "R":
             raise _fail("the run state is only ever a stub's first argument", node)
-        if ident in FIXED_PARAMS or SLOT.match(ident) or (GUID.match(ident) and ident in self.globals):
+        if SLOT.match(ident) or (GUID.match(ident) and ident in self.globals):
+            self.loads.add(ident)
             return
         if ident in self.globals:
             raise _fail(f"stub {ident!r} used as a value", node)
         raise _fail(f"name {ident!r} is neither a slot nor a stub", node)
 
-    def call(self, node: ast.Call) -> None:
+    def call(self, node: ast.Call) -> list[ast.expr]:
+        """Check a call's shape, callee and table indexes; return the arguments still to check."""
         func = node.func
-        if type(func) is not ast.Name or func.id not in self.globals or GUID.match(func.id):
+        if type(func) not in _NAMES:
             raise _fail("calls only reach stubs and generated functions", node)
         assert isinstance(func, ast.Name)
+        callee = func.id
+        if callee not in self.callees:
+            if callee == RANGE_NAME:
+                raise _fail("_range may only drive a for-loop", node)
+            if callee not in self.globals or GUID.match(callee):
+                raise _fail("calls only reach stubs and generated functions", node)
+            self.callees.add(callee)
         if type(func.ctx) is not ast.Load or node.keywords:
             raise _fail("calls are positional", node)
-        self.tick()
-        callee = func.id
-        if callee == RANGE_NAME:
-            raise _fail("_range may only drive a for-loop", node)
         args = node.args
         if callee in PURE_HELPERS:
-            for arg in args:
-                self.expr(arg)
-            return
+            return args
         first = args[0] if args else None
-        if not (type(first) is ast.Name and first.id == "R" and type(first.ctx) is ast.Load):
+        if not (type(first) in _NAMES and first.id == "R" and type(first.ctx) is ast.Load):  # type: ignore[union-attr]
             raise _fail(f"{callee} must receive the run state first", node)
-        for arg in args[1:]:
-            self.expr(arg)
-        if FN.match(callee):
-            fid = self.tables.functions[int(callee[3:])]
-            if len(args) != len(FIXED_PARAMS) + len(self.plan.functions[fid].function.parameters):
+        self.nodes += 1
+        arity = self.arity.get(callee)
+        if arity is not None:
+            if self.cold and callee in self.results:
+                raise _fail("a cold path never calls a cold path", node)
+            if len(args) != arity:
                 raise _fail(f"{callee} called with the wrong number of arguments", node)
-            return
-        self.stub_args(callee, args, node)
+        else:
+            self.stub_args(callee, args, node)
+        return args[1:]
 
     def stub_args(self, callee: str, args: list[ast.expr], node: ast.Call) -> None:
-        tables = self.tables
+        site: Any = args[3] if len(args) > 3 else None
+        site = site.value if type(site) in _CONSTS and type(site.value) is int else None
         if callee == "_s_fx":
-            self._index(args, 3, tables.sites, node, lambda s: s[0] == CHARGES and len(s[1]) > 0)
-        elif callee in ("_s_f1", "_s_f2", "_s_f3"):
-            self._index(args, 3, tables.sites, node, lambda s: s[0] == OP)
-            if len(args) != 4 + int(callee[-1]):
+            if site not in self.paid_sites:
+                _index(args, 3, self.paid_sites, node)  # raises, with the reason
+        elif callee in _FAULT_STUBS:
+            if site not in self.op_sites:
+                _index(args, 3, self.op_sites, node)
+            if len(args) != 4 + _FAULT_STUBS[callee]:
                 raise _fail(f"{callee} takes {callee[-1]} operand(s)", node)
-        elif callee in ("_s_c1", "_s_c2", "_s_c3"):
-            self._index(args, 5, tables.sites, node, lambda s: s[0] == CHUNK_OP)
-            if len(args) != 6 + int(callee[-1]):
+        elif callee in _CHUNK_STUBS:
+            _index(args, 5, self.chunk_sites, node)
+            if len(args) != 6 + _CHUNK_STUBS[callee]:
                 raise _fail(f"{callee} takes {callee[-1]} operand(s)", node)
         elif callee in PAYING_STUBS:
-            self._index(args, 3, tables.sites, node, lambda s: s[0] == CHARGES)
+            if site not in self.charge_sites:
+                _index(args, 3, self.charge_sites, node)
             if callee == "_s_text":
-                self._index(args, 4, tables.texts, node, lambda s: True)
+                _index(args, 4, range(len(self.tables.texts)), node)
             elif callee == "_s_bind":
-                self._index(args, 4, tables.bindings, node, lambda s: True)
-                if len(args) != 6 or type(args[5]) is not ast.Tuple:
+                _index(args, 4, range(len(self.tables.bindings)), node)
+                if len(args) != 6 or _KIND.get(type(args[5])) is not ast.Tuple:
                     raise _fail("_s_bind takes its arguments as one tuple", node)
 
-    def _index(
-        self, args: list[ast.expr], at: int, table: list[Any], node: ast.Call, ok: Callable[[Any], bool]
-    ) -> None:
-        if len(args) <= at:
-            raise _fail("missing table index", node)
-        arg = args[at]
-        if not (type(arg) is ast.Constant and type(arg.value) is int and 0 <= arg.value < len(table)):
-            raise _fail("table index out of range", node)
-        assert isinstance(arg, ast.Constant)
-        if not ok(table[arg.value]):
-            raise _fail("table index names the wrong kind of entry", node)
+
+_NAMES = frozenset({ast.Name, P.Name})
+_TUPLES = frozenset({ast.Tuple, P.Tuple})
+_CALLS = frozenset({ast.Call, P.Call})
+_CONSTS = frozenset({ast.Constant, P.Constant})
+
+
+def _good_store(node: Any, stores: set[str]) -> bool:
+    """A plain store to ``f`` or a slot (remembered in ``stores``); anything else is left to
+    ``assign_targets``, which says what is wrong."""
+    if type(node) not in _NAMES or type(node.ctx) is not ast.Store:
+        return False
+    ident = node.id
+    if ident in stores:
+        return True
+    if type(ident) is str and SLOT.match(ident):
+        stores.add(ident)
+        return True
+    return False
+
+
+def _index(args: list[ast.expr], at: int, valid: Container[int], node: ast.Call) -> None:
+    """``args[at]`` is a constant table index naming an entry of the right kind (``valid``)."""
+    if len(args) <= at:
+        raise _fail("missing table index", node)
+    arg = args[at]
+    if not (_KIND.get(type(arg)) is ast.Constant and type(arg.value) is int):  # type: ignore[attr-defined]
+        raise _fail("table index out of range", node)
+    assert isinstance(arg, ast.Constant)
+    if arg.value not in valid:
+        raise _fail("table index out of range or naming the wrong kind of entry", node)
 
 
 def _check_constant(node: ast.Constant) -> None:
@@ -606,27 +800,30 @@ def verify_code(code: CodeType, plan_globals: frozenset[str]) -> None:
         seen += 1
         if seen > 100_000:
             raise _fail("too many code objects")
+        where = current.co_name
         if current.co_flags & _FORBIDDEN_FLAGS:
-            raise _fail(f"code object {current.co_name} has forbidden flags")
+            raise _fail(f"code object {where} has forbidden flags")
         if current.co_freevars or current.co_cellvars:
-            raise _fail(f"code object {current.co_name} uses closures")
-        for ident in current.co_names:
-            if ident not in plan_globals:
-                raise _fail(f"code object {current.co_name} names {ident!r}")
+            raise _fail(f"code object {where} uses closures")
+        if not plan_globals.issuperset(current.co_names):
+            ident = next(n for n in current.co_names if n not in plan_globals)
+            raise _fail(f"code object {where} names {ident!r}")
         for ident in current.co_varnames:
             if not (ident in FIXED_PARAMS or SLOT.match(ident)):
-                raise _fail(f"code object {current.co_name} has local {ident!r}")
+                raise _fail(f"code object {where} has local {ident!r}")
         for const in current.co_consts:
+            if type(const) is int and -MAX_FOLDED_INT <= const <= MAX_FOLDED_INT:
+                continue
             if isinstance(const, CodeType):
                 if not FN.match(const.co_name):
                     raise _fail(f"unexpected code object {const.co_name!r}")
                 stack.append(const)
             else:
-                _check_code_constant(const, current.co_name)
-        raw = current.co_code  # the unspecialized bytecode: one opcode byte per 2-byte code unit
-        for opcode in raw[0::2]:
-            if opcode not in _CODE_OPCODES:
-                raise _fail(f"opcode {dis.opname[opcode]} in {current.co_name}")
+                _check_code_constant(const, where)
+        opcodes = current.co_code[0::2]  # the unspecialized bytecode: one opcode byte per 2-byte unit
+        if not _CODE_OPCODES.issuperset(opcodes):
+            opcode = next(op for op in opcodes if op not in _CODE_OPCODES)
+            raise _fail(f"opcode {dis.opname[opcode]} in {where}")
 
 
 def _check_code_constant(value: object, where: str) -> None:
@@ -645,18 +842,45 @@ def _check_code_constant(value: object, where: str) -> None:
     raise _fail(f"constant {type(value).__name__} in code object {where}")
 
 
-def verify_module(module: ast.AST, tables: Tables, plan: ExecutionPlan) -> None:
-    """The AST check (raises ``VerifierFailure``)."""
-    _AstVerifier(plan, tables).check(module)
+def verify_module(
+    module: ast.AST, tables: Tables, plan: ExecutionPlan, globals_allowed: frozenset[str] | None = None
+) -> None:
+    """The AST check (raises ``VerifierFailure``). ``globals_allowed`` is ``allowed_globals(tables)``
+    when the caller has it already."""
+    try:
+        _AstVerifier(plan, tables, globals_allowed, cold=False).check(module)
+    except _MALFORMED as error:
+        raise _fail(f"malformed module ({type(error).__name__})") from None
+
+
+def verify_cold_module(
+    module: ast.AST, tables: Tables, plan: ExecutionPlan, globals_allowed: frozenset[str] | None = None
+) -> None:
+    """The AST check of a module of cold exact paths (``cold.py``): the same rules, with the cold
+    functions ``_x<i>`` of ``tables.colds`` instead of the plan functions."""
+    try:
+        _AstVerifier(plan, tables, globals_allowed, cold=True).check(module)
+    except _MALFORMED as error:
+        raise _fail(f"malformed module ({type(error).__name__})") from None
+
+
+_BASE_GLOBALS = frozenset({*STUBS, *PURE_HELPERS, RANGE_NAME})
 
 
 def allowed_globals(tables: Tables) -> frozenset[str]:
     """Every global name generated code for ``tables`` may load: stubs, pure helpers, ``_range``,
-    its own functions and its GUID constants."""
-    names = set(STUBS) | set(PURE_HELPERS) | {RANGE_NAME}
-    names |= {function_name(i) for i in range(len(tables.functions))}
-    names |= {guid_name(i) for i in range(len(tables.guids))}
-    return frozenset(names)
+    its own functions (plan functions and cold paths) and its GUID constants."""
+    own = [function_name(i) for i in range(len(tables.functions))]
+    own += [cold_name(i) for i in range(len(tables.colds))]
+    own += [guid_name(i) for i in range(len(tables.guids))]
+    return _BASE_GLOBALS.union(own)
 
 
-__all__ = ["ALLOWED_NODES", "VERIFIER_VERSION", "allowed_globals", "verify_code", "verify_module"]
+__all__ = [
+    "ALLOWED_NODES",
+    "VERIFIER_VERSION",
+    "allowed_globals",
+    "verify_code",
+    "verify_cold_module",
+    "verify_module",
+]

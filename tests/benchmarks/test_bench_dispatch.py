@@ -8,6 +8,10 @@ the ``RunSummary`` audit event and the ``ExecutionResult`` included - next to th
 plain Python function call. The ``-audited`` variants also read the result's audit events and the
 summary's fields, so a lazily built summary is paid for in the number that is reported.
 
+Group ``dispatch_parts``: the per-call pieces on their own (the run context with its meter, the
+entry's input checks, ``EntryCall.run_record`` without the host's result object), to see where the
+time of one call goes.
+
 With ``--benchmark-disable`` (the normal test run) each benchmark body runs once and its result is
 still checked: the value against the plain predicate, the fuel against the cost table, and the two
 backends against each other.
@@ -21,6 +25,8 @@ import pytest
 
 from dotboxd.core import costs
 from dotboxd.host import ExecutionResult, SandboxHost
+from dotboxd.runtime.context import RunContext
+from dotboxd.runtime.execution import EntryCall
 
 PREDICATE = """module "pred" version "1.0.0";
 entrypoint fn check(hp I32, level I32) -> Bool { return hp > 0 && level >= 10; }"""
@@ -85,3 +91,40 @@ def test_backends_agree_on_the_predicate() -> None:
     assert [{k: v for k, v in e.fields.items() if k not in strip} for e in reference.audit_events] == [
         {k: v for k, v in e.fields.items() if k not in strip} for e in optimized.audit_events
     ]
+
+
+# --- the parts of one call ------------------------------------------------------------------------
+
+
+def _entry(backend: str) -> EntryCall:
+    dispatch = _HOST._dispatch[(id(_PLAN), "check", backend, "python")]
+    return dispatch.entry
+
+
+def test_bench_part_run_context(benchmark: Any) -> None:
+    """A fresh RunContext (run id, meter, deadline) with the entry's prepared facts."""
+    benchmark.group = "dispatch_parts"
+    _dispatch("optimized")
+    facts = _entry("optimized").facts
+    run = benchmark(RunContext, _PLAN, None, None, (), facts=facts)
+    assert run.meter.fuel_used == 0 and run.meter.max_fuel == _PLAN.policy.limits.max_fuel
+    assert len(run.run_id) == 32 and run.audit_log is None
+
+
+def test_bench_part_entry_inputs(benchmark: Any) -> None:
+    """The entry's arity and type checks of the two I32 inputs."""
+    benchmark.group = "dispatch_parts"
+    _dispatch("optimized")
+    assert benchmark(_entry("optimized").read_inputs, list(_ARGS)) == _ARGS
+
+
+@pytest.mark.parametrize("backend", ["reference", "optimized"])
+def test_bench_part_run_record(benchmark: Any, backend: str) -> None:
+    """One whole run of the entry, without the host's dispatch lookup and result object."""
+    benchmark.group = "dispatch_parts"
+    _dispatch(backend)
+    dispatch = _HOST._dispatch[(id(_PLAN), "check", backend, "python")]
+    record = benchmark(dispatch.entry.run_record, list(_ARGS), dispatch.backend)
+    run_id, value, error, usage, events = record[:5]
+    assert error is None and value is True and usage.fuel_used == _FUEL
+    assert events[-1].run_id == run_id and events[-1].fields["fuelUsed"] == _FUEL

@@ -304,3 +304,26 @@ def test_frozen_constructor_builds_ordinary_frozen_records() -> None:
         pass
 
     assert frozen_constructor(Plain) is Plain
+
+
+@given(
+    steps=st.lists(
+        st.tuples(st.integers(0, 40), st.one_of(st.integers(-5, 5), st.text(max_size=3))), max_size=60
+    )
+)
+def test_list_versions_sharing_a_buffer_stay_independent(steps: list[tuple[int, object]]) -> None:
+    """``append`` on any version (the newest one, which grows the shared buffer in place, or an
+    older one, which must copy) never changes what another version holds; shapes match a fresh
+    build of the same items."""
+    versions = [ListValue([])]
+    model: list[tuple[object, ...]] = [()]
+    for pick, item in steps:
+        i = pick % len(versions)
+        versions.append(versions[i].append(item))  # type: ignore[arg-type]  # ints and texts are values
+        model.append((*model[i], item))
+    for version, expected in zip(versions, model, strict=True):
+        assert version.items == expected and tuple(version) == expected and len(version) == len(expected)
+        assert [version[k] for k in range(len(version))] == list(expected)
+        assert version.shape == ListValue(expected).shape  # type: ignore[arg-type]
+        with pytest.raises(IndexError):
+            version[len(version)]

@@ -1,0 +1,186 @@
+"""Each fast built-in path agrees with its exact stub, call by call, including every refusal.
+
+The fast paths (``runtime/optimized/fastops.py``) apply all of a built-in's charges at once when
+they all fit and otherwise hand over to the exact stub. Here both run on twin meters with small,
+random limits, random remaining fuel and a random position in the deadline-check cycle, on random
+operands; the outcome (value, or error code), the fuel left and every meter counter must be equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dotboxd.core import costs
+from dotboxd.core.values import ListValue, MapValue, SandboxFault, Value, values_equal
+from dotboxd.runtime.errors import SandboxError
+from dotboxd.runtime.meter import Meter, MeterLimits
+from dotboxd.runtime.optimized.fastops import FAST_PATHS
+from dotboxd.runtime.optimized.stubs import STUBS, RunState, exact_intrinsic_stub, intrinsic_stub_name
+
+SEGMENT = 3
+"""The fuel of the generated code's own segment that the call closes (site 0)."""
+
+COUNTERS = (
+    "fuel_used",
+    "loop_iterations",
+    "allocated_bytes",
+    "collection_elements",
+    "string_bytes",
+    "call_depth",
+    "host_calls",
+    "_fuel_ticks",
+)
+
+scalars = st.integers(-(2**31), 2**31 - 1)
+texts = st.text(alphabet=st.sampled_from("ab\u00e9\U0001f600"), max_size=12)
+small_lists = st.lists(scalars, max_size=12).map(ListValue)
+nested_lists = st.lists(st.one_of(scalars.map(lambda v: ListValue([v])), texts), max_size=6).map(ListValue)
+maps = st.dictionaries(st.integers(0, 9), st.one_of(scalars, texts), max_size=10).map(
+    lambda d: MapValue(d.items())
+)
+
+limits = st.builds(
+    MeterLimits,
+    max_fuel=st.integers(0, 80) | st.integers(80, 400),
+    max_allocated_bytes=st.integers(0, 600),
+    max_list_length=st.integers(0, 14),
+    max_map_entries=st.integers(0, 12),
+    max_collection_depth=st.integers(0, 3),
+    max_total_collection_elements=st.integers(0, 40),
+    max_string_length=st.integers(0, 30),
+    max_total_string_bytes=st.integers(0, 80),
+)
+
+OPERANDS: dict[str, st.SearchStrategy[tuple[Value, ...]]] = {
+    "list.count": st.tuples(st.one_of(small_lists, nested_lists)),
+    "list.get": st.tuples(st.one_of(small_lists, nested_lists), st.integers(-2, 14)),
+    "list.add": st.tuples(small_lists, scalars) | st.tuples(nested_lists, texts),
+    "map.containsKey": st.tuples(maps, st.integers(0, 12)),
+    "map.get": st.tuples(maps, st.integers(0, 12)),
+    "map.set": st.tuples(maps, st.integers(0, 12), st.one_of(scalars, texts)),
+    "string.concatBudgeted": st.tuples(texts, texts),
+    "int32.toStringInvariant": st.tuples(scalars),
+    "string.length": st.tuples(texts),
+}
+
+
+def _state(lim: MeterLimits, ticks: int, cancelled: bool, timed_out: bool) -> RunState:
+    cancel = SimpleNamespace(cancelled=cancelled)
+    now = [0.0]
+    meter = Meter(lim, cancel, lambda: now[0])  # type: ignore[arg-type]  # a token is anything with .cancelled
+    if timed_out:
+        now[0] = 1e9  # every deadline check from now on finds the wall-time budget spent
+    meter._fuel_ticks = ticks
+    run: Any = SimpleNamespace(meter=meter)
+    return RunState(run, ((1,) * SEGMENT,), (SEGMENT,), (), ())
+
+
+def _outcome(stub: Callable[..., tuple[Value, int]], state: RunState, f: int, args: tuple[Value, ...]) -> Any:
+    try:
+        value, left = stub(state, f, 0, 0, *args)
+    except (SandboxError, SandboxFault) as error:
+        return ("error", error.code, state.meter.fuel_used)
+    return ("ok", value, left)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a[0] != b[0] or a[2] != b[2]:
+        return False
+    return a[1] == b[1] if a[0] == "error" else values_equal(a[1], b[1]) and type(a[1]) is type(b[1])
+
+
+def _agree_at(
+    name: str, lim: MeterLimits, f: int, flags: tuple[int, bool, bool], args: tuple[Value, ...]
+) -> None:
+    fast_state = _state(lim, *flags)
+    exact_state = _state(lim, *flags)
+    fast = _outcome(STUBS[intrinsic_stub_name(name)], fast_state, f, args)
+    exact = _outcome(exact_intrinsic_stub(name), exact_state, f, args)
+    assert _same(fast, exact), (name, f, fast, exact)
+    for counter in COUNTERS:
+        if counter == "fuel_used" and fast[0] == "ok":
+            continue  # on success the fuel lives in the returned local, compared above
+        assert getattr(fast_state.meter, counter) == getattr(exact_state.meter, counter), counter
+
+
+def _agree(
+    name: str, lim: MeterLimits, spent: int, flags: tuple[int, bool, bool], args: tuple[Value, ...]
+) -> None:
+    """Agreement at the drawn fuel, and at the three budgets around what the call needs (one short,
+    exactly enough, one spare), where an off-by-one in a fast path would show."""
+    _agree_at(name, lim, lim.max_fuel - spent, flags, args)
+    ample = _state(MeterLimits(), 0, False, False)
+    outcome = _outcome(exact_intrinsic_stub(name), ample, 10**6, args)
+    if outcome[0] == "ok":
+        need = 10**6 - outcome[2]
+        for f in (need - 1, need, need + 1):
+            if 0 <= f <= lim.max_fuel:
+                _agree_at(name, lim, f, flags, args)
+
+
+def test_every_fast_path_is_installed_in_front_of_its_exact_stub() -> None:
+    assert set(FAST_PATHS) == set(OPERANDS)
+    for name in FAST_PATHS:
+        assert STUBS[intrinsic_stub_name(name)] is not exact_intrinsic_stub(name)
+
+
+@pytest.mark.parametrize("name", sorted(OPERANDS))
+@settings(max_examples=150)
+@given(
+    data=st.data(),
+    lim=limits,
+    spent=st.integers(0, 10) | st.integers(0, 200),
+    ticks=st.integers(costs.DEADLINE_EVERY_FUEL_CHARGES - 3, costs.DEADLINE_EVERY_FUEL_CHARGES - 1)
+    | st.integers(0, 8),
+    cancelled=st.sampled_from([False] * 9 + [True]),
+    timed_out=st.booleans(),
+)
+def test_fast_path_agrees_with_the_exact_stub(
+    name: str, data: st.DataObject, lim: MeterLimits, spent: int, ticks: int, cancelled: bool, timed_out: bool
+) -> None:
+    args = data.draw(OPERANDS[name], label="operands")
+    _agree(name, lim, min(spent, lim.max_fuel), (ticks, cancelled, timed_out), args)
+
+
+def test_a_list_grown_from_an_old_version_never_changes_the_newer_one() -> None:
+    """list.add through the fast path on an older version must copy, not overwrite a shared slot."""
+    state = _state(MeterLimits(max_fuel=10**6), 0, False, False)
+    add = STUBS[intrinsic_stub_name("list.add")]
+    base, f = add(state, 10**6, 0, 0, ListValue([1, 2]), 3)
+    newer, f = add(state, f, 0, 0, base, 4)
+    branch, f = add(state, f, 0, 0, base, 5)
+    assert isinstance(newer, ListValue) and isinstance(branch, ListValue) and isinstance(base, ListValue)
+    assert newer.items == (1, 2, 3, 4) and branch.items == (1, 2, 3, 5) and base.items == (1, 2, 3)
+
+
+CANONICAL: dict[str, tuple[Value, ...]] = {
+    "list.count": (ListValue([1, 2]),),
+    "list.get": (ListValue([1, 2]), 1),
+    "list.add": (ListValue([1, 2]), 3),
+    "map.containsKey": (MapValue([(1, 2)]), 1),
+    "map.get": (MapValue([(1, 2)]), 1),
+    "map.set": (MapValue([(1, 2)]), 3, 4),
+    "string.concatBudgeted": ("ab", "c"),
+    "int32.toStringInvariant": (-42,),
+    "string.length": ("h\U0001f600",),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CANONICAL))
+@pytest.mark.parametrize(
+    "ticks", [0, costs.DEADLINE_EVERY_FUEL_CHARGES - 2, costs.DEADLINE_EVERY_FUEL_CHARGES - 1]
+)
+@pytest.mark.parametrize("cancelled", [False, True])
+@pytest.mark.parametrize("timed_out", [False, True])
+def test_fast_path_leaves_cancellation_and_the_deadline_check_to_the_exact_stub(
+    name: str, ticks: int, cancelled: bool, timed_out: bool
+) -> None:
+    """The deterministic corners of the property above: the charge that checks the deadline (the
+    last ticks of the cycle, with the wall time spent or not) and a cancelled run."""
+    _agree(name, MeterLimits(max_fuel=1000), 0, (ticks, cancelled, timed_out), CANONICAL[name])
