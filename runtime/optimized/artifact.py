@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from types import CodeType, MappingProxyType
 from typing import Any
 
+from dotboxd.core.costs import CALL_DEPTH_STEP
 from dotboxd.core.values import Value
 from dotboxd.runtime.context import RunContext
 from dotboxd.runtime.errors import SandboxError
@@ -110,12 +111,17 @@ class Artifact:
     def run(self, run: RunContext, function_id: str, args: tuple[Value, ...]) -> Value:
         run.executed_by = "optimized"  # the tier that really ran (auto mode reports this, not "auto")
         meter = run.meter
-        meter.enter_call()
-        meter.check_cancelled()
+        depth = meter.call_depth + CALL_DEPTH_STEP
+        max_depth = meter.limits.max_call_depth
+        if depth > max_depth or meter._cancel.cancelled:
+            meter.enter_call()  # the meter's own refusals, in its order (depth, then cancellation)
+            meter.check_cancelled()
+        else:
+            meter.call_depth = depth  # ``Meter.enter_call`` when it cannot refuse
         state = RunState(run, self.sites, self.totals, self.texts, self.bindings)
-        fuel = meter.max_fuel - meter.fuel_used
-        frames = meter.limits.max_call_depth - meter.call_depth
-        value, fuel = self.functions[function_id](state, fuel, frames, 0, *args)
+        value, fuel = self.functions[function_id](
+            state, meter.max_fuel - meter.fuel_used, max_depth - depth, 0, *args
+        )
         meter.fuel_used = meter.max_fuel - fuel
         meter.exit_call()
         return value
