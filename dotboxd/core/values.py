@@ -384,9 +384,23 @@ class ListValue:
         else:
             buffer = [*buffer[:count], item]
         count += 1
+        if (
+            type(item) in _SCALAR_CLASSES
+            and count < SHARED_SHAPES_UP_TO
+            and old is _FLAT_LIST_SHAPES[count - 1]
+        ):
+            # the commonest case, a scalar onto a flat list: the shared shape, no new record
+            shape = _FLAT_LIST_SHAPES[count]
+            if shape is None:
+                shape = flat_list_shape(count)
+            new: Any = _ListBuilder()  # ``_new_list``, inlined
+            new._buffer = buffer
+            new._count = count
+            new.shape = shape
+            new.__class__ = ListValue
+            built: ListValue = new
+            return built
         s = shape_of(item)
-        if s is SCALAR_SHAPE and (count <= SHARED_SHAPES_UP_TO and old is _FLAT_LIST_SHAPES[count - 1]):
-            return _new_list(buffer, count, flat_list_shape(count))  # the commonest case: no new shape
         max_list = old.max_list
         if count > max_list:
             max_list = count

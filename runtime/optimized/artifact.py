@@ -1,8 +1,8 @@
 """Compiled artifacts: generate -> verify the AST -> ``compile()`` -> verify the code -> bind.
 
-An ``Artifact`` is the verified, executable form of one plan: the generated module, its side tables
-and the Python functions obtained by executing the verified code object once in a fresh namespace
-whose ``__builtins__`` is empty and which holds nothing but the stub table, ``_range``, the
+An ``Artifact`` is the verified, executable form of one plan: the generated module (when kept), its
+side tables and the Python functions obtained by executing the verified code object once in a fresh
+namespace whose ``__builtins__`` is empty and which holds nothing but the stub table, ``_range``, the
 artifact's own GUID constants and (after execution) its own functions. Every way to obtain an
 artifact - fresh compilation or loading from the disk cache - goes through ``bind``, so nothing
 reaches ``compile()`` or ``exec`` without passing the verifier.
@@ -96,7 +96,9 @@ class Artifact:
     """A verified, bound artifact. ``run`` executes one entrypoint call of the plan."""
 
     key: ArtifactKey
-    module: ast.Module
+    module: ast.Module | None
+    """The verified module, when the artifact was built to keep it (``keep_module``: the disk cache
+    writes its source); None otherwise (see ``compile_plan``)."""
     tables: Tables
     code: CodeType
     functions: Mapping[str, Callable[..., tuple[Value, int]]]
@@ -128,12 +130,22 @@ class Artifact:
 
     def source(self) -> str:
         """The generated module as Python text (for review and for the disk cache; user data is in
-        the tables, never in this text)."""
+        the tables, never in this text). Only an artifact that kept its module has one."""
+        if self.module is None:
+            raise ValueError("this artifact was compiled without keep_module=True; it has no source")
         return ast.unparse(self.module)
 
 
-def compile_plan(plan: ExecutionPlan, options: GenOptions | None = None) -> Artifact:
+def compile_plan(
+    plan: ExecutionPlan, options: GenOptions | None = None, *, keep_module: bool = False
+) -> Artifact:
     """Generate, verify and bind a fresh artifact for ``plan``.
+
+    The generated AST is dropped once it is compiled unless ``keep_module`` is set (for ``source``).
+    Why: it is tens of thousands of objects the collector tracks; released while the collector is
+    still paused they are freed by reference counting alone, whereas kept alive they are all walked
+    by the young-generation collection that follows the build (about a fifteenth of the compile
+    latency of a typical plan), and they would stay in memory as long as the artifact is cached.
 
     Raises ``VerifierFailure`` when the generated code fails verification and ``CompileFailure``
     when no code can be produced."""
@@ -146,14 +158,19 @@ def compile_plan(plan: ExecutionPlan, options: GenOptions | None = None) -> Arti
             raise CompileFailure("the plan nests too deeply to compile") from None
         except Exception as exc:  # a generator bug must fail closed (and may fall back), never run
             raise CompileFailure(f"the code generator failed ({type(exc).__name__})") from None
-        return bind(
+        module, tables, ir_nodes = generated.module, generated.tables, generated.ir_nodes
+        del generated
+        artifact = bind(
             plan,
             ArtifactKey.for_plan(plan, options),
-            generated.module,
-            generated.tables,
-            generated.ir_nodes,
+            module,
+            tables,
+            ir_nodes,
             started,
+            keep_module=keep_module,
         )
+        del module  # unless the artifact keeps it, the tree is freed here, before the collector resumes
+        return artifact
 
 
 @contextmanager
@@ -181,9 +198,12 @@ def bind(
     tables: Tables,
     ir_nodes: int,
     started: float | None = None,
+    *,
+    keep_module: bool = True,
 ) -> Artifact:
     """Verify ``module`` against ``plan``, compile it, verify the code objects and execute the
-    module once in a fresh namespace to obtain its functions."""
+    module once in a fresh namespace to obtain its functions. The artifact holds ``module`` when
+    ``keep_module`` is set."""
     started = time.perf_counter() if started is None else started
     globals_allowed = allowed_globals(tables)
     verify_module(module, tables, plan, globals_allowed)
@@ -198,7 +218,7 @@ def bind(
         functions[fid] = namespace[function_name(index)]
     return Artifact(
         key=key,
-        module=module,
+        module=module if keep_module else None,
         tables=tables,
         code=code,
         functions=MappingProxyType(functions),

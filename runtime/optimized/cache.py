@@ -162,7 +162,7 @@ class ArtifactCache:
     def _compile(self, plan: ExecutionPlan, options: GenOptions, digest: str, report: Report) -> Artifact:
         self.stats.compiles += 1
         try:
-            return compile_plan(plan, options)
+            return compile_plan(plan, options, keep_module=self.directory is not None)
         except VerifierFailure as failure:
             self._quarantine_source(plan, options, digest, failure.reason)
             report("VerifierFailure", "generated code failed verification", {"artifact": digest[:16]})

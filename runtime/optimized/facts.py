@@ -333,12 +333,15 @@ def walk_loops(plan: ExecutionPlan, block: tuple[ast.Stmt, ...]) -> Iterator[ast
 
 
 def analyze(plan: ExecutionPlan, *, inline: bool = True) -> PlanFacts:
-    """Facts for every reachable function and every loop in it."""
+    """Facts for every loop of every reachable function.
+
+    Function facts are derived on demand, only for the functions a loop calls (directly or through
+    other calls): the code generator reads loop facts alone, so walking every function body for its
+    inlining numbers would be compile latency spent for nothing."""
     analyzer = _Analyzer(plan, inline)
-    for fid, info in plan.functions.items():
+    for info in plan.functions.values():
         if not info.reachable:
             continue
-        analyzer.function(fid)
         for loop in walk_loops(plan, info.function.body):
             analyzer.loop(loop)
     return analyzer.facts

@@ -56,8 +56,8 @@ class _Loop:
 @dataclass(slots=True)
 class _Analysis:
     plan: ExecutionPlan
-    record: bool = False
     nonneg: set[int] = field(default_factory=set)
+    """Nodes found >= 0 by the pass under way (a loop swaps in a fresh set for each of its passes)."""
     loops: list[_Loop] = field(default_factory=list)
 
     # --- expressions --------------------------------------------------------------------------
@@ -88,7 +88,7 @@ class _Analysis:
                 for arg in node.args:
                     self.expr(arg, state)
                 result = name in _NONNEG_CALLS
-        if result and self.record:
+        if result:
             self.nonneg.add(id(node))
         return result
 
@@ -151,17 +151,23 @@ class _Analysis:
         counter: str | None,
     ) -> tuple[frozenset[str], State]:
         """The loop-head fixpoint (locals >= 0 at the start of every iteration) and the state at
-        its breaks."""
-        recording, self.record = self.record, False
+        its breaks.
+
+        Each pass over the body records into a set of its own; only the pass that confirms the
+        fixpoint (it ran from the final head, so it is the pass a separate recording pass would
+        repeat) adds its nodes to the enclosing set. A pass from a larger, not yet confirmed head
+        may have assumed too much, so its findings are dropped."""
+        outer = self.nonneg
         head = entry
         while True:
-            end, _ = self._iteration(body, head, condition, counter)
+            self.nonneg = set()
+            end, breaks = self._iteration(body, head, condition, counter)
             new_head = head if end is None else head & end
             if new_head == head:
                 break
             head = new_head
-        self.record = recording
-        _, breaks = self._iteration(body, head, condition, counter)
+        outer |= self.nonneg
+        self.nonneg = outer
         return head, breaks
 
     def _iteration(
@@ -198,7 +204,7 @@ def _entry_params(plan: ExecutionPlan, info: FunctionInfo) -> frozenset[str]:
 
 def nonnegative_nodes(plan: ExecutionPlan) -> frozenset[int]:
     """Expression nodes (by ``id``) of reachable functions whose value is never negative."""
-    analysis = _Analysis(plan, record=True)
+    analysis = _Analysis(plan)
     for info in plan.functions.values():
         if info.reachable:
             analysis.block(info.function.body, _entry_params(plan, info))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -11,9 +12,10 @@ import pytest
 
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.host import SandboxHost
-from dotboxd.runtime.optimized import ArtifactCache, GenOptions, OptimizedBackend
+from dotboxd.runtime.optimized import ArtifactCache, GenOptions, OptimizedBackend, compile_plan
 from dotboxd.runtime.optimized.artifact import ArtifactKey
 from dotboxd.runtime.optimized.cache import Report
+from dotboxd.runtime.optimized.codegen import generate
 from dotboxd.runtime.optimized.errors import VerifierFailure
 from dotboxd.validator.plan import ExecutionPlan
 from dotboxd.validator.policy import Policy
@@ -273,3 +275,19 @@ def test_an_artifact_written_without_the_secret_is_refused(tmp_path: Path) -> No
 def test_a_short_secret_is_refused() -> None:
     with pytest.raises(ValueError):
         ArtifactCache(secret=b"short")
+
+
+def test_only_an_artifact_built_to_keep_its_module_has_source(tmp_path: Path) -> None:
+    """The AST is dropped after compilation unless asked for; a disk cache asks (it writes the
+    source), a memory-only cache does not."""
+    plan = prepare(FEATURES)
+    bare = compile_plan(plan)
+    assert bare.module is None
+    with pytest.raises(ValueError, match="keep_module"):
+        bare.source()
+    kept = compile_plan(plan, keep_module=True)
+    assert kept.module is not None
+    assert kept.source() == ast.unparse(generate(plan).module)
+    assert ArtifactCache().get_or_compile(plan).module is None
+    on_disk = ArtifactCache(directory=tmp_path).get_or_compile(plan)
+    assert on_disk.source() == kept.source()
