@@ -219,7 +219,7 @@ def _list_of(meter: Meter, args: tuple[Value, ...]) -> Value:
 def _list_count(meter: Meter, args: tuple[Value, ...]) -> Value:
     (lst,) = args
     assert isinstance(lst, ListValue)
-    size = len(lst)
+    size = lst.size
     meter.fuel(_read_fuel(size))
     return size
 
@@ -227,7 +227,7 @@ def _list_count(meter: Meter, args: tuple[Value, ...]) -> Value:
 def _list_get(meter: Meter, args: tuple[Value, ...]) -> Value:
     lst, index = args
     assert isinstance(lst, ListValue) and isinstance(index, int)
-    size = len(lst)
+    size = lst.size
     meter.fuel(_read_fuel(size))
     if not 0 <= index < size:
         raise SandboxFault("R-LIST-INDEX", "list index is out of range")
@@ -237,7 +237,7 @@ def _list_get(meter: Meter, args: tuple[Value, ...]) -> Value:
 def _list_add(meter: Meter, args: tuple[Value, ...]) -> Value:
     lst, item = args
     assert isinstance(lst, ListValue)
-    size = len(lst)
+    size = lst.size
     meter.fuel(_copy_fuel(size, 1))
     meter.alloc(costs.list_add_alloc(size))
     value = lst.append(item)

@@ -335,16 +335,17 @@ class ListValue:
     once at construction.
     """
 
-    __slots__ = ("_buffer", "_count", "shape")
+    __slots__ = ("_buffer", "shape", "size")
 
     _buffer: list[Value]
-    _count: int
+    size: int
+    """The number of items (``len(lst)``, as a plain attribute read for hot paths)."""
     shape: Shape
 
     def __init__(self, items: Iterable[Value] = (), shape: Shape | None = None) -> None:
         buffer = list(items)
         object.__setattr__(self, "_buffer", buffer)
-        object.__setattr__(self, "_count", len(buffer))
+        object.__setattr__(self, "size", len(buffer))
         object.__setattr__(
             self, "shape", shape if shape is not None else _combine(map(shape_of, buffer), len(buffer), False)
         )
@@ -356,26 +357,26 @@ class ListValue:
     def items(self) -> tuple[Value, ...]:
         """The items, as a new tuple (O(len)): for reading the whole list; ``lst[i]`` reads one."""
         buffer = self._buffer
-        count = self._count
+        count = self.size
         return tuple(buffer) if len(buffer) == count else tuple(buffer[:count])
 
     def __len__(self) -> int:
-        return self._count
+        return self.size
 
     def __getitem__(self, index: int) -> Value:
         """The item at ``index`` (0 <= index < len; anything else is IndexError, never a wrap-around)."""
-        if not 0 <= index < self._count:
+        if not 0 <= index < self.size:
             raise IndexError("list index out of range")
         return self._buffer[index]
 
     def __iter__(self) -> Iterator[Value]:
         # never ``iter(buffer)``: a later version may append to the shared buffer mid-iteration
-        return islice(self._buffer, self._count)
+        return islice(self._buffer, self.size)
 
     def append(self, item: Value) -> ListValue:
         """A new list with ``item`` appended (amortized O(1); the shape is updated in O(1))."""
         old = self.shape
-        count = self._count
+        count = self.size
         buffer = self._buffer
         if len(buffer) == count:
             buffer.append(item)
@@ -395,7 +396,7 @@ class ListValue:
                 shape = flat_list_shape(count)
             new: Any = _ListBuilder()  # ``_new_list``, inlined
             new._buffer = buffer
-            new._count = count
+            new.size = count
             new.shape = shape
             new.__class__ = ListValue
             built: ListValue = new
@@ -441,14 +442,14 @@ class _ListBuilder:
     attribute stores and retypes it, which is several times cheaper than three
     ``object.__setattr__`` calls on the frozen class (``list.add`` builds a list on every call)."""
 
-    __slots__ = ("_buffer", "_count", "shape")
+    __slots__ = ("_buffer", "shape", "size")
 
 
 def _new_list(buffer: list[Value], count: int, shape: Shape) -> ListValue:
     """A ``ListValue`` over the first ``count`` slots of ``buffer``, without the copying constructor."""
     new: Any = _ListBuilder()
     new._buffer = buffer
-    new._count = count
+    new.size = count
     new.shape = shape
     new.__class__ = ListValue
     built: ListValue = new

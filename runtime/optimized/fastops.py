@@ -43,6 +43,14 @@ _string_bytes = costs.string_bytes
 _list_add_alloc = costs.list_add_alloc
 _map_set_alloc = costs.map_set_alloc
 
+# The size-dependent amounts for sizes below ``_TABLED``, read from the cost functions once at import
+# (an index is cheaper than a call; the functions stay the only definition of the numbers).
+_TABLED: Final = 4096
+_READ_FUEL = tuple(_read_fuel(n) for n in range(_TABLED))
+_ADD_FUEL = tuple(_copy_fuel(n, 1) for n in range(_TABLED))
+_WALK_FUEL = tuple(_walk_fuel(n) for n in range(_TABLED))
+_LIST_ADD_ALLOC = tuple(_list_add_alloc(n) for n in range(_TABLED))
+
 
 def _settle(meter: Meter, f: int, charges: int, alloc: int, shape: Shape) -> bool:
     """Apply the charges of one built-in that creates a value of ``shape`` after ``charges`` fuel
@@ -111,8 +119,8 @@ def _settle_text(meter: Meter, f: int, charges: int, length16: int) -> bool:
 
 def _list_count(exact: Stub) -> Stub:
     def stub(state: Any, f: int, lref: int, site: int, lst: ListValue) -> tuple[Value, int]:
-        size = len(lst)
-        after = f - state.totals[site] - _read_fuel(size)
+        size = lst.size
+        after = f - state.totals[site] - (_READ_FUEL[size] if size < _TABLED else _read_fuel(size))
         meter = state.meter
         ticks = meter._fuel_ticks + 1
         if after >= 0 and ticks < _EVERY and not meter._cancel.cancelled:
@@ -125,13 +133,13 @@ def _list_count(exact: Stub) -> Stub:
 
 def _list_get(exact: Stub) -> Stub:
     def stub(state: Any, f: int, lref: int, site: int, lst: ListValue, index: int) -> tuple[Value, int]:
-        size = len(lst)
-        after = f - state.totals[site] - _read_fuel(size)
+        size = lst.size
+        after = f - state.totals[site] - (_READ_FUEL[size] if size < _TABLED else _read_fuel(size))
         meter = state.meter
         ticks = meter._fuel_ticks + 1
         if after >= 0 and ticks < _EVERY and 0 <= index < size and not meter._cancel.cancelled:
             meter._fuel_ticks = ticks
-            return lst[index], after
+            return lst._buffer[index], after  # ``lst[index]`` without a second range check
         return exact(state, f, lref, site, lst, index)
 
     return stub
@@ -139,12 +147,18 @@ def _list_get(exact: Stub) -> Stub:
 
 def _list_add(exact: Stub) -> Stub:
     def stub(state: Any, f: int, lref: int, site: int, lst: ListValue, item: Value) -> tuple[Value, int]:
-        size = len(lst)
+        size = lst.size
         value = lst.append(item)  # pure: a new version, the receiver is unchanged
         shape = value.shape
-        walk = _walk_fuel(shape.nodes)
-        after = f - state.totals[site] - _copy_fuel(size, 1) - walk
-        if _settle(state.meter, after, 2 if walk else 1, _list_add_alloc(size), shape):
+        nodes = shape.nodes
+        walk = _WALK_FUEL[nodes] if nodes < _TABLED else _walk_fuel(nodes)
+        if size < _TABLED:
+            after = f - state.totals[site] - _ADD_FUEL[size] - walk
+            alloc = _LIST_ADD_ALLOC[size]
+        else:
+            after = f - state.totals[site] - _copy_fuel(size, 1) - walk
+            alloc = _list_add_alloc(size)
+        if _settle(state.meter, after, 2 if walk else 1, alloc, shape):
             return value, after
         return exact(state, f, lref, site, lst, item)
 
@@ -157,7 +171,8 @@ def _list_add(exact: Stub) -> Stub:
 def _map_contains(exact: Stub) -> Stub:
     def stub(state: Any, f: int, lref: int, site: int, m: MapValue, key: Value) -> tuple[Value, int]:
         entries = m.entries
-        after = f - state.totals[site] - _read_fuel(len(entries))
+        size = len(entries)
+        after = f - state.totals[site] - (_READ_FUEL[size] if size < _TABLED else _read_fuel(size))
         meter = state.meter
         ticks = meter._fuel_ticks + 1
         if after >= 0 and ticks < _EVERY and not meter._cancel.cancelled:
@@ -172,7 +187,8 @@ def _map_get(exact: Stub) -> Stub:
     def stub(state: Any, f: int, lref: int, site: int, m: MapValue, key: Value) -> tuple[Value, int]:
         entries = m.entries
         entry = entries.get((type(key), key))  # MapValue.get, inlined; a miss takes the exact path
-        after = f - state.totals[site] - _read_fuel(len(entries))
+        size = len(entries)
+        after = f - state.totals[site] - (_READ_FUEL[size] if size < _TABLED else _read_fuel(size))
         meter = state.meter
         ticks = meter._fuel_ticks + 1
         if after >= 0 and ticks < _EVERY and entry is not None and not meter._cancel.cancelled:
@@ -191,8 +207,10 @@ def _map_set(exact: Stub) -> Stub:
         is_new = (type(key), key) not in m.entries
         value = m.set(key, item)  # pure: a new map, the receiver is unchanged
         shape = value.shape
-        walk = _walk_fuel(shape.nodes)
-        after = f - state.totals[site] - _copy_fuel(size, 1) - walk
+        nodes = shape.nodes
+        walk = _WALK_FUEL[nodes] if nodes < _TABLED else _walk_fuel(nodes)
+        fuel = _ADD_FUEL[size] if size < _TABLED else _copy_fuel(size, 1)
+        after = f - state.totals[site] - fuel - walk
         if _settle(state.meter, after, 2 if walk else 1, _map_set_alloc(size, is_new), shape):
             return value, after
         return exact(state, f, lref, site, m, key, item)
