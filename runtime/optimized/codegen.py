@@ -73,6 +73,8 @@ _PLAIN_LITERALS = frozenset(
 _R, _F, _D, _LR = (P.name(ident) for ident in FIXED_PARAMS)
 """Loads of the fixed parameters (shared nodes, see ``pyast.name``)."""
 _F_STORE = P.store("f")
+_KIND_OF = {ast.Name: "name", P.Name: "name", ast.Constant: "const", P.Constant: "const"}
+"""Operand shapes a bulk forRange loop may read its end from directly (``loop_end``)."""
 _EXHAUSTED = P.compare(_F, P.LT, P.const(0))
 """``f < 0``, the test of every fuel check (a shared node: never an operand, never patched)."""
 _NO_FRAMES = P.compare(_D, P.LT, P.const(1))
@@ -302,8 +304,7 @@ class _FunctionEmitter:
             site = self.tables.chunk_fault_site(op, chunk.ahead, chunk.started)
             chunk.fault_sites.append(site)
             stub = ("_s_c1", "_s_c2", "_s_c3")[len(operands) - 1]
-            state = [_R, _F, _LR, chunk.index(), P.name(chunk.n)]
-            return P.call(stub, *state, P.const(site), *operands)
+            return P.call(stub, _R, _F, P.name(chunk.ivar), P.const(site), *operands)
         site = self.tables_fault_site(op)
         stub = ("_s_f1", "_s_f2", "_s_f3")[len(operands) - 1]
         return P.call(stub, *self.fault_args(), P.const(site), *operands)
@@ -463,10 +464,10 @@ class _FunctionEmitter:
         return body, body_live
 
     def unreachable(self) -> ast.stmt:
-        """After ``_s_liter`` on the exact path of a loop whose iterations were reserved but whose
-        fuel was not: the reservation was refused only because the loop budget is spent, so the
-        meter has raised; if it ever did not, fail closed rather than skip the body."""
-        return P.expr_stmt(P.call("_s_noret", _R, _F, _LR))
+        """The exact path of a loop whose iterations were reserved but whose fuel was not: the
+        reservation was refused only because the loop budget is spent, so ``_s_lend``'s iteration
+        charge raises; if it ever did not, the stub fails closed rather than skip the body."""
+        return P.expr_stmt(P.call("_s_lend", _R, _F, self.lref()))
 
     def liter(self) -> ast.stmt:
         return P.assign("f", P.call("_s_liter", _R, _F, self.lref()))
@@ -489,9 +490,9 @@ class _FunctionEmitter:
             self.emit(P.range_loop(ivar, [start, end], [self.liter(), *body]))
             self.live = True
             return
-        k, stop, n = self.slots.new("k"), self.slots.new("e"), self.slots.new("n")
+        k, n = self.slots.new("k"), self.slots.new("n")
         self.emit(P.assign(k, start))
-        self.emit(P.assign(stop, end))
+        stop = self.loop_end(stmt, end, ivar)
         facts = self.gen.facts.loops[id(stmt)]
         outer_lref = self.lref()
         reserve = P.call(
@@ -500,7 +501,8 @@ class _FunctionEmitter:
             _F,
             _D,
             outer_lref,
-            P.sub(P.name(stop), P.name(k)),
+            P.name(k),
+            stop(),
             P.const(facts.worst if fast else 0),
             P.const(facts.need_depth if fast else 0),
         )
@@ -512,22 +514,38 @@ class _FunctionEmitter:
         if fast and base:
             done.append(P.aug("f", P.SUB, P.mul(P.name(n), P.const(base))))
         done.append(P.assign(k, P.add(P.name(k), P.name(n))))
-        done.append(P.if_(P.compare(P.name(k), P.LT, P.name(stop)), [P.continue_()]))
-        done.append(P.break_())
-        precise = [
-            P.if_(P.name(n), done),
-            P.if_(P.compare(P.name(k), P.GTE, P.name(stop)), [P.break_()]),
-            self.liter(),
-        ]
+        done.append(P.continue_())
+        precise: list[ast.stmt] = [P.if_(P.name(n), done)]
         if fast:
+            precise.append(self.liter())
             precise.append(P.assign(ivar, P.name(k)))
             precise.append(P.assign(k, P.add(P.name(k), P.const(1))))
             precise.extend(self.cold_call(stmt))
         else:
             precise.append(self.unreachable())
         bulk_loop = P.range_loop(ivar, [P.name(k), P.add(P.name(k), P.name(n))], chunk_body, precise)
-        self.emit(P.while_true([P.assign(n, reserve), bulk_loop, P.break_()]))
+        # the loop test replaces an exit check after each chunk: ``_s_cap`` starts every pass
+        test = P.compare(P.name(k), P.LT, stop())
+        self.emit(P.While(test, [P.assign(n, reserve), bulk_loop, P.break_()], []))
         self.live = True
+
+    def loop_end(self, stmt: ir.ForRange, end: ast.expr, ivar: str) -> Callable[[], ast.expr]:
+        """How the bulk loop reads its end: the operand itself when it is a constant, a temporary or
+        a local the loop never assigns (it cannot change while the loop runs), else a copy ``e<i>``
+        taken before the loop (the reference evaluates the end once)."""
+        kind = _KIND_OF.get(type(end))
+        if kind == "const":
+            value = end.value  # type: ignore[attr-defined]
+            return lambda: P.const(value)
+        if kind == "name":
+            slot = end.id  # type: ignore[attr-defined]
+            if slot.startswith("t") or (
+                slot != ivar and slot not in {self.vars.get(name) for name in _assigned_names(stmt.body)}
+            ):
+                return lambda: P.name(slot)
+        stop = self.slots.new("e")
+        self.emit(P.assign(stop, end))
+        return lambda: P.name(stop)
 
     def chunk_body(
         self, statements: tuple[ir.Stmt, ...], chunk: Chunk, prelude: Callable[[], None] | None = None
@@ -584,6 +602,7 @@ class _FunctionEmitter:
             _F,
             _D,
             outer_lref,
+            P.const(0),
             P.const(None),
             P.const(facts.worst if fast else 0),
             P.const(facts.need_depth if fast else 0),
@@ -612,7 +631,6 @@ class _FunctionEmitter:
             def exact_iteration() -> None:
                 test = self.expr(stmt.condition)
                 self.branch(P.not_(test), lambda: self.leave_loop())
-                self.emit(self.liter())
                 self.emit(self.unreachable())
                 self.live = False
 

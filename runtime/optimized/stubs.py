@@ -53,7 +53,7 @@ the canonical fault (or, where the inline check was only conservative, returns t
 class RunState:
     """Per-run state the stubs need: the meter, the run context and the artifact's resolved tables."""
 
-    __slots__ = ("bindings", "meter", "run", "sites", "texts", "totals")
+    __slots__ = ("bindings", "chunk", "meter", "run", "sites", "texts", "totals")
 
     def __init__(
         self,
@@ -69,6 +69,8 @@ class RunState:
         self.totals = totals
         self.texts = texts
         self.bindings = bindings
+        self.chunk: tuple[int, int, int] = (0, 0, 0)
+        """(start, size, caller's refund) of the fast chunk running now (``reserve``)."""
 
 
 def sync(state: RunState, f: int, lref: int) -> Meter:
@@ -128,26 +130,30 @@ def fault3(state: RunState, f: int, lref: int, site: int, a: Any, b: Any, c: Any
     return _fault(state, f, lref, site, (a, b, c))
 
 
-def _chunk_fault(state: RunState, f: int, lr: int, j: int, n: int, site: int, args: tuple[Any, ...]) -> Any:
-    """A fault site in iteration ``j`` of a fast chunk of ``n`` reserved iterations."""
+def _chunk_fault(state: RunState, f: int, i: int, site: int, args: tuple[Any, ...]) -> Any:
+    """A fault site in a fast chunk, at iteration counter ``i``: the chunk's start, size and the
+    refund its loop owes its caller are the ones ``reserve`` recorded (a chunk body holds no loop and
+    calls no function that has one, so no other reservation runs before it ends)."""
     op, base, ahead, started = state.sites[site]
     try:
         return op(*args)
     except Exception:
+        start, n, lr = state.chunk
+        j = i - start
         sync(state, f - j * base + ahead, lr + n - j - started)
         raise
 
 
-def chunk_fault1(state: RunState, f: int, lr: int, j: int, n: int, site: int, a: Any) -> Any:
-    return _chunk_fault(state, f, lr, j, n, site, (a,))
+def chunk_fault1(state: RunState, f: int, i: int, site: int, a: Any) -> Any:
+    return _chunk_fault(state, f, i, site, (a,))
 
 
-def chunk_fault2(state: RunState, f: int, lr: int, j: int, n: int, site: int, a: Any, b: Any) -> Any:
-    return _chunk_fault(state, f, lr, j, n, site, (a, b))
+def chunk_fault2(state: RunState, f: int, i: int, site: int, a: Any, b: Any) -> Any:
+    return _chunk_fault(state, f, i, site, (a, b))
 
 
-def chunk_fault3(state: RunState, f: int, lr: int, j: int, n: int, site: int, a: Any, b: Any, c: Any) -> Any:
-    return _chunk_fault(state, f, lr, j, n, site, (a, b, c))
+def chunk_fault3(state: RunState, f: int, i: int, site: int, a: Any, b: Any, c: Any) -> Any:
+    return _chunk_fault(state, f, i, site, (a, b, c))
 
 
 def too_deep(state: RunState, f: int, lref: int) -> None:
@@ -178,24 +184,36 @@ def loop_iteration(state: RunState, f: int, lref: int) -> int:
     return meter.max_fuel - meter.fuel_used
 
 
-def reserve(state: RunState, f: int, d: int, lref: int, remaining: int | None, worst: int, need: int) -> int:
+def loop_end(state: RunState, f: int, lref: int) -> None:
+    """The exact path of a bulk loop whose body is not fast: its reservation was refused only
+    because the loop budget is spent, so the iteration charge raises; if it ever did not, the run
+    fails closed rather than skip the body (``_s_liter`` then ``_s_noret``, in one call)."""
+    no_return(state, loop_iteration(state, f, lref), lref)
+
+
+def reserve(
+    state: RunState, f: int, d: int, lref: int, start: int, stop: int | None, worst: int, need: int
+) -> int:
     """Reserve up to ``CHUNK`` iterations of a bulk loop (0: run the next one on the exact path).
 
-    ``remaining`` is the trip count left (None: unknown, a while loop); ``worst`` the worst-case fuel
-    of one iteration (0: fuel is charged per segment inside the body, only iterations are reserved);
+    ``start`` is the counter the chunk starts at (0 for a while loop, whose chunk counts from 0) and
+    ``stop`` the loop's end (None: unknown, a while loop); ``worst`` the worst-case fuel of one
+    iteration (0: fuel is charged per segment inside the body, only iterations are reserved);
     ``need`` the call frames the body's inlined calls need. The deadline and cancellation are
-    checked here, once per chunk."""
+    checked here, once per chunk. A reservation is recorded in the run state for the chunk's fault
+    sites (``_chunk_fault``)."""
     meter = sync(state, f, lref)
     meter.check_deadline()
     if d < need:
         return 0
-    n = CHUNK if remaining is None else min(remaining, CHUNK)
+    n = CHUNK if stop is None else min(stop - start, CHUNK)
     n = min(n, meter.limits.max_loop_iterations - meter.loop_iterations)
     if worst:
         n = min(n, f // worst)
     if n <= 0:
         return 0
     meter.loop_iterations += n
+    state.chunk = (start, n, lref)
     return n
 
 
@@ -320,6 +338,7 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_deep": too_deep,
         "_s_noret": no_return,
         "_s_liter": loop_iteration,
+        "_s_lend": loop_end,
         "_s_cap": reserve,
         "_s_lback": give_back,
         "_s_text": text,

@@ -10,7 +10,8 @@ to implement (the Cranelift-verifier idea applied to our own output):
    comprehension, f-string or dunder name; constants only ``None``, bools, bounded ints and finite
    floats; every call a plain positional call of a stub or a generated function, with the run
    state first; every loop metered (its body starts with a fuel charge, or it is a bulk chunk
-   right after a ``_s_cap`` reservation, or a single-pass block); every generated function is a
+   right after a ``_s_cap`` reservation, or a single-pass block; a ``while`` is ``while True:``, or
+   ``while <slot> < <slot or int>:`` when its body starts with a ``_s_cap`` reservation); every generated function is a
    reachable plan function and every binding index names a binding of the plan;
 2. **the code objects, after ``compile()``**, recursively: the names they load, their constants,
    their flags (no generator, coroutine, varargs, closures) and their opcodes.
@@ -43,7 +44,7 @@ from .errors import VerifierFailure
 from .stubs import PURE_HELPERS, RANGE_NAME, STUBS
 from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-2"
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-3"
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -440,12 +441,21 @@ class _AstVerifier:
 
     def while_(self, loop: ast.While, depth: int) -> None:
         test = loop.test
-        if not (_KIND.get(type(test)) is ast.Constant and test.value is True) or loop.orelse:  # type: ignore[attr-defined]
-            raise _fail("loops are `while True:` without else", loop)
-        self.count(1)
         body = loop.body
-        if not (_is_charge(body, 0) or _is_reservation(body, 0) or _single_pass(body)):
-            raise _fail("a loop body does not start with a meter charge", loop)
+        if loop.orelse:
+            raise _fail("while loops have no else", loop)
+        if _KIND.get(type(test)) is ast.Constant and test.value is True:  # type: ignore[attr-defined]
+            if not (_is_charge(body, 0) or _is_reservation(body, 0) or _single_pass(body)):
+                raise _fail("a loop body does not start with a meter charge", loop)
+        elif _bounds_test(test):
+            # ``while k < e:`` only in front of a bulk reservation, which checks the deadline and
+            # cancellation and charges the pass's iterations before anything else runs
+            if not _is_reservation(body, 0):
+                raise _fail("a bounded loop must start with a bulk reservation", loop)
+            self.expr(test)
+        else:
+            raise _fail("loops are `while True:` or `while <slot> < <slot or constant>:`, without else", loop)
+        self.count(1)
         self.block(body, depth + 1)
 
     def for_(self, loop: ast.For, block: list[ast.stmt], index: int, depth: int) -> None:
@@ -618,8 +628,8 @@ class _AstVerifier:
             if len(args) != 4 + _FAULT_STUBS[callee]:
                 raise _fail(f"{callee} takes {callee[-1]} operand(s)", node)
         elif callee in _CHUNK_STUBS:
-            _index(args, 5, self.chunk_sites, node)
-            if len(args) != 6 + _CHUNK_STUBS[callee]:
+            _index(args, 3, self.chunk_sites, node)
+            if len(args) != 4 + _CHUNK_STUBS[callee]:
                 raise _fail(f"{callee} takes {callee[-1]} operand(s)", node)
         elif callee in PAYING_STUBS:
             if site not in self.charge_sites:
@@ -768,6 +778,24 @@ def _ranges_over(iterator: ast.Call, reservation: ast.stmt) -> bool:
         and stop.left.id == start.id
         and isinstance(stop.right, ast.Name)
         and stop.right.id == reserved
+    )
+
+
+def _bounds_test(test: ast.expr) -> bool:
+    """``<name> < <name or int constant>``: a test that calls nothing and cannot raise on the ints
+    it compares (what the names are, ``expr`` checks)."""
+    if _KIND.get(type(test)) is not ast.Compare:
+        return False
+    assert isinstance(test, ast.Compare)
+    return (
+        len(test.ops) == 1
+        and type(test.ops[0]) is ast.Lt
+        and len(test.comparators) == 1
+        and type(test.left) in _NAMES
+        and (
+            type(test.comparators[0]) in _NAMES
+            or (type(test.comparators[0]) in _CONSTS and type(test.comparators[0].value) is int)  # type: ignore[attr-defined]
+        )
     )
 
 

@@ -151,6 +151,39 @@ def _while_test(module: ast.Module, tables: Tables) -> None:
     _whiles(module)[0].test = ast.Name("v0", ast.Load())
 
 
+def _bounded(module: ast.Module) -> ast.While:
+    """The first ``while k < e:`` bulk forRange loop of the entry function."""
+    bounded = [w for w in _whiles(module) if isinstance(w.test, ast.Compare)]
+    assert bounded, "the base module has a bulk forRange loop with a bounds test"
+    return bounded[0]
+
+
+def _bounded_test(code: str) -> Mutation:
+    """Replace the bounds test of a bulk forRange loop by the expression ``code``."""
+
+    def mutate(module: ast.Module, tables: Tables) -> None:
+        expression = ast.parse(code, mode="eval").body
+        _bounded(module).test = expression
+
+    return mutate
+
+
+def _bounded_without_reservation(module: ast.Module, tables: Tables) -> None:
+    loop = _bounded(module)
+    loop.body.insert(0, ast.parse("v0 = v0").body[0])
+
+
+def _bounded_charge_loop(module: ast.Module, tables: Tables) -> None:
+    """A loop that starts with a charge is metered under ``while True:`` only."""
+    charged = [w for w in _whiles(module) if isinstance(w.body[0], ast.AugAssign)]
+    assert charged, "the base module has a while loop that starts with a charge"
+    charged[0].test = ast.parse("t0 < v0", mode="eval").body
+
+
+def _bounded_else(module: ast.Module, tables: Tables) -> None:
+    _bounded(module).orelse = [ast.Pass()]
+
+
 MUTATIONS: dict[str, Mutation] = {
     "import os (module level)": _insert("import os", "module"),
     "import os (in a function)": _insert("import os"),
@@ -200,6 +233,18 @@ MUTATIONS: dict[str, Mutation] = {
     "dict literal": _insert("t0 = {1: 2}"),
     "conditional expression": _insert("t0 = 1 if v0 else 2"),
     "while with a real test": _while_test,
+    "bounded while not starting with its reservation": _bounded_without_reservation,
+    "bounded while around a charged body": _bounded_charge_loop,
+    "bounded while with else": _bounded_else,
+    "bounded while test calling a stub": _bounded_test("k0 < _p_max(k0, 1)"),
+    "bounded while test calling on the left": _bounded_test("_p_min(k0, 1) < k0"),
+    "bounded while test with a chained comparison": _bounded_test("k0 < v0 < v0"),
+    "bounded while test with another operator": _bounded_test("k0 != v0"),
+    "bounded while test negated": _bounded_test("not k0 < v0"),
+    "bounded while test reading a stub": _bounded_test("k0 < _s_fx"),
+    "bounded while test reading the run state": _bounded_test("k0 < R"),
+    "bounded while test with a string constant": _bounded_test("k0 < 'x'"),
+    "bounded while test with a walrus": _bounded_test("(t0 := k0) < v0"),
     "binding index out of range": _retarget_binding,
     "fault site naming a fuel segment": _fault_site_to_segment,
     "decorator": _decorate,
