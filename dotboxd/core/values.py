@@ -332,7 +332,9 @@ class ListValue:
     outside, and linear growth costs amortized O(1). The in-place append confirms afterwards that it
     won the slot (another thread may append to the same version at the same time); otherwise it
     copies, so a slot is never shared by two versions with different items. ``shape`` is computed
-    once at construction.
+    once at construction. A version keeps the whole shared buffer alive, so a short version can hold
+    on to the items of longer ones built from it in the same run; that memory was charged to the run
+    that built them and is bounded by its limits.
     """
 
     __slots__ = ("_buffer", "shape", "size")
