@@ -340,14 +340,19 @@ class _AstVerifier:
             raise _fail("empty block")
         self.count(len(stmts))
         stores = self.stores
+        stmt: Any
         for index, stmt in enumerate(stmts):
             kind = _KIND.get(type(stmt))
             if kind is ast.Assign:
-                assert isinstance(stmt, ast.Assign)
                 targets = stmt.targets
                 target: Any = targets[0] if len(targets) == 1 else None
                 target_kind = type(target)
-                if target_kind in _NAMES and _good_store(target, stores) and not stmt.type_comment:
+                if (
+                    target_kind in _NAMES
+                    and type(target.ctx) is ast.Store
+                    and (target.id in stores or _good_store(target, stores))
+                    and not stmt.type_comment
+                ):
                     self.nodes += 1
                 elif (
                     target_kind in _TUPLES
@@ -356,8 +361,8 @@ class _AstVerifier:
                     and _good_store(target.elts[0], stores)
                     and _good_store(target.elts[1], stores)
                     and type(stmt.value) in _CALLS
-                    and type(stmt.value.func) in _NAMES  # type: ignore[attr-defined]
-                    and stmt.value.func.id not in self.results  # type: ignore[attr-defined]
+                    and type(stmt.value.func) in _NAMES
+                    and stmt.value.func.id not in self.results
                     and not stmt.type_comment
                 ):
                     self.nodes += 3  # a pair from a stub or a plan function
@@ -365,17 +370,15 @@ class _AstVerifier:
                     self.assign_targets(stmt)
                 value = stmt.value
                 if type(value) in _CALLS:
-                    self.call_tree(value)  # type: ignore[arg-type]
+                    self.call_tree(value)
                 else:
                     self.expr(value)
             elif kind is ast.If:
-                assert isinstance(stmt, ast.If)
                 self.expr(stmt.test)
                 self.block(stmt.body, depth)
                 if stmt.orelse:
                     self.block(stmt.orelse, depth)
             elif kind is ast.AugAssign:
-                assert isinstance(stmt, ast.AugAssign)
                 target = stmt.target
                 if not (type(target) in _NAMES and target.id == "f" and type(target.ctx) is ast.Store):
                     raise _fail("augmented assignment only updates the fuel", stmt)
@@ -384,22 +387,20 @@ class _AstVerifier:
                 self.nodes += 1
                 self.expr(stmt.value)
             elif kind is ast.Expr:
-                assert isinstance(stmt, ast.Expr)
                 if _KIND.get(type(stmt.value)) is not ast.Call:
                     raise _fail("expression statements must be calls", stmt)
-                self.call_tree(stmt.value)  # type: ignore[arg-type]
+                self.call_tree(stmt.value)
             elif kind is ast.Return:
-                assert isinstance(stmt, ast.Return)
-                returned: Any = stmt.value
+                returned = stmt.value
                 if not (_KIND.get(type(returned)) is ast.Tuple and len(returned.elts) == self.returns):
                     raise _fail(
                         "functions return (value, fuel), cold paths (signal, fuel, value, *locals)", stmt
                     )
                 self.expr(returned)
             elif kind is ast.While:
-                self.while_(stmt, depth)  # type: ignore[arg-type]
+                self.while_(stmt, depth)
             elif kind is ast.For:
-                self.for_(stmt, stmts, index, depth)  # type: ignore[arg-type]
+                self.for_(stmt, stmts, index, depth)
             elif kind is ast.Break or kind is ast.Continue:
                 if depth == 0:
                     raise _fail("break/continue outside a loop", stmt)
@@ -487,8 +488,33 @@ class _AstVerifier:
     # --- expressions --------------------------------------------------------------------------
 
     def expr(self, root: ast.expr) -> None:
-        """Check one expression tree, iteratively (a stack of nodes still to check)."""
+        """Check one expression tree, iteratively (a stack of nodes still to check).
+
+        The commonest trees - a comparison or arithmetic of two good names or small integers, such
+        as ``f < 0`` or ``t1 > 2147483647`` - are settled up front, without the stack."""
         loads = self.loads
+        top: Any = root
+        top_kind = type(top)
+        if top_kind in _COMPARES:
+            ops = top.ops
+            comparators = top.comparators
+            if (
+                len(ops) == 1
+                and len(comparators) == 1
+                and type(ops[0]) in _CMP_OPS
+                and _good_leaf(top.left, loads)
+                and _good_leaf(comparators[0], loads)
+            ):
+                self.count(3)
+                return
+        elif (
+            top_kind in _BINOPS
+            and type(top.op) in _BIN_OPS
+            and _good_leaf(top.left, loads)
+            and _good_leaf(top.right, loads)
+        ):
+            self.count(3)
+            return
         budget = MAX_NODES - self.nodes
         seen = 0
         stack = [root]
@@ -586,10 +612,9 @@ class _AstVerifier:
 
     def call(self, node: ast.Call) -> list[ast.expr]:
         """Check a call's shape, callee and table indexes; return the arguments still to check."""
-        func = node.func
+        func: Any = node.func
         if type(func) not in _NAMES:
             raise _fail("calls only reach stubs and generated functions", node)
-        assert isinstance(func, ast.Name)
         callee = func.id
         if callee not in self.callees:
             if callee == RANGE_NAME:
@@ -646,6 +671,20 @@ _NAMES = frozenset({ast.Name, P.Name})
 _TUPLES = frozenset({ast.Tuple, P.Tuple})
 _CALLS = frozenset({ast.Call, P.Call})
 _CONSTS = frozenset({ast.Constant, P.Constant})
+_COMPARES = frozenset({ast.Compare, P.Compare})
+_BINOPS = frozenset({ast.BinOp, P.BinOp})
+
+
+def _good_leaf(node: Any, loads: set[str]) -> bool:
+    """A load of a name already found good, or an integer constant within bounds; anything else
+    (including names not seen yet) is left to the full walk, which says what is wrong."""
+    kind = type(node)
+    if kind in _NAMES:
+        return node.id in loads and type(node.ctx) is ast.Load
+    if kind in _CONSTS:
+        value = node.value
+        return type(value) is int and -MAX_INT <= value <= MAX_INT
+    return False
 
 
 def _good_store(node: Any, stores: set[str]) -> bool:
