@@ -204,8 +204,8 @@ def _map_set(exact: Stub) -> Stub:
         state: Any, f: int, lref: int, site: int, m: MapValue, key: Value, item: Value
     ) -> tuple[Value, int]:
         size = len(m.entries)
-        is_new = (type(key), key) not in m.entries
         value = m.set(key, item)  # pure: a new map, the receiver is unchanged
+        is_new = len(value.entries) > size
         shape = value.shape
         nodes = shape.nodes
         walk = _WALK_FUEL[nodes] if nodes < _TABLED else _walk_fuel(nodes)
