@@ -229,6 +229,21 @@ class BindingContext:
         return MappingProxyType(dict(grant.parameters)) if grant else MappingProxyType({})
 
     @property
+    def deterministic(self) -> tuple[bool, int | None, int | None]:
+        """The policy's determinism settings: ``(deterministic, logicalNowUnixMillis, randomSeed)``.
+        A binding that reads time or randomness must use the logical values when the first is true
+        (the standard clock and random facades do)."""
+        policy = self._run.plan.policy
+        return (policy.deterministic, policy.logical_now_unix_ms, policy.random_seed)
+
+    @property
+    def calls_so_far(self) -> int:
+        """How many calls of this binding the run has made, the current one included (the runtime
+        counts a call before it invokes the binding, on every backend): run-local state a binding can
+        key replayable behaviour on without sharing anything between runs."""
+        return self._run.meter.calls_by_binding.get(self._binding.id, 0)
+
+    @property
     def cancelled(self) -> bool:
         try:
             self._run.meter.check_cancelled()

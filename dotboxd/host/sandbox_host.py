@@ -75,7 +75,9 @@ class SandboxHost:
     ) -> None:
         """Build the binding catalogue (DotBoxDError ``E-BINDING-*`` for a bad binding). With
         ``standard_facades`` a standard binding registered without an invoker (``file.readText``,
-        ``file.writeText``) gets the runtime's safe facade (``dotboxd.runtime.facades``)."""
+        ``file.writeText``, ``time.nowUnixMillis``, ``random.nextI32``, ``log.info``, ``log.warn``)
+        gets the runtime's safe facade (``dotboxd.runtime.facades``); ``net.http.get`` gets a
+        stand-in that fails clearly until the host supplies an HTTP invoker of its own."""
         self.catalog = _build_catalog(bindings)
         if standard_facades:
             self.catalog = attach_standard_facades(self.catalog)

@@ -14,11 +14,21 @@ from dataclasses import replace
 from typing import Any
 
 from dotboxd.core.bindings import BindingCatalog, binding_record, standard_bindings
+from dotboxd.runtime.facades.clock import now_unix_millis
 from dotboxd.runtime.facades.files import read_text, write_text
+from dotboxd.runtime.facades.http import http_get_unavailable
+from dotboxd.runtime.facades.randomness import next_i32
+from dotboxd.runtime.facades.sandbox_log import log_info, log_warn
 
 STANDARD_FACADES: Mapping[str, Callable[..., Any]] = {
     "file.readText": read_text,
     "file.writeText": write_text,
+    "time.nowUnixMillis": now_unix_millis,
+    "random.nextI32": next_i32,
+    "log.info": log_info,
+    "log.warn": log_warn,
+    # no HTTP transport is built in: this one refuses every call with a message that says so
+    "net.http.get": http_get_unavailable,
 }
 """Standard binding id -> facade; every facade takes the binding context first."""
 
