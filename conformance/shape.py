@@ -28,6 +28,7 @@ from dotboxd.conformance.model import (
     Case,
     Expect,
 )
+from dotboxd.conformance.standard import STANDARD_KEY, standard_ids
 from dotboxd.conformance.workspace import unsafe_file_path
 
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -82,6 +83,8 @@ BINDING_KEYS = frozenset(
         # our additions, read by the binding manifest loader (spec/validation.md section 8)
         "compiledTarget",
         "grantParameters",
+        # our addition: ask for the standard contract of a standard binding id (dotboxd.conformance.standard)
+        STANDARD_KEY,
     }
 )
 # behaviour kind -> (required parameters, optional parameters)
@@ -218,8 +221,22 @@ def _bindings(value: Any, where: str) -> None:
         _keys(binding, BINDING_KEYS, here, "binding")
         if not isinstance(binding.get("id"), str):
             raise CaseFormatError(here, "a binding needs a string 'id'")
-        if "behavior" in binding:
+        if STANDARD_KEY in binding:
+            _standard(binding, here)
+        elif "behavior" in binding:
             _behavior(binding["behavior"], here)
+
+
+def _standard(binding: Mapping[str, Any], where: str) -> None:
+    """``{"id": ..., "standard": true}`` and nothing else: the marker names a contract, it cannot
+    amend one or add a behaviour (the standard facade is the behaviour)."""
+    if binding[STANDARD_KEY] is not True:
+        raise CaseFormatError(where, "'standard' must be true (leave it out for a declared binding)")
+    _keys(binding, frozenset({"id", STANDARD_KEY}), where, "standard binding")
+    if binding["id"] not in standard_ids():
+        raise CaseFormatError(
+            where, f"{binding['id']!r} is not a standard binding (known: {', '.join(standard_ids())})"
+        )
 
 
 def _behavior(value: Any, where: str) -> None:

@@ -6,6 +6,12 @@ are ``E-BINDING-*`` rejections of this stage) with their fixture behaviours atta
 invokers for every evaluation, so no fixture state leaks from one run into the next - then
 ``validate`` (which, for a policy with ``requireStaticBound``, also runs the strict-mode prover of
 spec/proofs.md section 5). Any ``DotBoxDError`` raised here is a rejection at stage ``validate``.
+
+An entry marked ``"standard": true`` is the standard descriptor (``dotboxd.conformance.standard``);
+the runtime's facades are attached to the catalogue before validation, exactly as ``SandboxHost``
+does for the catalogue its ``prepare`` validates against, because the plan keeps the invokers of
+the catalogue it was validated with. A declared entry never matches a standard record, so only a
+marked one gets a facade.
 """
 
 from __future__ import annotations
@@ -31,13 +37,16 @@ def validate_case(module: Any, raw: Mapping[str, Any], root: str | None) -> Vali
     if api is None:
         raise StageUnavailable("the validate stage (dotboxd.validator.api) is not available")
     from dotboxd.conformance.fixtures import attach_fixtures
-    from dotboxd.core.bindings import BindingRegistry, load_binding_manifest
+    from dotboxd.conformance.standard import case_descriptors
+    from dotboxd.core.bindings import BindingRegistry
+    from dotboxd.runtime.facades import attach_standard_facades
     from dotboxd.validator.policy import Policy
 
     variables = {"$ROOT": root} if root is not None else {}
     policy = Policy.from_json(raw["policy"], variables) if "policy" in raw else None
     entries = list(raw.get("bindings", []))
-    descriptors = load_binding_manifest(entries)
-    catalog = attach_fixtures(BindingRegistry(descriptors).build(), entries)
+    descriptors = case_descriptors(entries)
+    # as SandboxHost does for the catalogue it validates against: the plan keeps these invokers
+    catalog = attach_standard_facades(attach_fixtures(BindingRegistry(descriptors).build(), entries))
     plan = api.validate(module, policy, catalog)
     return Validated(plan=plan, catalog=catalog)

@@ -84,7 +84,9 @@ def test_only_timeout_cases_run_under_a_tight_wall_clock() -> None:
     assert tight == []
 
 
-@pytest.mark.parametrize("tool", ["make_run_cases.py", "make_area_cases.py", "make_budget_cases.py"])
+@pytest.mark.parametrize(
+    "tool", ["make_run_cases.py", "make_area_cases.py", "make_budget_cases.py", "make_facade_cases.py"]
+)
 def test_generator_scripts_reproduce_the_committed_files(tool: str) -> None:
     done = subprocess.run(
         [sys.executable, str(TOOLS / tool), "--check"],
