@@ -341,6 +341,80 @@ class Meter:
             self.alloc(total_bytes)
             self.string_bytes = total
 
+    # --- all-at-once settlement (for a backend that keeps the fuel in a local) --------------
+    # The stepwise charges above raise at the first refusal. A backend that keeps the remaining fuel
+    # in a local (the optimized backend) may instead ask whether *all* the charges of one operation
+    # would succeed and apply them in one step; on False nothing has changed and it must make the
+    # stepwise charges, which then fail exactly where the reference interpreter fails. Each
+    # ``settle_*`` mirrors a sequence of the methods above (every check is an upper bound on a
+    # monotone counter, so checking final totals is checking each step). The fuel itself stays in
+    # the caller's local: ``fuel_after`` is what is left once the operation's ``charges`` fuel
+    # charges are paid (negative: they do not fit). A charge that would fall on the deadline check
+    # (every ``DEADLINE_EVERY_FUEL_CHARGES``-th) is never settled here: the stepwise path makes it.
+
+    def settle_fuel(self, fuel_after: int, charges: int) -> bool:
+        """``charges`` plain ``fuel`` charges leaving ``fuel_after``; True when applied."""
+        if fuel_after < 0 or self._cancel.cancelled:
+            return False
+        ticks = self._fuel_ticks + charges
+        if ticks >= costs.DEADLINE_EVERY_FUEL_CHARGES:
+            return False
+        self._fuel_ticks = ticks
+        return True
+
+    def settle_value(self, fuel_after: int, charges: int, alloc: int, shape: Shape) -> bool:
+        """``charges`` fuel charges, ``alloc(alloc)``, then ``shape(shape)`` whose walk fuel the
+        caller included in ``charges`` and ``fuel_after``; True when applied."""
+        if fuel_after < 0 or self._cancel.cancelled:
+            return False
+        ticks = self._fuel_ticks + charges
+        if ticks >= costs.DEADLINE_EVERY_FUEL_CHARGES:
+            return False
+        limits = self.limits
+        text_bytes = shape.string_bytes
+        allocated = self.allocated_bytes + alloc + text_bytes
+        elements = self.collection_elements + shape.elements
+        strings = self.string_bytes + text_bytes
+        if (
+            allocated > limits.max_allocated_bytes
+            or shape.max_list > limits.max_list_length
+            or shape.max_map > limits.max_map_entries
+            or shape.depth > limits.max_collection_depth
+            or elements > limits.max_total_collection_elements
+            or shape.max_string > limits.max_string_length
+            or strings > limits.max_total_string_bytes
+        ):
+            return False
+        self._fuel_ticks = ticks
+        self.allocated_bytes = allocated
+        self.collection_elements = elements
+        self.string_bytes = strings
+        return True
+
+    def settle_text(self, fuel_after: int, charges: int, length16: int) -> bool:
+        """``settle_value`` for one new text of ``length16`` UTF-16 units (its shape: one node, no
+        elements, depth 0, its bytes charged as allocation and string bytes), without building the
+        shape record; True when applied."""
+        if fuel_after < 0 or self._cancel.cancelled:
+            return False
+        ticks = self._fuel_ticks + charges
+        if ticks >= costs.DEADLINE_EVERY_FUEL_CHARGES:
+            return False
+        limits = self.limits
+        text_bytes = costs.string_bytes(length16)
+        allocated = self.allocated_bytes + text_bytes
+        strings = self.string_bytes + text_bytes
+        if (
+            length16 > limits.max_string_length
+            or strings > limits.max_total_string_bytes
+            or allocated > limits.max_allocated_bytes
+        ):
+            return False
+        self._fuel_ticks = ticks
+        self.allocated_bytes = allocated
+        self.string_bytes = strings
+        return True
+
     # --- facade counters (file, network, log) ---------------------------------------------
 
     def file_read(self, amount: int) -> None:

@@ -6,9 +6,10 @@ charges through several meter methods (fuel, allocation, then the new value's sh
 part charges again). That is about a microsecond per call, many times the operation itself.
 
 A fast path here computes the very same charges from the same ``core.costs`` functions and the same
-value operations, checks in one place that *all* of them fit (fuel, allocation, every shape limit,
-cancellation, and that no deadline check falls due), and only then applies them to the meter in one
-step. If anything would be refused, or the result cannot be produced (a missing key, an index out
+value operations, and asks the meter whether *all* of them fit (``Meter.settle_fuel``,
+``settle_value`` and ``settle_text``: fuel, allocation, every shape limit, cancellation, and that no
+deadline check falls due), which then applies them in one step; the meter stays the only place that
+knows its limits. If anything would be refused, or the result cannot be produced (a missing key, an index out
 of range), it does nothing and calls the exact stub, which charges one by one through the meter and
 fails at exactly the point the reference interpreter fails. So the observable result (value, error,
 fuel, every usage counter) is the exact stub's in every case; the fast path only skips the
@@ -30,12 +31,10 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from dotboxd.core import arith, costs
-from dotboxd.core.values import ListValue, MapValue, Shape, Value, utf16_len
-from dotboxd.runtime.meter import Meter
+from dotboxd.core.values import ListValue, MapValue, Value, utf16_len
 
 Stub = Callable[..., tuple[Value, int]]
 
-_EVERY: Final = costs.DEADLINE_EVERY_FUEL_CHARGES
 _read_fuel = costs.read_fuel
 _copy_fuel = costs.copy_fuel
 _walk_fuel = costs.shape_walk_fuel
@@ -52,79 +51,14 @@ _WALK_FUEL = tuple(_walk_fuel(n) for n in range(_TABLED))
 _LIST_ADD_ALLOC = tuple(_list_add_alloc(n) for n in range(_TABLED))
 
 
-def _settle(meter: Meter, f: int, charges: int, alloc: int, shape: Shape) -> bool:
-    """Apply the charges of one built-in that creates a value of ``shape`` after ``charges`` fuel
-    charges (already subtracted into ``f``) and an allocation of ``alloc`` bytes, if every one of
-    them fits; False (and the meter untouched) otherwise.
-
-    Mirrors ``Meter.fuel`` (cancellation, and the deadline check every ``_EVERY``-th charge, which
-    is left to the exact path), ``Meter.alloc`` and ``Meter.shape``, whose checks are all upper
-    bounds on monotone counters, so checking the final totals is the same as checking each step.
-    """
-    if f < 0 or meter._cancel.cancelled:
-        return False
-    ticks: int = meter._fuel_ticks + charges
-    if ticks >= _EVERY:
-        return False
-    limits = meter.limits
-    text_bytes = shape.string_bytes
-    allocated = meter.allocated_bytes + alloc + text_bytes
-    elements = meter.collection_elements + shape.elements
-    strings = meter.string_bytes + text_bytes
-    if (
-        allocated > limits.max_allocated_bytes
-        or shape.max_list > limits.max_list_length
-        or shape.max_map > limits.max_map_entries
-        or shape.depth > limits.max_collection_depth
-        or elements > limits.max_total_collection_elements
-        or shape.max_string > limits.max_string_length
-        or strings > limits.max_total_string_bytes
-    ):
-        return False
-    meter._fuel_ticks = ticks
-    meter.allocated_bytes = allocated
-    meter.collection_elements = elements
-    meter.string_bytes = strings
-    return True
-
-
-def _settle_text(meter: Meter, f: int, charges: int, length16: int) -> bool:
-    """``_settle`` for one new text of ``length16`` UTF-16 units (no shape record needed: a text has
-    one node, no elements, depth 0, and its bytes are allocation and string bytes)."""
-    if f < 0 or meter._cancel.cancelled:
-        return False
-    ticks: int = meter._fuel_ticks + charges
-    if ticks >= _EVERY:
-        return False
-    limits = meter.limits
-    text_bytes = _string_bytes(length16)
-    allocated = meter.allocated_bytes + text_bytes
-    strings = meter.string_bytes + text_bytes
-    if (
-        length16 > limits.max_string_length
-        or strings > limits.max_total_string_bytes
-        or allocated > limits.max_allocated_bytes
-    ):
-        return False
-    meter._fuel_ticks = ticks
-    meter.allocated_bytes = allocated
-    meter.string_bytes = strings
-    return True
-
-
 # --- lists ---------------------------------------------------------------------------------------
-# A read charges one amount of fuel: the fast path applies it when it fits, the run is not cancelled
-# and the charge is not one that checks the deadline (the exact path makes that one).
 
 
 def _list_count(exact: Stub) -> Stub:
     def stub(state: Any, f: int, lref: int, site: int, lst: ListValue) -> tuple[Value, int]:
         size = lst.size
         after = f - state.totals[site] - (_READ_FUEL[size] if size < _TABLED else _read_fuel(size))
-        meter = state.meter
-        ticks = meter._fuel_ticks + 1
-        if after >= 0 and ticks < _EVERY and not meter._cancel.cancelled:
-            meter._fuel_ticks = ticks
+        if state.meter.settle_fuel(after, 1):
             return size, after
         return exact(state, f, lref, site, lst)
 
@@ -135,10 +69,7 @@ def _list_get(exact: Stub) -> Stub:
     def stub(state: Any, f: int, lref: int, site: int, lst: ListValue, index: int) -> tuple[Value, int]:
         size = lst.size
         after = f - state.totals[site] - (_READ_FUEL[size] if size < _TABLED else _read_fuel(size))
-        meter = state.meter
-        ticks = meter._fuel_ticks + 1
-        if after >= 0 and ticks < _EVERY and 0 <= index < size and not meter._cancel.cancelled:
-            meter._fuel_ticks = ticks
+        if 0 <= index < size and state.meter.settle_fuel(after, 1):
             return lst._buffer[index], after  # ``lst[index]`` without a second range check
         return exact(state, f, lref, site, lst, index)
 
@@ -158,7 +89,7 @@ def _list_add(exact: Stub) -> Stub:
         else:
             after = f - state.totals[site] - _copy_fuel(size, 1) - walk
             alloc = _list_add_alloc(size)
-        if _settle(state.meter, after, 2 if walk else 1, alloc, shape):
+        if state.meter.settle_value(after, 2 if walk else 1, alloc, shape):
             return value, after
         return exact(state, f, lref, site, lst, item)
 
@@ -173,10 +104,7 @@ def _map_contains(exact: Stub) -> Stub:
         entries = m.entries
         size = len(entries)
         after = f - state.totals[site] - (_READ_FUEL[size] if size < _TABLED else _read_fuel(size))
-        meter = state.meter
-        ticks = meter._fuel_ticks + 1
-        if after >= 0 and ticks < _EVERY and not meter._cancel.cancelled:
-            meter._fuel_ticks = ticks
+        if state.meter.settle_fuel(after, 1):
             return (type(key), key) in entries, after  # MapValue.contains, inlined
         return exact(state, f, lref, site, m, key)
 
@@ -189,10 +117,7 @@ def _map_get(exact: Stub) -> Stub:
         entry = entries.get((type(key), key))  # MapValue.get, inlined; a miss takes the exact path
         size = len(entries)
         after = f - state.totals[site] - (_READ_FUEL[size] if size < _TABLED else _read_fuel(size))
-        meter = state.meter
-        ticks = meter._fuel_ticks + 1
-        if after >= 0 and ticks < _EVERY and entry is not None and not meter._cancel.cancelled:
-            meter._fuel_ticks = ticks
+        if entry is not None and state.meter.settle_fuel(after, 1):
             return entry[1], after
         return exact(state, f, lref, site, m, key)
 
@@ -211,7 +136,7 @@ def _map_set(exact: Stub) -> Stub:
         walk = _WALK_FUEL[nodes] if nodes < _TABLED else _walk_fuel(nodes)
         fuel = _ADD_FUEL[size] if size < _TABLED else _copy_fuel(size, 1)
         after = f - state.totals[site] - fuel - walk
-        if _settle(state.meter, after, 2 if walk else 1, _map_set_alloc(size, is_new), shape):
+        if state.meter.settle_value(after, 2 if walk else 1, _map_set_alloc(size, is_new), shape):
             return value, after
         return exact(state, f, lref, site, m, key, item)
 
@@ -237,7 +162,7 @@ def _concat(exact: Stub) -> Stub:
         length = utf16_len(a) + utf16_len(b)
         byte_fuel = per_byte * _string_bytes(length)
         after = f - state.totals[site] - fixed - byte_fuel
-        if _settle_text(state.meter, after, fixed_charges + (1 if byte_fuel else 0), length):
+        if state.meter.settle_text(after, fixed_charges + (1 if byte_fuel else 0), length):
             return a + b, after
         return exact(state, f, lref, site, a, b)
 
@@ -252,7 +177,7 @@ def _to_string(exact: Stub) -> Stub:
     def stub(state: Any, f: int, lref: int, site: int, n: int) -> tuple[Value, int]:
         text = int_text(n)  # ASCII digits and sign: one UTF-16 unit per character
         after = f - state.totals[site] - fixed
-        if _settle_text(state.meter, after, charges, len(text)):
+        if state.meter.settle_text(after, charges, len(text)):
             return text, after
         return exact(state, f, lref, site, n)
 
@@ -265,10 +190,7 @@ def _length(exact: Stub) -> Stub:
 
     def stub(state: Any, f: int, lref: int, site: int, s: str) -> tuple[Value, int]:
         after = f - state.totals[site] - base
-        meter = state.meter
-        ticks = meter._fuel_ticks + charges
-        if after >= 0 and ticks < _EVERY and not meter._cancel.cancelled:
-            meter._fuel_ticks = ticks
+        if state.meter.settle_fuel(after, charges):
             return utf16_len(s), after
         return exact(state, f, lref, site, s)
 
