@@ -33,6 +33,7 @@ KINDS = frozenset(
         "CacheInvalidated",
         "CompiledExecutionFailed",
         "DebugTrace",
+        "HostCommands",
     }
 )
 

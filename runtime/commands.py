@@ -3,17 +3,75 @@
 Why: a run can fail at any charge (quota, timeout, an error three calls later). If a binding changed
 the host's state directly, a failed run would leave the world half-changed. Instead a
 host-state-writing binding *describes* its change as a ``Command`` and enqueues it through its
-context; the host applies the queue in order after a successful run, and drops it otherwise
-(digest 4.3 "commands for writes, which the host applies after the run"; 7.2 "on exhaustion ...
-discard later commands"; here *every* command of a failed run is discarded).
+context; after a successful run the host applies the whole queue as one batch
+(``dotboxd.runtime.command_batch``), and drops it otherwise - *every* command of a failed run is
+discarded.
+
+A command changes the host in one of two ways:
+
+* ``prepare`` (transactional): a callable that checks the change against the state the batch will
+  have produced so far (``PlannedState``) and stages it, returning a ``PreparedCommand`` that can
+  ``commit``, ``rollback`` a commit, and ``release`` whatever staging left behind. Every prepared
+  command of a batch commits, or none stays committed. The file facade's writes are of this kind.
+* ``apply`` (plain): a host callable that performs the change in one step and cannot undo it. The
+  batch runs plain commands last, after every prepared one committed, so that a plain failure can
+  still roll the prepared ones back; a plain command that already ran stays applied and is reported
+  as such.
+
+A command with neither is data for a host that applies it itself (``apply_commands_on_success=False``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
+
+
+class PreparedCommand(Protocol):
+    """A staged change of a transactional command (what its ``prepare`` returned).
+
+    The batch calls ``commit`` at most once, ``rollback`` only after a successful ``commit`` (and
+    only when the batch as a whole failed), and ``release`` exactly once at the end whatever
+    happened: it removes what staging left behind (temporary files, backups) and must not raise
+    for a change that was never committed.
+    """
+
+    def commit(self) -> None: ...
+
+    def rollback(self) -> None: ...
+
+    def release(self) -> None: ...
+
+
+class PlannedState:
+    """What the commands checked so far will have done, keyed by whatever key a command kind picks.
+
+    Why: two commands of one batch can conflict although each is fine against the host's state on
+    its own (the same new file name twice under a create-only grant). A command's checks consult
+    this record of the effects planned before it and add their own, so the batch is validated
+    against the state it will produce, not the state it started from. A run keeps one for the
+    call-time checks of its bindings; the batch starts a fresh one when it prepares the commands
+    (the host's state may have changed since the calls).
+    """
+
+    __slots__ = ("_planned",)
+
+    def __init__(self) -> None:
+        self._planned: dict[Hashable, str] = {}
+
+    def get(self, key: Hashable) -> str | None:
+        """What an earlier command planned for ``key`` (None when nothing)."""
+        return self._planned.get(key)
+
+    def record(self, key: Hashable, effect: str) -> None:
+        """Note that a command will leave ``key`` in the state ``effect`` (e.g. ``"file"``)."""
+        self._planned[key] = effect
+
+
+Prepare = Callable[[PlannedState], PreparedCommand]
+"""A transactional command's checker and stager (see ``PreparedCommand``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,8 +79,9 @@ class Command:
     """One queued host-state change.
 
     ``kind`` and ``payload`` describe it as data (hosts may apply commands themselves from these);
-    ``apply`` is an optional host callable that performs it. ``binding_id`` names the binding that
-    queued it and ``sequence`` its position in the run's queue.
+    ``prepare`` (transactional) or ``apply`` (plain, irreversible) perform it - see the module
+    docstring. ``binding_id`` names the binding that queued it and ``sequence`` its position in the
+    run's queue.
     """
 
     kind: str
@@ -30,16 +89,23 @@ class Command:
     apply: Callable[[], None] | None = field(default=None, compare=False, repr=False)
     binding_id: str = ""
     sequence: int = 0
+    prepare: Prepare | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def applicable(self) -> bool:
+        """Whether the host API applies this command itself (it has ``prepare`` or ``apply``)."""
+        return self.prepare is not None or self.apply is not None
 
 
 class CommandBuffer:
     """The queue of one run. Sandboxed code never sees it; only binding contexts enqueue."""
 
-    __slots__ = ("_closed", "_commands")
+    __slots__ = ("_closed", "_commands", "_planned")
 
     def __init__(self) -> None:
         self._commands: list[Command] = []
         self._closed = False
+        self._planned: PlannedState | None = None
 
     def enqueue(
         self,
@@ -47,19 +113,32 @@ class CommandBuffer:
         payload: Mapping[str, Any] | None = None,
         apply: Callable[[], None] | None = None,
         binding_id: str = "",
+        prepare: Prepare | None = None,
     ) -> Command:
-        """Queue a command (refused once the run is over, so a leaked context cannot write later)."""
+        """Queue a command (refused once the run is over, so a leaked context cannot write later).
+        A command is either transactional (``prepare``) or plain (``apply``), never both."""
         if self._closed:
             raise RuntimeError("the run is over; commands can no longer be queued")
+        if apply is not None and prepare is not None:
+            raise ValueError("a command has either prepare (transactional) or apply (plain), not both")
         command = Command(
             kind,
             MappingProxyType(dict(payload or {})),
             apply,
             binding_id,
             len(self._commands),
+            prepare,
         )
         self._commands.append(command)
         return command
+
+    @property
+    def planned(self) -> PlannedState:
+        """The run's record of what its queued commands will do, for call-time checks."""
+        planned = self._planned
+        if planned is None:
+            planned = self._planned = PlannedState()
+        return planned
 
     def __len__(self) -> int:
         return len(self._commands)
@@ -75,15 +154,3 @@ class CommandBuffer:
         dropped = len(self._commands)
         self._commands.clear()
         return dropped
-
-
-def apply_commands(commands: tuple[Command, ...]) -> int:
-    """Apply ``commands`` in order; return how many ran. A command without ``apply`` is data for the
-    host to act on and is skipped here. An exception from a host applier propagates to the caller
-    (the host API turns it into a HostFailure result): it is the host's own code failing."""
-    applied = 0
-    for command in commands:
-        if command.apply is not None:
-            command.apply()
-            applied += 1
-    return applied

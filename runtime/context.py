@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from dotboxd.core.bindings import ASYNC_CAPABILITY, BindingDescriptor
 from dotboxd.core.values import utf16_len
 from dotboxd.runtime.audit import AuditEvent, AuditLog, Observer
-from dotboxd.runtime.commands import Command, CommandBuffer
+from dotboxd.runtime.commands import Command, CommandBuffer, PlannedState, Prepare
 from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.meter import CancelToken, Meter, MeterLimits, ResourceUsage
 
@@ -284,11 +284,26 @@ class BindingContext:
         self._run.meter.log_event(utf16_len(message))
 
     def enqueue(
-        self, kind: str, payload: Mapping[str, Any] | None = None, apply: Callable[[], None] | None = None
+        self,
+        kind: str,
+        payload: Mapping[str, Any] | None = None,
+        apply: Callable[[], None] | None = None,
+        *,
+        prepare: Prepare | None = None,
     ) -> Command:
-        """Queue a host-state change; it is applied only if the whole run succeeds."""
+        """Queue a host-state change; it is applied only if the whole run succeeds. Give ``prepare``
+        for a change that can be staged and rolled back (all-or-nothing with the rest of the batch),
+        or ``apply`` for one that cannot (it runs after every staged change committed and is
+        reported exactly if it fails; see ``dotboxd.runtime.command_batch``)."""
         self._check()
-        return self._run.commands.enqueue(kind, payload, apply, self._binding.id)
+        return self._run.commands.enqueue(kind, payload, apply, self._binding.id, prepare)
+
+    @property
+    def planned(self) -> PlannedState:
+        """What the commands queued so far in this run will do (keys chosen by each command kind),
+        so a call-time check can refuse a change that conflicts with an earlier queued one."""
+        self._check()
+        return self._run.commands.planned
 
     def audit(
         self,

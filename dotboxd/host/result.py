@@ -28,8 +28,10 @@ class ExecutionResult:
     same events; the closing ``RunSummary`` may be built on first read, see ``AuditTrail``).
     ``stage`` is ``run`` for anything that reached the runtime, or ``import``/``validate`` for
     ``SandboxHost.run`` calls whose module was rejected before a plan existed. ``commands`` holds the
-    run's queued host commands (empty unless the run succeeded) and ``commands_applied`` how many of
-    them the host API applied. ``backend`` is the backend the host was asked for; ``executed_by`` the
+    run's queued host commands (empty unless the run succeeded); ``applied_commands`` those whose
+    effect the host API left in place (all of the applicable ones, or - when applying failed with
+    ``R-HOST-COMMAND`` - exactly those that could not be undone, usually none; see
+    ``dotboxd.runtime.command_batch``) and ``commands_applied`` how many that is. ``backend`` is the backend the host was asked for; ``executed_by`` the
     execution tier that actually ran the entrypoint (``reference`` when an optimized backend fell
     back or ran a cold plan interpreted; empty when no run started).
     """
@@ -50,6 +52,7 @@ class ExecutionResult:
     commands_applied: int = 0
     binding_calls: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     executed_by: str = ""
+    applied_commands: tuple[Command, ...] = ()
 
     @property
     def fuel_used(self) -> int:

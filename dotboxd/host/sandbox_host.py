@@ -7,7 +7,8 @@
 ``prepare`` is the install step: a kernel that needs a capability the policy does not grant is
 rejected there and never runs. ``execute`` gates the plan again (revocations, expired grants, a
 binding catalogue that changed since ``prepare``), runs it on the chosen backend and, only when the
-run succeeded, applies the host commands its bindings queued.
+run succeeded, applies the host commands its bindings queued as one all-or-nothing batch
+(``dotboxd.runtime.command_batch``; a ``HostCommands`` audit event records the outcome).
 
 Repeated calls are cheap: the first ``execute`` of a (plan, entrypoint, backend, encoding) keeps what
 does not change between runs - the resolved backend, the binding-catalogue check (plan and
@@ -27,7 +28,8 @@ from dotboxd.core.bindings import BindingCatalog, BindingDescriptor, BindingRegi
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.host.result import ExecutionResult, new_execution_result
 from dotboxd.runtime.audit import Observer
-from dotboxd.runtime.commands import apply_commands
+from dotboxd.runtime.command_batch import apply_batch
+from dotboxd.runtime.commands import Command
 from dotboxd.runtime.errors import ErrorInfo, SandboxError, error_info_from_diagnostic
 from dotboxd.runtime.execution import ArgEncoding, Backend, EntryCall
 from dotboxd.runtime.facades import attach_standard_facades
@@ -127,12 +129,14 @@ class SandboxHost:
         run_id, value, error, usage, events, commands, calls, return_type, executed_by = (
             dispatch.entry.run_record(args, dispatch.backend, cancel, self._observers, run_id)
         )
-        applied = 0
-        if error is None and apply_commands_on_success and commands:
-            try:
-                applied = apply_commands(commands)
-            except Exception:
-                error = SandboxError("R-HOST-COMMAND", "a host command could not be applied").info()
+        applied: tuple[Command, ...] = ()
+        if error is None and apply_commands_on_success and any(c.applicable for c in commands):
+            report, events = apply_batch(
+                commands, run_id, events, dispatch.entry.facts.audit_clock, self._observers
+            )
+            applied = report.applied
+            error = report.error()
+            if error is not None:
                 value = None
         return new_execution_result(
             error is None,
@@ -148,9 +152,10 @@ class SandboxHost:
             "run",
             return_type,
             commands,
-            applied,
+            len(applied),
             calls,
             executed_by,
+            applied,
         )
 
     def _prepare_dispatch(

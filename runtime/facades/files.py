@@ -17,35 +17,43 @@ pointing out of it, files bigger than the budget - so each step refuses rather t
    QuotaExceeded, and the run's ``maxFileBytesRead`` is charged through the binding context;
 6. the sanitized relative path is audited (the bindings are PerResource).
 
-A write does the same checks at call time (so the kernel learns of a refusal at once) but only
-*queues* the change as a host command: it is applied when the whole run succeeded, again without
-following links, as a temporary file in the target directory renamed over (or linked to) the name.
-``allowCreate`` (which also covers creating parent directories) and ``allowOverwrite`` default to
+A write does the same checks at call time (so the kernel learns of a refusal at once), counting
+the writes the run queued before it (a second write to a name the run creates is an overwrite),
+but only *queues* the change as a transactional host command: when the whole run succeeded the
+host prepares every queued write (checks again, temporary file beside the target), then commits
+them all, rolling back the committed ones if any later step fails (``file_tree`` and
+``runtime.command_batch``). A write never creates a directory: a missing parent directory is
+PermissionDenied. ``allowCreate`` (a new file) and ``allowOverwrite`` (an existing one) default to
 deny.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
-import secrets
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 
 from dotboxd.core.values import SandboxPath
 from dotboxd.grammar.literals import path_problem
+from dotboxd.runtime.commands import PlannedState
 from dotboxd.runtime.context import BindingContext
 from dotboxd.runtime.errors import BindingError
+from dotboxd.runtime.facades.file_tree import (
+    FILE,
+    StagedWrite,
+    lstat_in,
+    open_parent,
+    stage_write,
+    target_key,
+)
 
 READ_CAPABILITY = "file.read"
 WRITE_CAPABILITY = "file.write"
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
-_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _SYMLINK_ERRNOS = frozenset({errno.ELOOP, errno.EMLINK})
 _RUNS_KEPT = 4096
 
@@ -138,40 +146,9 @@ def _os_refusal(error: OSError) -> BindingError:
         return BindingError("PermissionDenied", "the file may not be accessed")
     if error.errno == errno.EISDIR:
         return BindingError("InvalidInput", "the path names a directory")
+    if error.errno == errno.ENAMETOOLONG:
+        return BindingError("InvalidInput", "a segment of the path is too long for the file system")
     return BindingError("NotFound", "the file could not be opened")
-
-
-def _open_parent(root: str, parents: list[str], create: bool) -> int:
-    """An fd of the directory holding the target, reached from the root without following any
-    link; missing directories are created only when ``create``. The caller closes it."""
-    fd = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)
-    try:
-        for name in parents:
-            try:
-                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                os.mkdir(name, 0o777, dir_fd=fd)
-                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            if stat.S_ISLNK(st.st_mode):
-                raise OSError(errno.ELOOP, "symbolic link")
-            if not stat.S_ISDIR(st.st_mode):
-                raise OSError(errno.ENOTDIR, "not a directory")
-            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _lstat_in(dir_fd: int, name: str) -> os.stat_result | None:
-    try:
-        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
 
 
 # --- file.readText ---------------------------------------------------------------------------
@@ -184,7 +161,7 @@ def read_text(ctx: BindingContext, path: SandboxPath) -> str:
     _inside_root(grant, text)
     _check_extension(grant, segments[-1])
     try:
-        parent = _open_parent(grant.root, segments[:-1], create=False)
+        parent = open_parent(grant.root, segments[:-1])
         try:
             fd = os.open(segments[-1], _READ_FLAGS, dir_fd=parent)
         finally:
@@ -230,7 +207,7 @@ def _read_exactly(fd: int, size: int) -> bytes:
 
 
 def write_text(ctx: BindingContext, path: SandboxPath, content: str) -> None:
-    """``file.writeText(path, content)``: check now, queue the atomic write for a successful run."""
+    """``file.writeText(path, content)``: check now, queue the write for a successful run."""
     grant = _grant(ctx, WRITE_CAPABILITY)
     text, segments = _segments(path)
     if not isinstance(content, str):
@@ -241,59 +218,67 @@ def write_text(ctx: BindingContext, path: SandboxPath, content: str) -> None:
         data = content.encode("utf-8", errors="strict")
     except UnicodeEncodeError:
         raise BindingError("InvalidInput", "the content is not valid Unicode text") from None
-    _preflight(grant, segments)
+    planned = ctx.planned
+    key = _preflight(grant, segments, planned)
     if len(data) > grant.max_bytes:
         raise BindingError("QuotaExceeded", "the text is larger than the grant's maxBytesPerRun")
     _WRITES.reserve(ctx.run_id, len(data), grant.max_bytes, "write")
     ctx.charge_file_write(len(data))
     ctx.audit(f"file:{text}", bytes=len(data))
-    ctx.enqueue(
-        "file.write",
-        {"path": text, "bytes": len(data)},
-        lambda: _apply_write(grant, segments, data),
-    )
+    planned.record(key, FILE)
+
+    def prepare(batch: PlannedState) -> StagedWrite:
+        return stage_write(
+            grant.root,
+            segments[:-1],
+            segments[-1],
+            data,
+            grant.allow_overwrite,
+            lambda st, earlier: _check_target(grant, st, earlier),
+            batch,
+        )
+
+    ctx.enqueue("file.write", {"path": text, "bytes": len(data)}, prepare=prepare)
 
 
-def _preflight(grant: FileGrant, segments: list[str]) -> None:
-    """The permission checks a write must pass at call time (repeated when it is applied)."""
+def _preflight(grant: FileGrant, segments: list[str], planned: PlannedState) -> Hashable:
+    """The permission checks a write must pass at call time (repeated when it is prepared and when
+    it is committed); returns the target's ``PlannedState`` key. A parent directory that does not
+    exist (or is not a directory) is PermissionDenied: writes never create directories."""
     try:
-        parent = _open_parent(grant.root, segments[:-1], create=False)
-    except FileNotFoundError:
-        if not grant.allow_create:
-            raise BindingError("PermissionDenied", "creating files is not allowed by the grant") from None
-        _check_existing_parents(grant.root, segments[:-1])
-        return
+        parent = open_parent(grant.root, segments[:-1])
+    except (FileNotFoundError, NotADirectoryError):
+        raise BindingError(
+            "PermissionDenied", "the parent directory does not exist (a write never creates directories)"
+        ) from None
     except OSError as error:
         raise _os_refusal(error) from None
     try:
-        _check_target(grant, _lstat_in(parent, segments[-1]))
+        key = target_key(parent, segments[-1])
+        st = lstat_in(parent, segments[-1])
+    except OSError as error:
+        raise _os_refusal(error) from None
     finally:
         os.close(parent)
+    _check_target(grant, st, planned.get(key))
+    return key
 
 
-def _check_existing_parents(root: str, parents: list[str]) -> None:
-    """For a write that will create directories: the part of the chain that exists has no link."""
-    fd = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)
-    try:
-        for name in parents:
-            st = _lstat_in(fd, name)
-            if st is None:
-                return
-            if stat.S_ISLNK(st.st_mode):
-                raise BindingError("PermissionDenied", "symbolic links are not followed")
-            if not stat.S_ISDIR(st.st_mode):
-                raise BindingError("NotFound", "a parent of the path is not a directory")
-            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            os.close(fd)
-            fd = child
-    finally:
-        os.close(fd)
-
-
-def _check_target(grant: FileGrant, st: os.stat_result | None) -> None:
+def _check_target(grant: FileGrant, st: os.stat_result | None, earlier: str | None) -> None:
+    """The grant's rule for the target as it stands (``st``) or as an earlier write of the same
+    run or batch will leave it (``earlier``): creating needs ``allowCreate``, replacing a regular
+    file (one on disk, or one an earlier write creates) ``allowOverwrite``; links and other
+    non-regular files are never written."""
     if st is None:
-        if not grant.allow_create:
-            raise BindingError("PermissionDenied", "creating files is not allowed by the grant")
+        if earlier is None:
+            if not grant.allow_create:
+                raise BindingError("PermissionDenied", "creating files is not allowed by the grant")
+            return
+        if not grant.allow_overwrite:
+            raise BindingError(
+                "PermissionDenied",
+                "overwriting files is not allowed by the grant (an earlier write creates it)",
+            )
         return
     if stat.S_ISLNK(st.st_mode):
         raise BindingError("PermissionDenied", "symbolic links are not followed")
@@ -301,35 +286,3 @@ def _check_target(grant: FileGrant, st: os.stat_result | None) -> None:
         raise BindingError("InvalidInput", "the path does not name a regular file")
     if not grant.allow_overwrite:
         raise BindingError("PermissionDenied", "overwriting files is not allowed by the grant")
-
-
-def _apply_write(grant: FileGrant, segments: list[str], data: bytes) -> None:
-    """The queued command: temp file in the target directory, then an atomic rename (overwrite
-    allowed) or hard link (create only, so an existing name is never replaced). Runs after the
-    kernel finished; any refusal here raises and the host reports R-HOST-COMMAND."""
-    parent = _open_parent(grant.root, segments[:-1], create=grant.allow_create)
-    try:
-        name = segments[-1]
-        try:
-            _check_target(grant, _lstat_in(parent, name))
-        except BindingError as refused:
-            raise PermissionError(refused.safe_message) from None
-        temp = f".{name}.{secrets.token_hex(8)}.tmp"
-        fd = os.open(temp, _TEMP_FLAGS, 0o666, dir_fd=parent)
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            if grant.allow_overwrite:
-                os.replace(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
-            else:
-                os.link(temp, name, src_dir_fd=parent, dst_dir_fd=parent, follow_symlinks=False)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp, dir_fd=parent)
-    finally:
-        os.close(parent)

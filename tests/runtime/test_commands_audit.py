@@ -100,10 +100,12 @@ def test_audit_events_are_ordered_and_end_with_a_summary() -> None:
     result = host.execute(host.prepare(THREE_ADDS, _policy()))
     events = result.audit_events
     assert [e.sequence for e in events] == list(range(len(events)))
-    assert [e.kind for e in events] == ["BindingCall"] * 3 + ["RunSummary"]
+    assert [e.kind for e in events] == ["BindingCall"] * 3 + ["RunSummary", "HostCommands"]
     assert all(e.success == (e.error_code is None) for e in events)
     assert len({e.run_id for e in events}) == 1 and events[0].run_id == result.run_id
-    summary = events[-1].fields
+    applied = events[-1].fields
+    assert (applied["queued"], applied["applied"], applied["appliedSequences"]) == (3, 3, "0,1,2")
+    summary = events[-2].fields
     assert summary["fuelUsed"] == result.usage.fuel_used and summary["planHash"] == result.plan_hash
     assert summary["executionMode"] == "reference"
     assert seen == list(events)

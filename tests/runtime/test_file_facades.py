@@ -4,7 +4,7 @@ through a real host run, plus the facade's own re-checks called directly with a 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
@@ -15,6 +15,8 @@ import pytest
 from dotboxd.core.bindings import standard_bindings
 from dotboxd.core.values import SandboxPath
 from dotboxd.host import ExecutionResult, Policy, SandboxHost
+from dotboxd.runtime.command_batch import apply_commands
+from dotboxd.runtime.commands import CommandBuffer, PlannedState, Prepare
 from dotboxd.runtime.context import BindingContext
 from dotboxd.runtime.errors import BindingError
 from dotboxd.runtime.facades import attach_standard_facades
@@ -213,7 +215,7 @@ class _Ctx:
         self.read = 0
         self.written = 0
         self.audits: list[str | None] = []
-        self.commands: list[Callable[[], None] | None] = []
+        self.queue = CommandBuffer()
 
     def charge_file_read(self, amount: int) -> None:
         self.read += amount
@@ -224,8 +226,14 @@ class _Ctx:
     def audit(self, resource_id: str | None = None, **_: object) -> None:
         self.audits.append(resource_id)
 
-    def enqueue(self, kind: str, payload: object = None, apply: Callable[[], None] | None = None) -> None:
-        self.commands.append(apply)
+    @property
+    def planned(self) -> PlannedState:
+        return self.queue.planned
+
+    def enqueue(
+        self, kind: str, payload: Mapping[str, object] | None = None, apply: None = None, *, prepare: Prepare
+    ) -> None:
+        self.queue.enqueue(kind, payload, apply, "file.writeText", prepare)
 
 
 def _ctx(parameters: Mapping[str, str], run_id: str = "r" * 32) -> tuple[_Ctx, BindingContext]:
@@ -272,9 +280,10 @@ def test_write_is_denied_by_default(root: Path) -> None:
 
 
 def test_write_is_applied_only_when_the_run_succeeds(root: Path) -> None:
+    (root / "out").mkdir()
     failed = _write(root, "out/new.txt", "hello", fail=True, create=True)
     assert _code(failed)[1] == "R-ARITH-OVERFLOW"
-    assert failed.commands_applied == 0 and os.listdir(root) == []
+    assert failed.commands_applied == 0 and os.listdir(root / "out") == []
     done = _write(root, "out/new.txt", "h\u00e9llo", create=True)
     assert done.ok and done.commands_applied == 1
     assert (root / "out" / "new.txt").read_text(encoding="utf-8") == "h\u00e9llo"
@@ -310,11 +319,11 @@ def test_write_size_limit_and_a_link_planted_before_apply(root: Path) -> None:
     big = _write(root, "big.txt", "x" * 65, create=True)
     assert _code(big)[0] == "QuotaExceeded" and not (root / "big.txt").exists()
     fake, ctx = _ctx({"root": str(root), "maxBytesPerRun": "64", "allowCreate": "true"})
+    (root / "sub").mkdir()
     write_text(ctx, SandboxPath("sub/late.txt"), "data")
+    (root / "sub").rmdir()
     (root / "elsewhere").mkdir()
     (root / "sub").symlink_to(root / "elsewhere", target_is_directory=True)
-    apply = fake.commands[0]
-    assert apply is not None
-    with pytest.raises(OSError):
-        apply()
+    report = apply_commands(fake.queue.close())
+    assert report.phase == "prepare" and report.applied == ()
     assert os.listdir(root / "elsewhere") == []
