@@ -116,24 +116,31 @@ def run_case_both(
             result = host.execute(validated.plan, entry, list(args), backend=name, encoding="json")
             observation = observe(result)
             if root is not None:
-                observation = _without_root(observation, root)
+                plan = validated.plan
+                observation = _without_root(
+                    observation,
+                    {root: "$ROOT", plan.policy_hash: "$POLICY_HASH", plan.plan_hash: "$PLAN_HASH"},
+                )
             observed.append(observation)
     return observed[0], observed[1]
 
 
-def _without_root(observation: Observation, root: str) -> Observation:
-    """Each run has its own temporary root; its path may appear in audit text."""
-    replaced: Observation = eval_replace(observation, root)
+def _without_root(observation: Observation, replacements: Mapping[str, str]) -> Observation:
+    """Each run has its own temporary root; its path may appear in audit text, and a grant that
+    names it makes the policy and plan hashes (in the ``RunSummary``) differ with it too."""
+    replaced: Observation = eval_replace(observation, replacements)
     return replaced
 
 
-def eval_replace(value: Any, root: str) -> Any:
+def eval_replace(value: Any, replacements: Mapping[str, str]) -> Any:
     if isinstance(value, str):
-        return value.replace(root, "$ROOT")
+        for old, new in replacements.items():
+            value = value.replace(old, new)
+        return value
     if isinstance(value, dict):
-        return {k: eval_replace(v, root) for k, v in value.items()}
+        return {k: eval_replace(v, replacements) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return type(value)(eval_replace(v, root) for v in value)
+        return type(value)(eval_replace(v, replacements) for v in value)
     return value
 
 
