@@ -195,7 +195,11 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("R-BINDING-QUOTA", Category.QUOTA_EXCEEDED, "a binding reported a quota of its own exhausted"),
     CodeInfo("R-HOST-INTERNAL", Category.HOST_FAILURE, "an internal runtime fault (failed closed)"),
     CodeInfo("R-BACKEND-UNAVAILABLE", Category.HOST_FAILURE, "the requested backend is not available"),
-    CodeInfo("R-HOST-COMMAND", Category.HOST_FAILURE, "a host command applier raised after a successful run"),
+    CodeInfo(
+        "R-HOST-COMMAND",
+        Category.HOST_FAILURE,
+        "a host command could not be applied after a successful run (committed commands rolled back)",
+    ),
     # --- optimized backend (issue 7) -----------------------------------------------------------
     CodeInfo(
         "R-OPT-VERIFIER", Category.VERIFIER_FAILURE, "generated code failed the verifier and was quarantined"
