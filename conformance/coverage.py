@@ -79,7 +79,7 @@ UNREACHABLE_CODES: dict[str, str] = {
     "R-CANCELLED": "cancellation is a host API call; the case format has no way to cancel",
     "R-HOST-INTERNAL": "an internal runtime fault; a case that reaches it has found a bug",
     "R-BACKEND-UNAVAILABLE": "the runner reports an unknown backend as 'unsupported' before running",
-    "R-HOST-COMMAND": "fixtures never enqueue host commands, so no command applier can fail",
+    "R-HOST-COMMAND": "fixtures never enqueue host commands, and every file write a case makes is checked at the call against the run's earlier writes, so only a change on disk between the run and its batch (a race no case can stage) fails one",
     "R-OPT-VERIFIER": "the optimized backend's verifier rejecting its own generated code; a valid module "
     "cannot make correct code generation fail",
     "R-OPT-COMPILE": "the optimized backend failing to compile a valid plan; a case that reaches it has "

@@ -130,7 +130,7 @@ class SandboxHost:
             dispatch.entry.run_record(args, dispatch.backend, cancel, self._observers, run_id)
         )
         applied: tuple[Command, ...] = ()
-        if error is None and apply_commands_on_success and any(c.applicable for c in commands):
+        if error is None and commands and apply_commands_on_success and any(c.applicable for c in commands):
             report, events = apply_batch(
                 commands, run_id, events, dispatch.entry.facts.audit_clock, self._observers
             )
