@@ -13,6 +13,7 @@ it for readers whose documents have a code of their own (``E-POLICY-SCHEMA``,
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from dotboxd.core.diagnostics import DotBoxDError, reject
@@ -80,6 +81,14 @@ def read_json(data: bytes | str, budgets: JsonBudgets, *, code: str | None = Non
             jsonCode=first.code,
             **first.evidence,
         ) from None
+
+
+def read_document_bytes(path: str | os.PathLike[str], budgets: JsonBudgets) -> bytes:
+    """A JSON file's bytes, reading at most one byte past ``budgets.max_document_bytes`` (so a
+    huge file costs no more memory than the budget; ``read_json`` then refuses it as too large).
+    OSError propagates: an unreadable file is the caller's I/O error, not a verdict."""
+    with open(path, "rb") as stream:
+        return stream.read(budgets.max_document_bytes + 1)
 
 
 def _plain(document: Document) -> Any:
