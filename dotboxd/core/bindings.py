@@ -799,6 +799,16 @@ def binding_record(b: BindingDescriptor) -> str:
     )
 
 
+def same_implementation(a: BindingDescriptor, b: BindingDescriptor) -> bool:
+    """True when ``a`` and ``b`` run the same host code: the same ``invoke`` callable (equal bound
+    methods of one object count as the same), called the same way, with the same grant validator.
+    ``binding_record`` compares contracts; this compares what a call would actually execute, which
+    no hash can (a callable has no stable identity across hosts)."""
+    return a is b or (
+        a.invoke == b.invoke and a.takes_context == b.takes_context and a.grant_validator == b.grant_validator
+    )
+
+
 def binding_manifest_hash(bindings: Iterable[BindingDescriptor]) -> str:
     """SHA-256 over the sorted binding records, headed by ``dotboxd-py-bindings-1``. Our own
     identity string: the field list is not bit-identical to DotBoxD's ``bindings-v2``."""
@@ -1208,6 +1218,7 @@ __all__ = [
     "is_builtin_capability",
     "load_binding_manifest",
     "manifest_to_json",
+    "same_implementation",
     "sandbox_type_from_hint",
     "sha256_lines",
     "standard_bindings",
