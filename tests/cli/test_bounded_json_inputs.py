@@ -23,7 +23,9 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
     return str(path)
 
 
-def test_cli_deep_args_are_a_usage_error_with_position_not_a_crash(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_deep_args_are_a_usage_error_with_position_not_a_crash(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     code = main(["run", LOOT, "--args", DEEP])
     err = capsys.readouterr().err
     assert code == 2 and code != EXIT_INTERNAL
@@ -46,7 +48,10 @@ def test_cli_deep_policy_file_is_rejected_with_position(
     (diagnostic,) = report["diagnostics"]
     assert code == 1
     assert diagnostic["code"] == "E-POLICY-SCHEMA" and diagnostic["evidence"]["jsonCode"] == "E-JSON-LIMIT"
-    assert (diagnostic["line"], diagnostic["column"]) == (1, len('{"limits": ') + 128)  # the 128th "[" opens level 129
+    assert (diagnostic["line"], diagnostic["column"]) == (
+        1,
+        len('{"limits": ') + 128,
+    )  # the 128th "[" opens level 129
 
 
 @pytest.mark.parametrize("command", ["run", "check", "prove"])
@@ -61,7 +66,9 @@ def test_cli_deep_bindings_manifest_is_rejected_with_position(
     assert diagnostic["evidence"]["jsonCode"] == "E-JSON-LIMIT" and diagnostic["line"] == 1
 
 
-def test_cli_oversized_policy_file_is_refused_by_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_oversized_policy_file_is_refused_by_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     limit = HOST_DOCUMENT_BUDGETS.max_document_bytes
     policy = _write(tmp_path, "policy.json", '{"policyId": "' + "a" * limit + '"}')
     code = main(["check", LOOT, "--policy", policy, "--format", "json"])
