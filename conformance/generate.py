@@ -11,6 +11,11 @@ with ``${NAME}`` placeholders plus named fills:
 fill texts may contain placeholders themselves (expanded recursively, no cycles). ``padToBytes``
 then appends spaces (insignificant JSON whitespace) up to an exact UTF-8 size. The runner expands
 generators itself, so implementations behind ``--impl`` only ever see plain ``moduleText``.
+
+A generator is a compression format, so it is bounded like one (``conformance serve`` expands the
+generators of requests it did not write): every ``count`` is at most ``MAX_COUNT``, ``padToBytes``
+at most ``MAX_OUTPUT_BYTES``, there are at most ``MAX_FILLS`` fills, each fill is expanded once,
+and every text is sized and charged against ``MAX_WORK_CHARS`` before it is built.
 """
 
 from __future__ import annotations
@@ -23,13 +28,17 @@ from dotboxd.conformance.errors import CaseFormatError
 
 PLACEHOLDER = re.compile(r"\$\{([A-Z][A-Z0-9_]*)\}")
 INDEX = "INDEX"  # reserved: the repetition number inside a ``repeat`` text
+NUMBERED = "${" + INDEX + "}"
 GENERATOR_KEYS = frozenset({"template", "fills", "padToBytes"})
-MAX_OUTPUT_BYTES = 8 * 1024 * 1024  # far above every budget; stops a typo from eating memory
-MAX_COUNT = 10_000_000
+MAX_OUTPUT_BYTES = 8 * 1024 * 1024  # the expanded text, padding included: far above every budget
+MAX_WORK_CHARS = 2 * MAX_OUTPUT_BYTES  # every text built on the way (intermediate fills included)
+MAX_COUNT = 1_000_000  # ten times the largest count a budget case needs
+MAX_FILLS = 64
+_CHUNK = 4096  # numbered copies joined per chunk, so no list of a million strings is ever built
 
 
 def check_generator(spec: Any, where: str) -> None:
-    """Validate a generator's shape (cheaply: without expanding it)."""
+    """Validate a generator's shape and bound every number in it (cheaply: without expanding it)."""
     if not isinstance(spec, dict):
         raise CaseFormatError(where, "must be an object")
     unknown = sorted(set(spec) - GENERATOR_KEYS)
@@ -40,13 +49,17 @@ def check_generator(spec: Any, where: str) -> None:
     fills = spec.get("fills", {})
     if not isinstance(fills, dict):
         raise CaseFormatError(where, "'fills' must be an object")
+    if len(fills) > MAX_FILLS:
+        raise CaseFormatError(where, f"at most {MAX_FILLS} fills")
     for name, fill in fills.items():
         if not PLACEHOLDER.fullmatch("${" + name + "}") or name == INDEX:
             raise CaseFormatError(where, f"fill name {name!r} must match [A-Z][A-Z0-9_]* and not be {INDEX}")
         _check_fill(fill, f"{where} fills.{name}")
     pad = spec.get("padToBytes")
-    if pad is not None and (not isinstance(pad, int) or isinstance(pad, bool) or pad < 0):
-        raise CaseFormatError(where, "'padToBytes' must be a non-negative integer")
+    if pad is not None and (
+        not isinstance(pad, int) or isinstance(pad, bool) or not 0 <= pad <= MAX_OUTPUT_BYTES
+    ):
+        raise CaseFormatError(where, f"'padToBytes' must be an integer in 0..{MAX_OUTPUT_BYTES}")
 
 
 def _check_fill(fill: Any, where: str) -> None:
@@ -74,54 +87,95 @@ def _check_fill(fill: Any, where: str) -> None:
 
 
 def expand_generator(spec: Mapping[str, Any], where: str = "moduleTextGenerator") -> str:
-    """The exact module text a generator describes (shape must already be checked)."""
-    fills: Mapping[str, Any] = spec.get("fills", {})
-    text = _expand(str(spec["template"]), fills, where, ())
+    """The exact module text a generator describes. The shape is checked again here (it is cheap),
+    so a generator that reached this point unchecked (a ``serve`` request) is bounded too."""
+    check_generator(spec, where)
+    text = _Expansion(spec.get("fills", {}), where).text(str(spec["template"]), ())
+    if NUMBERED in text:
+        raise CaseFormatError(where, "${INDEX} is only meaningful inside a 'repeat' text")
+    if len(text) > MAX_OUTPUT_BYTES:  # a character is at least one UTF-8 byte
+        raise CaseFormatError(where, f"expands past {MAX_OUTPUT_BYTES} bytes")
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_OUTPUT_BYTES:
+        raise CaseFormatError(where, f"expands past {MAX_OUTPUT_BYTES} bytes")
     pad = spec.get("padToBytes")
     if pad is not None:
-        size = len(text.encode("utf-8", "surrogatepass"))
         if size > pad:
             raise CaseFormatError(where, f"the text is already {size} bytes, more than padToBytes {pad}")
         text += " " * (pad - size)
     return text
 
 
-def _expand(text: str, fills: Mapping[str, Any], where: str, active: tuple[str, ...]) -> str:
-    def replace(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name == INDEX:
-            return match.group(0)  # left for the enclosing ``repeat`` to number
+class _Expansion:
+    """One expansion: each fill is expanded once (its text does not depend on where it is used:
+    ``${INDEX}`` stays literal until the enclosing ``repeat`` numbers it), and the size of every
+    text is computed and charged against ``MAX_WORK_CHARS`` *before* it is built, so a recipe
+    that asks for gigabytes is refused having allocated almost nothing, and a chain of fills that
+    refer to each other twice costs linear, not exponential, time."""
+
+    def __init__(self, fills: Mapping[str, Any], where: str) -> None:
+        self.fills = fills
+        self.where = where
+        self.done: dict[str, str] = {}
+        self.work = 0
+
+    def charge(self, size: int) -> None:
+        self.work += size
+        if self.work > MAX_WORK_CHARS:
+            raise CaseFormatError(
+                self.where, f"expands past {MAX_WORK_CHARS} characters (intermediate texts included)"
+            )
+
+    def text(self, text: str, active: tuple[str, ...]) -> str:
+        parts = PLACEHOLDER.split(text)  # literal, name, literal, name, ..., literal
+        if len(parts) == 1:
+            return text
+        for index in range(1, len(parts), 2):
+            name = parts[index]
+            parts[index] = NUMBERED if name == INDEX else self.fill(name, active)
+        self.charge(sum(map(len, parts)))
+        return "".join(parts)
+
+    def fill(self, name: str, active: tuple[str, ...]) -> str:
+        done = self.done.get(name)
+        if done is not None:
+            return done
         if name in active:
-            raise CaseFormatError(where, f"fill {name!r} refers to itself through {' -> '.join(active)}")
-        if name not in fills:
-            raise CaseFormatError(where, f"placeholder ${{{name}}} has no fill")
-        return _fill(fills[name], fills, where, (*active, name))
-
-    result = PLACEHOLDER.sub(replace, text)
-    if not active and "${" + INDEX + "}" in result:
-        raise CaseFormatError(where, "${INDEX} is only meaningful inside a 'repeat' text")
-    if len(result) > MAX_OUTPUT_BYTES:
-        raise CaseFormatError(where, f"expands past {MAX_OUTPUT_BYTES} characters")
-    return result
-
-
-def _fill(fill: Mapping[str, Any], fills: Mapping[str, Any], where: str, active: tuple[str, ...]) -> str:
-    count = int(fill["count"])
-    if "repeat" in fill:
-        item = _expand(str(fill["repeat"]), fills, where, active)
-        separator = _expand(str(fill.get("separator", "")), fills, where, active)
-        numbered = "${" + INDEX + "}"
-        size = count * (len(item) + len(separator) + (len(str(count)) if numbered in item else 0))
-        _guard(size, where)
-        if numbered in item:
-            return separator.join(item.replace(numbered, str(index)) for index in range(count))
-        return separator.join([item] * count)
-    open_text, close_text = (_expand(str(part), fills, where, active) for part in fill["nest"])
-    inner = _expand(str(fill.get("inner", "")), fills, where, active)
-    _guard(count * (len(open_text) + len(close_text)) + len(inner), where)
-    return open_text * count + inner + close_text * count
+            raise CaseFormatError(self.where, f"fill {name!r} refers to itself through {' -> '.join(active)}")
+        if name not in self.fills:
+            raise CaseFormatError(self.where, f"placeholder ${{{name}}} has no fill")
+        fill = self.fills[name]
+        inside = (*active, name)
+        count = int(fill["count"])
+        if "repeat" in fill:
+            item = self.text(str(fill["repeat"]), inside)
+            separator = self.text(str(fill.get("separator", "")), inside)
+            # a number has at most 7 digits (count <= 1,000,000), fewer than "${INDEX}"'s 8
+            # characters, so a numbered copy is never longer than the item
+            self.charge(count * len(item) + max(count - 1, 0) * len(separator))
+            result = (
+                _numbered(item, separator, count) if NUMBERED in item else _repeated(item, separator, count)
+            )
+        else:
+            open_text, close_text = (self.text(str(part), inside) for part in fill["nest"])
+            inner = self.text(str(fill.get("inner", "")), inside)
+            self.charge(count * (len(open_text) + len(close_text)) + len(inner))
+            result = open_text * count + inner + close_text * count
+        self.done[name] = result
+        return result
 
 
-def _guard(size: int, where: str) -> None:
-    if size > MAX_OUTPUT_BYTES:
-        raise CaseFormatError(where, f"expands past {MAX_OUTPUT_BYTES} characters")
+def _repeated(item: str, separator: str, count: int) -> str:
+    if count == 0:
+        return ""
+    return (item + separator) * (count - 1) + item
+
+
+def _numbered(item: str, separator: str, count: int) -> str:
+    chunks = [
+        separator.join(
+            item.replace(NUMBERED, str(index)) for index in range(start, min(start + _CHUNK, count))
+        )
+        for start in range(0, count, _CHUNK)
+    ]
+    return separator.join(chunks)

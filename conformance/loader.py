@@ -1,12 +1,12 @@
 """Finding and loading case files, and the corpus-wide rules (names unique across every file).
 
-Case files are read with the same suspicion as modules: a duplicate key in a case file would make
-the case mean whatever the JSON library keeps, so it is an error, as are NaN and Infinity.
+Case files are read with the same suspicion as modules, by the project's one bounded JSON reader: a
+duplicate key in a case file would make the case mean whatever the JSON library keeps, so it is an
+error, as are NaN, Infinity and nesting, size or token counts past ``CASE_DOCUMENT_BUDGETS``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,34 +15,26 @@ from dotboxd.conformance import areas
 from dotboxd.conformance.errors import CaseFormatError
 from dotboxd.conformance.model import Case
 from dotboxd.conformance.shape import check_case
+from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.core.jsonread import CASE_DOCUMENT_BUDGETS, read_document_bytes, read_json
 
 CORPUS_ROOT = Path(__file__).resolve().parent / "cases"
 
 
-def _pairs(where: str) -> Any:
-    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in result:
-                raise CaseFormatError(where, f"duplicate key {key!r} in the case file")
-            result[key] = value
-        return result
-
-    return hook
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def parse_case_json(text: str, where: str) -> Any:
-    """Strict JSON: no duplicate keys, no NaN/Infinity."""
+def parse_case_json(data: bytes | str, where: str) -> Any:
+    """Strict, bounded JSON (``CASE_DOCUMENT_BUDGETS``): no duplicate keys, no NaN/Infinity, no
+    nesting, size or token count past the budgets; any of them is a ``CaseFormatError`` naming
+    the position."""
     try:
-        return json.loads(text, object_pairs_hook=_pairs(where), parse_constant=_no_constant)
-    except CaseFormatError:
-        raise
-    except ValueError as exc:
-        raise CaseFormatError(where, f"not valid JSON: {exc}") from None
+        return read_json(data, CASE_DOCUMENT_BUDGETS)
+    except DotBoxDError as error:
+        d = error.diagnostic
+        at = f" at line {d.span.line}, column {d.span.column}" if d.span else ""
+        pointer = f"#{d.pointer}" if d.pointer else ""
+        if d.code == "E-JSON-SCHEMA" and "property" in d.evidence:
+            key = d.evidence["property"]
+            raise CaseFormatError(where + pointer, f"duplicate key {key!r} in the case file{at}") from None
+        raise CaseFormatError(where + pointer, f"not valid JSON: {d.message}{at}") from None
 
 
 def area_of(path: Path) -> str:
@@ -57,10 +49,9 @@ def load_file(path: Path) -> list[Case]:
     malformed cases are reported together, as a ``CorpusError``)."""
     where = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CaseFormatError(where, f"cannot read: {exc}") from None
-    data = parse_case_json(text, where)
+        data = parse_case_json(read_document_bytes(path, CASE_DOCUMENT_BUDGETS), where)
+    except OSError as exc:
+        raise CaseFormatError(where, f"cannot read: {exc.strerror or type(exc).__name__}") from None
     area = area_of(path)
     if isinstance(data, dict) and set(data) == {"cases"}:
         items = data["cases"]

@@ -8,6 +8,7 @@ format promises a diagnostic for every bad input, so a traceback is itself a con
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,8 +36,16 @@ def rejected(stage: str, error: DotBoxDError) -> Actual:
     )
 
 
+_HOST_PATH = re.compile(r"(?:[A-Za-z]:)?[\\/][^\s'\"]*")
+
+
 def crashed(stage: str, exc: BaseException) -> Actual:
-    return Actual(stage=stage, outcome=CRASH, message=f"internal error: {type(exc).__name__}: {exc}"[:500])
+    """A ``crash``: the exception's type and the first line of its text, cut short and with
+    anything that looks like a file-system path replaced by ``<path>`` (a response leaves the host,
+    so it must not carry a temporary directory or an install location, nor a traceback)."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    text = _HOST_PATH.sub("<path>", text)[:300]
+    return Actual(stage=stage, outcome=CRASH, message=f"internal error: {type(exc).__name__}: {text}")
 
 
 def import_stage(raw: Mapping[str, Any], where: str) -> Any:
@@ -82,6 +91,8 @@ def evaluate(raw: Mapping[str, Any], backend: str, stop_after: str = "run", wher
             return stage_run.run_case(validated, raw, backend)
     except DotBoxDError as exc:
         return rejected(stage, exc)
+    except CaseFormatError as exc:
+        return unsupported(stage, f"unusable case: {exc}")
     except StageUnavailable as exc:
         return unsupported(stage, str(exc))
     except Exception as exc:

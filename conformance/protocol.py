@@ -18,10 +18,20 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
+from dotboxd.conformance.errors import CaseFormatError
 from dotboxd.conformance.model import CRASH, Actual, unsupported
+from dotboxd.conformance.shape import check_request_case
+from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.core.jsonread import CASE_DOCUMENT_BUDGETS, read_json
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
+MAX_LINE_BYTES = CASE_DOCUMENT_BUDGETS.max_document_bytes
+"""The longest request or response line either side reads (a case with an 8 MiB generated
+module, escaped, fits); a longer line is read to its end in chunks, dropped and answered."""
+REQUEST_KEYS = frozenset({"case", "backend", "stage"})
 _EOF = object()
+_TOO_LONG = object()
+_DISCARD_CHUNK = 1024 * 1024
 
 
 def request_line(case: Mapping[str, Any], backend: str, stage: str | None) -> str:
@@ -118,11 +128,13 @@ class ImplClient:
             return Actual(stage=None, outcome=CRASH, message=f"no response within {self.timeout:g} s")
         if line is _EOF:
             return self._died("the implementation exited")
+        if line is _TOO_LONG:
+            return _bad_response(f"a response line is longer than {MAX_LINE_BYTES} bytes")
         assert isinstance(line, bytes)
         try:
-            return actual_from_response(json.loads(line.decode("utf-8")))
-        except (UnicodeDecodeError, ValueError) as exc:
-            return _bad_response(f"not a JSON line ({exc})")
+            return actual_from_response(read_json(line, CASE_DOCUMENT_BUDGETS))
+        except DotBoxDError as exc:
+            return _bad_response(f"not a JSON line ({_reason(exc)})")
 
     def _died(self, what: str) -> Actual:
         code: int | None = None
@@ -161,9 +173,33 @@ class ImplClient:
 
 
 def _pump(stream: IO[bytes], lines: queue.Queue[object]) -> None:
-    for line in iter(stream.readline, b""):
+    while True:
+        line = read_line(stream)
+        if line == b"":
+            break
         lines.put(line)
     lines.put(_EOF)
+
+
+def read_line(stream: IO[bytes], limit: int | None = None) -> bytes | object:
+    """The next line of ``stream`` (b"" at end of input), or ``_TOO_LONG`` when it is longer than
+    ``limit`` bytes (default ``MAX_LINE_BYTES``): the rest of that line is read and dropped in
+    chunks, so the peer stays in step and an endless line costs no more memory than the limit."""
+    limit = MAX_LINE_BYTES if limit is None else limit
+    line = stream.readline(limit + 1)
+    if len(line) <= limit or line.endswith(b"\n"):
+        return line
+    while True:
+        rest = stream.readline(_DISCARD_CHUNK)
+        if not rest or rest.endswith(b"\n"):
+            return _TOO_LONG
+
+
+def _reason(error: DotBoxDError) -> str:
+    """A bounded JSON diagnostic in one line: code, message, position."""
+    d = error.diagnostic
+    at = f" at line {d.span.line}, column {d.span.column}" if d.span else ""
+    return f"{d.code}: {d.message}{at}"
 
 
 Evaluator = Callable[[Mapping[str, Any], str, str], Actual]
@@ -171,27 +207,48 @@ Evaluator = Callable[[Mapping[str, Any], str, str], Actual]
 
 def serve(stdin: IO[bytes], stdout: IO[bytes], evaluate: Evaluator) -> int:
     """Answer requests until end of input; a bad request gets an ``unsupported`` response, never
-    a dropped line, so the client stays in step. Returns the number of requests answered."""
+    a dropped line, so the client stays in step. Returns the number of requests answered.
+
+    Every request is untrusted: a line is at most ``MAX_LINE_BYTES``, parsed by the bounded JSON
+    reader (``CASE_DOCUMENT_BUDGETS``) and shape-checked field by field (the case as in a case
+    file, minus ``expect``) before the pipeline sees it; whatever still goes wrong is answered
+    (``crash``, without the exception's text) and the loop goes on."""
     answered = 0
-    for line in iter(stdin.readline, b""):
-        if not line.strip():
+    while True:
+        line = read_line(stdin)
+        if line == b"":
+            return answered
+        if line is not _TOO_LONG and isinstance(line, bytes) and not line.strip():
             continue
-        actual = _answer(line, evaluate)
+        try:
+            actual = _answer(line, evaluate)
+        except Exception as exc:  # the loop must outlive any request
+            actual = Actual(stage=None, outcome=CRASH, message=f"internal error: {type(exc).__name__}")
         stdout.write(json.dumps(actual.to_json(), ensure_ascii=True, allow_nan=False).encode("ascii") + b"\n")
         stdout.flush()
         answered += 1
-    return answered
 
 
-def _answer(line: bytes, evaluate: Evaluator) -> Actual:
+def _answer(line: bytes | object, evaluate: Evaluator) -> Actual:
+    if not isinstance(line, bytes):
+        return unsupported(None, f"bad request: the line is longer than {MAX_LINE_BYTES} bytes")
     try:
-        request = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        return unsupported(None, f"bad request: not a JSON line ({exc})")
+        request = read_json(line, CASE_DOCUMENT_BUDGETS)
+    except DotBoxDError as exc:
+        return unsupported(None, f"bad request: not a JSON line ({_reason(exc)})")
     if not isinstance(request, dict) or not isinstance(request.get("case"), dict):
         return unsupported(None, "bad request: expected {'case': {...}, 'backend': NAME}")
+    unknown = sorted(set(request) - REQUEST_KEYS)
+    if unknown:
+        return unsupported(
+            None, f"bad request: unknown key(s) {', '.join(repr(k[:40]) for k in unknown[:5])}"
+        )
     backend = request.get("backend", "reference")
     stage = request.get("stage", "run")
     if not isinstance(backend, str) or not isinstance(stage, str):
         return unsupported(None, "bad request: 'backend' and 'stage' must be strings")
-    return evaluate(request["case"], backend, stage)
+    try:
+        case = check_request_case(request["case"], "case")
+    except CaseFormatError as exc:
+        return unsupported(None, f"bad request: {exc}")
+    return evaluate(case, backend, stage)

@@ -37,6 +37,7 @@ CODE_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+$")
 CASE_KEYS = frozenset(
     {"name", "description", "tags", "policy", "bindings", "files", "entrypoint", "args", "backends", "expect"}
 ) | frozenset(SOURCE_KEYS)
+REQUEST_CASE_KEYS = CASE_KEYS - {"expect"}
 EXPECT_KEYS = frozenset(
     {
         "stage",
@@ -110,38 +111,7 @@ def check_case(raw: Any, where: str, area: str) -> Case:
     """Check ``raw`` against the case format and return the typed :class:`Case`."""
     obj = _object(raw, where, "a case")
     _keys(obj, CASE_KEYS, where)
-    name = obj.get("name")
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        raise CaseFormatError(where, f"'name' must be a kebab-case string, got {name!r}")
-    where = f"{where} ({name})"
-    if "description" in obj and not isinstance(obj["description"], str):
-        raise CaseFormatError(where, "'description' must be a string")
-    tags = _strings(obj.get("tags", []), where, "tags")
-    source_key = _source(obj, where)
-    if "policy" in obj:
-        _policy(obj["policy"], where)
-    if "bindings" in obj:
-        _bindings(obj["bindings"], where)
-    if "files" in obj:
-        files = _object(obj["files"], where, "'files'")
-        for path, content in files.items():
-            if not isinstance(content, str):
-                raise CaseFormatError(where, f"files[{path!r}] must be a string")
-            problem = unsafe_file_path(path)
-            if problem is not None:
-                raise CaseFormatError(where, f"files[{path!r}] {problem}")
-    if "entrypoint" in obj and not isinstance(obj["entrypoint"], str):
-        raise CaseFormatError(where, "'entrypoint' must be a string")
-    if "args" in obj and not isinstance(obj["args"], list):
-        raise CaseFormatError(where, "'args' must be an array (positional arguments)")
-    backends: tuple[str, ...] | None = None
-    if "backends" in obj:
-        backends = _strings(obj["backends"], where, "backends")
-        for backend in backends:
-            if backend not in BACKENDS:
-                raise CaseFormatError(where, f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
-        if not backends:
-            raise CaseFormatError(where, "'backends' must not be empty (omit it for every backend)")
+    name, where, tags, source_key, backends = _inputs(obj, where)
     if "expect" not in obj:
         raise CaseFormatError(where, "missing 'expect'")
     expect = _expect(obj["expect"], where, source_key)
@@ -157,6 +127,63 @@ def check_case(raw: Any, where: str, area: str) -> Case:
     )
 
 
+def check_request_case(raw: Any, where: str) -> Mapping[str, Any]:
+    """Check the ``case`` of a protocol request: a case object without ``expect``, every field
+    shaped as in a case file (``conformance serve`` answers a violation with ``unsupported``
+    instead of letting a malformed ``files`` or generator reach the pipeline)."""
+    obj = _object(raw, where, "a case")
+    _keys(obj, REQUEST_CASE_KEYS, where)
+    _inputs(obj, where)
+    return obj
+
+
+def _inputs(
+    obj: Mapping[str, Any], where: str
+) -> tuple[str, str, tuple[str, ...], str, tuple[str, ...] | None]:
+    """Everything of a case but ``expect``: (name, where with the name, tags, source key, backends)."""
+    name = obj.get("name")
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise CaseFormatError(where, f"'name' must be a kebab-case string, got {_shown(name)}")
+    where = f"{where} ({name})"
+    if "description" in obj and not isinstance(obj["description"], str):
+        raise CaseFormatError(where, "'description' must be a string")
+    tags = _strings(obj.get("tags", []), where, "tags")
+    source_key = _source(obj, where)
+    if "policy" in obj:
+        _policy(obj["policy"], where)
+    if "bindings" in obj:
+        _bindings(obj["bindings"], where)
+    if "files" in obj:
+        files = _object(obj["files"], where, "'files'")
+        for path, content in files.items():
+            if not isinstance(content, str):
+                raise CaseFormatError(where, f"files[{_shown(path)}] must be a string")
+            problem = unsafe_file_path(path)
+            if problem is not None:
+                raise CaseFormatError(where, f"files[{_shown(path)}] {problem}")
+    if "entrypoint" in obj and not isinstance(obj["entrypoint"], str):
+        raise CaseFormatError(where, "'entrypoint' must be a string")
+    if "args" in obj and not isinstance(obj["args"], list):
+        raise CaseFormatError(where, "'args' must be an array (positional arguments)")
+    backends: tuple[str, ...] | None = None
+    if "backends" in obj:
+        backends = _strings(obj["backends"], where, "backends")
+        for backend in backends:
+            if backend not in BACKENDS:
+                raise CaseFormatError(
+                    where, f"unknown backend {_shown(backend)} (known: {', '.join(BACKENDS)})"
+                )
+        if not backends:
+            raise CaseFormatError(where, "'backends' must not be empty (omit it for every backend)")
+    return name, where, tags, source_key, backends
+
+
+def _shown(value: Any) -> str:
+    """``repr`` of a value from the input, cut short (a message must not echo a megabyte)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _object(value: Any, where: str, what: str) -> Mapping[str, Any]:
     if not isinstance(value, dict):
         raise CaseFormatError(where, f"{what} must be a JSON object, got {type(value).__name__}")
@@ -166,7 +193,8 @@ def _object(value: Any, where: str, what: str) -> Mapping[str, Any]:
 def _keys(obj: Mapping[str, Any], allowed: frozenset[str], where: str, what: str = "case") -> None:
     unknown = sorted(set(obj) - allowed)
     if unknown:
-        raise CaseFormatError(where, f"unknown {what} key(s) {', '.join(map(repr, unknown))}")
+        shown = ", ".join(map(_shown, unknown[:5])) + (", ..." if len(unknown) > 5 else "")
+        raise CaseFormatError(where, f"unknown {what} key(s) {shown}")
 
 
 def _strings(value: Any, where: str, what: str) -> tuple[str, ...]:

@@ -29,6 +29,7 @@ from dotboxd.core.bindings import (
     BindingDescriptor,
     binding_record,
     canonical_record,
+    same_implementation,
     sha256_lines,
 )
 from dotboxd.core.builtins import Builtin
@@ -191,6 +192,23 @@ class ExecutionPlan:
                     f"binding '{bid}' is missing or changed since the plan was validated",
                     binding=bid,
                     hint="validate the module again against the current bindings",
+                )
+
+    def check_implementations(self, catalog: BindingCatalog) -> None:
+        """Refuse to run against a catalogue whose implementations of the plan's bindings are not
+        the ones the plan was validated with (E-PLAN-BINDINGS). A plan keeps the descriptors of
+        the catalogue it was prepared against, callables included: run on another host, it would
+        call the preparing host's code and touch its state while the executing host's catalogue
+        was only compared. So a plan runs only where its bindings are the executing host's own
+        (the same host, or hosts sharing the binding objects); anywhere else it is prepared again."""
+        for bid, desc in sorted(self.bindings.items()):
+            other = catalog.get(bid)
+            if other is None or not same_implementation(other, desc):
+                raise reject(
+                    "E-PLAN-BINDINGS",
+                    f"binding '{bid}' of this host is not the implementation the plan was prepared with",
+                    binding=bid,
+                    hint="prepare the module on the host that executes it",
                 )
 
     # -- reporting ------------------------------------------------------------------------------

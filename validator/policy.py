@@ -18,7 +18,6 @@ bindings' grant validators.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
@@ -31,6 +30,7 @@ from typing import Any
 from dotboxd.core.bindings import ASYNC_CAPABILITY, REENTRANT_CAPABILITY, canonical_record, sha256_lines
 from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, reject
 from dotboxd.core.effects import PURE, Effect, effect_names, parse_effect_names, unknown_bits
+from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, read_json
 from dotboxd.core.types import brand_name_problem
 
 INT32_MAX = 2**31 - 1
@@ -833,10 +833,7 @@ def _int_field(value: Any, pointer: str, nullable: bool = False) -> int | None:
 def _policy_from_json(data: bytes | str | Mapping[str, Any], variables: Mapping[str, str]) -> Policy:
     obj: Any = data
     if isinstance(data, (bytes, str)):
-        try:
-            obj = json.loads(data, object_pairs_hook=_strict_pairs, parse_constant=_no_constant)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise _schema(f"the policy is not valid JSON ({exc})", "") from None
+        obj = read_json(data, HOST_DOCUMENT_BUDGETS, code="E-POLICY-SCHEMA", what="the policy")
     if not isinstance(obj, Mapping):
         raise _schema("a policy is a JSON object", "")
     extra = sorted(set(obj) - _POLICY_KEYS)
@@ -975,16 +972,3 @@ def _substitute(text: str, variables: Mapping[str, str]) -> str:
     for name, value in variables.items():
         text = text.replace(name, value)
     return text
-
-
-def _strict_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not allowed")

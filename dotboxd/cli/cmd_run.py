@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from dotboxd.cli.output import Input, Reporter, add_format_option, add_input_argument, load_input, write_text
 from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_manifest, standard_bindings
-from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.core.diagnostics import DotBoxDError, reject
+from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, read_document_bytes, read_json
 from dotboxd.host import ExecutionResult, SandboxHost
 from dotboxd.runtime.fixtures import fixture_invokers
 from dotboxd.validator.policy import Policy
@@ -56,19 +56,22 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _read_json(path: str) -> Any:
-    return json.loads(Path(path).read_text(encoding="utf-8"))
-
-
 def _catalog(path: str | None, standard: bool) -> BindingCatalog:
     """The standard bindings (their safe facades attach in SandboxHost) plus the manifest's, whose
-    entries may carry a fixture ``behavior``."""
+    entries may carry a fixture ``behavior``. The manifest is read once, through the bounded JSON
+    reader (a deep or huge file is ``E-BINDING-MANIFEST`` with its line:column)."""
     registry = BindingRegistry(standard_bindings() if standard else ())
     if path is None:
         return registry.build()
-    text = Path(path).read_text(encoding="utf-8")
-    descriptors = load_binding_manifest(text)
-    raw = json.loads(text)
+    raw = read_json(
+        read_document_bytes(path, HOST_DOCUMENT_BUDGETS),
+        HOST_DOCUMENT_BUDGETS,
+        code="E-BINDING-MANIFEST",
+        what="the manifest",
+    )
+    if not isinstance(raw, dict | list):
+        raise reject("E-BINDING-MANIFEST", "a binding manifest is a JSON object or array", "")
+    descriptors = load_binding_manifest(raw)
     entries = raw.get("bindings", []) if isinstance(raw, dict) else raw
     catalog = registry.extend(descriptors).build()
     invokers = fixture_invokers(
@@ -77,24 +80,36 @@ def _catalog(path: str | None, standard: bool) -> BindingCatalog:
     return catalog.with_invokers(invokers) if invokers else catalog
 
 
+def _run_args(text: str) -> list[Any] | str:
+    """The ``--args`` array, or why it is unusable (one line with the code, position and hint)."""
+    try:
+        value = read_json(text, HOST_DOCUMENT_BUDGETS)
+    except DotBoxDError as error:
+        d = error.diagnostic
+        where = f" at line {d.span.line}, column {d.span.column}" if d.span else ""
+        pointer = f" ({d.pointer})" if d.pointer else ""
+        hint = f"; hint: {d.hint}" if d.hint else ""
+        return f"--args is not valid JSON: [{d.code}] {d.message}{where}{pointer}{hint}"
+    if not isinstance(value, list):
+        return "--args must be a JSON array with one value per parameter"
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
     reporter = Reporter.from_args(args)
     loaded = load_input(reporter, args.file, args.source_kind)
     if not isinstance(loaded, Input):
         return loaded
+    run_args = _run_args(args.run_args)
+    if isinstance(run_args, str):
+        return reporter.failed("usage", run_args)
     try:
-        run_args = json.loads(args.run_args)
-    except ValueError as error:
-        return reporter.failed("usage", f"--args is not valid JSON ({error})")
-    if not isinstance(run_args, list):
-        return reporter.failed("usage", "--args must be a JSON array with one value per parameter")
-    try:
-        policy = Policy.from_json(Path(args.policy).read_text(encoding="utf-8")) if args.policy else None
+        policy = (
+            Policy.from_json(read_document_bytes(args.policy, HOST_DOCUMENT_BUDGETS)) if args.policy else None
+        )
         catalog = _catalog(args.bindings, args.standard)
     except OSError as error:
         return reporter.failed("io", f"{error.filename}: {error.strerror or type(error).__name__}")
-    except ValueError as error:
-        return reporter.failed("usage", f"a policy or manifest file is not valid JSON ({error})")
     except DotBoxDError as error:
         return reporter.rejected(error, None, args.policy or args.bindings or "", {"file": loaded.filename})
     host = SandboxHost(catalog)

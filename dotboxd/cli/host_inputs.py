@@ -2,17 +2,18 @@
 
 Both commands accept ``--policy P`` and ``--bindings M`` (plus the standard bindings unless told
 otherwise) and must report a broken policy or manifest the same way: an I/O problem is exit 2, a
-rejected policy or manifest is exit 1 with the diagnostic naming the file and the stage.
+rejected policy or manifest is exit 1 with the diagnostic naming the file and the stage. Both files
+are read through the bounded JSON reader (at most its byte budget is ever read into memory).
 """
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from dotboxd.cli.output import Input, Reporter
 from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_manifest, standard_bindings
 from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, read_document_bytes
 from dotboxd.validator.policy import Policy
 
 
@@ -20,7 +21,7 @@ def build_catalog(manifest: str | None, standard: bool) -> BindingCatalog:
     """The standard host bindings (unless ``standard`` is False) plus those of ``manifest``."""
     registry = BindingRegistry(standard_bindings() if standard else ())
     if manifest is not None:
-        registry.extend(load_binding_manifest(Path(manifest).read_bytes()))
+        registry.extend(load_binding_manifest(read_document_bytes(manifest, HOST_DOCUMENT_BUDGETS)))
     return registry.build()
 
 
@@ -30,7 +31,11 @@ def load_policy_and_catalog(
     """The policy (default: pure only) and catalogue of ``args``, or the exit code already reported."""
     stage = "policy"
     try:
-        policy = Policy.from_json(Path(args.policy).read_bytes()) if args.policy else Policy.default()
+        policy = (
+            Policy.from_json(read_document_bytes(args.policy, HOST_DOCUMENT_BUDGETS))
+            if args.policy
+            else Policy.default()
+        )
         stage = "bindings"
         catalog = build_catalog(args.bindings, args.standard)
     except OSError as error:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import json
 import re
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -35,6 +34,7 @@ from dotboxd.core.effects import (
     parse_effect_names,
     unknown_bits,
 )
+from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, read_json
 from dotboxd.core.types import (
     BOOL,
     F64,
@@ -799,6 +799,16 @@ def binding_record(b: BindingDescriptor) -> str:
     )
 
 
+def same_implementation(a: BindingDescriptor, b: BindingDescriptor) -> bool:
+    """True when ``a`` and ``b`` run the same host code: the same ``invoke`` callable (equal bound
+    methods of one object count as the same), called the same way, with the same grant validator.
+    ``binding_record`` compares contracts; this compares what a call would actually execute, which
+    no hash can (a callable has no stable identity across hosts)."""
+    return a is b or (
+        a.invoke == b.invoke and a.takes_context == b.takes_context and a.grant_validator == b.grant_validator
+    )
+
+
 def binding_manifest_hash(bindings: Iterable[BindingDescriptor]) -> str:
     """SHA-256 over the sorted binding records, headed by ``dotboxd-py-bindings-1``. Our own
     identity string: the field list is not bit-identical to DotBoxD's ``bindings-v2``."""
@@ -1062,10 +1072,7 @@ def load_binding_manifest(
     NaN are refused). Raises DotBoxDError (E-BINDING-MANIFEST and friends)."""
     obj: Any = data
     if isinstance(data, (bytes, str)):
-        try:
-            obj = json.loads(data, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise _manifest_error(f"the manifest is not valid JSON ({exc})", "") from None
+        obj = read_json(data, HOST_DOCUMENT_BUDGETS, code="E-BINDING-MANIFEST", what="the manifest")
     if isinstance(obj, Mapping):
         extra = set(obj) - {"manifestVersion", "sandboxRuntimeVersion", "bindings"}
         if extra:
@@ -1080,19 +1087,6 @@ def load_binding_manifest(
     if not isinstance(entries, list):
         raise _manifest_error("'bindings' must be a list", prefix)
     return tuple(binding_from_json(e, f"{prefix}/{i}") for i, e in enumerate(entries))
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"duplicate key {key!r}")
-        result[key] = value
-    return result
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not allowed")
 
 
 def standard_bindings() -> tuple[BindingDescriptor, ...]:
@@ -1224,6 +1218,7 @@ __all__ = [
     "is_builtin_capability",
     "load_binding_manifest",
     "manifest_to_json",
+    "same_implementation",
     "sandbox_type_from_hint",
     "sha256_lines",
     "standard_bindings",

@@ -10,6 +10,13 @@ binding catalogue that changed since ``prepare``), runs it on the chosen backend
 run succeeded, applies the host commands its bindings queued as one all-or-nothing batch
 (``dotboxd.runtime.command_batch``; a ``HostCommands`` audit event records the outcome).
 
+A plan belongs to the host that prepared it. It carries the binding descriptors it was validated
+with, implementations included, so ``execute`` refuses (``E-PLAN-BINDINGS``) a plan whose bindings
+are not this host's own objects: a plan prepared on host A and handed to host B would otherwise
+call A's code and change A's state. Refusing is the safer of the two choices (re-binding by id
+would run B's code under checks - grant validators, proofs - that A's descriptors passed); hosts
+that share one catalogue share their plans.
+
 Repeated calls are cheap: the first ``execute`` of a (plan, entrypoint, backend, encoding) keeps what
 does not change between runs - the resolved backend, the binding-catalogue check (plan and
 catalogue are both immutable, so its success cannot change), and the runtime's ``EntryCall`` with
@@ -162,13 +169,16 @@ class SandboxHost:
         self, plan: ExecutionPlan, entrypoint: str, backend: str, encoding: ArgEncoding
     ) -> _Dispatch | ExecutionResult:
         """The checks that depend only on the plan, the catalogue and the backend name, in their
-        order: the backend is resolved, the plan's bindings are checked against the catalogue
-        (E-PLAN-BINDINGS), an unavailable backend is refused. A refusal is returned as a failed
+        order: the backend is resolved, the plan's bindings are checked against the catalogue -
+        the same contracts, and the very implementations the plan was prepared with, so a plan
+        from another host is refused rather than calling that host's code (E-PLAN-BINDINGS) -
+        an unavailable backend is refused. A refusal is returned as a failed
         result and never kept, so it is checked again on the next call."""
         chosen = self._backend(backend)
         catalog = self.catalog
         try:
             plan.check_bindings(catalog)
+            plan.check_implementations(catalog)
         except DotBoxDError as refused:
             return _failed(plan, error_info_from_diagnostic(refused.diagnostic), backend)
         if chosen is None:

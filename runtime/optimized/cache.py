@@ -39,6 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.core.jsonread import read_document_bytes, read_json
+from dotboxd.core.jsonscan import JsonBudgets
 from dotboxd.validator.plan import ExecutionPlan
 
 from .artifact import Artifact, ArtifactKey, bind, compile_plan
@@ -48,6 +51,17 @@ from .tables import Tables
 
 FORMAT = "dotboxd-opt-artifact-1"
 MAX_FILE_BYTES = 64 * 1024 * 1024
+_CACHE_BUDGETS = JsonBudgets(
+    max_document_bytes=MAX_FILE_BYTES,
+    max_depth=32,
+    max_tokens=4_000_000,
+    max_items=1_000_000,
+    max_string_bytes=MAX_FILE_BYTES,
+    max_total_string_bytes=MAX_FILE_BYTES,
+)
+"""A cache file is written by this module (a few levels deep) but read back as untrusted: the
+bounded reader refuses a planted deep or oversized document as ``CacheInvalid``, never a
+RecursionError."""
 
 Report = Callable[[str, str, dict[str, Any]], None]
 """``report(kind, message, fields)``: how the cache tells its caller (the backend, which writes
@@ -234,8 +248,8 @@ class ArtifactCache:
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
                 raise CacheInvalid("cached artifact is too large")
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
+            document = read_json(read_document_bytes(path, _CACHE_BUDGETS), _CACHE_BUDGETS)
+        except (OSError, DotBoxDError):
             raise CacheInvalid("cached artifact is unreadable") from None
         if not isinstance(document, dict) or document.get("format") != FORMAT:
             raise CacheInvalid("cached artifact has an unknown format")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -82,10 +84,69 @@ def test_broken_recipes_are_refused_by_the_shape_check(spec: dict[str, Any], fra
         ({"template": "${MISSING}"}, "has no fill"),
         ({"template": "${A}", "fills": {"A": {"repeat": "${A}", "count": 2}}}, "refers to itself"),
         ({"template": "${INDEX}"}, "only meaningful inside a 'repeat'"),
-        ({"template": "${A}", "fills": {"A": {"repeat": "x", "count": 9_000_000}}}, "expands past"),
+        ({"template": "${A}", "fills": {"A": {"repeat": "x" * 9, "count": 1_000_000}}}, "expands past"),
     ],
 )
 def test_broken_recipes_are_refused_on_expansion(spec: dict[str, Any], fragment: str) -> None:
     with pytest.raises(CaseFormatError) as info:
         expand(spec)
     assert fragment in str(info.value)
+
+
+def _peak_bytes_and_seconds(spec: dict[str, Any]) -> tuple[int, float, str]:
+    """Expand ``spec`` (expected to be refused) and report the peak traced allocation, the time
+    taken and the refusal's message."""
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        with pytest.raises(CaseFormatError) as info:
+            expand_generator(spec)
+        elapsed = time.perf_counter() - started
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak, elapsed, str(info.value)
+
+
+# One 8 MB fill referenced many times from a 1.7 KB request: each reference used to be expanded on
+# its own and all of them concatenated before the size guard looked at the result.
+_WIDE = {"template": "${A}" * 400, "fills": {"A": {"repeat": "x" * 8, "count": 1_000_000}}}
+_WIDE_SMALL = {"template": "${A}" * 20, "fills": {"A": {"repeat": "x" * 8, "count": 1_000_000}}}
+
+
+@pytest.mark.parametrize("spec", [_WIDE_SMALL, _WIDE], ids=["20-references", "400-references"])
+def test_generator_bomb_many_references_refused_with_bounded_memory(spec: dict[str, Any]) -> None:
+    peak, elapsed, message = _peak_bytes_and_seconds(spec)
+    assert "expands past" in message
+    assert peak < 40 * 1024 * 1024, f"peak {peak} bytes"  # one 8 MB fill, never the 160 MB+ product
+    assert elapsed < 5
+
+
+@pytest.mark.parametrize("pad", [100_000_000, 6_000_000_000], ids=["100MB", "6GB"])
+def test_generator_bomb_pad_to_bytes_is_bounded(pad: int) -> None:
+    peak, elapsed, message = _peak_bytes_and_seconds({"template": "[]", "padToBytes": pad})
+    assert "'padToBytes' must be an integer in 0..8388608" in message
+    assert peak < 1024 * 1024 and elapsed < 1
+
+
+def test_generator_bomb_doubling_chain_takes_linear_time() -> None:
+    # F0 -> F1 F1 -> F2 F2 ... under a zero count: nothing is produced, but each fill used to be
+    # expanded once per reference (2**24 expansions); each is now expanded once
+    fills: dict[str, Any] = {
+        f"F{i}": {"repeat": f"${{F{i + 1}}}${{F{i + 1}}}", "count": 0} for i in range(24)
+    }
+    fills["F24"] = {"repeat": "x", "count": 1}
+    started = time.perf_counter()
+    assert expand_generator({"template": "[${F0}]", "fills": fills}) == "[]"
+    assert time.perf_counter() - started < 5
+
+
+def test_generator_count_above_the_bound_is_refused_by_the_shape_check() -> None:
+    with pytest.raises(CaseFormatError, match=r"'count' must be an integer in 0\.\.1000000"):
+        check_generator({"template": "${A}", "fills": {"A": {"repeat": "", "count": 1_000_001}}}, "g")
+
+
+def test_generator_many_fills_are_refused() -> None:
+    fills = {f"F{i}": {"repeat": "x", "count": 1} for i in range(65)}
+    with pytest.raises(CaseFormatError, match="at most 64 fills"):
+        check_generator({"template": "x", "fills": fills}, "g")

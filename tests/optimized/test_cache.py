@@ -188,6 +188,17 @@ def test_unreadable_disk_artifact_is_quarantined(tmp_path: Path) -> None:
     assert _events(log) == ["CacheInvalidated"]
 
 
+def test_cache_file_replaced_by_a_deep_document_is_quarantined_not_a_crash(tmp_path: Path) -> None:
+    plan = prepare(FEATURES)
+    ArtifactCache(directory=tmp_path).get_or_compile(plan)
+    path = next(tmp_path.glob("*.json"))
+    path.write_bytes(b"[" * 100_000)
+    cache = ArtifactCache(directory=tmp_path)
+    log, report = _recorder()
+    assert cache.get_or_compile(plan, report=report) is not None
+    assert _events(log) == ["CacheInvalidated"] and cache.stats.compiles == 1
+
+
 def test_revocation_makes_cached_artifacts_unusable(tmp_path: Path) -> None:
     text = 'module "p" version "1.0.0";\nentrypoint fn main(x I32) -> I32 { return test.world.poke(x); }\n'
     pol = Policy.builder().grant("test.world.write").with_max_wall_time_ms(60_000).build()
