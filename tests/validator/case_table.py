@@ -1507,13 +1507,24 @@ POLICY = [
         tags=["policy", "capability", "reachability"],
     ),
     case(
-        "policy-binding-in-unreachable-function-grant-unused-rejected",
-        "E-POLICY-GRANT",
-        "A grant the module never needs is rejected (least privilege; DotBoxD's rule).",
+        "policy-binding-in-unreachable-function-grant-unused-accepted",
+        "ok",
+        "A grant of a capability a registered binding requires is accepted even when this module never "
+        "needs it (one host policy serves many kernels; DotBoxD's rule).",
         source=kernel(main(RET1), fn("unused", KILL_CALL)),
         bindings=[KILL],
         policy={"grants": [KILL_GRANT]},
         tags=["policy", "grants"],
+    ),
+    case(
+        "policy-binding-in-unreachable-function-grant-unused-strict-rejected",
+        "E-POLICY-GRANT",
+        "In strict mode (rejectUnusedGrants true) a grant the module never needs is rejected.",
+        source=kernel(main(RET1), fn("unused", KILL_CALL)),
+        bindings=[KILL],
+        policy={"grants": [KILL_GRANT], "rejectUnusedGrants": True},
+        pointer="/grants/0",
+        tags=["policy", "grants", "reject-unused-grants"],
     ),
     case(
         "policy-request-not-granted-rejected",
@@ -1571,8 +1582,9 @@ POLICY = [
     ),
     case(
         "policy-wildcard-does-not-match-prefix-itself-rejected",
-        "E-POLICY-CAP",
-        "'game.world.monster.write.kill.*' does not cover the capability itself.",
+        "E-POLICY-GRANT",
+        "'game.world.monster.write.kill.*' does not cover the capability itself, so it matches no "
+        "registered binding's capability (grants are checked before requirements).",
         source=kernel(main(KILL_CALL)),
         bindings=[KILL],
         policy={"grants": [{"id": "game.world.monster.write.kill.*"}]},
@@ -1581,7 +1593,7 @@ POLICY = [
     case(
         "policy-wildcard-matching-nothing-rejected",
         "E-POLICY-GRANT",
-        "A wildcard grant that matches nothing the module needs is rejected.",
+        "A wildcard grant that matches no capability a registered binding requires is rejected.",
         source=kernel(main(RET1)),
         policy={"grants": [{"id": "*"}]},
         tags=["policy", "wildcard", "grants"],
@@ -1746,12 +1758,20 @@ POLICY = [
         tags=["policy", "async"],
     ),
     case(
-        "policy-async-grant-unused-rejected",
-        "E-POLICY-GRANT",
-        "allowRuntimeAsync for a module without async bindings is an unused grant.",
+        "policy-async-grant-unused-accepted",
+        "ok",
+        "allowRuntimeAsync is a built-in grant: accepted for a module without async bindings.",
         source=kernel(main(RET1)),
         policy={"allowRuntimeAsync": True},
         tags=["policy", "async", "grants"],
+    ),
+    case(
+        "policy-async-grant-unused-strict-rejected",
+        "E-POLICY-GRANT",
+        "In strict mode allowRuntimeAsync for a module without async bindings is an unused grant.",
+        source=kernel(main(RET1)),
+        policy={"allowRuntimeAsync": True, "rejectUnusedGrants": True},
+        tags=["policy", "async", "grants", "reject-unused-grants"],
     ),
     case(
         "policy-time-grant-param-rejected",
