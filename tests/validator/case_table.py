@@ -1527,6 +1527,15 @@ POLICY = [
         tags=["policy", "grants", "reject-unused-grants"],
     ),
     case(
+        "policy-grant-used-strict-accepted",
+        "ok",
+        "Strict mode (rejectUnusedGrants true) accepts a policy whose every grant is used.",
+        source=kernel(main(KILL_CALL)),
+        bindings=[KILL],
+        policy={"grants": [KILL_GRANT], "rejectUnusedGrants": True},
+        tags=["policy", "grants", "reject-unused-grants"],
+    ),
+    case(
         "policy-request-not-granted-rejected",
         "E-POLICY-CAP",
         "A requested capability must be granted too; a request is never a grant.",
