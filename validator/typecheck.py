@@ -11,7 +11,8 @@ Invariants established:
   return type (E-TYPE-MISMATCH);
 * a local keeps the type of its first assignment throughout its function (E-LOCAL-TYPE); one name
   has one type per function, so the plan can give each local a single slot type;
-* every call resolves (built-in, then module function, then host binding; else E-CALL-UNKNOWN, or
+* every call resolves (module function, then built-in, then host binding, as in DotBoxD: a module
+  function shadows a built-in or binding of its id inside the module; else E-CALL-UNKNOWN, or
   E-IR-CLR-REF for a host-machinery name) with the right arity (E-CALL-ARITY), argument types
   (E-TYPE-MISMATCH), ``genericType`` use (E-CALL-GENERIC) and, for ``record.get``, a constant
   in-range index (E-CALL-RECORD-INDEX);
@@ -446,23 +447,24 @@ class _Checker:
         name = e.name
         if not self.call_name_ok(e):
             return ERROR
-        builtin = BUILTINS.get(name)
+        facts = self.ctx.facts.get(name)
+        builtin = BUILTINS.get(name) if facts is None else None
         if builtin is not None:
             self.targets[id(e)] = CallTarget(CallKind.BUILTIN, name, builtin=builtin)
             if live and builtin.allocates:
                 self.effects |= Effect.ALLOC
             return self.builtin_call(e, builtin.generic, arg_types)
         if e.generic_type is not None:
+            shadow = " (a function of this module, which shadows the built-in)" if name in BUILTINS else ""
             self.ctx.report(
                 "E-CALL-GENERIC",
-                f"'{name}' takes no genericType (only list.empty, map.empty and record.new do)",
+                f"'{name}'{shadow} takes no genericType (only list.empty, map.empty and record.new do)",
                 e.generic_type.pointer or e.pointer,
                 e.span,
                 "remove genericType",
                 call=name,
             )
             return ERROR
-        facts = self.ctx.facts.get(name)
         if facts is not None:
             self.targets[id(e)] = CallTarget(CallKind.FUNCTION, name)
             assert self.facts is not None

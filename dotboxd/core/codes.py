@@ -71,7 +71,6 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("E-STRUCT-DUP-PARAM", _V, "two parameters of a function share a name"),
     CodeInfo("E-STRUCT-DUP-CAP", _V, "a capability is requested twice"),
     CodeInfo("E-STRUCT-METADATA", _V, "reserved dotboxd.* metadata is unknown or malformed"),
-    CodeInfo("E-STRUCT-SHADOW", _V, "a function id equals a built-in call or host binding id"),
     CodeInfo("E-STRUCT-DEPTH", _V, "statements and expressions nest deeper than the validator's limit (200)"),
     CodeInfo("E-TYPE-UNKNOWN", _V, "an unknown, forbidden, deferred or undeclared (opaque-id) type"),
     CodeInfo("E-TYPE-ARITY", _V, "a type has the wrong number of type arguments"),

@@ -298,16 +298,18 @@ STRUCTURE = [
         tags=["structure"],
     ),
     case(
-        "validate-function-shadows-builtin-rejected",
-        "E-STRUCT-SHADOW",
-        "A module function may not take the name of a built-in call (it could never be called).",
+        "validate-function-shadows-builtin-accepted",
+        "ok",
+        "A module function may take the name of a built-in call; it shadows the built-in inside the module "
+        "(module functions resolve first, as in DotBoxD).",
         source=kernel(main("return math.abs(-1);"), fn("math.abs", "return 0;", params="x I32")),
         tags=["structure", "shadow"],
     ),
     case(
-        "validate-function-shadows-binding-rejected",
-        "E-STRUCT-SHADOW",
-        "A module function may not take the id of a registered host binding.",
+        "validate-function-shadows-binding-accepted",
+        "ok",
+        "A module function may take the id of a registered host binding; it shadows the binding, so the "
+        "binding's capability is not required and no grant is needed.",
         source=kernel(
             main("x = game.world.kill(1);\nreturn 1;"),
             fn("game.world.kill", "return true;", params="id I32", ret="Bool"),
