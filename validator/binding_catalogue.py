@@ -20,7 +20,6 @@ from collections.abc import Iterable
 
 from dotboxd.core.bindings import EMPTY_CATALOG, BindingCatalog, BindingDescriptor, BindingRegistry
 
-
 BindingSource = BindingRegistry | BindingCatalog | Iterable[BindingDescriptor] | None
 
 

@@ -846,10 +846,18 @@ LOCALS = [
         tags=["locals"],
     ),
     case(
-        "validate-local-sibling-scopes-differ-rejected",
-        "E-LOCAL-TYPE",
-        "One name has one type per function, even in sibling scopes (our rule, stricter than DotBoxD).",
+        "validate-local-sibling-scopes-differ-accepted",
+        "ok",
+        "Sibling blocks may bind one name with different types (block scoping, as in DotBoxD).",
         source=kernel(main('if c { x = 1; } else { x = "s"; }\nreturn 1;', params="c Bool")),
+        tags=["locals"],
+    ),
+    case(
+        "validate-local-sibling-scopes-differ-read-after-rejected",
+        "E-LOCAL-UNKNOWN",
+        "A name the two branches bound with different types does not survive the if.",
+        source=kernel(main('if c { x = 1; } else { x = "s"; }\nreturn x;', params="c Bool")),
+        pointer="/functions/0/body/1/value",
         tags=["locals"],
     ),
     case(
