@@ -27,12 +27,7 @@ RESOURCES = {
 
 
 def _policy() -> Policy:
-    return (
-        Policy.builder()
-        .with_limits(max_wall_time_ms=60_000)
-        .grant("demo.tick.read")
-        .build()
-    )
+    return Policy.builder().with_limits(max_wall_time_ms=60_000).grant("demo.tick.read").build()
 
 
 @host_binding(
