@@ -120,7 +120,10 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("E-POLICY-BRAND", Category.POLICY_DENIED, "a declared opaque-id type name is invalid"),
     CodeInfo("E-POLICY-EFFECT", Category.POLICY_DENIED, "required effects are not allowed, or unknown bits"),
     CodeInfo(
-        "E-POLICY-GRANT", Category.POLICY_DENIED, "a grant is malformed, duplicated, unused or reserved"
+        "E-POLICY-GRANT",
+        Category.POLICY_DENIED,
+        "a grant is malformed, duplicated or reserved, names a capability no registered binding requires, "
+        "or (strict mode) is unused",
     ),
     CodeInfo(
         "E-POLICY-GRANT-PARAM", Category.POLICY_DENIED, "a grant's parameters break its capability's rules"
@@ -138,7 +141,7 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo(
         "W-POLICY-UNUSED-GRANT",
         Category.POLICY_DENIED,
-        "warning only: a tolerated grant the module does not use",
+        "warning only: a grant the module does not use (strict mode rejects it)",
     ),
     CodeInfo("E-PLAN-BINDINGS", _V, "a binding of the plan is missing or changed in the current catalogue"),
     CodeInfo("E-PLAN-INTEGRITY", _V, "a plan's hash does not match its contents"),
