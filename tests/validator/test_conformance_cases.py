@@ -41,7 +41,6 @@ def test_every_rejecting_code_is_registered_and_has_an_accepting_neighbour() -> 
             assert "ok" in outcomes, f"tag {tag} has no accepting case"
 
 
-
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_case_verdict(case: dict[str, Any]) -> None:
     outcome, code, pointer = run_case(case)
