@@ -43,7 +43,7 @@ from dotboxd.core.builtins import BUILTINS
 from dotboxd.core.codes import all_codes
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.types import ListType, MapType, OpaqueIdType, RecordType, SandboxType, ScalarType
-from dotboxd.validator.plan import ExecutionPlan
+from dotboxd.validator.plan import CallKind, ExecutionPlan
 from dotboxd.validator.policy import Limits
 
 SPEC_DIR = Path(__file__).resolve().parents[1] / "spec"
@@ -439,7 +439,7 @@ def _expr(plan: ExecutionPlan, e: ast.Expr) -> Iterator[tuple[str, str]]:
         yield "op", f"{e.op.value}:{kind_of(plan.type_of(e.operand))}"
         yield from _expr(plan, e.operand)
     elif isinstance(e, ast.Call):
-        if e.name in BUILTINS:
+        if plan.call_target(e).kind is CallKind.BUILTIN:  # not a module function shadowing it
             for operand in _builtin_operands(plan, e):
                 yield "builtin", f"{e.name}:{operand}"
         for arg in e.args:

@@ -16,7 +16,6 @@ from dotboxd.core.bindings import EMPTY_CATALOG
 from dotboxd.core.diagnostics import DotBoxDError, reject
 
 from . import (
-    binding_catalogue,
     call_graph,
     capabilities,
     control_flow,
@@ -36,7 +35,6 @@ from .policy import Policy, now_ms
 #: The passes after the catalogue is built, in order (the plan pass runs last, separately).
 PASSES: tuple[tuple[str, Callable[[Context], None]], ...] = (
     ("structure", structure.run),
-    ("bindings", binding_catalogue.run),
     ("names", scopes.run),
     ("types", typecheck.run),
     ("control-flow", control_flow.run),

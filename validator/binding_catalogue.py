@@ -1,13 +1,15 @@
-"""Pass 2, bindings: the host's binding catalogue is checked, then checked against the module.
+"""Pass 2, bindings: the host's binding catalogue is built and checked before any module pass runs.
 
 Invariants established:
 
 * the catalogue passed the twelve registry checks of digest 4.1 and has no duplicate or built-in
   ids (E-BINDING-*; a ``BindingRegistry`` is built here, a built ``BindingCatalog`` was checked when
   it was built);
-* no module function id equals a binding id (E-STRUCT-SHADOW): DotBoxD resolves module functions
-  before bindings, so such a function would silently stand in for the host binding a reviewer sees
-  in the call. Rejecting the collision keeps every call name unambiguous.
+* nothing about the module: a module function whose id equals a binding id shadows the binding
+  inside that module (DotBoxD resolves module functions first). The type pass records every call's
+  resolved target in the plan, both backends dispatch on that target, and capabilities and effects
+  are derived from the targets actually called, so a shadowed binding is neither required nor
+  reachable.
 
 The calls that reference bindings are resolved and typed by the type pass.
 """
@@ -17,8 +19,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from dotboxd.core.bindings import EMPTY_CATALOG, BindingCatalog, BindingDescriptor, BindingRegistry
-
-from .context import Context
 
 BindingSource = BindingRegistry | BindingCatalog | Iterable[BindingDescriptor] | None
 
@@ -32,17 +32,3 @@ def to_catalog(source: BindingSource) -> BindingCatalog:
     if isinstance(source, BindingRegistry):
         return source.build()
     return BindingRegistry(source).build()
-
-
-def run(ctx: Context) -> None:
-    for fid, fn in ctx.functions.items():
-        if fid in ctx.catalog:
-            ctx.report(
-                "E-STRUCT-SHADOW",
-                f"function '{fid}' has the id of the host binding '{fid}'",
-                f"{fn.pointer}/id" if fn.pointer else "",
-                fn.span,
-                "a module function would stand in for the binding; rename the function",
-                function=fid,
-                binding=fid,
-            )

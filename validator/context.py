@@ -29,6 +29,8 @@ class FunctionFacts:
     parameter_types: tuple[SandboxType, ...] = ()
     return_type: SandboxType | None = None
     local_types: dict[str, SandboxType] = field(default_factory=dict)
+    # loop node id -> names in scope at its head whose type differs from local_types (block scoping)
+    loop_types: dict[int, dict[str, SandboxType]] = field(default_factory=dict)
     # Direct effects of live code, excluding callees (Cpu is always present).
     direct_effects: Effect = Effect.CPU
     # Module functions called from live code / from any code (dead code counts for recursion).

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Any
 
 from dotboxd.core.ast import Binary, Call, Expr, Function, Module, Stmt
@@ -71,8 +72,11 @@ class OperandOrder(StrEnum):
 class FunctionInfo:
     """Per-function facts.
 
-    ``local_types`` maps every parameter and every local (including ``forRange`` locals) to its type;
-    a name has one type in a whole function. ``effects`` is the transitive total over live code and
+    ``local_types`` maps every parameter and every local (including ``forRange`` locals) to the type
+    of its first binding. Sibling blocks may bind one name with different types (block scoping), so
+    ``loop_types`` gives, per loop node id, the names in scope at the loop head whose type differs
+    from ``local_types`` (a value left by an ended block is never read: every read follows a binding
+    in scope, which the names and type passes check). ``effects`` is the transitive total over live code and
     always includes Cpu; ``direct_effects`` excludes callees. ``callees`` and ``bindings_called`` are
     those of live (non-dead) code; ``reachable`` says whether an entrypoint can reach the function."""
 
@@ -87,6 +91,14 @@ class FunctionInfo:
     callees: frozenset[str]
     bindings_called: frozenset[str]
     reachable: bool
+    loop_types: Mapping[int, Mapping[str, SandboxType]] = field(default_factory=lambda: MappingProxyType({}))
+
+    def type_at_loop(self, loop: Stmt, name: str) -> SandboxType | None:
+        """The type of local ``name`` at the head of ``loop`` (a node of this function)."""
+        rebound = self.loop_types.get(id(loop))
+        if rebound is not None and name in rebound:
+            return rebound[name]
+        return self.local_types.get(name)
 
     @property
     def is_pure(self) -> bool:

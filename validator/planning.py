@@ -39,6 +39,7 @@ def run(ctx: Context) -> ExecutionPlan:
             callees=frozenset(facts.live_callees),
             bindings_called=frozenset(facts.live_bindings),
             reachable=reachable,
+            loop_types=MappingProxyType({k: MappingProxyType(dict(v)) for k, v in facts.loop_types.items()}),
         )
     plan = ExecutionPlan(
         module=ctx.module,

@@ -212,7 +212,7 @@ class Policy:
         default_factory=lambda: MappingProxyType({})
     )
     require_static_bound: bool = False
-    reject_unused_grants: bool = True
+    reject_unused_grants: bool = False
     revocations: Revocations = field(default_factory=Revocations, compare=False, repr=False)
     policy_hash: str = field(default="", init=False, compare=False, repr=False)
 
@@ -257,8 +257,8 @@ class Policy:
                 for fn, ps in sorted(self.input_bounds.items())
             }
         out["requireStaticBound"] = self.require_static_bound
-        if not self.reject_unused_grants:
-            out["rejectUnusedGrants"] = False
+        if self.reject_unused_grants:
+            out["rejectUnusedGrants"] = True
         return out
 
     # -- queries --------------------------------------------------------------------------------
@@ -361,7 +361,7 @@ class PolicyBuilder:
         self._brands: set[str] = set()
         self._bounds: dict[str, dict[str, tuple[int, int]]] = {}
         self._static = False
-        self._reject_unused = True
+        self._reject_unused = False
         self._revocations: Revocations | None = None
 
     # -- identity and effects -------------------------------------------------------------------
@@ -565,9 +565,16 @@ class PolicyBuilder:
         self._static = required
         return self
 
+    def reject_unused_grants(self, reject: bool = True) -> PolicyBuilder:
+        """Strict mode: every grant must be used by the module (E-POLICY-GRANT otherwise). Off by
+        default, as in DotBoxD, because one host policy usually serves many kernels; a host that
+        keeps one policy per kernel turns it on to enforce least privilege per kernel."""
+        self._reject_unused = reject
+        return self
+
     def tolerate_unused_grants(self, tolerate: bool = True) -> PolicyBuilder:
-        """Report grants the module does not use as a warning (W-POLICY-UNUSED-GRANT) instead of
-        rejecting the module (E-POLICY-GRANT): for one host policy shared by many kernels."""
+        """The inverse of ``reject_unused_grants``: unused grants of capabilities the host knows are
+        a warning (W-POLICY-UNUSED-GRANT), not an error. This is the default."""
         self._reject_unused = not tolerate
         return self
 
@@ -907,10 +914,10 @@ def _policy_from_json(data: bytes | str | Mapping[str, Any], variables: Mapping[
     if not isinstance(static, bool):
         raise _schema("requireStaticBound must be a boolean", "/requireStaticBound")
     b.require_static_bound(static)
-    reject_unused = obj.get("rejectUnusedGrants", True)
+    reject_unused = obj.get("rejectUnusedGrants", False)
     if not isinstance(reject_unused, bool):
         raise _schema("rejectUnusedGrants must be a boolean", "/rejectUnusedGrants")
-    b.tolerate_unused_grants(not reject_unused)
+    b.reject_unused_grants(reject_unused)
     return b.build()
 
 

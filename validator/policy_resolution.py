@@ -7,7 +7,10 @@ Steps, in DotBoxD's order (digest 3.2), each reporting with evidence:
    two active grants of one id) and its parameters satisfy its capability's rules (E-POLICY-GRANT-
    PARAM): the built-in rules of ``policy.builtin_grant_problem``, else the grant validator of every
    binding requiring that capability; a wildcard grant carries no parameters; a capability known to
-   neither the catalogue nor the built-ins accepts only a parameterless grant;
+   neither the catalogue nor the built-ins accepts only a parameterless grant. A grant must also name
+   something the host knows (E-POLICY-GRANT otherwise): a built-in capability, a capability some
+   registered binding requires, or (for a wildcard) a pattern matching the latter. The module's
+   ``capabilityRequests`` do not count: a request can never make an unknown capability grantable;
 3. every capability the module *requests* is granted, unexpired and unrevoked (E-POLICY-CAP /
    E-POLICY-REVOKED);
 4. every capability the module *requires* is granted likewise, with the call path from the
@@ -17,16 +20,22 @@ Steps, in DotBoxD's order (digest 3.2), each reporting with evidence:
    an active grant without stated effects also allows the declared effects of the bindings it covers;
 6. a deterministic policy has a logical clock for Time and a seed for Random, neither requires nor
    allows file, network or host-state effects, and allows no async (E-POLICY-DETERMINISM);
-7. finally, every active grant is used: it matches a requested or required capability (E-POLICY-GRANT,
-   or warning W-POLICY-UNUSED-GRANT when the policy tolerates unused grants). This is DotBoxD's step-2
-   rule, reported last so that a missing capability is named before a superfluous one.
+7. finally, in strict mode (``rejectUnusedGrants``) every active grant is used: it matches a
+   requested or required capability (E-POLICY-GRANT). By default, as in DotBoxD, a known but unused
+   grant is accepted with a W-POLICY-UNUSED-GRANT warning, because one host policy serves many
+   kernels. Reported last so that a missing capability is named before a superfluous one.
 
 Wildcard grants produce W-POLICY-WILDCARD warnings in the plan.
 """
 
 from __future__ import annotations
 
-from dotboxd.core.bindings import ASYNC_CAPABILITY, BindingDescriptor, is_builtin_capability
+from dotboxd.core.bindings import (
+    ASYNC_CAPABILITY,
+    BUILTIN_CAPABILITIES,
+    BindingDescriptor,
+    is_builtin_capability,
+)
 from dotboxd.core.diagnostics import Diagnostic
 from dotboxd.core.effects import (
     NONDETERMINISTIC_IO,
@@ -124,8 +133,34 @@ def _grants(ctx: Context) -> list[tuple[int, CapabilityGrant]]:
             )
             continue
         seen[g.id] = i
+        if not _known_grant(ctx, g):
+            what = (
+                f"wildcard grant '{g.id}' matches no capability a"
+                if g.is_wildcard
+                else f"grant '{g.id}' names a capability no"
+            )
+            ctx.report(
+                "E-POLICY-GRANT",
+                f"{what} registered binding requires",
+                pointer,
+                None,
+                "register the binding that needs the capability, or drop the grant "
+                "(a module's capabilityRequests cannot make a capability grantable)",
+                grant=g.id,
+                requested=any(g.matches(r.id) for r in ctx.module.capability_requests),
+            )
+            continue
         active.append((i, g))
     return active
+
+
+def _known_grant(ctx: Context, g: CapabilityGrant) -> bool:
+    """Whether ``g`` grants something this host knows: a built-in capability (used or not, one policy
+    serves many kernels) or a capability some registered binding requires; a wildcard must match one
+    of the latter (DotBoxD's rule: a pattern is only as good as the bindings it can reach)."""
+    if g.id in BUILTIN_CAPABILITIES:
+        return True
+    return any(b.capability is not None and g.matches(b.capability) for b in ctx.catalog.values())
 
 
 def _parameter_problem(ctx: Context, g: CapabilityGrant) -> str | None:
@@ -272,16 +307,16 @@ def _determinism(ctx: Context, allowed: Effect, active: list[tuple[int, Capabili
 
 
 def _unused(ctx: Context, active: list[tuple[int, CapabilityGrant]]) -> None:
+    """Step 7: every grant here names a known capability (step 2); an unused one is an error only in
+    strict mode, else a warning."""
     needed = set(ctx.required_capabilities) | {r.id for r in ctx.module.capability_requests}
     for i, g in active:
         if any(g.matches(cap) for cap in needed):
             continue
         if g.is_wildcard:
             reason = f"wildcard grant '{g.id}' matches no capability the module needs"
-        elif g.id in {b.capability for b in ctx.catalog.values()} or is_builtin_capability(g.id):
-            reason = f"grant '{g.id}' is not used by this module"
         else:
-            reason = f"grant '{g.id}' names a capability no registered binding requires"
+            reason = f"grant '{g.id}' is not used by this module"
         evidence = {"grant": g.id, "needed": sorted(needed)}
         if ctx.policy.reject_unused_grants:
             ctx.report(
@@ -289,7 +324,7 @@ def _unused(ctx: Context, active: list[tuple[int, CapabilityGrant]]) -> None:
                 reason,
                 f"/grants/{i}",
                 None,
-                "grant only what the kernel needs (least privilege)",
+                "strict mode (rejectUnusedGrants): grant only what this kernel needs",
                 **evidence,
             )
         else:

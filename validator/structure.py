@@ -10,8 +10,9 @@ Invariants established (each violation is reported once, in document order):
   requested twice (E-STRUCT-DUP-CAP);
 * reserved ``dotboxd.*`` metadata is known and well formed: ``dotboxd.requiredCapabilities`` is a
   ``;``-separated list of concrete capability ids (E-STRUCT-METADATA);
-* function ids are unique (E-STRUCT-DUP-FN) and none equals a built-in call name (E-STRUCT-SHADOW);
-  parameter names are unique per function (E-STRUCT-DUP-PARAM);
+* function ids are unique (E-STRUCT-DUP-FN); a function id may equal a built-in call name or a
+  binding id, and then shadows it inside the module (the type pass resolves module functions
+  first); parameter names are unique per function (E-STRUCT-DUP-PARAM);
 * at least one function is an entrypoint (E-STRUCT-ENTRY);
 * statement and expression nesting stays within ``MAX_NESTING`` (E-STRUCT-DEPTH), so no later pass
   can exhaust the Python stack on a programmatically built tree, and every node is an AST node of the
@@ -43,7 +44,6 @@ from dotboxd.core.ast import (
     Visibility,
     While,
 )
-from dotboxd.core.builtins import BUILTINS
 from dotboxd.grammar.literals import dangerous_fragment, identifier_problem
 
 from .context import Context
@@ -208,16 +208,6 @@ def _functions(ctx: Context, m: Module) -> None:
                 first=ctx.functions[fn.id].pointer,
             )
             continue
-        if fn.id in BUILTINS:
-            ctx.report(
-                "E-STRUCT-SHADOW",
-                f"function '{fn.id}' has the name of a built-in call",
-                _ptr(fn.pointer, "id"),
-                fn.span,
-                "built-ins resolve first, so this function could never be called; rename it",
-                function=fn.id,
-            )
-            continue
         ctx.functions[fn.id] = fn
         if fn.visibility is Visibility.ENTRYPOINT:
             ctx.entrypoints.append(fn.id)
@@ -239,7 +229,7 @@ def _functions(ctx: Context, m: Module) -> None:
             else:
                 seen[p.name] = p.pointer
     if not ctx.entrypoints and not any(
-        d.code in ("E-STRUCT-DUP-FN", "E-STRUCT-SHADOW", "E-IR-ID", "E-IR-CLR-REF") for d in ctx.diagnostics
+        d.code in ("E-STRUCT-DUP-FN", "E-IR-ID", "E-IR-CLR-REF") for d in ctx.diagnostics
     ):
         ctx.report(
             "E-STRUCT-ENTRY",

@@ -9,9 +9,14 @@ Invariants established:
   with both types as evidence);
 * ``if``/``while`` conditions are Bool, ``forRange`` bounds are I32, returns match the declared
   return type (E-TYPE-MISMATCH);
-* a local keeps the type of its first assignment throughout its function (E-LOCAL-TYPE); one name
-  has one type per function, so the plan can give each local a single slot type;
-* every call resolves (built-in, then module function, then host binding; else E-CALL-UNKNOWN, or
+* a local keeps the type of its first assignment while it is in scope (E-LOCAL-TYPE). Scopes follow
+  the names pass, with DotBoxD's type rule: sibling blocks (the branches of an ``if``, two loop
+  bodies) may bind one name with different types, and a name bound in both branches of an ``if``
+  survives it only when both gave it the same type (else a later read is E-LOCAL-UNKNOWN and a later
+  ``set`` binds it afresh). ``local_types`` keeps each name's first type; a loop head at which a name
+  in scope has another type records it (``loop_types``, for the prover);
+* every call resolves (module function, then built-in, then host binding, as in DotBoxD: a module
+  function shadows a built-in or binding of its id inside the module; else E-CALL-UNKNOWN, or
   E-IR-CLR-REF for a host-machinery name) with the right arity (E-CALL-ARITY), argument types
   (E-TYPE-MISMATCH), ``genericType`` use (E-CALL-GENERIC) and, for ``record.get``, a constant
   in-range index (E-CALL-RECORD-INDEX);
@@ -126,7 +131,10 @@ class _Checker:
         self.brand_types: dict[str, OpaqueIdType] = {}
         self.facts: FunctionFacts | None = None
         self.locals: dict[str, SandboxType] = {}
-        self.first_set: dict[str, str] = {}
+        # the names in scope now: type and pointer of the binding's first assignment
+        self.scope: dict[str, tuple[SandboxType, str]] = {}
+        # names dropped after an if whose branches bound them with different types (for messages)
+        self.dropped: dict[str, tuple[str, SandboxType, SandboxType]] = {}
         self.effects = Effect.CPU
         self.purity: dict[int, tuple[bool, int]] = {}
         self.name_checked: dict[str, bool] = {}
@@ -154,7 +162,11 @@ class _Checker:
     def body(self, facts: FunctionFacts) -> None:
         self.facts = facts
         self.locals = facts.local_types
-        self.first_set = {p.name: p.pointer for p in facts.function.parameters}
+        self.scope = {
+            p.name: (t, p.pointer)
+            for p, t in zip(facts.function.parameters, facts.parameter_types, strict=True)
+        }
+        self.dropped = {}
         self.effects = Effect.CPU
         self.block(facts.function.body, True)
         facts.direct_effects = self.effects
@@ -200,13 +212,20 @@ class _Checker:
         if tp is If:
             assert isinstance(s, If)
             self.condition(s.condition, live, "if")
+            outer = self.scope
+            self.scope = dict(outer)
             then_exits = self.block(s.then, live)
+            then_scope = self.scope
+            self.scope = dict(outer)
             else_exits = self.block(s.else_, live)
+            else_scope = self.scope
+            self.scope = outer
+            self.join_branches(s, outer, then_scope, then_exits, else_scope, else_exits)
             return then_exits and else_exits
         if tp is While:
             assert isinstance(s, While)
             self.condition(s.condition, live, "while")
-            self.block(s.body, live)
+            self.loop_body(s, s.body, live)
             return False
         if tp is ForRange:
             assert isinstance(s, ForRange)
@@ -222,16 +241,72 @@ class _Checker:
                         expected="I32",
                         actual=str(t),
                     )
-            self.assign(s.local, I32, s.pointer, s)
-            self.block(s.body, live)
+            self.loop_body(s, s.body, live, counter=s.local)
             return False
         return tp is Break or tp is Continue
 
+    def loop_body(
+        self, loop: While | ForRange, body: tuple[Stmt, ...], live: bool, counter: str = ""
+    ) -> None:
+        """Check a loop body in a child scope: nothing bound inside it (nor the counter) escapes."""
+        assert self.facts is not None
+        rebound = {n: t for n, (t, _) in self.scope.items() if t is not ERROR and self.locals.get(n) != t}
+        if rebound:
+            self.facts.loop_types[id(loop)] = rebound
+        outer = self.scope
+        self.scope = dict(outer)
+        if counter:
+            self.assign(counter, I32, loop.pointer, loop)
+        self.block(body, live)
+        self.scope = outer
+
+    def join_branches(
+        self,
+        node: If,
+        outer: dict[str, tuple[SandboxType, str]],
+        then_scope: dict[str, tuple[SandboxType, str]],
+        then_exits: bool,
+        else_scope: dict[str, tuple[SandboxType, str]],
+        else_exits: bool,
+    ) -> None:
+        """The scope after an ``if``: what a branch that falls through bound survives when the other
+        branch always exits; when both fall through, only names both bound with one type survive."""
+        assert self.facts is not None
+        if then_exits != else_exits:
+            survivors = {
+                n: v for n, v in (else_scope if then_exits else then_scope).items() if n not in outer
+            }
+        else:
+            survivors = {}
+            for name, (t, ptr) in then_scope.items():
+                other = else_scope.get(name)
+                if name in outer or other is None:
+                    continue
+                if t == other[0] or other[0] is ERROR:
+                    survivors[name] = (t, ptr)
+                elif t is ERROR:
+                    survivors[name] = other
+                else:
+                    self.dropped[name] = (node.pointer, t, other[0])
+            if then_exits:  # dead code follows: it may read what either branch bound
+                for name, v in else_scope.items():
+                    if name not in outer and name not in then_scope:
+                        survivors[name] = v
+                for name, v in then_scope.items():
+                    if name not in outer and name not in else_scope:
+                        survivors[name] = v
+        for name in survivors:
+            self.dropped.pop(name, None)
+        self.scope.update(survivors)
+
     def assign(self, name: str, t: SandboxType, pointer: str, node: Stmt) -> None:
-        old = self.locals.get(name)
+        bound = self.scope.get(name)
+        old = None if bound is None else bound[0]
         if old is None or old is ERROR:
-            self.locals[name] = t
-            self.first_set.setdefault(name, pointer)
+            self.scope[name] = (t, pointer if bound is None else bound[1])
+            self.dropped.pop(name, None)
+            if self.locals.get(name) in (None, ERROR):
+                self.locals[name] = t
             return
         if t is ERROR or t == old:
             return
@@ -240,11 +315,31 @@ class _Checker:
             f"local '{name}' was first assigned {old} and cannot now hold {t}",
             pointer,
             node.span,
-            "use another local name for the new value (a name keeps one type per function)",
+            "use another local name for the new value (a name keeps its type while it is in scope)",
             local=name,
             declared=str(old),
             assigned=str(t),
-            first=self.first_set.get(name, ""),
+            first=bound[1] if bound is not None else "",
+        )
+
+    def unknown_local(self, e: Var) -> None:
+        dropped = self.dropped.get(e.name)
+        if dropped is None:
+            self.ctx.report(
+                "E-LOCAL-UNKNOWN", f"'{e.name}' is not assigned before this read", e.pointer, e.span
+            )
+            return
+        at, t1, t2 = dropped
+        self.ctx.report(
+            "E-LOCAL-UNKNOWN",
+            f"'{e.name}' is not in scope here: the branches of the if at {at or '/'} bound it with "
+            f"different types ({t1} and {t2})",
+            e.pointer,
+            e.span,
+            "assign it before the if, or give it one type in both branches",
+            name=e.name,
+            types=[str(t1), str(t2)],
+            statement=at,
         )
 
     def condition(self, e: Expr, live: bool, what: str) -> None:
@@ -267,14 +362,12 @@ class _Checker:
         t: SandboxType
         if tp is Var:
             assert isinstance(e, Var)
-            found = self.locals.get(e.name)
+            found = self.scope.get(e.name)
             if found is None:
-                self.ctx.report(
-                    "E-LOCAL-UNKNOWN", f"'{e.name}' is not assigned before this read", e.pointer, e.span
-                )
+                self.unknown_local(e)
                 t = ERROR
             else:
-                t = found
+                t = found[0]
         elif tp is Literal:
             assert isinstance(e, Literal)
             t = self.literal(e, live)
@@ -446,23 +539,24 @@ class _Checker:
         name = e.name
         if not self.call_name_ok(e):
             return ERROR
-        builtin = BUILTINS.get(name)
+        facts = self.ctx.facts.get(name)
+        builtin = BUILTINS.get(name) if facts is None else None
         if builtin is not None:
             self.targets[id(e)] = CallTarget(CallKind.BUILTIN, name, builtin=builtin)
             if live and builtin.allocates:
                 self.effects |= Effect.ALLOC
             return self.builtin_call(e, builtin.generic, arg_types)
         if e.generic_type is not None:
+            shadow = " (a function of this module, which shadows the built-in)" if name in BUILTINS else ""
             self.ctx.report(
                 "E-CALL-GENERIC",
-                f"'{name}' takes no genericType (only list.empty, map.empty and record.new do)",
+                f"'{name}'{shadow} takes no genericType (only list.empty, map.empty and record.new do)",
                 e.generic_type.pointer or e.pointer,
                 e.span,
                 "remove genericType",
                 call=name,
             )
             return ERROR
-        facts = self.ctx.facts.get(name)
         if facts is not None:
             self.targets[id(e)] = CallTarget(CallKind.FUNCTION, name)
             assert self.facts is not None

@@ -74,10 +74,10 @@ def _expr(e: ast.Expr, functions: set[str], plan: ExecutionPlan | None) -> Itera
         yield from _expr(e.left, functions, plan)
         yield from _expr(e.right, functions, plan)
     elif isinstance(e, ast.Call):
-        if e.name in BUILTINS:
-            yield f"builtin:{e.name}"
-        elif e.name in functions:
+        if e.name in functions:  # module functions resolve first (they may shadow a built-in)
             yield "call:function"
+        elif e.name in BUILTINS:
+            yield f"builtin:{e.name}"
         else:
             yield "call:binding"
         for a in e.args:

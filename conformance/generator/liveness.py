@@ -3,8 +3,9 @@
 The validator derives required capabilities from the IR (``validator/capabilities.py``): bindings
 called by *live* code of functions *reachable* from an entrypoint over live calls. Dead statements
 (after an unconditional exit in the same block, as decided in ``validator/typecheck.py``) add
-nothing. The policy resolver also rejects a grant the module does not need (E-POLICY-GRANT), so the
-generator must grant exactly this set - no more, no less. This module re-derives it from the
+nothing. In strict mode (``rejectUnusedGrants``) the policy resolver also rejects a grant the module
+does not need (E-POLICY-GRANT), so the generator grants exactly this set - no more, no less - and its
+programs are valid in either mode. This module re-derives it from the
 generated AST with the same syntactic rules, independently of the validator under test.
 """
 

@@ -146,20 +146,21 @@ def _effects_capabilities() -> None:
     add(
         f,
         "ec-dead-code-grant-is-unused",
-        "Granting the capability of a binding called only in dead code is an unused grant (E-POLICY-GRANT).",
+        "In strict mode (rejectUnusedGrants true), granting the capability of a binding called only in "
+        "dead code is an unused grant (E-POLICY-GRANT).",
         dead,
         code="E-POLICY-GRANT",
         bindings=[KILL],
-        policy=grants(KILL_CAP),
+        policy=grants(KILL_CAP, rejectUnusedGrants=True),
         tags=("capability", "dead-code", "unused-grant"),
     )
     pure = kernel("return 0;")
     add(
         f,
-        "ec-unused-grant-rejected-by-default",
-        "A grant the module does not use is rejected by default (DotBoxD's rule).",
+        "ec-unused-grant-accepted-by-default",
+        "A grant of a capability a registered binding requires is accepted by default even when the module "
+        "does not use it (DotBoxD's rule: one host policy serves many kernels).",
         pure,
-        code="E-POLICY-GRANT",
         bindings=[KILL],
         policy=grants(KILL_CAP),
         tags=("unused-grant",),
@@ -167,7 +168,7 @@ def _effects_capabilities() -> None:
     add(
         f,
         "ec-unused-grant-rejected-when-asked",
-        "rejectUnusedGrants true is the default made explicit.",
+        "rejectUnusedGrants true (strict mode) rejects a grant the module does not use.",
         pure,
         code="E-POLICY-GRANT",
         bindings=[KILL],
@@ -177,7 +178,7 @@ def _effects_capabilities() -> None:
     add(
         f,
         "ec-unused-grant-tolerated",
-        "rejectUnusedGrants false turns an unused grant into a warning (W-POLICY-UNUSED-GRANT): the module is accepted.",
+        "rejectUnusedGrants false is the default made explicit: an unused grant is a warning (W-POLICY-UNUSED-GRANT).",
         pure,
         bindings=[KILL],
         policy=grants(KILL_CAP, rejectUnusedGrants=False),
@@ -202,14 +203,15 @@ def _effects_capabilities() -> None:
         policy={"rejectUnusedGrants": "no"},
         tags=("reject-unused-grants",),
     )
-    meta = 'meta "dotboxd.requiredCapabilities" = "game.a;game.b";\n'
+    meta = f'meta "dotboxd.requiredCapabilities" = "{KILL_CAP};time.now";\n'
     add(
         f,
         "ec-metadata-capabilities-all-required",
         "Every capability listed in dotboxd.requiredCapabilities must be granted.",
         kernel("return 0;", header=meta),
         code="E-POLICY-CAP",
-        policy=grants("game.a"),
+        bindings=[KILL],
+        policy=grants(KILL_CAP),
         tags=("capability", "metadata"),
     )
     add(
@@ -217,7 +219,8 @@ def _effects_capabilities() -> None:
         "ec-metadata-capabilities-granted",
         "With every listed capability granted the module is accepted (and the grants are used).",
         kernel("return 0;", header=meta),
-        policy=grants("game.a", "game.b"),
+        bindings=[KILL],
+        policy=grants(KILL_CAP, "time.now", rejectUnusedGrants=True),
         tags=("capability", "metadata"),
     )
     add(
@@ -231,9 +234,11 @@ def _effects_capabilities() -> None:
     )
     add(
         f,
-        "ec-request-uses-its-grant",
-        "A granted request counts as a use of the grant even when no binding needs it.",
+        "ec-request-does-not-make-unknown-grant-valid",
+        "A request cannot make a capability grantable: a grant no registered binding requires is E-POLICY-GRANT "
+        "even when the module requests it.",
         kernel("return 0;", header='requires "game.audit.read";\n'),
+        code="E-POLICY-GRANT",
         policy=grants("game.audit.read"),
         tags=("capability", "request"),
     )
@@ -258,9 +263,10 @@ def _effects_capabilities() -> None:
     add(
         f,
         "ec-sibling-wildcard-does-not-cover",
-        "game.world.read.* does not cover game.world.monster.write.kill; the missing capability is reported first.",
+        "game.world.read.* does not cover game.world.monster.write.kill and matches no registered binding's "
+        "capability, so the grant itself is rejected (grants are checked before requirements).",
         kernel("return game.world.kill(1);", "main() -> Bool"),
-        code="E-POLICY-CAP",
+        code="E-POLICY-GRANT",
         bindings=[KILL],
         policy=grants("game.world.read.*"),
         tags=("capability", "wildcard"),

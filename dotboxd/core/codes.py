@@ -71,7 +71,6 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("E-STRUCT-DUP-PARAM", _V, "two parameters of a function share a name"),
     CodeInfo("E-STRUCT-DUP-CAP", _V, "a capability is requested twice"),
     CodeInfo("E-STRUCT-METADATA", _V, "reserved dotboxd.* metadata is unknown or malformed"),
-    CodeInfo("E-STRUCT-SHADOW", _V, "a function id equals a built-in call or host binding id"),
     CodeInfo("E-STRUCT-DEPTH", _V, "statements and expressions nest deeper than the validator's limit (200)"),
     CodeInfo("E-TYPE-UNKNOWN", _V, "an unknown, forbidden, deferred or undeclared (opaque-id) type"),
     CodeInfo("E-TYPE-ARITY", _V, "a type has the wrong number of type arguments"),
@@ -121,7 +120,10 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("E-POLICY-BRAND", Category.POLICY_DENIED, "a declared opaque-id type name is invalid"),
     CodeInfo("E-POLICY-EFFECT", Category.POLICY_DENIED, "required effects are not allowed, or unknown bits"),
     CodeInfo(
-        "E-POLICY-GRANT", Category.POLICY_DENIED, "a grant is malformed, duplicated, unused or reserved"
+        "E-POLICY-GRANT",
+        Category.POLICY_DENIED,
+        "a grant is malformed, duplicated or reserved, names a capability no registered binding requires, "
+        "or (strict mode) is unused",
     ),
     CodeInfo(
         "E-POLICY-GRANT-PARAM", Category.POLICY_DENIED, "a grant's parameters break its capability's rules"
@@ -139,7 +141,7 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo(
         "W-POLICY-UNUSED-GRANT",
         Category.POLICY_DENIED,
-        "warning only: a tolerated grant the module does not use",
+        "warning only: a grant the module does not use (strict mode rejects it)",
     ),
     CodeInfo("E-PLAN-BINDINGS", _V, "a binding of the plan is missing or changed in the current catalogue"),
     CodeInfo("E-PLAN-INTEGRITY", _V, "a plan's hash does not match its contents"),

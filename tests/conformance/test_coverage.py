@@ -211,3 +211,17 @@ def test_the_cli_prints_the_coverage_and_fails_when_incomplete(
     assert main(["conformance", "coverage", str(tmp_path / "cases"), "--format", "json"]) == 1
     data = capsys.readouterr().out
     assert '"missing"' in data and "add:I32" in data
+
+
+def test_a_module_function_shadowing_a_builtin_is_not_built_in_coverage() -> None:
+    # module functions resolve first: a call of the module's own math.abs exercises no built-in
+    from dotboxd.host import SandboxHost
+
+    source = (
+        'module "t" version "1.0.0";\n'
+        "entrypoint fn main() -> I32 {\nreturn math.abs(-5) + math.max(1, 2);\n}\n"
+        "fn math.abs(x I32) -> I32 {\nreturn x;\n}\n"
+    )
+    plan = SandboxHost().prepare(source)
+    builtins = {value.split(":")[0] for kind, value in coverage._features(plan) if kind == "builtin"}
+    assert builtins == {"math.max"}

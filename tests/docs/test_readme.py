@@ -33,3 +33,16 @@ def test_python_example_runs() -> None:
     result = namespace["result"]
     assert result.ok and result.value == 2  # type: ignore[attr-defined]
     assert namespace["world"] == {7}
+
+
+def test_shared_policy_example_runs_two_kernels_on_different_subsets() -> None:
+    blocks = re.findall(r"```python\n(.*?)```", README, re.DOTALL)
+    block = next(b for b in blocks if "shared = Policy" in b)
+    namespace: dict[str, object] = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    medic, scout, host = namespace["medic"], namespace["scout"], namespace["host"]
+    assert medic.required_capabilities == ("game.world.read",)  # type: ignore[attr-defined]
+    assert scout.required_capabilities == ("game.world.levels.read",)  # type: ignore[attr-defined]
+    assert [w.code for w in medic.warnings] == ["W-POLICY-UNUSED-GRANT"] * 2  # type: ignore[attr-defined]
+    assert host.execute(medic, "main", [1]).value == 70  # type: ignore[attr-defined]
+    assert host.execute(scout, "main", [2]).value == 90  # type: ignore[attr-defined]

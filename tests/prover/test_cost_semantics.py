@@ -27,13 +27,7 @@ RESOURCES = {
 
 
 def _policy() -> Policy:
-    return (
-        Policy.builder()
-        .with_limits(max_wall_time_ms=60_000)
-        .grant("demo.tick.read")
-        .tolerate_unused_grants()
-        .build()
-    )
+    return Policy.builder().with_limits(max_wall_time_ms=60_000).grant("demo.tick.read").build()
 
 
 @host_binding(
@@ -137,7 +131,7 @@ def test_spec_worked_examples() -> None:
         "return list.count(list.of(1, 2, 3));": (16, 48),
         "for i in 0 .. 3 { i; }\nreturn 0;": (24 + 2, 0),
     }
-    host = SandboxHost()
+    host = SandboxHost(bindings=[tick])
     for body, (fuel, alloc) in expected.items():
         report = prove_plan(host.prepare(_module(body, "() -> I32"), _policy()))
         assert report.bound_at("main", "fuel", []) == fuel
@@ -157,7 +151,7 @@ UPPER_ONLY = [
 
 @pytest.mark.parametrize(("body", "signature"), UPPER_ONLY)
 def test_upper_bounds_where_charges_depend_on_data(body: str, signature: str) -> None:
-    host = SandboxHost()
+    host = SandboxHost(bindings=[tick])
     plan = host.prepare(_module(body, signature), _policy())
     report = prove_plan(plan)
     for args in ([5, [[1, 1]]], [-2147483648, []], [123456, [[2, 3]]], [40, []]):

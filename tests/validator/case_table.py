@@ -298,16 +298,18 @@ STRUCTURE = [
         tags=["structure"],
     ),
     case(
-        "validate-function-shadows-builtin-rejected",
-        "E-STRUCT-SHADOW",
-        "A module function may not take the name of a built-in call (it could never be called).",
+        "validate-function-shadows-builtin-accepted",
+        "ok",
+        "A module function may take the name of a built-in call; it shadows the built-in inside the module "
+        "(module functions resolve first, as in DotBoxD).",
         source=kernel(main("return math.abs(-1);"), fn("math.abs", "return 0;", params="x I32")),
         tags=["structure", "shadow"],
     ),
     case(
-        "validate-function-shadows-binding-rejected",
-        "E-STRUCT-SHADOW",
-        "A module function may not take the id of a registered host binding.",
+        "validate-function-shadows-binding-accepted",
+        "ok",
+        "A module function may take the id of a registered host binding; it shadows the binding, so the "
+        "binding's capability is not required and no grant is needed.",
         source=kernel(
             main("x = game.world.kill(1);\nreturn 1;"),
             fn("game.world.kill", "return true;", params="id I32", ret="Bool"),
@@ -844,10 +846,18 @@ LOCALS = [
         tags=["locals"],
     ),
     case(
-        "validate-local-sibling-scopes-differ-rejected",
-        "E-LOCAL-TYPE",
-        "One name has one type per function, even in sibling scopes (our rule, stricter than DotBoxD).",
+        "validate-local-sibling-scopes-differ-accepted",
+        "ok",
+        "Sibling blocks may bind one name with different types (block scoping, as in DotBoxD).",
         source=kernel(main('if c { x = 1; } else { x = "s"; }\nreturn 1;', params="c Bool")),
+        tags=["locals"],
+    ),
+    case(
+        "validate-local-sibling-scopes-differ-read-after-rejected",
+        "E-LOCAL-UNKNOWN",
+        "A name the two branches bound with different types does not survive the if.",
+        source=kernel(main('if c { x = 1; } else { x = "s"; }\nreturn x;', params="c Bool")),
+        pointer="/functions/0/body/1/value",
         tags=["locals"],
     ),
     case(
@@ -1507,13 +1517,33 @@ POLICY = [
         tags=["policy", "capability", "reachability"],
     ),
     case(
-        "policy-binding-in-unreachable-function-grant-unused-rejected",
-        "E-POLICY-GRANT",
-        "A grant the module never needs is rejected (least privilege; DotBoxD's rule).",
+        "policy-binding-in-unreachable-function-grant-unused-accepted",
+        "ok",
+        "A grant of a capability a registered binding requires is accepted even when this module never "
+        "needs it (one host policy serves many kernels; DotBoxD's rule).",
         source=kernel(main(RET1), fn("unused", KILL_CALL)),
         bindings=[KILL],
         policy={"grants": [KILL_GRANT]},
         tags=["policy", "grants"],
+    ),
+    case(
+        "policy-binding-in-unreachable-function-grant-unused-strict-rejected",
+        "E-POLICY-GRANT",
+        "In strict mode (rejectUnusedGrants true) a grant the module never needs is rejected.",
+        source=kernel(main(RET1), fn("unused", KILL_CALL)),
+        bindings=[KILL],
+        policy={"grants": [KILL_GRANT], "rejectUnusedGrants": True},
+        pointer="/grants/0",
+        tags=["policy", "grants", "reject-unused-grants"],
+    ),
+    case(
+        "policy-grant-used-strict-accepted",
+        "ok",
+        "Strict mode (rejectUnusedGrants true) accepts a policy whose every grant is used.",
+        source=kernel(main(KILL_CALL)),
+        bindings=[KILL],
+        policy={"grants": [KILL_GRANT], "rejectUnusedGrants": True},
+        tags=["policy", "grants", "reject-unused-grants"],
     ),
     case(
         "policy-request-not-granted-rejected",
@@ -1571,8 +1601,9 @@ POLICY = [
     ),
     case(
         "policy-wildcard-does-not-match-prefix-itself-rejected",
-        "E-POLICY-CAP",
-        "'game.world.monster.write.kill.*' does not cover the capability itself.",
+        "E-POLICY-GRANT",
+        "'game.world.monster.write.kill.*' does not cover the capability itself, so it matches no "
+        "registered binding's capability (grants are checked before requirements).",
         source=kernel(main(KILL_CALL)),
         bindings=[KILL],
         policy={"grants": [{"id": "game.world.monster.write.kill.*"}]},
@@ -1581,7 +1612,7 @@ POLICY = [
     case(
         "policy-wildcard-matching-nothing-rejected",
         "E-POLICY-GRANT",
-        "A wildcard grant that matches nothing the module needs is rejected.",
+        "A wildcard grant that matches no capability a registered binding requires is rejected.",
         source=kernel(main(RET1)),
         policy={"grants": [{"id": "*"}]},
         tags=["policy", "wildcard", "grants"],
@@ -1746,12 +1777,20 @@ POLICY = [
         tags=["policy", "async"],
     ),
     case(
-        "policy-async-grant-unused-rejected",
-        "E-POLICY-GRANT",
-        "allowRuntimeAsync for a module without async bindings is an unused grant.",
+        "policy-async-grant-unused-accepted",
+        "ok",
+        "allowRuntimeAsync is a built-in grant: accepted for a module without async bindings.",
         source=kernel(main(RET1)),
         policy={"allowRuntimeAsync": True},
         tags=["policy", "async", "grants"],
+    ),
+    case(
+        "policy-async-grant-unused-strict-rejected",
+        "E-POLICY-GRANT",
+        "In strict mode allowRuntimeAsync for a module without async bindings is an unused grant.",
+        source=kernel(main(RET1)),
+        policy={"allowRuntimeAsync": True, "rejectUnusedGrants": True},
+        tags=["policy", "async", "grants", "reject-unused-grants"],
     ),
     case(
         "policy-time-grant-param-rejected",

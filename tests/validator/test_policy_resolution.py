@@ -67,12 +67,51 @@ def test_capability_is_reported_before_an_unused_grant() -> None:
 
 def test_unused_grants_rejected_or_tolerated() -> None:
     m = text(main("return 1;"))
-    d = rejection(m, Policy.builder().grant("game.world.read").build(), registry(PEEK))
+    strict = Policy.builder().grant("game.world.read").reject_unused_grants().build()
+    d = rejection(m, strict, registry(PEEK))
     assert d.code == "E-POLICY-GRANT" and d.evidence == {"grant": "game.world.read", "needed": []}
-    plan = accept(
-        m, Policy.builder().grant("game.world.read").tolerate_unused_grants().build(), registry(PEEK)
-    )
+    plan = accept(m, Policy.builder().grant("game.world.read").build(), registry(PEEK))
     assert [w.code for w in plan.warnings] == ["W-POLICY-UNUSED-GRANT"]
+    assert plan.policy.reject_unused_grants is False
+
+
+def test_one_policy_serves_kernels_using_different_subsets_of_its_grants() -> None:
+    shared = Policy.builder().grant("game.world.read").grant("game.world.monster.write.kill").build()
+    peeks = text(main("return game.world.peek(1);"))
+    kills = text(main("ok = game.world.kill(1);\nreturn 1;"))
+    for m in (peeks, kills):
+        plan = accept(m, shared, registry(PEEK, KILL))
+        assert [w.code for w in plan.warnings] == ["W-POLICY-UNUSED-GRANT"]
+
+
+def test_builtin_grants_accepted_unused_but_parameters_still_checked() -> None:
+    m = text(main("return 1;"))
+    plan = accept(m, Policy.builder().grant_time_now().grant_random().grant_logging().build())
+    assert sorted(w.evidence["grant"] for w in plan.warnings) == ["log.write", "random", "time.now"]
+    d = rejection(m, Policy.builder().grant("time.now", {"x": "1"}).build())
+    assert d.code == "E-POLICY-GRANT-PARAM"
+
+
+def test_request_cannot_make_an_unknown_capability_grantable() -> None:
+    # threat: a kernel names a capability in capabilityRequests so that a host's stray grant of a
+    # capability no binding implements is accepted (and later honoured by something unexpected)
+    m = text(main("return 1;"), header='requires "game.secret.thing";\n')
+    for policy in (
+        Policy.builder().grant("game.secret.thing").build(),
+        Policy.builder().grant("game.secret.thing").reject_unused_grants().build(),
+    ):
+        d = rejection(m, policy, registry(PEEK))
+        assert d.code == "E-POLICY-GRANT" and d.pointer == "/grants/0"
+        assert d.evidence == {"grant": "game.secret.thing", "requested": True}
+
+
+def test_wildcard_matching_no_known_capability_is_rejected() -> None:
+    m = text(main("return 1;"))
+    d = rejection(m, Policy.builder().grant("nothing.*").build(), registry(PEEK))
+    assert d.code == "E-POLICY-GRANT" and "wildcard grant 'nothing.*' matches no capability" in d.message
+    assert rejection(m, Policy.builder().grant("*").build()).code == "E-POLICY-GRANT"
+    plan = accept(m, Policy.builder().grant("game.*").build(), registry(PEEK))
+    assert [w.code for w in plan.warnings] == ["W-POLICY-UNUSED-GRANT", "W-POLICY-WILDCARD"]
 
 
 def test_wildcard_grant_works_with_a_warning() -> None:

@@ -91,14 +91,16 @@ def test_no_entry_is_not_reported_on_top_of_a_duplicate() -> None:
 
 
 def test_shadowing() -> None:
-    assert code_of(text(main("return 1;"), fn("list.get", "return 1;"))) == "E-STRUCT-SHADOW"
-    m = text(main("return 1;"), fn("game.world.kill", "return 1;", params="x I32"))
-    assert accept(m).entrypoints == ("main",)  # no binding registered: no collision
-    d = rejection(m, None, BindingRegistry(bindings(KILL)))
-    assert (d.code, d.evidence) == (
-        "E-STRUCT-SHADOW",
-        {"function": "game.world.kill", "binding": "game.world.kill"},
-    )
+    # a function may take a built-in's or a binding's id; it shadows it inside the module
+    plan = accept(text(main("return list.get(1);"), fn("list.get", "return x;", params="x I32")))
+    assert plan.functions["main"].callees == {"list.get"}
+    m = text(main("return game.world.kill(3);"), fn("game.world.kill", "return x;", params="x I32"))
+    assert accept(m).entrypoints == ("main",)
+    plan = accept(m, None, BindingRegistry(bindings(KILL)))
+    assert plan.functions["main"].callees == {"game.world.kill"} and plan.required_capabilities == ()
+    # the shadowing function's own signature governs the call
+    bad = text(main("return game.world.kill(true);"), fn("game.world.kill", "return 1;", params="x I32"))
+    assert code_of(bad, None, BindingRegistry(bindings(KILL))) == "E-TYPE-MISMATCH"
 
 
 def test_nesting_limit_for_programmatic_trees() -> None:

@@ -10,6 +10,7 @@ from dotboxd.core.ast import Call, Function, Literal, LiteralKind, Module, Retur
 from dotboxd.core.bindings import BindingRegistry, Cost, host_binding
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.effects import Effect
+from dotboxd.validator.plan import CallKind
 from dotboxd.validator.policy import Policy
 
 from .case_table import KILL, LATER, PEEK
@@ -28,18 +29,33 @@ def test_laundering_through_a_chain_of_private_helpers_is_traced() -> None:
 
 
 def test_laundering_by_shadowing_a_binding_name_with_a_module_function() -> None:
+    # DotBoxD resolves module functions first: the call names the binding, but the module function
+    # runs. The plan must say so explicitly (the backends dispatch on it), and neither the capability
+    # nor the binding of the shadowed id may leak into the plan.
     m = text(
         main("ok = game.world.kill(1);\nreturn 1;"),
         fn("game.world.kill", "return true;", params="id I32", ret="Bool"),
     )
-    assert code_of(m, None, KILLER) == "E-STRUCT-SHADOW"
+    plan = accept(m, None, KILLER)
+    call = m.functions[0].body[0].value  # type: ignore[attr-defined]
+    assert plan.call_target(call).kind is CallKind.FUNCTION
+    assert plan.required_capabilities == () and dict(plan.bindings) == {}
+    assert plan.functions["main"].bindings_called == frozenset()
+    # a strict policy granting the shadowed binding's capability finds it unused
+    strict = Policy.builder().grant("game.world.monster.write.kill").reject_unused_grants().build()
+    assert code_of(m, strict, KILLER) == "E-POLICY-GRANT"
 
 
 def test_laundering_through_a_module_function_named_like_a_builtin() -> None:
-    assert (
-        code_of(text(main('return string.length("x");'), fn("string.length", "return 0;", params="s String")))
-        == "E-STRUCT-SHADOW"
-    )
+    m = text(main('return string.length("x");'), fn("string.length", "return 0;", params="s String"))
+    plan = accept(m)
+    call = m.functions[0].body[0].value  # type: ignore[attr-defined]
+    assert plan.call_target(call).kind is CallKind.FUNCTION and plan.functions["main"].callees == {
+        "string.length"
+    }
+    # the built-in stays reachable under its name from a module that does not shadow it
+    other = accept(text(main('return string.length("x");')))
+    assert other.call_target(other.module.functions[0].body[0].value).kind is CallKind.BUILTIN  # type: ignore[attr-defined]
 
 
 def test_a_manifest_cannot_strip_required_capabilities() -> None:

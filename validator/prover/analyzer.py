@@ -243,9 +243,9 @@ class Analyzer:
         st.pc = (*st.pc, c)
         return True
 
-    def local_type(self, name: str) -> SandboxType | None:
-        info = self.plan.functions[self.function]
-        return info.local_types.get(name)
+    def local_type_at(self, loop: ast.Stmt, name: str) -> SandboxType | None:
+        """The type of ``name`` at the head of ``loop`` (block scoping may rebind it)."""
+        return self.plan.functions[self.function].type_at_loop(loop, name)
 
     # --- statements ----------------------------------------------------------------------------
 
@@ -419,7 +419,7 @@ class Analyzer:
             found = st.vars.get(e.name)
             if found is not None:
                 return found
-            t = self.local_type(e.name)
+            t = self.plan.expr_types.get(id(e))
             return self.dom.top(t) if t is not None else OTHER
         if isinstance(e, ast.Unary):
             return self._unary(e, st)

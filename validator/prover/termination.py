@@ -190,7 +190,7 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
             fv = facet(v)
             if fv is None or fv[0] == fv[1]:
                 continue
-            t = an.local_type(name) or I32
+            t = an.local_type_at(node, name) or I32
             clo, chi = cap_range(an, v, t)
             lo = max(clo, s.range(fv[0])[0])
             hi = min(chi, s.range(fv[1])[1])
@@ -223,7 +223,7 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
         p.record = False
         for name in [n for n in st.vars if n in names]:
             entry = st.vars[name]
-            t = an.local_type(name) or I32
+            t = an.local_type_at(node, name) or I32
             probe_value, atoms = _probe_value(an, entry, t, f"{name} (loop head)")
             tr = Tracked(name, t, entry, probe_value)
             tr.atom = atoms[0] if atoms and facet(entry) is not None else None
