@@ -50,6 +50,7 @@ from .ledger import Chunk, Inline, Loop, Segment
 from .signs import nonnegative_nodes
 from .stubs import intrinsic_stub_name
 from .tables import Tables, function_name, guid_name
+from .work import WorkCounter
 
 FIXED_PARAMS = ("R", "f", "d", "lr")
 """Every generated function's first parameters: run state, fuel left, frames left, loop refund."""
@@ -159,6 +160,9 @@ class _FunctionEmitter:
         params = []
         for param in self.info.function.parameters:
             params.append(self.var(param.name))
+        entry = self.gen.work.entry(self.info.id)
+        if entry is not None:  # a deadline check at bounded intervals of real work (``stubs.tick``)
+            self.emit(P.expr_stmt(P.call("_s_tick", _R, _F, _LR, P.const(entry[0]), P.const(entry[1]))))
         bound = self.top_bound = set(params)
         dead = self.plan.dead_statements
         for stmt in self.info.function.body:  # ``block``, noting the locals bound at the top level
@@ -505,6 +509,8 @@ class _FunctionEmitter:
             stop(),
             P.const(facts.worst if fast else 0),
             P.const(facts.need_depth if fast else 0),
+            P.const(facts.work),
+            P.const(facts.heavy),
         )
         chunk = Chunk(fast=fast, n=n, ivar=ivar, start=k)
         chunk_body, body_live = self.chunk_body(stmt.body, chunk)
@@ -606,6 +612,8 @@ class _FunctionEmitter:
             P.const(None),
             P.const(facts.worst if fast else 0),
             P.const(facts.need_depth if fast else 0),
+            P.const(facts.work),
+            P.const(facts.heavy),
         )
         chunk = Chunk(fast=fast, n=n, ivar=j, start=None, started=0)
 
@@ -1052,6 +1060,7 @@ class _Generator:
             self.facts = PlanFacts()
             self.signs = frozenset()
             self.tables = tables
+        self.work = WorkCounter(plan)
         self.function_index = {fid: i for i, fid in enumerate(self.tables.functions)}
         self.function_names = {fid: function_name(i) for fid, i in self.function_index.items()}
 

@@ -18,6 +18,8 @@ from dotboxd.core import ast, costs
 from dotboxd.core.types import ListType, MapType, RecordType
 from dotboxd.validator.plan import CallKind, ExecutionPlan
 
+from .work import WorkCounter
+
 TEXT_LITERALS = frozenset(
     {ast.LiteralKind.STRING, ast.LiteralKind.PATH, ast.LiteralKind.URI, ast.LiteralKind.OPAQUE_ID}
 )
@@ -77,6 +79,10 @@ class LoopFacts:
     """Worst-case fuel of one iteration (fast loops): 5, the condition (while) and the body."""
     need_depth: int = 0
     """Call frames the inlined calls of the body need beyond the current one."""
+    work: int = 0
+    """Leaf loops: IR nodes one iteration may evaluate, callees included (``work.WorkCounter``)."""
+    heavy: int = 0
+    """Leaf loops: how many of those are text operations whose real cost grows with the text."""
 
 
 @dataclass(slots=True)
@@ -97,6 +103,7 @@ class _Analyzer:
         self.plan = plan
         self.inline = inline
         self.facts = PlanFacts()
+        self.work = WorkCounter(plan)
 
     # --- functions, callees first (the validator proved the call graph acyclic) ---------------
 
@@ -159,6 +166,7 @@ class _Analyzer:
             leaf = leaf and not self._calls_looping(stmt.condition)
         facts = LoopFacts(leaf=leaf, fast=False)
         if leaf:
+            facts.work, facts.heavy = self.work.loop(stmt)
             exprs_fast = isinstance(stmt, ast.ForRange) or self.expr_fast(stmt.condition)
             if exprs_fast and self.block_fast(stmt.body):
                 cond = self.expr_cost(stmt.condition) if isinstance(stmt, ast.While) else 0
