@@ -48,6 +48,8 @@ from .tables import Tables
 
 FORMAT = "dotboxd-opt-artifact-1"
 MAX_FILE_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+"""The default memory bound of a cache's artifacts (their ``size_bytes`` estimates)."""
 
 Report = Callable[[str, str, dict[str, Any]], None]
 """``report(kind, message, fields)``: how the cache tells its caller (the backend, which writes
@@ -69,7 +71,9 @@ def _no_report(kind: str, message: str, fields: dict[str, Any]) -> None:
 
 
 class ArtifactCache:
-    """Thread-safe; ``capacity`` artifacts in memory, optionally persisted under ``directory``."""
+    """Thread-safe; at most ``capacity`` artifacts and ``max_bytes`` of them (``Artifact.size_bytes``)
+    in memory, least recently used evicted first, optionally persisted under ``directory``. An
+    artifact larger than ``max_bytes`` on its own is returned to its caller but not kept."""
 
     def __init__(
         self,
@@ -77,9 +81,14 @@ class ArtifactCache:
         directory: str | os.PathLike[str] | None = None,
         *,
         secret: bytes | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         if capacity < 1:
             raise ValueError("capacity must be at least 1")
+        if type(max_bytes) is not int or max_bytes < 1:
+            raise ValueError("max_bytes must be an integer >= 1")
+        self.max_bytes = max_bytes
+        self._bytes = 0
         if secret is not None and len(secret) < 16:
             raise ValueError("the cache secret must be at least 16 bytes")
         self.capacity = capacity
@@ -129,26 +138,43 @@ class ArtifactCache:
     def clear_memory(self) -> None:
         with self._lock:
             self._memory.clear()
+            self._bytes = 0
 
     def __len__(self) -> int:
         with self._lock:
             return len(self._memory)
 
+    @property
+    def memory_bytes(self) -> int:
+        """The summed ``size_bytes`` of the artifacts held in memory (at most ``max_bytes``)."""
+        with self._lock:
+            return self._bytes
+
     # --- internals ----------------------------------------------------------------------------
 
     def _remember(self, digest: str, artifact: Artifact) -> None:
+        self._forget(digest)
         self._memory[digest] = artifact
-        self._memory.move_to_end(digest)
-        while len(self._memory) > self.capacity:
-            self._memory.popitem(last=False)
+        self._bytes += artifact.size_bytes
+        while self._memory and (len(self._memory) > self.capacity or self._bytes > self.max_bytes):
+            _, evicted = self._memory.popitem(last=False)
+            self._bytes -= evicted.size_bytes
             self.stats.evicted += 1
+
+    def _forget(self, digest: str) -> bool:
+        """Drop ``digest`` from memory; whether it was there."""
+        artifact = self._memory.pop(digest, None)
+        if artifact is None:
+            return False
+        self._bytes -= artifact.size_bytes
+        return True
 
     def _refuse_revoked(self, plan: ExecutionPlan, digest: str, report: Report) -> None:
         revocations = plan.policy.revocations
         caps = set(plan.required_capabilities) | set(plan.requested_capabilities)
         if not any(revocations.revoked(cap) is not None for cap in caps):
             return
-        dropped = self._memory.pop(digest, None) is not None
+        dropped = self._forget(digest)
         path = self._path(digest)
         if path is not None and path.exists():
             with contextlib.suppress(OSError):

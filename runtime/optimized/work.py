@@ -110,7 +110,7 @@ class WorkCounter:
     def _own_expr(self, node: ast.Expr) -> tuple[int, int, bool]:
         nodes, heavy = self.expr(node, expand=False)
         calls = False
-        for call in _calls(node):
+        for call in call_nodes(node):
             target = self.plan.call_target(call)
             if target.kind is CallKind.FUNCTION:
                 calls = True
@@ -184,7 +184,7 @@ class WorkCounter:
         return min(nodes, SATURATE), min(heavy, SATURATE)
 
 
-def _calls(node: ast.Expr) -> list[ast.Call]:
+def call_nodes(node: ast.Expr) -> list[ast.Call]:
     """The call nodes of an expression."""
     found: list[ast.Call] = []
     stack = [node]
