@@ -141,6 +141,7 @@ class WorkCounter:
                 continue
             nodes += 1
             kind = type(stmt)
+            parts: tuple[tuple[int, int], ...]
             if kind is ast.If:
                 assert isinstance(stmt, ast.If)
                 parts = (self.expr(stmt.condition), self.block(stmt.then), self.block(stmt.else_))
@@ -190,13 +191,11 @@ def call_nodes(node: ast.Expr) -> list[ast.Call]:
     stack = [node]
     while stack:
         current = stack.pop()
-        kind = type(current)
-        if kind is ast.Binary:
-            stack += (current.left, current.right)  # type: ignore[attr-defined]
-        elif kind is ast.Unary:
-            stack.append(current.operand)  # type: ignore[attr-defined]
-        elif kind is ast.Call:
-            assert isinstance(current, ast.Call)
+        if isinstance(current, ast.Binary):
+            stack += (current.left, current.right)
+        elif isinstance(current, ast.Unary):
+            stack.append(current.operand)
+        elif isinstance(current, ast.Call):
             found.append(current)
             stack += current.args
     return found
