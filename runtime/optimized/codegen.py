@@ -46,7 +46,7 @@ from dotboxd.validator.plan import CallKind, ExecutionPlan
 from . import pyast as P
 from .cold import LEAVE, NEXT, RETURN, ColdLoop, cold_name, describe, find_loop, loop_ordinals
 from .errors import CompileFailure
-from .facts import COMPOSITES, TEXT_LITERALS, PlanFacts, analyze, count_nodes, live
+from .facts import COMPOSITES, TEXT_LITERALS, PlanFacts, analyze, live
 from .ledger import Chunk, Inline, Loop, Segment
 from .signs import nonnegative_nodes
 from .stubs import intrinsic_stub_name
@@ -493,6 +493,14 @@ class _FunctionEmitter:
     def liter(self) -> ast.stmt:
         return P.assign("f", P.call("_s_liter", _R, _F, self.lref()))
 
+    def iteration_tick(self, stmt: ir.While | ir.ForRange) -> list[ast.stmt]:
+        """After the iteration charge of a loop run iteration by iteration: a work tick when its own
+        body is heavy (``WorkCounter.iteration``), which the meter's cadence alone would not bound."""
+        work = self.gen.work.iteration(stmt)
+        if work is None:
+            return []
+        return [P.expr_stmt(P.call("_s_tick", _R, _F, self.lref(), P.const(work[0]), P.const(work[1])))]
+
     def loop_strategy(self, stmt: ir.While | ir.ForRange) -> tuple[bool, bool]:
         """(bulk, fast): whether the loop runs in chunks, and whether its fuel is reserved too."""
         facts = self.gen.facts.loops[id(stmt)]
@@ -508,7 +516,7 @@ class _FunctionEmitter:
         bulk, fast = self.loop_strategy(stmt)
         if not bulk:
             body, _ = self.loop_body(stmt.body, None)
-            self.emit(P.range_loop(ivar, [start, end], [self.liter(), *body]))
+            self.emit(P.range_loop(ivar, [start, end], [self.liter(), *self.iteration_tick(stmt), *body]))
             self.live = True
             return
         k, n = self.slots.new("k"), self.slots.new("n")
@@ -608,6 +616,8 @@ class _FunctionEmitter:
                 test = self.expr(stmt.condition)
                 self.branch(P.not_(test), lambda: self.leave_loop())
                 self.emit(self.liter())
+                for tick in self.iteration_tick(stmt):
+                    self.emit(tick)
                 self.block(stmt.body)
 
             body, _, _ = self.sub_block(one_iteration, 0)
@@ -1112,12 +1122,10 @@ class _Generator:
 
     def run(self) -> Generated:
         functions: list[ast.stmt] = []
-        nodes = 0
         for fid in self.tables.functions:
             functions.append(_FunctionEmitter(self, fid).emit_function())
-            nodes += count_nodes(self.plan.functions[fid].function.body)
         module = P.module(functions)
-        return Generated(module, self.tables, nodes)
+        return Generated(module, self.tables, self.facts.plan_nodes)  # the reachable functions' nodes
 
 
 def generate(plan: ExecutionPlan, options: GenOptions | None = None) -> Generated:

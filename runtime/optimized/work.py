@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from dotboxd.core import ast
+from dotboxd.core import ast, costs
 from dotboxd.core.types import BOOL, F64, GUID, I32, I64, UNIT
 from dotboxd.validator.plan import CallKind, ExecutionPlan
 
@@ -31,6 +31,10 @@ TEXT_UNITS_PER_WORK: Final = 256
 
 SATURATE: Final = 1 << 40
 """Counts stop growing here (a call tree can multiply them); any such loop gets 1-iteration chunks."""
+
+_METER_CADENCE: Final = costs.DEADLINE_EVERY_FUEL_CHARGES
+"""Iterations charged through the meter between two of its deadline checks, at most (each iteration
+is one fuel charge of ``Meter.loop_iteration``)."""
 
 _HEAVY_BUILTINS: Final = frozenset({"string.length"})
 """Inline built-ins (``codegen._INLINE_BUILTINS``) whose real cost grows with a text's length."""
@@ -76,6 +80,19 @@ class WorkCounter:
         entry = (nodes, heavy) if calls or heavy else None
         self._entries[fid] = entry
         return entry
+
+    def iteration(self, stmt: ast.While | ast.ForRange) -> tuple[int, int] | None:
+        """What one iteration of a loop run iteration by iteration does itself (as ``entry``; inner
+        loops check the deadline on their own), for a work tick after its iteration charge; None when
+        it holds no text operation and is small: the meter's own cadence (a deadline check every 64
+        iteration charges) then bounds the work between two checks by ``CHUNK_WORK``."""
+        nodes, heavy, _ = self._own_block(stmt.body)
+        if isinstance(stmt, ast.While):
+            cond_nodes, cond_heavy, _ = self._own_expr(stmt.condition)
+            nodes, heavy = nodes + cond_nodes, heavy + cond_heavy
+        if not heavy and nodes * _METER_CADENCE <= CHUNK_WORK:
+            return None
+        return min(nodes + 1, SATURATE), min(heavy, SATURATE)
 
     def _own_block(self, block: tuple[ast.Stmt, ...]) -> tuple[int, int, bool]:
         nodes = heavy = 0

@@ -42,6 +42,22 @@ entrypoint fn main(s String, n I32) -> I32 {{
 """
 
 
+def _outer_loop_kernel() -> str:
+    """A loop with a loop inside runs iteration by iteration (the meter checks the deadline every 64
+    of them), with the text operations inline in its own body."""
+    lines = " ".join([f"acc = (acc + {_TWENTY}) % 1000;"] * 100)
+    return f"""module "outer" version "1.0.0";
+entrypoint fn main(s String, n I32) -> I32 {{
+    acc = 0;
+    for i in 0 .. n {{
+        for j in 0 .. 0 {{ acc = acc + j; }}
+        {lines}
+    }}
+    return acc;
+}}
+"""
+
+
 def _call_tree_kernel() -> str:
     lines = [f"fn h0(s String) -> I32 {{ return {_TWENTY} % 100; }}"]
     for level in range(1, 7):
@@ -78,6 +94,12 @@ def _timed_run(kernel: str, args: list[object]) -> tuple[ExecutionResult, float]
 )
 def test_deadline_stops_a_bulk_chunk_of_costly_inline_text_operations(prelude: str) -> None:
     result, elapsed = _timed_run(_loop_kernel(prelude), [TEXT, 1_000_000])
+    assert result.error is not None and result.error.code == "R-TIMEOUT", result.error
+    assert elapsed < STOP_WITHIN_S, f"a {WALL_MS} ms limit stopped the loop only after {elapsed:.2f} s"
+
+
+def test_deadline_stops_a_per_iteration_loop_of_costly_inline_text_operations() -> None:
+    result, elapsed = _timed_run(_outer_loop_kernel(), [TEXT, 1_000_000])
     assert result.error is not None and result.error.code == "R-TIMEOUT", result.error
     assert elapsed < STOP_WITHIN_S, f"a {WALL_MS} ms limit stopped the loop only after {elapsed:.2f} s"
 
