@@ -136,7 +136,11 @@ class _Analyzer:
         self.facts.functions[fid] = facts  # no recursion exists, so this never returns a half-built entry
         body = info.function.body
         facts.has_loops = self._block_has_loops(body)
+        # a function's facts do not depend on which loop asked for them first: inlining stays on
+        # while they are derived, even under a loop analyzed again without it
+        saved, self.inlining = self.inlining, self.inline
         fast = not facts.has_loops and self.block_fast(body)
+        self.inlining = saved
         if fast:
             facts.size = self.block_size(body)
             facts.max_cost = self.block_cost(body)

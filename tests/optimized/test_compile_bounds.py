@@ -27,10 +27,13 @@ GENERATED_PER_IR_NODE = 40
 _HELPER = " + ".join(f"(x * {i} + {i}) % 7" for i in range(1, 12))
 
 
-def _inlining_bomb(calls: int) -> str:
-    """A loop of ``calls`` calls to a ~100-node helper (in statements of ten: the text form limits
-    nesting), about 3 KB of text for 300 calls."""
-    line = "acc = (acc + " + " + ".join(["h(i)"] * 10) + ") % 1000;"
+def _inlining_bomb(calls: int, nested: bool = False) -> str:
+    """A loop of ``calls`` calls to a ~100-node helper, in statements of ten (the text form limits
+    nesting) side by side or nested (``h(h(...h(i)...))``), about 3 KB of text for 300 calls."""
+    if nested:
+        line = "acc = (acc + " + "h(" * 10 + "i" + ")" * 10 + ") % 1000;"
+    else:
+        line = "acc = (acc + " + " + ".join(["h(i)"] * 10) + ") % 1000;"
     body = " ".join([line] * (calls // 10))
     return f"""module "bomb" version "1.0.0";
 fn h(x I32) -> I32 {{ return {_HELPER}; }}
@@ -47,8 +50,9 @@ def _size(plan: ExecutionPlan, options: GenOptions | None = None) -> tuple[int, 
     return sum(1 for _ in ast.walk(generated.module)), generated.ir_nodes
 
 
-def test_an_inlining_bomb_compiles_to_size_proportional_to_its_ir() -> None:
-    plan = prepare(_inlining_bomb(300), bindings=())
+@pytest.mark.parametrize("nested", [False, True], ids=["side-by-side", "nested"])
+def test_an_inlining_bomb_compiles_to_size_proportional_to_its_ir(nested: bool) -> None:
+    plan = prepare(_inlining_bomb(300, nested), bindings=())
     facts = analyze(plan)
     assert facts.inlined_nodes <= max(INLINE_BUDGET_FLOOR, INLINE_BUDGET_PER_NODE * facts.plan_nodes)
     python_nodes, ir_nodes = _size(plan)
