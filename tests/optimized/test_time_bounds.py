@@ -20,7 +20,7 @@ from dotboxd.runtime.optimized.work import CHUNK_WORK, chunk_limit, heavy_weight
 from dotboxd.validator.policy import Policy
 
 WALL_MS = 100
-STOP_WITHIN_S = 1.0
+STOP_WITHIN_S = 0.75
 TEXT = "\u00e9" * 60_000
 """Non-ASCII text near the default ``maxStringLength``: ``string.length`` re-encodes all of it."""
 
