@@ -15,6 +15,10 @@ Why the care: a cached artifact is code we will execute, so the cache trusts con
   payload and hash together, and the verifier then still keeps the code from reaching the host but
   cannot tell a changed fuel constant from a real one. With a ``secret`` the manifest also carries an
   HMAC of the payload, and only artifacts this host wrote are accepted.
+* **Bounds**: memory holds at most ``capacity`` artifacts and ``max_bytes`` of them (their
+  ``size_bytes`` estimates), least recently used evicted first; the directory's files (artifacts and
+  quarantine) are kept within ``max_disk_bytes``, least recently written removed first, whenever
+  the cache writes one. A removed file only costs a recompilation.
 * **Verifier failures**: the key is quarantined (in memory, and the rejected source is written to
   ``quarantine/`` for inspection); it is never executed and never compiled again in this process.
 * **Revocation**: a plan whose policy has since revoked a capability the plan requests or reaches
@@ -50,6 +54,9 @@ FORMAT = "dotboxd-opt-artifact-1"
 MAX_FILE_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 """The default memory bound of a cache's artifacts (their ``size_bytes`` estimates)."""
+DEFAULT_MAX_DISK_BYTES = 1024 * 1024 * 1024
+"""The default bound of a cache directory's files (artifacts and quarantine together)."""
+_TEMP_PREFIX = ".tmp-"
 
 Report = Callable[[str, str, dict[str, Any]], None]
 """``report(kind, message, fields)``: how the cache tells its caller (the backend, which writes
@@ -64,6 +71,7 @@ class CacheStats:
     invalidated: int = 0
     quarantined: int = 0
     evicted: int = 0
+    disk_pruned: int = 0
 
 
 def _no_report(kind: str, message: str, fields: dict[str, Any]) -> None:
@@ -82,12 +90,16 @@ class ArtifactCache:
         *,
         secret: bytes | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        max_disk_bytes: int = DEFAULT_MAX_DISK_BYTES,
     ) -> None:
         if capacity < 1:
             raise ValueError("capacity must be at least 1")
         if type(max_bytes) is not int or max_bytes < 1:
             raise ValueError("max_bytes must be an integer >= 1")
+        if type(max_disk_bytes) is not int or max_disk_bytes < 1:
+            raise ValueError("max_disk_bytes must be an integer >= 1")
         self.max_bytes = max_bytes
+        self.max_disk_bytes = max_disk_bytes
         self._bytes = 0
         if secret is not None and len(secret) < 16:
             raise ValueError("the cache secret must be at least 16 bytes")
@@ -205,6 +217,7 @@ class ArtifactCache:
 
             source = ast.unparse(generate(plan, options).module)
             _atomic_write(folder / f"{digest}.{int(time.time())}.rejected.py", f"# {reason}\n{source}")
+            self._prune_disk()
 
     def _path(self, digest: str) -> Path | None:
         return None if self.directory is None else self.directory / f"{digest}.json"
@@ -237,6 +250,7 @@ class ArtifactCache:
         with contextlib.suppress(OSError):
             path.parent.mkdir(parents=True, exist_ok=True)
             _atomic_write(path, _canonical(document))
+            self._prune_disk()
 
     def _load(self, plan: ExecutionPlan, key: ArtifactKey, digest: str, report: Report) -> Artifact | None:
         path = self._path(digest)
@@ -292,6 +306,29 @@ class ArtifactCache:
             raise CacheInvalid("cached artifact payload is malformed") from None
         return bind(plan, key, module, tables, nodes)
 
+    def _prune_disk(self) -> None:
+        """Keep the directory's files (artifacts and quarantine) within ``max_disk_bytes``, removing
+        the least recently written first. Why here: only this cache writes the directory, and only
+        when it stores or quarantines something, so a walk of it per write keeps the bound without a
+        walk per lookup. Files being written by a concurrent writer (``.tmp-*``) are left alone."""
+        assert self.directory is not None
+        files: list[tuple[float, int, str]] = []
+        for folder in (self.directory, self.directory / "quarantine"):
+            with contextlib.suppress(OSError), os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.name.startswith(_TEMP_PREFIX) or not entry.is_file(follow_symlinks=False):
+                        continue
+                    info = entry.stat(follow_symlinks=False)
+                    files.append((info.st_mtime, info.st_size, entry.path))
+        total = sum(size for _, size, _ in files)
+        for _, size, path in sorted(files):
+            if total <= self.max_disk_bytes:
+                break
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                total -= size
+                self.stats.disk_pruned += 1
+
     def _quarantine_file(self, path: Path) -> None:
         self.stats.quarantined += 1
         folder = self._quarantine_dir()
@@ -303,6 +340,7 @@ class ArtifactCache:
         except OSError:
             with contextlib.suppress(OSError):
                 path.unlink()
+        self._prune_disk()
 
 
 def _mac(secret: bytes, text: str) -> str:
@@ -315,7 +353,7 @@ def _canonical(value: Any) -> str:
 
 def _atomic_write(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the whole new one."""
-    fd, temp = tempfile.mkstemp(prefix=".tmp-", dir=str(path.parent))
+    fd, temp = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=str(path.parent))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)

@@ -9,6 +9,7 @@ reached gigabytes) before the run's first charge.
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import pytest
 
@@ -140,3 +141,20 @@ def test_an_artifact_larger_than_the_cache_is_run_but_not_kept() -> None:
     backend = OptimizedBackend(cache=cache)
     host = SandboxHost(bindings=[double], backends={"opt": backend})
     assert host.execute(plan, "main", [25, ["ab", "c"]], backend="opt").ok
+
+
+def test_the_artifact_cache_directory_is_bounded_in_bytes(tmp_path: Path) -> None:
+    plans = [prepare(FEATURES.replace('"features"', f'"features{i}"')) for i in range(4)]
+    probe = ArtifactCache(directory=tmp_path / "probe")
+    probe.get_or_compile(plans[0])
+    one = sum(f.stat().st_size for f in (tmp_path / "probe").glob("*.json"))
+    assert one > 0
+    directory = tmp_path / "bounded"
+    cache = ArtifactCache(directory=directory, max_disk_bytes=2 * one + one // 2)
+    for plan in plans:
+        cache.get_or_compile(plan)
+        assert sum(f.stat().st_size for f in directory.rglob("*") if f.is_file()) <= cache.max_disk_bytes
+    assert len(list(directory.glob("*.json"))) == 2 and cache.stats.disk_pruned == 2
+    cache.clear_memory()
+    cache.get_or_compile(plans[-1])  # the newest is still on disk
+    assert cache.stats.disk_hits == 1
