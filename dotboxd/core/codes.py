@@ -209,7 +209,8 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo(
         "R-OPT-COMPILE",
         Category.HOST_FAILURE,
-        "the optimized backend could not compile the plan (no fallback)",
+        "the optimized backend could not compile the plan (a generator failure, or over the host's "
+        "compile budget) and no fallback was allowed",
     ),
 )
 

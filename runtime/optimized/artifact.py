@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import gc
 import hashlib
+import marshal
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -38,7 +39,7 @@ from .stubs import RunState, namespace_base, sync
 from .tables import Tables, function_name
 from .verifier import VERIFIER_VERSION, allowed_globals, verify_code, verify_cold_module, verify_module
 
-COMPILER_VERSION = "dotboxd-py-opt-codegen-3"
+COMPILER_VERSION = "dotboxd-py-opt-codegen-4"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +110,9 @@ class Artifact:
     ir_nodes: int
     build_seconds: float
     cold: ColdPaths
+    size_bytes: int = 0
+    """An estimate of the memory the artifact holds (``estimate_bytes``): what the artifact cache
+    bounds in bytes."""
 
     def run(self, run: RunContext, function_id: str, args: tuple[Value, ...]) -> Value:
         run.executed_by = "optimized"  # the tier that really ran (auto mode reports this, not "auto")
@@ -154,6 +158,8 @@ def compile_plan(
     with _collector_paused():
         try:
             generated = generate(plan, options)
+        except CompileFailure:
+            raise  # a refusal with its own reason (the compile budget)
         except RecursionError:
             raise CompileFailure("the plan nests too deeply to compile") from None
         except Exception as exc:  # a generator bug must fail closed (and may fall back), never run
@@ -229,7 +235,29 @@ def bind(
         ir_nodes=ir_nodes,
         build_seconds=time.perf_counter() - started,
         cold=cold,
+        size_bytes=estimate_bytes(code, tables, module if keep_module else None),
     )
+
+
+def estimate_bytes(code: CodeType, tables: Tables, module: ast.Module | None) -> int:
+    """The memory an artifact holds, estimated in proportion to its parts: a fixed part (its
+    namespace, a copy of the stub table), its code objects (twice their marshalled size: in memory
+    they carry more than the serialized form), its side tables (the texts twice, once raw and once as
+    values, plus a fixed amount per entry), and the kept AST, when there is one (many times its
+    bytecode). An estimate, not an accounting (measured with tracemalloc it came within a factor of
+    two of what an artifact retains): what matters is that it grows with everything that grows
+    with the plan."""
+    code_bytes = len(marshal.dumps(code))
+    entries = len(tables.sites) + len(tables.texts) + len(tables.guids) + len(tables.bindings)
+    text_bytes = sum(len(raw) for _, raw, _ in tables.texts)
+    total = _FIXED_BYTES + 2 * code_bytes + 2 * text_bytes + 64 * entries
+    if module is not None:
+        total += _AST_PER_CODE_BYTE * code_bytes
+    return total
+
+
+_FIXED_BYTES = 8 * 1024
+_AST_PER_CODE_BYTE = 24
 
 
 def _compile_verified(module: ast.Module, plan: ExecutionPlan, globals_allowed: frozenset[str]) -> CodeType:

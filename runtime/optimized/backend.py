@@ -36,6 +36,7 @@ MODES: tuple[str, ...] = ("reference", "optimized", "auto")
 
 _REFERENCE = ReferenceBackend()
 _RECENT = 64
+_RECENT_BYTES = 32 * 1024 * 1024
 
 _Runner = Callable[[RunContext, str, tuple[Value, ...]], Value]
 
@@ -63,7 +64,7 @@ class OptimizedBackend:
         self.cache = cache if cache is not None else DEFAULT_CACHE
         self.options = options or GenOptions()
         self._heat: dict[str, int] = {}
-        self._recent: dict[int, tuple[ExecutionPlan, _Runner]] = {}
+        self._recent: dict[int, tuple[ExecutionPlan, _Runner, int]] = {}
         self._lock = threading.Lock()
 
     def run(self, run: RunContext, function_id: str, args: tuple[Value, ...]) -> Value:
@@ -84,11 +85,15 @@ class OptimizedBackend:
     def _remember(self, plan: ExecutionPlan, artifact: Artifact) -> None:
         """Keep the last few plans' artifacts (their bound ``run``) by plan identity (the plan object
         is held, so its id cannot be reused while the entry exists), sparing the key hash on every
-        call."""
+        call. Bounded in entries and in bytes (``_RECENT_BYTES``), as the cache is: these entries
+        keep their artifacts alive after the cache has evicted them."""
         with self._lock:
-            if len(self._recent) >= _RECENT:
-                self._recent.pop(next(iter(self._recent)))
-            self._recent[id(plan)] = (plan, artifact.run)
+            self._recent.pop(id(plan), None)
+            self._recent[id(plan)] = (plan, artifact.run, artifact.size_bytes)
+            total = sum(entry[2] for entry in self._recent.values())
+            while len(self._recent) > _RECENT or (total > _RECENT_BYTES and self._recent):
+                _, _, size = self._recent.pop(next(iter(self._recent)))
+                total -= size
 
     def _hot(self, run: RunContext) -> bool:
         """Auto mode: whether this plan has been run often enough to be worth compiling."""
@@ -109,7 +114,9 @@ class OptimizedBackend:
             if verifier:
                 raise SandboxError("R-OPT-VERIFIER", "generated code failed verification; it was not run")
             assert isinstance(failure, CompileFailure)
-            raise SandboxError("R-OPT-COMPILE", "the optimized backend cannot compile this kernel")
+            raise SandboxError(
+                "R-OPT-COMPILE", f"the optimized backend cannot compile this kernel: {failure.reason}"
+            )
         run.audit.write(
             "ExecutionFallback",
             success=True,

@@ -15,6 +15,10 @@ Why the care: a cached artifact is code we will execute, so the cache trusts con
   payload and hash together, and the verifier then still keeps the code from reaching the host but
   cannot tell a changed fuel constant from a real one. With a ``secret`` the manifest also carries an
   HMAC of the payload, and only artifacts this host wrote are accepted.
+* **Bounds**: memory holds at most ``capacity`` artifacts and ``max_bytes`` of them (their
+  ``size_bytes`` estimates), least recently used evicted first; the directory's files (artifacts and
+  quarantine) are kept within ``max_disk_bytes``, least recently written removed first, whenever
+  the cache writes one. A removed file only costs a recompilation.
 * **Verifier failures**: the key is quarantined (in memory, and the rejected source is written to
   ``quarantine/`` for inspection); it is never executed and never compiled again in this process.
 * **Revocation**: a plan whose policy has since revoked a capability the plan requests or reaches
@@ -62,6 +66,11 @@ _CACHE_BUDGETS = JsonBudgets(
 """A cache file is written by this module (a few levels deep) but read back as untrusted: the
 bounded reader refuses a planted deep or oversized document as ``CacheInvalid``, never a
 RecursionError."""
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+"""The default memory bound of a cache's artifacts (their ``size_bytes`` estimates)."""
+DEFAULT_MAX_DISK_BYTES = 1024 * 1024 * 1024
+"""The default bound of a cache directory's files (artifacts and quarantine together)."""
+_TEMP_PREFIX = ".tmp-"
 
 Report = Callable[[str, str, dict[str, Any]], None]
 """``report(kind, message, fields)``: how the cache tells its caller (the backend, which writes
@@ -76,6 +85,7 @@ class CacheStats:
     invalidated: int = 0
     quarantined: int = 0
     evicted: int = 0
+    disk_pruned: int = 0
 
 
 def _no_report(kind: str, message: str, fields: dict[str, Any]) -> None:
@@ -83,7 +93,9 @@ def _no_report(kind: str, message: str, fields: dict[str, Any]) -> None:
 
 
 class ArtifactCache:
-    """Thread-safe; ``capacity`` artifacts in memory, optionally persisted under ``directory``."""
+    """Thread-safe; at most ``capacity`` artifacts and ``max_bytes`` of them (``Artifact.size_bytes``)
+    in memory, least recently used evicted first, optionally persisted under ``directory``. An
+    artifact larger than ``max_bytes`` on its own is returned to its caller but not kept."""
 
     def __init__(
         self,
@@ -91,9 +103,18 @@ class ArtifactCache:
         directory: str | os.PathLike[str] | None = None,
         *,
         secret: bytes | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_disk_bytes: int = DEFAULT_MAX_DISK_BYTES,
     ) -> None:
         if capacity < 1:
             raise ValueError("capacity must be at least 1")
+        if type(max_bytes) is not int or max_bytes < 1:
+            raise ValueError("max_bytes must be an integer >= 1")
+        if type(max_disk_bytes) is not int or max_disk_bytes < 1:
+            raise ValueError("max_disk_bytes must be an integer >= 1")
+        self.max_bytes = max_bytes
+        self.max_disk_bytes = max_disk_bytes
+        self._bytes = 0
         if secret is not None and len(secret) < 16:
             raise ValueError("the cache secret must be at least 16 bytes")
         self.capacity = capacity
@@ -143,26 +164,43 @@ class ArtifactCache:
     def clear_memory(self) -> None:
         with self._lock:
             self._memory.clear()
+            self._bytes = 0
 
     def __len__(self) -> int:
         with self._lock:
             return len(self._memory)
 
+    @property
+    def memory_bytes(self) -> int:
+        """The summed ``size_bytes`` of the artifacts held in memory (at most ``max_bytes``)."""
+        with self._lock:
+            return self._bytes
+
     # --- internals ----------------------------------------------------------------------------
 
     def _remember(self, digest: str, artifact: Artifact) -> None:
+        self._forget(digest)
         self._memory[digest] = artifact
-        self._memory.move_to_end(digest)
-        while len(self._memory) > self.capacity:
-            self._memory.popitem(last=False)
+        self._bytes += artifact.size_bytes
+        while self._memory and (len(self._memory) > self.capacity or self._bytes > self.max_bytes):
+            _, evicted = self._memory.popitem(last=False)
+            self._bytes -= evicted.size_bytes
             self.stats.evicted += 1
+
+    def _forget(self, digest: str) -> bool:
+        """Drop ``digest`` from memory; whether it was there."""
+        artifact = self._memory.pop(digest, None)
+        if artifact is None:
+            return False
+        self._bytes -= artifact.size_bytes
+        return True
 
     def _refuse_revoked(self, plan: ExecutionPlan, digest: str, report: Report) -> None:
         revocations = plan.policy.revocations
         caps = set(plan.required_capabilities) | set(plan.requested_capabilities)
         if not any(revocations.revoked(cap) is not None for cap in caps):
             return
-        dropped = self._memory.pop(digest, None) is not None
+        dropped = self._forget(digest)
         path = self._path(digest)
         if path is not None and path.exists():
             with contextlib.suppress(OSError):
@@ -193,6 +231,7 @@ class ArtifactCache:
 
             source = ast.unparse(generate(plan, options).module)
             _atomic_write(folder / f"{digest}.{int(time.time())}.rejected.py", f"# {reason}\n{source}")
+            self._prune_disk()
 
     def _path(self, digest: str) -> Path | None:
         return None if self.directory is None else self.directory / f"{digest}.json"
@@ -225,6 +264,7 @@ class ArtifactCache:
         with contextlib.suppress(OSError):
             path.parent.mkdir(parents=True, exist_ok=True)
             _atomic_write(path, _canonical(document))
+            self._prune_disk()
 
     def _load(self, plan: ExecutionPlan, key: ArtifactKey, digest: str, report: Report) -> Artifact | None:
         path = self._path(digest)
@@ -280,6 +320,29 @@ class ArtifactCache:
             raise CacheInvalid("cached artifact payload is malformed") from None
         return bind(plan, key, module, tables, nodes)
 
+    def _prune_disk(self) -> None:
+        """Keep the directory's files (artifacts and quarantine) within ``max_disk_bytes``, removing
+        the least recently written first. Why here: only this cache writes the directory, and only
+        when it stores or quarantines something, so a walk of it per write keeps the bound without a
+        walk per lookup. Files being written by a concurrent writer (``.tmp-*``) are left alone."""
+        assert self.directory is not None
+        files: list[tuple[float, int, str]] = []
+        for folder in (self.directory, self.directory / "quarantine"):
+            with contextlib.suppress(OSError), os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.name.startswith(_TEMP_PREFIX) or not entry.is_file(follow_symlinks=False):
+                        continue
+                    info = entry.stat(follow_symlinks=False)
+                    files.append((info.st_mtime, info.st_size, entry.path))
+        total = sum(size for _, size, _ in files)
+        for _, size, path in sorted(files):
+            if total <= self.max_disk_bytes:
+                break
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                total -= size
+                self.stats.disk_pruned += 1
+
     def _quarantine_file(self, path: Path) -> None:
         self.stats.quarantined += 1
         folder = self._quarantine_dir()
@@ -291,6 +354,7 @@ class ArtifactCache:
         except OSError:
             with contextlib.suppress(OSError):
                 path.unlink()
+        self._prune_disk()
 
 
 def _mac(secret: bytes, text: str) -> str:
@@ -303,7 +367,7 @@ def _canonical(value: Any) -> str:
 
 def _atomic_write(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the whole new one."""
-    fd, temp = tempfile.mkstemp(prefix=".tmp-", dir=str(path.parent))
+    fd, temp = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=str(path.parent))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)

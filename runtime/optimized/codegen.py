@@ -45,11 +45,13 @@ from dotboxd.validator.plan import CallKind, ExecutionPlan
 
 from . import pyast as P
 from .cold import LEAVE, NEXT, RETURN, ColdLoop, cold_name, describe, find_loop, loop_ordinals
+from .errors import CompileFailure
 from .facts import COMPOSITES, TEXT_LITERALS, PlanFacts, analyze, live
 from .ledger import Chunk, Inline, Loop, Segment
 from .signs import nonnegative_nodes
 from .stubs import intrinsic_stub_name
 from .tables import Tables, function_name, guid_name
+from .work import WorkCounter
 
 FIXED_PARAMS = ("R", "f", "d", "lr")
 """Every generated function's first parameters: run state, fuel left, frames left, loop refund."""
@@ -81,6 +83,10 @@ _NO_FRAMES = P.compare(_D, P.LT, P.const(1))
 """``d < 1``, the test before every real call."""
 
 
+DEFAULT_MAX_COMPILE_NODES = 100_000
+"""About 1.3 million generated Python nodes and a few seconds of compile time on a slow machine."""
+
+
 @dataclass(frozen=True, slots=True)
 class GenOptions:
     """Code-generation switches.
@@ -93,6 +99,16 @@ class GenOptions:
     bulk_loops: bool = True
     inline: bool = True
     proofs: bool = False
+    max_compile_nodes: int = DEFAULT_MAX_COMPILE_NODES
+    """The host's compile budget: a plan whose generated code would cover more IR nodes than this
+    (its own plus the inlined copies, ``PlanFacts.generated_nodes``, known before any code is
+    generated) is refused with ``CompileFailure`` - the run then fails with ``R-OPT-COMPILE`` or,
+    where the backend allows fallback, runs on the reference interpreter. Not part of ``key``: it
+    decides whether code is generated, never what code."""
+
+    def __post_init__(self) -> None:
+        if type(self.max_compile_nodes) is not int or self.max_compile_nodes < 1:
+            raise ValueError("max_compile_nodes must be an integer >= 1")
 
     def key(self) -> str:
         text = f"bulk={int(self.bulk_loops)};inline={int(self.inline)};proofs={int(self.proofs)}"
@@ -145,6 +161,8 @@ class _FunctionEmitter:
         """Operand nodes whose value is known >= 0 (from ``signs``), by ``id``. The node is kept as the
         value so that it stays alive: an operand the generator drops would otherwise free its ``id``
         for a later, unrelated node, which would then look non-negative."""
+        self.inline_depth = 0
+        """Calls being inlined around the current point (the budget is spent by the outermost)."""
         self.cold_results: list[str] | None = None
         """Set while emitting a cold exact path: the slots it hands back (``cold.py``)."""
         self.cold_bound: dict[str, None] = {}
@@ -159,6 +177,9 @@ class _FunctionEmitter:
         params = []
         for param in self.info.function.parameters:
             params.append(self.var(param.name))
+        entry = self.gen.work.entry(self.info.id)
+        if entry is not None:  # a deadline check at bounded intervals of real work (``stubs.tick``)
+            self.emit(P.expr_stmt(P.call("_s_tick", _R, _F, _LR, P.const(entry[0]), P.const(entry[1]))))
         bound = self.top_bound = set(params)
         dead = self.plan.dead_statements
         for stmt in self.info.function.body:  # ``block``, noting the locals bound at the top level
@@ -472,6 +493,14 @@ class _FunctionEmitter:
     def liter(self) -> ast.stmt:
         return P.assign("f", P.call("_s_liter", _R, _F, self.lref()))
 
+    def iteration_tick(self, stmt: ir.While | ir.ForRange) -> list[ast.stmt]:
+        """After the iteration charge of a loop run iteration by iteration: a work tick when its own
+        body is heavy (``WorkCounter.iteration``), which the meter's cadence alone would not bound."""
+        work = self.gen.work.iteration(stmt)
+        if work is None:
+            return []
+        return [P.expr_stmt(P.call("_s_tick", _R, _F, self.lref(), P.const(work[0]), P.const(work[1])))]
+
     def loop_strategy(self, stmt: ir.While | ir.ForRange) -> tuple[bool, bool]:
         """(bulk, fast): whether the loop runs in chunks, and whether its fuel is reserved too."""
         facts = self.gen.facts.loops[id(stmt)]
@@ -487,7 +516,7 @@ class _FunctionEmitter:
         bulk, fast = self.loop_strategy(stmt)
         if not bulk:
             body, _ = self.loop_body(stmt.body, None)
-            self.emit(P.range_loop(ivar, [start, end], [self.liter(), *body]))
+            self.emit(P.range_loop(ivar, [start, end], [self.liter(), *self.iteration_tick(stmt), *body]))
             self.live = True
             return
         k, n = self.slots.new("k"), self.slots.new("n")
@@ -505,6 +534,8 @@ class _FunctionEmitter:
             stop(),
             P.const(facts.worst if fast else 0),
             P.const(facts.need_depth if fast else 0),
+            P.const(facts.work),
+            P.const(facts.heavy),
         )
         chunk = Chunk(fast=fast, n=n, ivar=ivar, start=k)
         chunk_body, body_live = self.chunk_body(stmt.body, chunk)
@@ -585,6 +616,8 @@ class _FunctionEmitter:
                 test = self.expr(stmt.condition)
                 self.branch(P.not_(test), lambda: self.leave_loop())
                 self.emit(self.liter())
+                for tick in self.iteration_tick(stmt):
+                    self.emit(tick)
                 self.block(stmt.body)
 
             body, _, _ = self.sub_block(one_iteration, 0)
@@ -606,6 +639,8 @@ class _FunctionEmitter:
             P.const(None),
             P.const(facts.worst if fast else 0),
             P.const(facts.need_depth if fast else 0),
+            P.const(facts.work),
+            P.const(facts.heavy),
         )
         chunk = Chunk(fast=fast, n=n, ivar=j, start=None, started=0)
 
@@ -900,7 +935,21 @@ class _FunctionEmitter:
 
     def inline_call(self, node: ir.Call, callee_id: str) -> ast.expr:
         """A call inside a fast bulk loop: the callee's body, inlined (its frame depth was checked
-        when the chunk was reserved)."""
+        when the chunk was reserved). The generation budget is enforced here, while generating:
+        each outermost inlined call spends its expanded size from what ``facts`` planned
+        (``PlanFacts.inlined_nodes``), so a disagreement between plan and generator can never
+        inline more than the budget (it fails closed as ``CompileFailure``)."""
+        if self.inline_depth == 0:
+            self.gen.inline_left -= self.gen.facts.functions[callee_id].size
+            if self.gen.inline_left < 0:
+                raise CompileFailure("inlining went over the plan's inline budget")
+        self.inline_depth += 1
+        try:
+            return self.inline_body(node, callee_id)
+        finally:
+            self.inline_depth -= 1
+
+    def inline_body(self, node: ir.Call, callee_id: str) -> ast.expr:
         args = [self.expr(a) for a in node.args]
         callee = self.plan.functions[callee_id].function
         saved_vars, saved_aliases = self.vars, self.aliases
@@ -1039,8 +1088,15 @@ class _Generator:
         self.fault_sites: dict[str, int] = {}
         self.ordinals: dict[str, dict[int, int]] = {}
         self.safe_nodes: frozenset[int] = frozenset()
+        self.inline_left = 0
         if tables is None:
             self.facts = analyze(plan, inline=options.inline)
+            if self.facts.generated_nodes > options.max_compile_nodes:
+                raise CompileFailure(
+                    f"the plan needs {self.facts.generated_nodes} IR nodes of generated code, over "
+                    f"the compile budget of {options.max_compile_nodes}"
+                )
+            self.inline_left = self.facts.inlined_nodes
             self.signs: frozenset[int] = nonnegative_nodes(plan)
             if options.proofs:
                 from dotboxd.validator.prover import prove_plan
@@ -1052,6 +1108,7 @@ class _Generator:
             self.facts = PlanFacts()
             self.signs = frozenset()
             self.tables = tables
+        self.work = WorkCounter(plan)
         self.function_index = {fid: i for i, fid in enumerate(self.tables.functions)}
         self.function_names = {fid: function_name(i) for fid, i in self.function_index.items()}
 
@@ -1065,44 +1122,10 @@ class _Generator:
 
     def run(self) -> Generated:
         functions: list[ast.stmt] = []
-        nodes = 0
         for fid in self.tables.functions:
             functions.append(_FunctionEmitter(self, fid).emit_function())
-            nodes += _count_nodes(self.plan.functions[fid].function.body)
         module = P.module(functions)
-        return Generated(module, self.tables, nodes)
-
-
-def _count_nodes(block: tuple[ir.Stmt, ...]) -> int:
-    """IR nodes of a block (dead statements included): the unit compile latency is measured in."""
-    total = 0
-    for stmt in block:
-        kind = type(stmt)
-        total += 1
-        if kind is ir.Set or kind is ir.Return or kind is ir.ExprStmt:
-            total += _count_expr(stmt.value)  # type: ignore[union-attr]
-        elif kind is ir.If:
-            assert isinstance(stmt, ir.If)
-            total += _count_expr(stmt.condition) + _count_nodes(stmt.then) + _count_nodes(stmt.else_)
-        elif kind is ir.While:
-            assert isinstance(stmt, ir.While)
-            total += _count_expr(stmt.condition) + _count_nodes(stmt.body)
-        elif kind is ir.ForRange:
-            assert isinstance(stmt, ir.ForRange)
-            total += _count_expr(stmt.start) + _count_expr(stmt.end) + _count_nodes(stmt.body)
-    return total
-
-
-def _count_expr(node: ir.Expr) -> int:
-    kind = type(node)
-    if kind is ir.Binary:
-        return 1 + _count_expr(node.left) + _count_expr(node.right)  # type: ignore[union-attr]
-    if kind is ir.Call:
-        assert isinstance(node, ir.Call)
-        return 1 + sum(_count_expr(arg) for arg in node.args)
-    if kind is ir.Unary:
-        return 1 + _count_expr(node.operand)  # type: ignore[union-attr]
-    return 1
+        return Generated(module, self.tables, self.facts.plan_nodes)  # the reachable functions' nodes
 
 
 def generate(plan: ExecutionPlan, options: GenOptions | None = None) -> Generated:

@@ -18,6 +18,8 @@ from dotboxd.core import ast, costs
 from dotboxd.core.types import ListType, MapType, RecordType
 from dotboxd.validator.plan import CallKind, ExecutionPlan
 
+from .work import WorkCounter, call_nodes
+
 TEXT_LITERALS = frozenset(
     {ast.LiteralKind.STRING, ast.LiteralKind.PATH, ast.LiteralKind.URI, ast.LiteralKind.OPAQUE_ID}
 )
@@ -45,6 +47,14 @@ FAST_BUILTINS = frozenset(
 INLINE_MAX_NODES = 160
 """A module function is inlined into a bulk loop only when its body (with its own inlined callees)
 has at most this many IR nodes: inlining removes call overhead but grows code."""
+
+INLINE_BUDGET_FLOOR = 4_096
+INLINE_BUDGET_PER_NODE = 2
+"""Inlining may add at most ``max(INLINE_BUDGET_FLOOR, INLINE_BUDGET_PER_NODE * plan IR nodes)`` IR
+nodes to the generated code, plan-wide. Why: every call inlined into a bulk loop copies the callee,
+so a few kilobytes of calls to a large helper would otherwise expand into millions of generated
+nodes (and seconds of compile time) before anything is metered. Loops are considered in plan order;
+one whose inlining would overrun what is left runs its calls as real calls instead (a checked chunk)."""
 
 COMPOSITES = (ListType, MapType, RecordType)
 
@@ -77,12 +87,25 @@ class LoopFacts:
     """Worst-case fuel of one iteration (fast loops): 5, the condition (while) and the body."""
     need_depth: int = 0
     """Call frames the inlined calls of the body need beyond the current one."""
+    work: int = 0
+    """Leaf loops: IR nodes one iteration may evaluate, callees included (``work.WorkCounter``)."""
+    heavy: int = 0
+    """Leaf loops: how many of those are text operations whose real cost grows with the text."""
 
 
 @dataclass(slots=True)
 class PlanFacts:
     functions: dict[str, FunctionFacts] = field(default_factory=dict)
     loops: dict[int, LoopFacts] = field(default_factory=dict)
+    plan_nodes: int = 0
+    """IR nodes of the reachable functions (dead statements included)."""
+    inlined_nodes: int = 0
+    """IR nodes inlining adds (within the plan-wide inline budget)."""
+
+    @property
+    def generated_nodes(self) -> int:
+        """IR nodes the code generator emits code for: the plan's, plus its inlined copies."""
+        return self.plan_nodes + self.inlined_nodes
 
 
 def live(plan: ExecutionPlan, block: tuple[ast.Stmt, ...]) -> Iterator[ast.Stmt]:
@@ -97,6 +120,10 @@ class _Analyzer:
         self.plan = plan
         self.inline = inline
         self.facts = PlanFacts()
+        self.work = WorkCounter(plan)
+        self.inlining = inline
+        """Off while a loop over the inline budget is analyzed again without inlining."""
+        self.inline_left = 0
 
     # --- functions, callees first (the validator proved the call graph acyclic) ---------------
 
@@ -109,7 +136,11 @@ class _Analyzer:
         self.facts.functions[fid] = facts  # no recursion exists, so this never returns a half-built entry
         body = info.function.body
         facts.has_loops = self._block_has_loops(body)
+        # a function's facts do not depend on which loop asked for them first: inlining stays on
+        # while they are derived, even under a loop analyzed again without it
+        saved, self.inlining = self.inlining, self.inline
         fast = not facts.has_loops and self.block_fast(body)
+        self.inlining = saved
         if fast:
             facts.size = self.block_size(body)
             facts.max_cost = self.block_cost(body)
@@ -159,8 +190,18 @@ class _Analyzer:
             leaf = leaf and not self._calls_looping(stmt.condition)
         facts = LoopFacts(leaf=leaf, fast=False)
         if leaf:
-            exprs_fast = isinstance(stmt, ast.ForRange) or self.expr_fast(stmt.condition)
-            if exprs_fast and self.block_fast(stmt.body):
+            facts.work, facts.heavy = self.work.loop(stmt)
+            fast = self._loop_fast(stmt)
+            if fast and self.inlining:
+                extra = self._inlined(stmt)
+                if extra > self.inline_left:
+                    self.inlining = False  # over budget: real calls, so not fast if it has any
+                    fast = self._loop_fast(stmt)
+                    self.inlining = True
+                else:
+                    self.inline_left -= extra
+                    self.facts.inlined_nodes += extra
+            if fast:
                 cond = self.expr_cost(stmt.condition) if isinstance(stmt, ast.While) else 0
                 cond_depth = self.expr_depth(stmt.condition) if isinstance(stmt, ast.While) else 0
                 facts.fast = True
@@ -168,6 +209,33 @@ class _Analyzer:
                 facts.need_depth = max(cond_depth, self.block_depth(stmt.body))
         self.facts.loops[id(stmt)] = facts
         return facts
+
+    def _loop_fast(self, stmt: ast.While | ast.ForRange) -> bool:
+        exprs_fast = isinstance(stmt, ast.ForRange) or self.expr_fast(stmt.condition)
+        return exprs_fast and self.block_fast(stmt.body)
+
+    def _inlined(self, stmt: ast.While | ast.ForRange) -> int:
+        """IR nodes inlining adds to a fast loop: the expanded size of every module function called
+        in it (``expr_size`` counts it at each call site; nested callees are part of it)."""
+        exprs = [stmt.condition] if isinstance(stmt, ast.While) else []
+        exprs += self._exprs(stmt.body)
+        total = 0
+        for expr in exprs:
+            for call in call_nodes(expr):
+                target = self.plan.call_target(call)
+                if target.kind is CallKind.FUNCTION:
+                    total += self.function(target.name).size
+        return total
+
+    def _exprs(self, block: tuple[ast.Stmt, ...]) -> list[ast.Expr]:
+        found: list[ast.Expr] = []
+        for stmt in live(self.plan, block):
+            if isinstance(stmt, ast.If):
+                found.append(stmt.condition)
+                found += self._exprs(stmt.then) + self._exprs(stmt.else_)
+            elif not isinstance(stmt, ast.Break | ast.Continue | ast.While | ast.ForRange):
+                found.append(stmt.value)
+        return found
 
     # --- fast eligibility --------------------------------------------------------------------
 
@@ -210,7 +278,7 @@ class _Analyzer:
         if target.kind is CallKind.BUILTIN:
             return target.name in FAST_BUILTINS
         if target.kind is CallKind.FUNCTION:
-            return self.function(target.name).inlinable
+            return self.inlining and self.function(target.name).inlinable
         return False
 
     # --- worst-case cost, size and inline depth (fast code only) -----------------------------
@@ -339,9 +407,42 @@ def analyze(plan: ExecutionPlan, *, inline: bool = True) -> PlanFacts:
     other calls): the code generator reads loop facts alone, so walking every function body for its
     inlining numbers would be compile latency spent for nothing."""
     analyzer = _Analyzer(plan, inline)
-    for info in plan.functions.values():
-        if not info.reachable:
-            continue
+    reachable = [info for info in plan.functions.values() if info.reachable]
+    analyzer.facts.plan_nodes = sum(count_nodes(info.function.body) for info in reachable)
+    analyzer.inline_left = max(INLINE_BUDGET_FLOOR, INLINE_BUDGET_PER_NODE * analyzer.facts.plan_nodes)
+    for info in reachable:
         for loop in walk_loops(plan, info.function.body):
             analyzer.loop(loop)
     return analyzer.facts
+
+
+def count_nodes(block: tuple[ast.Stmt, ...]) -> int:
+    """IR nodes of a block (dead statements included): the unit compile latency is measured in."""
+    total = 0
+    for stmt in block:
+        kind = type(stmt)
+        total += 1
+        if kind is ast.Set or kind is ast.Return or kind is ast.ExprStmt:
+            total += _count_expr(stmt.value)  # type: ignore[union-attr]
+        elif kind is ast.If:
+            assert isinstance(stmt, ast.If)
+            total += _count_expr(stmt.condition) + count_nodes(stmt.then) + count_nodes(stmt.else_)
+        elif kind is ast.While:
+            assert isinstance(stmt, ast.While)
+            total += _count_expr(stmt.condition) + count_nodes(stmt.body)
+        elif kind is ast.ForRange:
+            assert isinstance(stmt, ast.ForRange)
+            total += _count_expr(stmt.start) + _count_expr(stmt.end) + count_nodes(stmt.body)
+    return total
+
+
+def _count_expr(node: ast.Expr) -> int:
+    kind = type(node)
+    if kind is ast.Binary:
+        return 1 + _count_expr(node.left) + _count_expr(node.right)  # type: ignore[union-attr]
+    if kind is ast.Call:
+        assert isinstance(node, ast.Call)
+        return 1 + sum(_count_expr(arg) for arg in node.args)
+    if kind is ast.Unary:
+        return 1 + _count_expr(node.operand)  # type: ignore[union-attr]
+    return 1

@@ -28,10 +28,12 @@ from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.intrinsics import INTRINSICS
 from dotboxd.runtime.meter import Meter
 from dotboxd.runtime.optimized.fastops import FAST_PATHS
+from dotboxd.runtime.optimized.work import CHUNK_WORK, chunk_limit, heavy_weight
 
 CHUNK: Final = 2048
 """Most iterations one bulk reservation covers: the deadline and cancellation are checked at least
-this often in a bulk loop (in per-iteration loops the meter checks them as in the reference)."""
+this often in a bulk loop, and more often when one iteration's real work is large
+(``work.chunk_limit``); in per-iteration loops the meter checks them as in the reference."""
 
 FAULT_OPS: Mapping[str, Callable[..., Any]] = MappingProxyType(
     {
@@ -53,7 +55,7 @@ the canonical fault (or, where the inline check was only conservative, returns t
 class RunState:
     """Per-run state the stubs need: the meter, the run context and the artifact's resolved tables."""
 
-    __slots__ = ("bindings", "chunk", "meter", "run", "sites", "texts", "totals")
+    __slots__ = ("bindings", "chunk", "meter", "run", "sites", "texts", "totals", "work")
 
     def __init__(
         self,
@@ -71,6 +73,8 @@ class RunState:
         self.bindings = bindings
         self.chunk: tuple[int, int, int] = (0, 0, 0)
         """(start, size, caller's refund) of the fast chunk running now (``reserve``)."""
+        self.work = 0
+        """Work units of function entries since the last deadline check (``tick``)."""
 
 
 def sync(state: RunState, f: int, lref: int) -> Meter:
@@ -192,22 +196,38 @@ def loop_end(state: RunState, f: int, lref: int) -> None:
 
 
 def reserve(
-    state: RunState, f: int, d: int, lref: int, start: int, stop: int | None, worst: int, need: int
+    state: RunState,
+    f: int,
+    d: int,
+    lref: int,
+    start: int,
+    stop: int | None,
+    worst: int,
+    need: int,
+    work: int,
+    heavy: int,
 ) -> int:
     """Reserve up to ``CHUNK`` iterations of a bulk loop (0: run the next one on the exact path).
 
     ``start`` is the counter the chunk starts at (0 for a while loop, whose chunk counts from 0) and
     ``stop`` the loop's end (None: unknown, a while loop); ``worst`` the worst-case fuel of one
     iteration (0: fuel is charged per segment inside the body, only iterations are reserved);
-    ``need`` the call frames the body's inlined calls need. The deadline and cancellation are
-    checked here, once per chunk. A reservation is recorded in the run state for the chunk's fault
-    sites (``_chunk_fault``)."""
+    ``need`` the call frames the body's inlined calls need; ``work`` and ``heavy`` the static bound
+    on one iteration's real work (``work.py``), which caps the chunk so that the deadline and
+    cancellation, checked here once per chunk, are checked at a bounded real-time interval whatever
+    the body does. A reservation is recorded in the run state for the chunk's fault sites
+    (``_chunk_fault``)."""
     meter = sync(state, f, lref)
     meter.check_deadline()
     if d < need:
         return 0
+    limits = meter.limits
     n = CHUNK if stop is None else min(stop - start, CHUNK)
-    n = min(n, meter.limits.max_loop_iterations - meter.loop_iterations)
+    n = min(
+        n,
+        limits.max_loop_iterations - meter.loop_iterations,
+        chunk_limit(work, heavy, limits.max_string_length),
+    )
     if worst:
         n = min(n, f // worst)
     if n <= 0:
@@ -215,6 +235,27 @@ def reserve(
     meter.loop_iterations += n
     state.chunk = (start, n, lref)
     return n
+
+
+def tick(state: RunState, f: int, lref: int, nodes: int, heavy: int) -> None:
+    """The entry of a generated function that makes real calls or runs text operations: count its
+    own work (``work.WorkCounter.entry``) and check the deadline and cancellation once ``CHUNK_WORK``
+    units have gone by since the last check, so a tree of calls cannot run unchecked for long."""
+    work = state.work + nodes
+    if heavy:
+        work += heavy * heavy_weight(state.meter.limits.max_string_length)
+    if work < CHUNK_WORK:
+        state.work = work
+        return
+    state.work = 0
+    meter = state.meter
+    meter.fuel_used = meter.max_fuel - f  # exact here; the loop refund is given back only on failure
+    try:
+        meter.check_deadline()
+    except SandboxError:
+        if lref:
+            meter.loop_iterations -= lref
+        raise
 
 
 def give_back(state: RunState, count: int) -> None:
@@ -340,6 +381,7 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_liter": loop_iteration,
         "_s_lend": loop_end,
         "_s_cap": reserve,
+        "_s_tick": tick,
         "_s_lback": give_back,
         "_s_text": text,
         "_s_ceq": composite_equal,

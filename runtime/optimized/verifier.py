@@ -44,7 +44,7 @@ from .errors import VerifierFailure
 from .stubs import PURE_HELPERS, RANGE_NAME, STUBS
 from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-3"
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-4"
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -188,6 +188,9 @@ _UNARY_OPS = frozenset({ast.USub, ast.Not})
 _BOOL_OPS = frozenset({ast.And, ast.Or})
 _FAULT_STUBS = {"_s_f1": 1, "_s_f2": 2, "_s_f3": 3}
 _CHUNK_STUBS = {"_s_c1": 1, "_s_c2": 2, "_s_c3": 3}
+_FIXED_ARITY = {"_s_cap": 10, "_s_tick": 5}
+"""Stubs whose every argument is positional data of fixed count (a wrong count would be a raw
+``TypeError`` at run time)."""
 
 _MALFORMED = (AttributeError, TypeError, ValueError, IndexError, KeyError, RecursionError)
 """What reading a malformed tree (a missing field, a wrong field type, absurd nesting) raises while
@@ -656,6 +659,9 @@ class _AstVerifier:
             _index(args, 3, self.chunk_sites, node)
             if len(args) != 4 + _CHUNK_STUBS[callee]:
                 raise _fail(f"{callee} takes {callee[-1]} operand(s)", node)
+        elif callee in _FIXED_ARITY:
+            if len(args) != _FIXED_ARITY[callee]:
+                raise _fail(f"{callee} called with the wrong number of arguments", node)
         elif callee in PAYING_STUBS:
             if site not in self.charge_sites:
                 _index(args, 3, self.charge_sites, node)

@@ -1,0 +1,218 @@
+"""A static bound on the real work of one loop iteration, so bulk chunks stay short in real time.
+
+Why: the deadline is checked once per bulk chunk (``stubs.reserve``), and fuel says nothing about
+real time: an inline operation whose charge is constant can take time that grows with its input
+(``string.length`` re-encodes non-ASCII text, ``==`` on two texts compares them unit by unit). A
+chunk sized by fuel alone could therefore spend the whole fuel budget between two deadline checks.
+
+The bound counts, for one iteration of a leaf loop, every IR node that may be evaluated (both arms
+of an ``if``; a module function called from the body counts its whole body at every call site, the
+call graph being acyclic) as ``nodes``, and separately the nodes whose real cost grows with the
+length of a text (``heavy``). ``stubs.reserve`` weighs ``heavy`` by the run's ``maxStringLength``
+(``heavy_weight``) and reserves no more iterations than ``CHUNK_WORK`` units allow. Built-in calls
+that go through a stub count one node: their real cost is charged through the meter, whose fuel
+charges check the deadline themselves (every ``DEADLINE_EVERY_FUEL_CHARGES``-th).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from dotboxd.core import ast, costs
+from dotboxd.core.types import BOOL, F64, GUID, I32, I64, UNIT
+from dotboxd.validator.plan import CallKind, ExecutionPlan
+
+CHUNK_WORK: Final = 65_536
+"""Work units one bulk chunk may hold (about 2 ms of generated code on the reference machine: an
+IR node of fast code takes tens of nanoseconds)."""
+
+TEXT_UNITS_PER_WORK: Final = 256
+"""UTF-16 units of text an O(length) inline operation handles in the time of one work unit."""
+
+SATURATE: Final = 1 << 40
+"""Counts stop growing here (a call tree can multiply them); any such loop gets 1-iteration chunks."""
+
+_METER_CADENCE: Final = costs.DEADLINE_EVERY_FUEL_CHARGES
+"""Iterations charged through the meter between two of its deadline checks, at most (each iteration
+is one fuel charge of ``Meter.loop_iteration``)."""
+
+_HEAVY_BUILTINS: Final = frozenset({"string.length"})
+"""Inline built-ins (``codegen._INLINE_BUILTINS``) whose real cost grows with a text's length."""
+
+_CONSTANT_COMPARE: Final = frozenset({UNIT, BOOL, I32, I64, F64, GUID})
+"""Operand types whose comparison takes constant time; every other one handled inline is text."""
+
+
+def heavy_weight(max_string_length: int) -> int:
+    """Work units of one O(length) text operation when texts hold at most ``max_string_length``
+    UTF-16 units."""
+    return 1 + max_string_length // TEXT_UNITS_PER_WORK
+
+
+def chunk_limit(nodes: int, heavy: int, max_string_length: int) -> int:
+    """Most iterations of a body of ``nodes`` work units (``heavy`` of them text operations) that
+    one chunk may run: at least 1, so a loop always progresses."""
+    units = nodes + heavy * heavy_weight(max_string_length)
+    return max(1, CHUNK_WORK // max(units, 1))
+
+
+class WorkCounter:
+    """Counts ``(nodes, heavy)`` for loop bodies of one plan, remembering each function's."""
+
+    def __init__(self, plan: ExecutionPlan) -> None:
+        self.plan = plan
+        self._functions: dict[str, tuple[int, int]] = {}
+        self._entries: dict[str, tuple[int, int] | None] = {}
+
+    def entry(self, fid: str) -> tuple[int, int] | None:
+        """What a call of ``fid`` does itself, for the work tick at its entry (``stubs.tick``): its
+        body with the bodies of the callees that tick nothing of their own; None when it makes no
+        real call and holds no text operation (its whole body is then counted by its callers).
+
+        Why ticks: straight-line code checks no deadline, and a tree of calls (the call graph is
+        acyclic, but each function may call the next several times) multiplies the work between two
+        checks; with a tick at the entry of every function that calls, the work between two checks
+        is bounded by ``CHUNK_WORK`` plus one function body."""
+        if fid in self._entries:
+            return self._entries[fid]
+        self._entries[fid] = None  # acyclic: never read before it is set below
+        nodes, heavy, calls = self._own_block(self.plan.functions[fid].function.body)
+        entry = (nodes, heavy) if calls or heavy else None
+        self._entries[fid] = entry
+        return entry
+
+    def iteration(self, stmt: ast.While | ast.ForRange) -> tuple[int, int] | None:
+        """What one iteration of a loop run iteration by iteration does itself (as ``entry``; inner
+        loops check the deadline on their own), for a work tick after its iteration charge; None when
+        it holds no text operation and is small: the meter's own cadence (a deadline check every 64
+        iteration charges) then bounds the work between two checks by ``CHUNK_WORK``."""
+        nodes, heavy, _ = self._own_block(stmt.body)
+        if isinstance(stmt, ast.While):
+            cond_nodes, cond_heavy, _ = self._own_expr(stmt.condition)
+            nodes, heavy = nodes + cond_nodes, heavy + cond_heavy
+        if not heavy and nodes * _METER_CADENCE <= CHUNK_WORK:
+            return None
+        return min(nodes + 1, SATURATE), min(heavy, SATURATE)
+
+    def _own_block(self, block: tuple[ast.Stmt, ...]) -> tuple[int, int, bool]:
+        nodes = heavy = 0
+        calls = False
+        dead = self.plan.dead_statements
+        for stmt in block:
+            if id(stmt) in dead:
+                continue
+            nodes += 1
+            kind = type(stmt)
+            parts: list[tuple[int, int, bool]] = []
+            if kind is ast.If:
+                assert isinstance(stmt, ast.If)
+                parts = [
+                    self._own_expr(stmt.condition),
+                    self._own_block(stmt.then),
+                    self._own_block(stmt.else_),
+                ]
+            elif kind is ast.While or kind is ast.ForRange:
+                assert isinstance(stmt, ast.While | ast.ForRange)
+                parts = [self._own_block(stmt.body)]  # a loop's chunks check the deadline themselves
+                if isinstance(stmt, ast.While):
+                    parts.append(self._own_expr(stmt.condition))
+                else:
+                    parts += [self._own_expr(stmt.start), self._own_expr(stmt.end)]
+            elif kind is not ast.Break and kind is not ast.Continue:
+                parts = [self._own_expr(stmt.value)]  # type: ignore[union-attr]
+            for more_nodes, more_heavy, more_calls in parts:
+                nodes, heavy, calls = nodes + more_nodes, heavy + more_heavy, calls or more_calls
+        return min(nodes, SATURATE), min(heavy, SATURATE), calls
+
+    def _own_expr(self, node: ast.Expr) -> tuple[int, int, bool]:
+        nodes, heavy = self.expr(node, expand=False)
+        calls = False
+        for call in call_nodes(node):
+            target = self.plan.call_target(call)
+            if target.kind is CallKind.FUNCTION:
+                calls = True
+                if self.entry(target.name) is None:  # it ticks nothing itself: its body is ours
+                    callee_nodes, callee_heavy = self.function(target.name)
+                    nodes, heavy = nodes + callee_nodes, heavy + callee_heavy
+        return min(nodes, SATURATE), min(heavy, SATURATE), calls
+
+    def loop(self, stmt: ast.While | ast.ForRange) -> tuple[int, int]:
+        """One iteration: the body, and a while loop's condition."""
+        nodes, heavy = self.block(stmt.body)
+        if isinstance(stmt, ast.While):
+            cond_nodes, cond_heavy = self.expr(stmt.condition)
+            nodes, heavy = nodes + cond_nodes, heavy + cond_heavy
+        return min(nodes + 1, SATURATE), min(heavy, SATURATE)
+
+    def function(self, fid: str) -> tuple[int, int]:
+        known = self._functions.get(fid)
+        if known is None:
+            known = self._functions[fid] = self.block(self.plan.functions[fid].function.body)
+        return known
+
+    def block(self, block: tuple[ast.Stmt, ...]) -> tuple[int, int]:
+        nodes = heavy = 0
+        dead = self.plan.dead_statements
+        for stmt in block:
+            if id(stmt) in dead:
+                continue
+            nodes += 1
+            kind = type(stmt)
+            parts: tuple[tuple[int, int], ...]
+            if kind is ast.If:
+                assert isinstance(stmt, ast.If)
+                parts = (self.expr(stmt.condition), self.block(stmt.then), self.block(stmt.else_))
+            elif kind is ast.While or kind is ast.ForRange:
+                assert isinstance(stmt, ast.While | ast.ForRange)
+                parts = (self.loop(stmt),)  # not in a leaf loop's body; counted for completeness
+            elif kind is ast.Break or kind is ast.Continue:
+                parts = ()
+            else:
+                parts = (self.expr(stmt.value),)  # type: ignore[union-attr]
+            for more_nodes, more_heavy in parts:
+                nodes += more_nodes
+                heavy += more_heavy
+        return min(nodes, SATURATE), min(heavy, SATURATE)
+
+    def expr(self, node: ast.Expr, *, expand: bool = True) -> tuple[int, int]:
+        """``expand``: count the bodies of called module functions too."""
+        kind = type(node)
+        if kind is ast.Binary:
+            assert isinstance(node, ast.Binary)
+            left, right = self.expr(node.left, expand=expand), self.expr(node.right, expand=expand)
+            own = 0 if self.plan.type_of(node.left) in _CONSTANT_COMPARE else 1
+            return 1 + left[0] + right[0], own + left[1] + right[1]
+        if kind is ast.Unary:
+            assert isinstance(node, ast.Unary)
+            nodes, heavy = self.expr(node.operand, expand=expand)
+            return 1 + nodes, heavy
+        if kind is not ast.Call:
+            return 1, 0
+        assert isinstance(node, ast.Call)
+        nodes, heavy = 1, 0
+        for arg in node.args:
+            arg_nodes, arg_heavy = self.expr(arg, expand=expand)
+            nodes, heavy = nodes + arg_nodes, heavy + arg_heavy
+        target = self.plan.call_target(node)
+        if target.kind is CallKind.FUNCTION and expand:
+            callee_nodes, callee_heavy = self.function(target.name)
+            nodes, heavy = nodes + callee_nodes, heavy + callee_heavy
+        elif target.kind is CallKind.BUILTIN and target.name in _HEAVY_BUILTINS:
+            heavy += 1
+        return min(nodes, SATURATE), min(heavy, SATURATE)
+
+
+def call_nodes(node: ast.Expr) -> list[ast.Call]:
+    """The call nodes of an expression."""
+    found: list[ast.Call] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ast.Binary):
+            stack += (current.left, current.right)
+        elif isinstance(current, ast.Unary):
+            stack.append(current.operand)
+        elif isinstance(current, ast.Call):
+            found.append(current)
+            stack += current.args
+    return found
