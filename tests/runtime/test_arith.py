@@ -101,7 +101,12 @@ def test_rounding_builtins_keep_the_ieee_sign_of_zero(name: str, a: float) -> No
 
 
 def test_rounding_to_zero_returns_negative_zero_for_negative_operands() -> None:
-    for fn, a in [(arith.ceil_f64, -0.5), (arith.floor_f64, -0.0), (arith.round_f64, -0.4), (arith.round_f64, -0.5)]:
+    for fn, a in [
+        (arith.ceil_f64, -0.5),
+        (arith.floor_f64, -0.0),
+        (arith.round_f64, -0.4),
+        (arith.round_f64, -0.5),
+    ]:
         result = fn(a)
         assert result == 0.0 and math.copysign(1.0, result) == -1.0, (fn.__name__, a)
     assert math.copysign(1.0, arith.floor_f64(0.5)) == 1.0
