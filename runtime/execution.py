@@ -53,6 +53,7 @@ from dotboxd.runtime.commands import Command
 from dotboxd.runtime.context import PlanRunFacts, RunContext
 from dotboxd.runtime.errors import ErrorInfo, SandboxError, error_info_from_diagnostic
 from dotboxd.runtime.meter import CancelToken, ResourceUsage
+from dotboxd.runtime.stack import RUN_FRAMES, call_with_headroom
 from dotboxd.validator.plan import ExecutionPlan
 
 ArgEncoding = Literal["python", "json"]
@@ -436,7 +437,8 @@ class EntryCall:
                 shape = run.meter.shape
                 for index in self.charged:
                     shape(shape_of(values[index]))
-            value = backend.run(run, self.entrypoint, values)
+            # on a fresh helper thread when the host's stack is too deep (``runtime/stack.py``)
+            value = call_with_headroom(RUN_FRAMES, backend.run, run, self.entrypoint, values)
         except SandboxError as exc:
             error = exc.info()
         except SandboxFault as fault:

@@ -33,6 +33,13 @@ from dotboxd.runtime.binding_call import call_binding
 from dotboxd.runtime.context import RunContext
 from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.intrinsics import INTRINSICS
+from dotboxd.runtime.stack import (
+    FRAMES_PER_NESTING_LEVEL,
+    HELPER_FRAMES,
+    REFERENCE_CALL_FRAMES,
+    call_with_headroom,
+    has_headroom,
+)
 from dotboxd.validator.plan import CallKind, ExecutionPlan
 
 BREAK: Final = object()
@@ -72,12 +79,13 @@ class _PlanCache:
     (and, for texts, the shape) of each literal and the evaluation rule of each binary node. They
     depend only on the plan (its nodes and their resolved types), never on a run."""
 
-    __slots__ = ("binops", "literals", "plan")
+    __slots__ = ("binops", "literals", "plan", "stack_check_every")
 
     def __init__(self, plan: ExecutionPlan) -> None:
         self.plan = plan
         self.literals: dict[int, tuple[Value, Shape | None]] = {}
         self.binops: dict[int, BinaryRule] = {}
+        self.stack_check_every = calls_between_stack_checks(plan)
 
 
 class ReferenceBackend:
@@ -106,7 +114,18 @@ class ReferenceBackend:
 class _Machine:
     """The state of one run's walk: plan facts, the meter, the plan's node caches and the return slot."""
 
-    __slots__ = ("_binops", "_literals", "_ret", "call_targets", "expr_types", "fuel", "meter", "plan", "run")
+    __slots__ = (
+        "_binops",
+        "_check_every",
+        "_literals",
+        "_ret",
+        "call_targets",
+        "expr_types",
+        "fuel",
+        "meter",
+        "plan",
+        "run",
+    )
 
     def __init__(self, run: RunContext, cache: _PlanCache) -> None:
         self.run = run
@@ -118,6 +137,7 @@ class _Machine:
         self._ret: Value = None
         self._binops = cache.binops
         self._literals = cache.literals
+        self._check_every = cache.stack_check_every
 
     # --- functions ---------------------------------------------------------------------------
 
@@ -235,7 +255,11 @@ class _Machine:
         if target.kind is CallKind.BUILTIN:
             return INTRINSICS[target.name](self.meter, args)
         if target.kind is CallKind.FUNCTION:
-            return self.invoke(target.name, args)
+            if self.meter.call_depth % self._check_every or has_headroom(REFERENCE_CALL_FRAMES):
+                return self.invoke(target.name, args)
+            # the thread's stack runs low: the call chain continues on a fresh helper thread, so
+            # only ``maxCallDepth`` bounds it, never Python's stack (``runtime/stack.py``)
+            return call_with_headroom(REFERENCE_CALL_FRAMES, self.invoke, target.name, args)
         return call_binding(self.run, target.name, args)
 
 
@@ -324,3 +348,47 @@ def _literal_value(node: ast.Literal) -> tuple[Value, Shape | None]:
     else:
         return raw, None
     return value, shape_of(value)
+
+
+# --- Python stack use ----------------------------------------------------------------------------
+
+
+def calls_between_stack_checks(plan: ExecutionPlan) -> int:
+    """How many kernel calls deep the walk may go between two checks of the Python stack.
+
+    A kernel call costs the walk at most ``FRAMES_PER_NESTING_LEVEL`` frames per level of nesting
+    down to its call site, plus the few of ``invoke`` itself (``_call`` -> ``invoke`` -> ``_block``
+    -> the statement). Every check makes sure of ``REFERENCE_CALL_FRAMES`` of headroom (moving to a
+    fresh thread otherwise), so checking every ``n``-th call is enough while ``n`` calls of the
+    plan's deepest function, plus the helpers, fit in that headroom; a shallow plan is then checked
+    rarely (the check costs about a microsecond)."""
+    deepest = max((_nesting(info.function.body) for info in plan.functions.values()), default=0)
+    per_call = FRAMES_PER_NESTING_LEVEL * (deepest + 1) + 4
+    return max(1, (REFERENCE_CALL_FRAMES - HELPER_FRAMES) // per_call)
+
+
+def _nesting(body: tuple[ast.Stmt, ...]) -> int:
+    """The deepest statement-and-expression nesting of a function body (a top-level statement is 1),
+    measured without recursion."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(statement, 1) for statement in body]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        children: tuple[object, ...] = ()
+        if isinstance(node, ast.If):
+            children = (node.condition, *node.then, *node.else_)
+        elif isinstance(node, ast.While):
+            children = (node.condition, *node.body)
+        elif isinstance(node, ast.ForRange):
+            children = (node.start, node.end, *node.body)
+        elif isinstance(node, ast.Set | ast.Return | ast.ExprStmt):
+            children = (node.value,)
+        elif isinstance(node, ast.Binary):
+            children = (node.left, node.right)
+        elif isinstance(node, ast.Unary):
+            children = (node.operand,)
+        elif isinstance(node, ast.Call):
+            children = node.args
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
