@@ -32,6 +32,7 @@ from typing import Any, Literal, Protocol
 from dotboxd.core.ast import TypeRef
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.types import SandboxType, to_type_ref
+from dotboxd.core.utf16 import close_scope, open_scope
 from dotboxd.core.values import (
     I32_MAX,
     I32_MIN,
@@ -420,6 +421,7 @@ class EntryCall:
         plan = self.plan
         facts = self.facts
         run = RunContext(plan, run_id, cancel, observers, clock, facts)
+        texts = open_scope()  # the run's UTF-16 indices (``dotboxd.core.utf16``), dropped at the end
         value: Value = None
         error: ErrorInfo | None = None
         return_type: SandboxType | None = None  # known once the run got past the entrypoint check
@@ -457,6 +459,8 @@ class EntryCall:
             error = SandboxError("R-QUOTA-CALL-DEPTH", "nesting exceeds the interpreter's capacity").info()
         except Exception:
             error = SandboxError("R-HOST-INTERNAL", "internal runtime fault").info()
+        finally:
+            close_scope(texts)
         if error is not None:
             value = None
         commands = run.finish_commands(error is None)
