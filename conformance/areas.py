@@ -63,8 +63,6 @@ FILE_AREAS: dict[str, str] = {
     "policy/policy.json": "policy",
     # run-stage cases (conformance/tools/make_run_cases.py writes these files, one per area)
     **{f"run/{area}.json": area for area in AREAS if area not in ("import", "policy", "generated")},
-    # IEEE sign of zero for the rounding built-ins (hand-written)
-    "run/signed-zero.json": "arithmetic",
 }
 
 
