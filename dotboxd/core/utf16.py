@@ -12,9 +12,9 @@ The fix is an index per string, built once and then reused:
 * any other string gets a ``Utf16Index``: its length in units and the unit offsets of its astral
   characters (the only ones that take two units), so a unit offset becomes a code-point index with a
   binary search, and a cut through a surrogate pair is recognised there too;
-* indices are kept for the duration of a run (``utf16_scope``, which the runtime enters around every
-  run), keyed by the string object's identity; the cache holds the string itself, so the identity
-  cannot be reused while the entry lives. Every string a run can see was built or admitted by an
+* indices are kept for the duration of a run (``open_scope``/``close_scope``, which the runtime
+  calls around every run), keyed by the string object's identity; the cache holds the string
+  itself, so the identity cannot be reused while the entry lives. Every string a run can see was built or admitted by an
   operation charged in proportion to its length (a literal, an input, a concatenation, a substring,
   a binding's result), so building its index once per run stays within what the run paid for, and
   nothing is ever evicted that a later call would have to rebuild. Strings shorter than
@@ -30,8 +30,9 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar, Token
+from contextvars import ContextVar
 from dataclasses import dataclass
+from threading import get_ident
 from typing import Final
 
 SHORT_TEXT: Final = 64
@@ -53,32 +54,58 @@ class Utf16Index:
 
 _NONE: Final = array("I")
 _Cache = dict[int, tuple[str, Utf16Index]]
-_SCOPE: ContextVar[_Cache | None] = ContextVar("dotboxd_utf16_scope", default=None)
 
 
-def open_scope() -> Token[_Cache | None] | None:
-    """Start keeping indices (a run begins); None when a scope is already open (a nested run shares
-    it). Pass the result to ``close_scope``. Plain calls rather than a context manager: this is on
-    the per-run path of every host call."""
-    if _SCOPE.get() is not None:
-        return None
-    return _SCOPE.set({})
+class _RunTexts:
+    """One thread's run scope: how many runs are open on it (a binding may start a nested run), the
+    indices of the outermost one, and the thread it belongs to.
+
+    Held in a context variable that is set once per thread, not once per run: opening and closing
+    a scope is on the per-run path of every host call and must cost next to nothing. A helper
+    thread that continues a run (``runtime/stack.py``) runs in a copy of the caller's context and so
+    shares its scope; a thread that merely inherited a copied context (``asyncio.to_thread``) gets
+    its own scope when it opens one, because a scope remembers its thread."""
+
+    __slots__ = ("cache", "depth", "thread")
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.cache: _Cache | None = None
+        self.thread = get_ident()
 
 
-def close_scope(token: Token[_Cache | None] | None) -> None:
-    """End the scope ``open_scope`` returned ``token`` for, dropping its indices."""
-    if token is not None:
-        _SCOPE.reset(token)
+_SCOPE: ContextVar[_RunTexts | None] = ContextVar("dotboxd_utf16_scope", default=None)
+
+
+def open_scope() -> None:
+    """A run begins on this thread: keep the indices built from now until the matching
+    ``close_scope`` (nested runs share the outer run's indices)."""
+    runs = _SCOPE.get()
+    if runs is None or runs.thread != get_ident():
+        runs = _RunTexts()
+        _SCOPE.set(runs)
+    runs.depth += 1
+
+
+def close_scope() -> None:
+    """A run ends on this thread; the outermost one drops the indices."""
+    runs = _SCOPE.get()
+    if runs is None:
+        return
+    runs.depth -= 1
+    if runs.depth <= 0:
+        runs.depth = 0
+        runs.cache = None
 
 
 @contextmanager
 def utf16_scope() -> Iterator[None]:
     """``open_scope``/``close_scope`` around a block (for callers off the hot path)."""
-    token = open_scope()
+    open_scope()
     try:
         yield
     finally:
-        close_scope(token)
+        close_scope()
 
 
 def build_index(text: str) -> Utf16Index:
@@ -97,9 +124,12 @@ def index_of(text: str) -> Utf16Index:
     """The index of ``text``: cached for the current run when ``text`` is long enough to matter."""
     if len(text) < SHORT_TEXT:
         return build_index(text)
-    cache = _SCOPE.get()
-    if cache is None:
+    runs = _SCOPE.get()
+    if runs is None or not runs.depth:
         return build_index(text)
+    cache = runs.cache
+    if cache is None:
+        cache = runs.cache = {}
     entry = cache.get(id(text))
     if entry is not None and entry[0] is text:
         return entry[1]

@@ -34,10 +34,9 @@ from dotboxd.runtime.context import RunContext
 from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.intrinsics import INTRINSICS
 from dotboxd.runtime.stack import (
-    FRAMES_PER_NESTING_LEVEL,
-    HELPER_FRAMES,
     REFERENCE_CALL_FRAMES,
     call_with_headroom,
+    calls_between_stack_checks,
     has_headroom,
 )
 from dotboxd.validator.plan import CallKind, ExecutionPlan
@@ -348,47 +347,3 @@ def _literal_value(node: ast.Literal) -> tuple[Value, Shape | None]:
     else:
         return raw, None
     return value, shape_of(value)
-
-
-# --- Python stack use ----------------------------------------------------------------------------
-
-
-def calls_between_stack_checks(plan: ExecutionPlan) -> int:
-    """How many kernel calls deep the walk may go between two checks of the Python stack.
-
-    A kernel call costs the walk at most ``FRAMES_PER_NESTING_LEVEL`` frames per level of nesting
-    down to its call site, plus the few of ``invoke`` itself (``_call`` -> ``invoke`` -> ``_block``
-    -> the statement). Every check makes sure of ``REFERENCE_CALL_FRAMES`` of headroom (moving to a
-    fresh thread otherwise), so checking every ``n``-th call is enough while ``n`` calls of the
-    plan's deepest function, plus the helpers, fit in that headroom; a shallow plan is then checked
-    rarely (the check costs about a microsecond)."""
-    deepest = max((_nesting(info.function.body) for info in plan.functions.values()), default=0)
-    per_call = FRAMES_PER_NESTING_LEVEL * (deepest + 1) + 4
-    return max(1, (REFERENCE_CALL_FRAMES - HELPER_FRAMES) // per_call)
-
-
-def _nesting(body: tuple[ast.Stmt, ...]) -> int:
-    """The deepest statement-and-expression nesting of a function body (a top-level statement is 1),
-    measured without recursion."""
-    deepest = 0
-    stack: list[tuple[object, int]] = [(statement, 1) for statement in body]
-    while stack:
-        node, depth = stack.pop()
-        deepest = max(deepest, depth)
-        children: tuple[object, ...] = ()
-        if isinstance(node, ast.If):
-            children = (node.condition, *node.then, *node.else_)
-        elif isinstance(node, ast.While):
-            children = (node.condition, *node.body)
-        elif isinstance(node, ast.ForRange):
-            children = (node.start, node.end, *node.body)
-        elif isinstance(node, ast.Set | ast.Return | ast.ExprStmt):
-            children = (node.value,)
-        elif isinstance(node, ast.Binary):
-            children = (node.left, node.right)
-        elif isinstance(node, ast.Unary):
-            children = (node.operand,)
-        elif isinstance(node, ast.Call):
-            children = node.args
-        stack.extend((child, depth + 1) for child in children)
-    return deepest

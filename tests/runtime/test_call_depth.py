@@ -20,7 +20,7 @@ import pytest
 from dotboxd.core.costs import MAX_CALL_DEPTH_CEILING
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.host import ExecutionResult, Policy, SandboxHost
-from dotboxd.runtime.stack import RUN_FRAMES, has_headroom
+from dotboxd.runtime.stack import HOST_RESERVE_FRAMES, RUN_FRAMES, has_headroom, run_frames
 
 _T = TypeVar("_T")
 BACKENDS = ("reference", "optimized")
@@ -55,11 +55,10 @@ def _from_depth(frames: int, fn: Callable[[], _T]) -> _T:
     return _from_depth(frames - 1, fn)
 
 
-def _with_exact_headroom(fn: Callable[[], _T]) -> _T:
-    """``fn()`` called where just a little more than ``RUN_FRAMES`` of headroom is left: the run
-    starts in place (no helper thread) with the least stack it may be given."""
-    if has_headroom(RUN_FRAMES + 30):
-        return _with_exact_headroom(fn)
+def _with_headroom(frames: int, fn: Callable[[], _T]) -> _T:
+    """``fn()`` called where just ``frames`` frames of headroom are left (a few more, never less)."""
+    if has_headroom(frames + 10):
+        return _with_headroom(frames, fn)
     return fn()
 
 
@@ -112,13 +111,29 @@ def test_reference_frame_model_covers_nested_call_sites_with_the_least_headroom(
     for length, nesting in [(120, 8), (40, 56)]:
         plan = host.prepare(_chain(length, nesting), _policy(MAX_CALL_DEPTH_CEILING))
         results = [
-            _with_exact_headroom(lambda p=plan, b=backend: host.execute(p, "main", [0], backend=b))  # type: ignore[misc]
+            _with_headroom(RUN_FRAMES, lambda p=plan, b=backend: host.execute(p, "main", [0], backend=b))  # type: ignore[misc]
             for backend in BACKENDS
         ]
         for result in results:
             assert result.ok, (length, nesting, result.error)
             assert result.value == (length - 1) * nesting
         assert _observed(results[0]) == _observed(results[1])
+
+
+def test_a_small_run_fits_in_the_headroom_the_host_must_leave() -> None:
+    """T-RUN-06: a run whose estimated need fits in ``HOST_RESERVE_FRAMES`` starts without looking at
+    the stack; the estimate must hold: with just that much headroom it completes on both backends."""
+    host = SandboxHost()
+    plan = host.prepare(_chain(2, 12), _policy(MAX_CALL_DEPTH_CEILING))
+    assert run_frames(plan) <= HOST_RESERVE_FRAMES  # the case this test is about: no look, no thread
+    results = [
+        _with_headroom(HOST_RESERVE_FRAMES, lambda b=backend: host.execute(plan, "main", [0], backend=b))  # type: ignore[misc]
+        for backend in BACKENDS
+    ]
+    for result in results:
+        assert result.ok, result.error
+        assert result.value == 12
+    assert _observed(results[0]) == _observed(results[1])
 
 
 def test_max_call_depth_above_the_ceiling_is_a_policy_error() -> None:
