@@ -3,8 +3,9 @@
 Issue 11, item 11: the reference interpreter spends several Python frames per kernel call, so with a
 policy that allowed deep calls it failed on Python's recursion limit (at a depth that depended on how
 deep the host's own stack already was) where the optimized backend succeeded. Now every run starts
-with a fixed amount of stack headroom (a fresh helper thread when the caller's stack is too deep),
-the reference interpreter continues a long call chain on a fresh thread when its stack runs low, and
+with the stack headroom its plan may need (a fresh helper thread when the caller's stack is too
+deep), the reference interpreter continues a long call chain on a fresh thread when its stack runs
+low, and
 ``maxCallDepth`` has a ceiling (``costs.MAX_CALL_DEPTH_CEILING``) that keeps the optimized backend's
 one-frame-per-call chain inside the headroom.
 """
