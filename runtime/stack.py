@@ -55,8 +55,9 @@ REFERENCE_CALL_FRAMES: Final = FRAMES_PER_NESTING_LEVEL * MAX_NESTING + HELPER_F
 deepest nesting plus the helpers (700 with the validator's nesting limit of 200)."""
 
 RUN_FRAMES: Final = max(REFERENCE_CALL_FRAMES, MAX_CALL_DEPTH_CEILING + HELPER_FRAMES)
-"""Headroom every run starts with: the reference's first kernel frame, or the optimized backend's
-whole call chain (one generated-function frame per kernel call) at the ceiling of ``maxCallDepth``."""
+"""The most headroom a run asks for when it starts (``run_frames`` is at most this): the reference's
+first kernel calls, or the optimized backend's whole call chain (one generated-function frame per
+kernel call) at the ceiling of ``maxCallDepth``."""
 
 HOST_RESERVE_FRAMES: Final = 300
 """The headroom a host must leave when it calls ``execute`` (Python's default limit is 1000). A run
