@@ -32,6 +32,7 @@ from typing import Any, Literal, Protocol
 from dotboxd.core.ast import TypeRef
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.types import SandboxType, to_type_ref
+from dotboxd.core.utf16 import close_scope, open_scope
 from dotboxd.core.values import (
     I32_MAX,
     I32_MIN,
@@ -53,6 +54,7 @@ from dotboxd.runtime.commands import Command
 from dotboxd.runtime.context import PlanRunFacts, RunContext
 from dotboxd.runtime.errors import ErrorInfo, SandboxError, error_info_from_diagnostic
 from dotboxd.runtime.meter import CancelToken, ResourceUsage
+from dotboxd.runtime.stack import HOST_RESERVE_FRAMES, call_with_headroom, run_frames
 from dotboxd.validator.plan import ExecutionPlan
 
 ArgEncoding = Literal["python", "json"]
@@ -342,6 +344,7 @@ class EntryCall:
         "plan",
         "read_inputs",
         "return_type",
+        "stack_frames",
         "summary_fields",
     )
 
@@ -350,6 +353,7 @@ class EntryCall:
         self.entrypoint = entrypoint
         self.encoding = encoding
         self.facts = PlanRunFacts(plan)
+        self.stack_frames = run_frames(plan)  # Python stack a run may need (``runtime/stack.py``)
         # a plan that requests and requires no capability has nothing to revoke or expire
         self.gated = bool(plan.required_capabilities or plan.requested_capabilities)
         info = plan.functions.get(entrypoint)
@@ -419,6 +423,7 @@ class EntryCall:
         plan = self.plan
         facts = self.facts
         run = RunContext(plan, run_id, cancel, observers, clock, facts)
+        open_scope()  # the run's UTF-16 indices (``dotboxd.core.utf16``), dropped when it ends
         value: Value = None
         error: ErrorInfo | None = None
         return_type: SandboxType | None = None  # known once the run got past the entrypoint check
@@ -436,7 +441,11 @@ class EntryCall:
                 shape = run.meter.shape
                 for index in self.charged:
                     shape(shape_of(values[index]))
-            value = backend.run(run, self.entrypoint, values)
+            frames = self.stack_frames
+            if frames <= HOST_RESERVE_FRAMES:
+                value = backend.run(run, self.entrypoint, values)
+            else:  # on a fresh helper thread when the host's stack is too deep (``runtime/stack.py``)
+                value = call_with_headroom(frames, backend.run, run, self.entrypoint, values)
         except SandboxError as exc:
             error = exc.info()
         except SandboxFault as fault:
@@ -455,6 +464,8 @@ class EntryCall:
             error = SandboxError("R-QUOTA-CALL-DEPTH", "nesting exceeds the interpreter's capacity").info()
         except Exception:
             error = SandboxError("R-HOST-INTERNAL", "internal runtime fault").info()
+        finally:
+            close_scope()
         if error is not None:
             value = None
         commands = run.finish_commands(error is None)

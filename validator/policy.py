@@ -28,6 +28,7 @@ from types import MappingProxyType
 from typing import Any
 
 from dotboxd.core.bindings import ASYNC_CAPABILITY, REENTRANT_CAPABILITY, canonical_record, sha256_lines
+from dotboxd.core.costs import MAX_CALL_DEPTH_CEILING
 from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, reject
 from dotboxd.core.effects import PURE, Effect, effect_names, parse_effect_names, unknown_bits
 from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, read_json
@@ -79,6 +80,10 @@ class Limits:
                 out.append((name, f"must be >= 0, got {value}"))
             elif f.name == "max_wall_time_ms" and value > INT32_MAX:
                 out.append((name, f"must be <= {INT32_MAX} ms, got {value}"))
+            elif f.name == "max_call_depth" and value > MAX_CALL_DEPTH_CEILING:
+                out.append(
+                    (name, f"must be <= {MAX_CALL_DEPTH_CEILING} (the call-depth ceiling), got {value}")
+                )
             elif value > _LIMIT_CEILING:
                 out.append((name, f"must be <= {_LIMIT_CEILING}, got {value}"))
         return out

@@ -216,17 +216,30 @@ def sqrt_f64(a: float) -> float:
     return finite(math.sqrt(a))
 
 
+def _signed(result: float, a: float) -> float:
+    """``result`` with IEEE's sign of zero: a rounding that lands on zero keeps the operand's sign.
+
+    Why: Python's ``math.floor``/``math.ceil``/``round`` return *integers*, which have no negative
+    zero, so ``float(math.ceil(-0.5))`` is ``+0.0`` where IEEE 754 (and .NET's ``Math.Ceiling``) give
+    ``-0.0``. The sign of a zero is observable (``1.0 / x`` is not, but results and encodings are), so
+    both backends route every rounding built-in through here."""
+    return math.copysign(0.0, a) if result == 0.0 else result
+
+
 def floor_f64(a: float) -> float:
-    return float(math.floor(a))
+    """``math.floor``: toward negative infinity; ``floor(-0.0)`` is ``-0.0``."""
+    return _signed(float(math.floor(a)), a)
 
 
 def ceil_f64(a: float) -> float:
-    return float(math.ceil(a))
+    """``math.ceil``: toward positive infinity; ``ceil(-0.5)`` and ``ceil(-0.0)`` are ``-0.0``."""
+    return _signed(float(math.ceil(a)), a)
 
 
 def round_f64(a: float) -> float:
-    """``math.round``: to nearest, ties to even (C# ``Math.Round`` default, Python ``round``)."""
-    return float(round(a))
+    """``math.round``: to nearest, ties to even (C# ``Math.Round`` default, Python ``round``);
+    ``round(-0.4)`` and ``round(-0.5)`` are ``-0.0``."""
+    return _signed(float(round(a)), a)
 
 
 def int32_to_string_invariant(a: int) -> str:

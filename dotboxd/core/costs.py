@@ -33,6 +33,12 @@ LOOP_ITERATION_COUNT = 1
 CALL_DEPTH_STEP = 1
 """A module-function call enters one frame deeper; the entrypoint's frame is depth 1."""
 
+MAX_CALL_DEPTH_CEILING = 512
+"""The largest ``maxCallDepth`` a policy may set (E-POLICY-LIMIT above it). Why a ceiling: both
+backends spend Python stack on kernel calls (the optimized one a frame per call), and a run is
+given a fixed amount of it whatever the host's own stack depth (``runtime/stack.py``); a ceiling
+keeps the deepest allowed chain inside that amount, so both backends reach the same verdict."""
+
 # --- value shapes (charged for every newly created value) -------------------------------------
 
 STRING_BYTES_PER_UNIT = 2

@@ -24,12 +24,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Protocol, TypeAlias, TypeVar
 
 from dotboxd.core.codes import category_of
+from dotboxd.core.utf16 import code_point_offset, index_of
+from dotboxd.core.utf16 import utf16_len as utf16_len  # re-exported: part of the value API
 
 # ---------------------------------------------------------------------------------------------
 # Faults
@@ -727,13 +730,6 @@ def key_sort_key(key: Value) -> tuple[int, Any]:
 # UTF-16 string helpers (DotBoxD counts and orders strings by UTF-16 code units)
 
 
-def utf16_len(text: str) -> int:
-    """Length in UTF-16 code units (astral characters count 2)."""
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
 def utf16_units(text: str) -> bytes:
     """Big-endian UTF-16 bytes: comparing these compares code-unit sequences ordinally."""
     return text.encode("utf-16-be", "surrogatepass")
@@ -749,32 +745,39 @@ def compare_ordinal(a: str, b: str) -> int:
     return (ua > ub) - (ua < ub)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def has_lone_surrogate(text: str) -> bool:
     """Whether ``text`` holds an unpaired surrogate code point (never a valid sandbox string)."""
     if text.isascii():
         return False
-    return any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+    return _SURROGATE.search(text) is not None  # a C-speed scan (inputs can be megabytes long)
 
 
 def utf16_substring(text: str, start: int, length: int) -> str:
     """``length`` UTF-16 units of ``text`` from unit ``start``.
 
     A negative start or length, a range past the end, or a cut through a surrogate pair is
-    InvalidInput (R-STRING-RANGE): sandbox strings never hold lone surrogates.
+    InvalidInput (R-STRING-RANGE): sandbox strings never hold lone surrogates. The work is the
+    length of the result plus a binary search (``dotboxd.core.utf16``), never a pass over ``text``
+    once the run has measured it.
     """
-    total = utf16_len(text)
+    if text.isascii():
+        if start < 0 or length < 0 or start > len(text) or length > len(text) - start:
+            raise SandboxFault("R-STRING-RANGE", "substring range is outside the string")
+        return text[start : start + length]
+    index = index_of(text)
+    total = index.length16
     if start < 0 or length < 0 or start > total or length > total - start:
         raise SandboxFault("R-STRING-RANGE", "substring range is outside the string")
-    if text.isascii():
-        return text[start : start + length]
-    raw = text.encode("utf-16-le", "surrogatepass")
-    piece = raw[2 * start : 2 * (start + length)]
-    if length > 0:
-        first = int.from_bytes(piece[0:2], "little")
-        last = int.from_bytes(piece[-2:], "little")
-        if 0xDC00 <= first <= 0xDFFF or 0xD800 <= last <= 0xDBFF:
-            raise SandboxFault("R-STRING-RANGE", "substring range splits a surrogate pair")
-    return piece.decode("utf-16-le", "surrogatepass")
+    first = code_point_offset(index, start)
+    last = code_point_offset(index, start + length)
+    if length > 0 and (first is None or last is None):
+        raise SandboxFault("R-STRING-RANGE", "substring range splits a surrogate pair")
+    if first is None or last is None:  # an empty piece at a split point: nothing to cut
+        return ""
+    return text[first:last]
 
 
 # ---------------------------------------------------------------------------------------------

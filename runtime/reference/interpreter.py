@@ -33,6 +33,12 @@ from dotboxd.runtime.binding_call import call_binding
 from dotboxd.runtime.context import RunContext
 from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.intrinsics import INTRINSICS
+from dotboxd.runtime.stack import (
+    REFERENCE_CALL_FRAMES,
+    call_with_headroom,
+    calls_between_stack_checks,
+    has_headroom,
+)
 from dotboxd.validator.plan import CallKind, ExecutionPlan
 
 BREAK: Final = object()
@@ -72,12 +78,13 @@ class _PlanCache:
     (and, for texts, the shape) of each literal and the evaluation rule of each binary node. They
     depend only on the plan (its nodes and their resolved types), never on a run."""
 
-    __slots__ = ("binops", "literals", "plan")
+    __slots__ = ("binops", "literals", "plan", "stack_check_every")
 
     def __init__(self, plan: ExecutionPlan) -> None:
         self.plan = plan
         self.literals: dict[int, tuple[Value, Shape | None]] = {}
         self.binops: dict[int, BinaryRule] = {}
+        self.stack_check_every = calls_between_stack_checks(plan)
 
 
 class ReferenceBackend:
@@ -106,7 +113,18 @@ class ReferenceBackend:
 class _Machine:
     """The state of one run's walk: plan facts, the meter, the plan's node caches and the return slot."""
 
-    __slots__ = ("_binops", "_literals", "_ret", "call_targets", "expr_types", "fuel", "meter", "plan", "run")
+    __slots__ = (
+        "_binops",
+        "_check_every",
+        "_literals",
+        "_ret",
+        "call_targets",
+        "expr_types",
+        "fuel",
+        "meter",
+        "plan",
+        "run",
+    )
 
     def __init__(self, run: RunContext, cache: _PlanCache) -> None:
         self.run = run
@@ -118,6 +136,7 @@ class _Machine:
         self._ret: Value = None
         self._binops = cache.binops
         self._literals = cache.literals
+        self._check_every = cache.stack_check_every
 
     # --- functions ---------------------------------------------------------------------------
 
@@ -235,7 +254,11 @@ class _Machine:
         if target.kind is CallKind.BUILTIN:
             return INTRINSICS[target.name](self.meter, args)
         if target.kind is CallKind.FUNCTION:
-            return self.invoke(target.name, args)
+            if self.meter.call_depth % self._check_every or has_headroom(REFERENCE_CALL_FRAMES):
+                return self.invoke(target.name, args)
+            # the thread's stack runs low: the call chain continues on a fresh helper thread, so
+            # only ``maxCallDepth`` bounds it, never Python's stack (``runtime/stack.py``)
+            return call_with_headroom(REFERENCE_CALL_FRAMES, self.invoke, target.name, args)
         return call_binding(self.run, target.name, args)
 
 

@@ -6,7 +6,7 @@ import math
 from fractions import Fraction
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from dotboxd.core import arith
@@ -81,6 +81,35 @@ def test_f64_results_must_be_finite() -> None:
     assert arith.rem_f64(-7.5, 2.0) == -1.5  # fmod: sign of the dividend
     assert arith.round_f64(2.5) == 2.0 and arith.round_f64(3.5) == 4.0  # ties to even
     assert arith.floor_f64(-1.5) == -2.0 and arith.ceil_f64(-1.5) == -1.0
+
+
+_ROUNDINGS = {"floor": arith.floor_f64, "ceil": arith.ceil_f64, "round": arith.round_f64}
+
+
+@pytest.mark.parametrize("name", sorted(_ROUNDINGS))
+@given(st.floats(allow_nan=False, allow_infinity=False))
+@example(-0.0)
+@example(-0.4)
+@example(-0.5)
+def test_rounding_builtins_keep_the_ieee_sign_of_zero(name: str, a: float) -> None:
+    """IEEE 754 rounding never changes the sign: ``ceil(-0.5)``, ``floor(-0.0)`` and ``round(-0.4)``
+    are ``-0.0`` (as in .NET), and the value is Python's integer rounding of ``a``."""
+    expected = {"floor": math.floor, "ceil": math.ceil, "round": round}[name](a)
+    result = _ROUNDINGS[name](a)
+    assert result == expected
+    assert math.copysign(1.0, result) == math.copysign(1.0, a)
+
+
+def test_rounding_to_zero_returns_negative_zero_for_negative_operands() -> None:
+    for fn, a in [
+        (arith.ceil_f64, -0.5),
+        (arith.floor_f64, -0.0),
+        (arith.round_f64, -0.4),
+        (arith.round_f64, -0.5),
+    ]:
+        result = fn(a)
+        assert result == 0.0 and math.copysign(1.0, result) == -1.0, (fn.__name__, a)
+    assert math.copysign(1.0, arith.floor_f64(0.5)) == 1.0
 
 
 def test_clamp_rejects_inverted_bounds() -> None:
