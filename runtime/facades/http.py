@@ -52,6 +52,7 @@ class HttpFacade:
         grant, target = _prepare(ctx, uri)
         sink = _sink(ctx, grant)
         try:
+            check_allowed(grant, target)
             budget = _budget(ctx, grant)
             address = pin(target, self.resolver, grant.allow_private_network, budget)
             reply = fetch(target, address, grant, budget, ctx.charge_network_write, sink)
@@ -65,6 +66,7 @@ class HttpFacade:
         grant, target = _prepare(ctx, uri)
         sink = _sink(ctx, grant)
         try:
+            check_allowed(grant, target)
             budget = _budget(ctx, grant)
             address = await pin_async(target, self.resolver, grant.allow_private_network, budget)
             reply = await fetch_async(target, address, grant, budget, ctx.charge_network_write, sink)
@@ -82,9 +84,7 @@ def _prepare(ctx: BindingContext, uri: SandboxUri) -> tuple[HttpGrant, Target]:
     text = uri.text if isinstance(uri, SandboxUri) else None
     if not isinstance(text, str):
         raise BindingError("InvalidInput", "the argument is not a uri")
-    target = parse_target(text)
-    check_allowed(grant, target)
-    return grant, target
+    return grant, parse_target(text)
 
 
 def _budget(ctx: BindingContext, grant: HttpGrant) -> Budget:
