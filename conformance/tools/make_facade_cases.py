@@ -265,18 +265,13 @@ def http_cases() -> list[Case]:
     """The HTTP facade's refusals that are decided before any name lookup or connection (so no case
     touches the network): host, port, scheme and IP-literal rules (spec/semantics.md 13)."""
     grant = {"id": "net.http.get", "parameters": {"allowedHosts": "example.com", "maxResponseBytes": "100"}}
-    literal_grant = {
-        "id": "net.http.get",
-        "parameters": {
-            "allowedHosts": "example.com,127.0.0.1,10.0.0.1",
-            "allowedSchemes": "http,https",
-            "maxResponseBytes": "100",
-        },
+    literal_parameters = {
+        "allowedHosts": "example.com,127.0.0.1,10.0.0.1",
+        "allowedSchemes": "http,https",
+        "maxResponseBytes": "100",
     }
-    private_grant = {
-        "id": "net.http.get",
-        "parameters": {**literal_grant["parameters"], "allowIpLiterals": "true"},
-    }
+    literal_grant = {"id": "net.http.get", "parameters": literal_parameters}
+    private_grant = {"id": "net.http.get", "parameters": {**literal_parameters, "allowIpLiterals": "true"}}
     refusals = [
         ("host-not-allowed", "a host outside allowedHosts", grant, "https://example.org/a?token=s3cret"),
         (

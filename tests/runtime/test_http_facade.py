@@ -171,7 +171,9 @@ def _policy(hosts: Sequence[str], **options: Any) -> Policy:
     options.setdefault("allowed_schemes", ("http",))
     options.setdefault("max_response_bytes", 1000)
     # a generous run budget: the call's own limit is the grant's timeoutMs
-    return Policy.builder().grant_http_get(list(hosts), **options).with_limits(max_wall_time_ms=20_000).build()
+    return (
+        Policy.builder().grant_http_get(list(hosts), **options).with_limits(max_wall_time_ms=20_000).build()
+    )
 
 
 def _runs(
@@ -234,7 +236,11 @@ def test_http_get_charges_fuel_per_byte_of_the_body(server: Server) -> None:
     resolver = FakeResolver(["127.0.0.1"])
     policy = _policy([f"{NAME}:{server.port}"], allow_private_network=True)
     ok = _runs(f"http://{NAME}:{server.port}/ok", policy, resolver)[0]
-    big = _runs(f"http://{NAME}:{server.port}/big", _policy([f"{NAME}:{server.port}"], allow_private_network=True, max_response_bytes=6000), resolver)[0]
+    big = _runs(
+        f"http://{NAME}:{server.port}/big",
+        _policy([f"{NAME}:{server.port}"], allow_private_network=True, max_response_bytes=6000),
+        resolver,
+    )[0]
     assert big.ok and ok.ok
     # the same kernel, 5000 - 22 more body bytes: at least that much more fuel
     assert big.usage.fuel_used - ok.usage.fuel_used >= 5000 - len("héllo from the server".encode())
@@ -251,12 +257,12 @@ def test_http_get_resolves_once_so_a_rebinding_answer_is_never_used(server: Serv
 
 def test_http_get_with_the_standard_facade_and_an_allowed_loopback_literal(server: Server) -> None:
     host = SandboxHost(standard_bindings())
-    policy = _policy(
-        [f"127.0.0.1:{server.port}"], allow_ip_literals=True, allow_private_network=True
-    )
+    policy = _policy([f"127.0.0.1:{server.port}"], allow_ip_literals=True, allow_private_network=True)
     plan = host.prepare(HTTP, policy)
     for backend in BACKENDS:
-        result = host.execute(plan, "main", [SandboxUri(f"http://127.0.0.1:{server.port}/ok")], backend=backend)
+        result = host.execute(
+            plan, "main", [SandboxUri(f"http://127.0.0.1:{server.port}/ok")], backend=backend
+        )
         assert result.ok and result.value == "héllo from the server"
 
 
@@ -282,7 +288,11 @@ def test_http_get_refuses_a_name_with_mixed_public_and_private_answers() -> None
 
 def test_http_get_never_follows_a_redirect_to_a_private_address(server: Server, inner: Server) -> None:
     resolver = FakeResolver(["127.0.0.1"])
-    policy = _policy([f"{NAME}:{server.port}", f"127.0.0.1:{inner.port}"], allow_private_network=True, allow_ip_literals=True)
+    policy = _policy(
+        [f"{NAME}:{server.port}", f"127.0.0.1:{inner.port}"],
+        allow_private_network=True,
+        allow_ip_literals=True,
+    )
     results = _runs(f"http://{NAME}:{server.port}/redirect", policy, resolver)
     for result in results:
         assert _code(result) == ("PermissionDenied", "R-BINDING-DENIED")
