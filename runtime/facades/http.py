@@ -28,6 +28,7 @@ for hosts that await bindings on their own event loop (register it as the bindin
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -42,10 +43,14 @@ from dotboxd.runtime.facades.http_transport import BodySink, Budget, Reply, fetc
 class HttpFacade:
     """The ``net.http.get`` implementation, with an injectable name resolver."""
 
-    __slots__ = ("resolver",)
+    __slots__ = ("resolver", "tls")
 
-    def __init__(self, resolver: Resolver | None = None) -> None:
+    def __init__(self, resolver: Resolver | None = None, tls: ssl.SSLContext | None = None) -> None:
+        """``resolver`` maps (name, port) to addresses (default: the operating system's);
+        ``tls`` is the verifying TLS context for HTTPS (default: the system's CA bundle via certifi).
+        A host that trusts a private CA passes its own context; it must keep verification on."""
         self.resolver: Resolver = resolver or system_resolver
+        self.tls = tls
 
     def get(self, ctx: BindingContext, uri: SandboxUri) -> str:
         """The blocking GET."""
@@ -55,7 +60,7 @@ class HttpFacade:
             check_allowed(grant, target)
             budget = _budget(ctx, grant)
             address = pin(target, self.resolver, grant.allow_private_network, budget)
-            reply = fetch(target, address, grant, budget, ctx.charge_network_write, sink)
+            reply = fetch(target, address, grant, budget, ctx.charge_network_write, sink, self.tls)
         except (BindingError, SandboxError) as failure:
             _audit_failure(ctx, target, sink, failure)
             raise
@@ -69,7 +74,9 @@ class HttpFacade:
             check_allowed(grant, target)
             budget = _budget(ctx, grant)
             address = await pin_async(target, self.resolver, grant.allow_private_network, budget)
-            reply = await fetch_async(target, address, grant, budget, ctx.charge_network_write, sink)
+            reply = await fetch_async(
+                target, address, grant, budget, ctx.charge_network_write, sink, self.tls
+            )
         except (BindingError, SandboxError) as failure:
             _audit_failure(ctx, target, sink, failure)
             raise

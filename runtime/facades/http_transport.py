@@ -162,9 +162,9 @@ def _tls() -> ssl.SSLContext:
         return _TLS
 
 
-def _client_options(seconds: float) -> dict[str, object]:
+def _client_options(seconds: float, tls: ssl.SSLContext | None) -> dict[str, object]:
     return {
-        "verify": _tls(),
+        "verify": tls or _tls(),
         "trust_env": False,
         "follow_redirects": False,
         "timeout": httpx.Timeout(seconds),
@@ -179,10 +179,11 @@ def fetch(
     budget: Budget,
     charge_write: Callable[[int], None],
     sink: BodySink,
+    tls: ssl.SSLContext | None = None,
 ) -> Reply:
     """The blocking GET (used by ``SandboxHost.execute``'s binding calls)."""
     try:
-        with httpx.Client(**_client_options(budget.left())) as client:  # type: ignore[arg-type]
+        with httpx.Client(**_client_options(budget.left(), tls)) as client:  # type: ignore[arg-type]
             request = build_request(client, target, address)
             size = request_bytes(request)
             check_request_size(size, grant)
@@ -211,11 +212,12 @@ async def fetch_async(
     budget: Budget,
     charge_write: Callable[[int], None],
     sink: BodySink,
+    tls: ssl.SSLContext | None = None,
 ) -> Reply:
     """The asyncio GET (an async binding awaited on an event loop): one timeout covers it all."""
     try:
         async with asyncio.timeout(budget.left()):
-            async with httpx.AsyncClient(**_client_options(budget.left())) as client:  # type: ignore[arg-type]
+            async with httpx.AsyncClient(**_client_options(budget.left(), tls)) as client:  # type: ignore[arg-type]
                 request = build_request(client, target, address)
                 size = request_bytes(request)
                 check_request_size(size, grant)

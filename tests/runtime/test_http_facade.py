@@ -12,11 +12,15 @@ made-up name (``svc.test``) is mapped to 127.0.0.1 by an injected resolver, neve
 from __future__ import annotations
 
 import ipaddress
+import shutil
+import ssl
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -112,10 +116,12 @@ class Server:
     stop: Callable[[], None]
 
 
-def _start(redirect_to: str = "") -> Server:
+def _start(redirect_to: str = "", tls: ssl.SSLContext | None = None) -> Server:
     hits = Hits()
     handler = type("Handler", (_Handler,), {"hits": hits, "redirect_to": redirect_to})
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    if tls is not None:
+        httpd.socket = tls.wrap_socket(httpd.socket, server_side=True)
     httpd.daemon_threads = True
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
@@ -157,6 +163,36 @@ class FakeResolver:
         return self.answers[min(self.calls, len(self.answers)) - 1]
 
 
+@dataclass
+class Tls:
+    """A self-signed certificate for ``svc.test`` only (no IP address in it), and a client context
+    that trusts exactly that certificate."""
+
+    server: Server
+    client: ssl.SSLContext
+
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tls]:
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl command is needed to make a test certificate")
+    folder: Path = tmp_path_factory.mktemp("tls")
+    key, cert = folder / "key.pem", folder / "cert.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", f"/CN={NAME}",
+         "-addext", f"subjectAltName=DNS:{NAME}"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    server_side = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_side.load_cert_chain(cert, key)
+    client = ssl.create_default_context(cafile=str(cert))
+    started = _start(tls=server_side)
+    yield Tls(started, client)
+    started.stop()
+
+
 def _host(facade: HttpFacade, flavour: str) -> SandboxHost:
     invoke = facade.get if flavour == "sync" else facade.get_async
     return SandboxHost(
@@ -177,12 +213,15 @@ def _policy(hosts: Sequence[str], **options: Any) -> Policy:
 
 
 def _runs(
-    uri: str, policy: Policy, resolver: Callable[[str, int], Sequence[str]] | None = None
+    uri: str,
+    policy: Policy,
+    resolver: Callable[[str, int], Sequence[str]] | None = None,
+    tls: ssl.SSLContext | None = None,
 ) -> list[ExecutionResult]:
     """One run per (flavour, backend); all must agree on everything but timing."""
     results = []
     for flavour in FLAVOURS:
-        host = _host(HttpFacade(resolver), flavour)
+        host = _host(HttpFacade(resolver, tls), flavour)
         plan = host.prepare(HTTP, policy)
         for backend in BACKENDS:
             results.append(host.execute(plan, "main", [SandboxUri(uri)], backend=backend))
@@ -264,6 +303,30 @@ def test_http_get_with_the_standard_facade_and_an_allowed_loopback_literal(serve
             plan, "main", [SandboxUri(f"http://127.0.0.1:{server.port}/ok")], backend=backend
         )
         assert result.ok and result.value == "héllo from the server"
+
+
+def test_https_get_to_a_pinned_address_verifies_the_certificate_of_the_original_name(tls_server: Tls) -> None:
+    """The connection goes to 127.0.0.1, but SNI and certificate verification use ``svc.test`` (the
+    certificate names no address, so verifying against the address would fail)."""
+    port = tls_server.server.port
+    policy = _policy([f"{NAME}:{port}"], allowed_schemes=("https",), allow_private_network=True)
+    for result in _runs(f"https://{NAME}:{port}/ok", policy, FakeResolver(["127.0.0.1"]), tls_server.client):
+        assert result.ok and result.value == "héllo from the server"
+    assert set(tls_server.server.hits.hosts) == {f"{NAME}:{port}"}
+
+
+def test_https_get_refuses_a_certificate_for_another_name(tls_server: Tls) -> None:
+    """Verification stays on: a name the certificate does not cover fails, without details."""
+    port = tls_server.server.port
+    resolver = FakeResolver(["127.0.0.1"])
+    policy = _policy([f"other.test:{port}"], allowed_schemes=("https",), allow_private_network=True)
+
+    def other(host: str, port: int) -> Sequence[str]:
+        return resolver(NAME, port) if host == "other.test" else []
+
+    for result in _runs(f"https://other.test:{port}/ok", policy, other, tls_server.client):
+        assert _code(result) == ("BindingFailure", "R-BINDING-FAILED")
+        assert result.error is not None and "certificate" not in result.error.safe_message.lower()
 
 
 # --- SSRF ---------------------------------------------------------------------------------------
