@@ -528,3 +528,35 @@ def test_http_get_of_an_unknown_name_is_not_found() -> None:
     policy = _policy(["nowhere.test"], allow_private_network=True)
     for result in _runs("http://nowhere.test/ok", policy, FakeResolver(["127.0.0.1"])):
         assert _code(result) == ("NotFound", "R-BINDING-NOT-FOUND")
+
+
+# --- the coroutine facade on the caller's own event loop -----------------------------------------
+
+
+def test_http_get_async_runs_on_the_callers_event_loop(server: Server) -> None:
+    """What an async host does with an async binding: await ``get_async`` on its own loop (no helper
+    thread); the result, charges and audit event are those of the blocking facade."""
+    import asyncio
+
+    from dotboxd.runtime.context import BindingContext, RunContext
+
+    facade = HttpFacade(FakeResolver(["127.0.0.1"]))
+    host = _host(facade, "async")
+    plan = host.prepare(HTTP, _policy([f"{NAME}:{server.port}"], allow_private_network=True))
+    run = RunContext(plan)
+    binding = plan.binding("net.http.get")
+    assert binding is not None
+
+    async def call() -> tuple[str, int]:
+        loop = asyncio.get_running_loop()
+        ctx = BindingContext(run, binding)
+        body = await facade.get_async(ctx, SandboxUri(f"http://{NAME}:{server.port}/ok?k=v"))
+        assert asyncio.get_running_loop() is loop
+        return body, run.meter.network_bytes_read
+
+    body, read = asyncio.run(call())
+    assert body == "héllo from the server" and read == len(body.encode())
+    events = [e for e in run.audit.events if e.binding_id == "net.http.get"]
+    assert [(e.success, e.resource_id, dict(e.fields)) for e in events] == [
+        (True, f"http:http://{NAME}:{server.port}", {"status": 200})
+    ]
