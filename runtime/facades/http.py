@@ -95,7 +95,7 @@ def _prepare(ctx: BindingContext, uri: SandboxUri) -> tuple[HttpGrant, Target]:
 
 
 def _budget(ctx: BindingContext, grant: HttpGrant) -> Budget:
-    return Budget(min(grant.timeout_ms / 1000.0, ctx.remaining_seconds()))
+    return Budget(min(grant.timeout_ms / 1000.0, ctx.remaining_seconds()), lambda: ctx.cancelled)
 
 
 def _sink(ctx: BindingContext, grant: HttpGrant) -> BodySink:

@@ -50,15 +50,20 @@ class Reply:
 
 
 class Budget:
-    """The call's deadline: the smaller of the grant's ``timeoutMs`` and the run's wall time left."""
+    """The call's deadline: the smaller of the grant's ``timeoutMs`` and the run's wall time left;
+    also where the host's cancellation of the run is noticed between network reads."""
 
-    __slots__ = ("deadline",)
+    __slots__ = ("cancelled", "deadline")
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, cancelled: Callable[[], bool] = lambda: False) -> None:
         self.deadline = time.monotonic() + seconds
+        self.cancelled = cancelled
 
     def left(self) -> float:
-        """Seconds left; Timeout (``R-BINDING-TIMEOUT``) when none are."""
+        """Seconds left; Cancelled (``R-CANCELLED``) when the host cancelled the run, Timeout
+        (``R-BINDING-TIMEOUT``) when no time is left."""
+        if self.cancelled():
+            raise SandboxError("R-CANCELLED", "the run was cancelled")
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             raise timed_out()
@@ -227,6 +232,7 @@ async def fetch_async(
                     sink.status = response.status_code
                     check_head(response, grant)
                     async for chunk in response.aiter_raw():
+                        budget.left()
                         sink.add(chunk)
                     return Reply(response.status_code, sink.body())
                 finally:

@@ -31,6 +31,7 @@ from dotboxd.host import ExecutionResult, Policy, SandboxHost
 from dotboxd.runtime.errors import BindingError
 from dotboxd.runtime.facades.http import HttpFacade
 from dotboxd.runtime.facades.http_rules import address_problem, parse_target
+from dotboxd.runtime.meter import CancelToken
 
 BACKENDS = ("reference", "optimized")
 FLAVOURS = ("sync", "async")
@@ -480,6 +481,24 @@ def test_http_get_stops_a_slow_body_at_the_timeout(server: Server) -> None:
         assert _code(result) == ("Timeout", "R-BINDING-TIMEOUT")
         assert 0 < result.usage.network_bytes_read < 200
     assert elapsed < 4 * 1.0  # four runs of 0.3 s (plus at most one 50 ms socket wait each)
+
+
+def test_http_get_stops_a_slow_body_when_the_host_cancels_the_run(server: Server) -> None:
+    policy = _policy([f"{NAME}:{server.port}"], allow_private_network=True, timeout_ms=10_000)
+    for flavour in FLAVOURS:
+        host = _host(HttpFacade(FakeResolver(["127.0.0.1"])), flavour)
+        plan = host.prepare(HTTP, policy)
+        for backend in BACKENDS:
+            token = CancelToken()
+            timer = threading.Timer(0.3, token.cancel)
+            timer.start()
+            started = time.monotonic()
+            result = host.execute(
+                plan, "main", [SandboxUri(f"http://{NAME}:{server.port}/slow")], backend=backend, cancel=token
+            )
+            timer.join()
+            assert _code(result) == ("Cancelled", "R-CANCELLED")
+            assert time.monotonic() - started < 3.0  # the body alone would take 10 s
 
 
 def test_http_get_refuses_a_request_over_max_request_bytes(server: Server) -> None:
