@@ -104,6 +104,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(302, b"", [("Location", self.redirect_to)])
         elif route == "/gzip":
             self._send(200, b"\x1f\x8b not really", [("Content-Encoding", "gzip")])
+        elif route == "/huge-head":  # 200 KiB of headers: past the client's 100 KiB head limit
+            self._send(200, b"ok", [(f"X-Pad-{i}", "p" * 1000) for i in range(200)])
         elif route == "/missing":
             self._send(404, b"no")
         else:
@@ -517,9 +519,10 @@ def test_http_get_refuses_a_request_over_max_request_bytes(server: Server) -> No
         ("/gzip", ("BindingFailure", "R-BINDING-FAILED")),
         ("/missing", ("NotFound", "R-BINDING-NOT-FOUND")),
         ("/boom", ("BindingFailure", "R-BINDING-FAILED")),
+        ("/huge-head", ("BindingFailure", "R-BINDING-FAILED")),
     ],
 )
-def test_http_get_refuses_compressed_and_unsuccessful_answers(
+def test_http_get_refuses_compressed_unsuccessful_and_oversized_head_answers(
     server: Server, route: str, expected: tuple[str, str]
 ) -> None:
     resolver = FakeResolver(["127.0.0.1"])
