@@ -1,4 +1,4 @@
-"""Generate the cases of the standard clock, random and log facades and the ``net.http.get`` stand-in:
+"""Generate the cases of the standard clock, random and log facades and the ``net.http.get`` refusals:
 ``conformance/cases/bindings/standard-facades.json``.
 
     python conformance/tools/make_facade_cases.py          # rewrite the case file
@@ -6,7 +6,7 @@
 
 Each case registers the binding it calls with the ``{"id": ..., "standard": true}`` marker (README
 section 2.3), so the host attaches its facade. Only deterministic behaviour is pinned: the logical
-clock, seeded random replay, log budgets at N and N+1, the empty random range and the HTTP stand-in
+clock, seeded random replay, log budgets at N and N+1, the empty random range and the HTTP facade's refusals that need no network
 (``spec/semantics.md`` section 13). The seeded draws are computed here from the algorithm that
 section documents, with ``hashlib`` alone: nothing here imports or runs the runtime, so the facade
 is checked against the spec, never the other way round.
@@ -262,25 +262,75 @@ def log_cases() -> list[Case]:
 
 
 def http_cases() -> list[Case]:
+    """The HTTP facade's refusals that are decided before any name lookup or connection (so no case
+    touches the network): host, port, scheme and IP-literal rules (spec/semantics.md 13)."""
     grant = {"id": "net.http.get", "parameters": {"allowedHosts": "example.com", "maxResponseBytes": "100"}}
+    literal_parameters = {
+        "allowedHosts": "example.com,127.0.0.1,10.0.0.1",
+        "allowedSchemes": "http,https",
+        "maxResponseBytes": "100",
+    }
+    literal_grant = {"id": "net.http.get", "parameters": literal_parameters}
+    private_grant = {"id": "net.http.get", "parameters": {**literal_parameters, "allowIpLiterals": "true"}}
+    refusals = [
+        ("host-not-allowed", "a host outside allowedHosts", grant, "https://example.org/a?token=s3cret"),
+        (
+            "port-not-allowed",
+            "a port other than the entry's (default 443 for https)",
+            grant,
+            "https://example.com:8443/a",
+        ),
+        (
+            "scheme-not-allowed",
+            "http when allowedSchemes is the default (https only)",
+            grant,
+            "http://example.com/a",
+        ),
+        ("scheme-not-http", "a scheme that is not http or https", grant, "ftp://example.com/a"),
+        (
+            "ip-literal",
+            "an IP-address host without allowIpLiterals, even when allowedHosts lists it",
+            literal_grant,
+            "http://127.0.0.1/a",
+        ),
+        (
+            "ip-literal-legacy-form",
+            "a decimal IPv4 host (2130706433 = 127.0.0.1) is an IP literal too",
+            literal_grant,
+            "http://2130706433/a",
+        ),
+        (
+            "loopback-without-private-network",
+            "a loopback literal with allowIpLiterals but without allowPrivateNetwork",
+            private_grant,
+            "http://127.0.0.1/a",
+        ),
+        (
+            "private-without-private-network",
+            "a private (RFC 1918) literal without allowPrivateNetwork",
+            private_grant,
+            "http://10.0.0.1/a",
+        ),
+    ]
     return [
         case(
-            "run-facade-http-get-without-transport",
-            "net.http.get registered with the standard contract and no invoker fails with BindingFailure "
-            "R-BINDING-FAILED: no HTTP transport is built in (spec/semantics.md 13)",
-            ("http", "error:BindingFailure"),
+            f"run-facade-http-get-refuses-{name}",
+            f"net.http.get refuses {what} with PermissionDenied R-BINDING-DENIED before any lookup or "
+            "connection: nothing is read or written (spec/semantics.md 13)",
+            ("http", "ssrf", "error:PermissionDenied"),
             kernel("u SandboxUri", "String {\n    return net.http.get(u);\n}\n"),
-            policy([grant], allowRuntimeAsync=True),
+            policy([g], allowRuntimeAsync=True),
             standard("net.http.get"),
             {
                 "stage": "run",
                 "outcome": "error",
-                "error": "BindingFailure",
-                "diagnostic": "R-BINDING-FAILED",
+                "error": "PermissionDenied",
+                "diagnostic": "R-BINDING-DENIED",
                 "bindingCalls": {"net.http.get": 1},
             },
-            args=["https://example.com/a"],
+            args=[uri],
         )
+        for name, what, g, uri in refusals
     ]
 
 

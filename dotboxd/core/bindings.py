@@ -1176,7 +1176,7 @@ def standard_bindings() -> tuple[BindingDescriptor, ...]:
             STRING,
             Effect.CPU | Effect.ALLOC | Effect.NETWORK,
             "net.http.get",
-            Cost(75),
+            Cost(75, 1),
             per_resource,
             ro,
             is_async=True,

@@ -85,8 +85,8 @@ class SandboxHost:
         """Build the binding catalogue (DotBoxDError ``E-BINDING-*`` for a bad binding). With
         ``standard_facades`` a standard binding registered without an invoker (``file.readText``,
         ``file.writeText``, ``time.nowUnixMillis``, ``random.nextI32``, ``log.info``, ``log.warn``)
-        gets the runtime's safe facade (``dotboxd.runtime.facades``); ``net.http.get`` gets a
-        stand-in that fails clearly until the host supplies an HTTP invoker of its own."""
+        gets the runtime's safe facade (``dotboxd.runtime.facades``), ``net.http.get`` included (a
+        pinned, allowlisted GET; a host may still register its own invoker, which is never replaced)."""
         self.catalog = _build_catalog(bindings)
         if standard_facades:
             self.catalog = attach_standard_facades(self.catalog)

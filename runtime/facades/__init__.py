@@ -16,7 +16,7 @@ from typing import Any
 from dotboxd.core.bindings import BindingCatalog, binding_record, standard_bindings
 from dotboxd.runtime.facades.clock import now_unix_millis
 from dotboxd.runtime.facades.files import read_text, write_text
-from dotboxd.runtime.facades.http import http_get_unavailable
+from dotboxd.runtime.facades.http import http_get
 from dotboxd.runtime.facades.randomness import next_i32
 from dotboxd.runtime.facades.sandbox_log import log_info, log_warn
 
@@ -27,8 +27,7 @@ STANDARD_FACADES: Mapping[str, Callable[..., Any]] = {
     "random.nextI32": next_i32,
     "log.info": log_info,
     "log.warn": log_warn,
-    # no HTTP transport is built in: this one refuses every call with a message that says so
-    "net.http.get": http_get_unavailable,
+    "net.http.get": http_get,
 }
 """Standard binding id -> facade; every facade takes the binding context first."""
 

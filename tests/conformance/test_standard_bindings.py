@@ -17,7 +17,6 @@ from dotboxd.conformance.standard import case_descriptors, standard_ids
 from dotboxd.core.bindings import binding_record, binding_to_json, standard_bindings
 from dotboxd.grammar.text import parse_text
 from dotboxd.runtime.facades import STANDARD_FACADES
-from dotboxd.runtime.facades.http import UNAVAILABLE_MESSAGE
 
 CLOCK_TEXT = 'module "m" version "1.0.0";\nentrypoint fn main() -> I64 { return time.nowUnixMillis(); }\n'
 NOW = 1_234_567
@@ -86,9 +85,10 @@ def test_the_marker_never_replaces_a_declared_binding(backend: str) -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_marked_http_binding_reaches_the_stand_in_not_a_missing_invoker(backend: str) -> None:
+def test_a_marked_http_binding_reaches_the_facade_not_a_missing_invoker(backend: str) -> None:
+    # only the facade knows the grant's allowlist; a missing invoker would fail generically
     case = {
-        "name": "http-stand-in",
+        "name": "http-facade",
         "kernelText": 'module "m" version "1.0.0";\n'
         "entrypoint fn main(u SandboxUri) -> String { return net.http.get(u); }\n",
         "policy": {
@@ -101,14 +101,14 @@ def test_a_marked_http_binding_reaches_the_stand_in_not_a_missing_invoker(backen
             "allowRuntimeAsync": True,
         },
         "bindings": [{"id": "net.http.get", "standard": True}],
-        "args": ["https://example.com/"],
-        "expect": {"stage": "run", "outcome": "error", "error": "BindingFailure"},
+        "args": ["https://example.org/"],
+        "expect": {"stage": "run", "outcome": "error", "error": "PermissionDenied"},
     }
     actual = evaluate(case, backend)
     assert (actual.error, actual.diagnostic, actual.message) == (
-        "BindingFailure",
-        "R-BINDING-FAILED",
-        UNAVAILABLE_MESSAGE,
+        "PermissionDenied",
+        "R-BINDING-DENIED",
+        "the uri's host or port is not allowed by the grant",
     )
 
 

@@ -1,5 +1,5 @@
 """The standard ``time.nowUnixMillis``, ``random.nextI32``, ``log.info``/``log.warn`` facades and the
-``net.http.get`` stand-in: each facade through the runtime's binding call path (``call_binding`` on
+``net.http.get`` refusals: each facade through the runtime's binding call path (``call_binding`` on
 a ``RunContext``, the path both backends use), and whole kernels through ``SandboxHost`` on both
 backends, which must agree on value, error, usage and audit events."""
 
@@ -23,7 +23,6 @@ from dotboxd.runtime.context import BindingContext, RunContext
 from dotboxd.runtime.errors import BindingError, SandboxError
 from dotboxd.runtime.facades import STANDARD_FACADES, attach_standard_facades, randomness
 from dotboxd.runtime.facades.clock import now_unix_millis
-from dotboxd.runtime.facades.http import UNAVAILABLE_MESSAGE
 from dotboxd.runtime.facades.randomness import next_i32, seeded_draw
 from dotboxd.runtime.facades.sandbox_log import clean_message, log_info
 from dotboxd.validator.plan import ExecutionPlan
@@ -367,21 +366,23 @@ def test_log_refuses_a_message_that_is_not_text() -> None:
     assert refused.value.category == "InvalidInput"
 
 
-# --- net.http.get without a transport ---------------------------------------------------------
+# --- net.http.get: the standard facade's refusals that need no network -------------------------
 
 
-def test_http_get_without_an_invoker_fails_with_a_message_that_says_why() -> None:
+def test_standard_http_get_refuses_a_host_outside_the_grant_without_leaking_the_uri() -> None:
     policy = Policy.builder().grant_http_get(["example.com"], max_response_bytes=100).build()
-    result = _both(HTTP, policy, [SandboxUri("https://example.com/a?token=s3cret")])
-    assert _code(result) == ("BindingFailure", "R-BINDING-FAILED")
-    assert result.error is not None and result.error.safe_message == UNAVAILABLE_MESSAGE
+    result = _both(HTTP, policy, [SandboxUri("https://example.org/a?token=s3cret")])
+    assert _code(result) == ("PermissionDenied", "R-BINDING-DENIED")
+    assert result.error is not None
+    assert result.error.safe_message == "the uri's host or port is not allowed by the grant"
     assert dict(result.binding_calls) == {"net.http.get": 1}
+    assert result.usage.network_bytes_written == 0 and result.usage.network_bytes_read == 0
     failed = [e for e in result.audit_events if e.binding_id == "net.http.get"]
-    assert [(e.success, e.resource_id) for e in failed] == [(False, "binding:net.http.get")]
+    assert [(e.success, e.resource_id) for e in failed] == [(False, "http:https://example.org:443")]
     assert "s3cret" not in repr(result.audit_events)
 
 
-def test_a_host_http_invoker_replaces_the_stand_in() -> None:
+def test_a_host_http_invoker_replaces_the_standard_facade() -> None:
     def fetch(ctx: BindingContext, uri: SandboxUri) -> str:
         ctx.audit("http:example.com")  # the binding is PerResource: it audits what it fetched
         return "body of " + uri.text
