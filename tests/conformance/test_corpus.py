@@ -85,7 +85,14 @@ def test_only_timeout_cases_run_under_a_tight_wall_clock() -> None:
 
 
 @pytest.mark.parametrize(
-    "tool", ["make_run_cases.py", "make_area_cases.py", "make_budget_cases.py", "make_facade_cases.py"]
+    "tool",
+    [
+        "make_run_cases.py",
+        "make_area_cases.py",
+        "make_budget_cases.py",
+        "make_facade_cases.py",
+        "make_parity_cases.py",
+    ],
 )
 def test_generator_scripts_reproduce_the_committed_files(tool: str) -> None:
     done = subprocess.run(
