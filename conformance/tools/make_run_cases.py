@@ -2834,7 +2834,7 @@ def _facade_limits() -> None:
             bindings=[log],
             policy=_grant("probe.log", {"maxLogEvents": allowed}),
             fuel=2 * (S + E + 5) + (S + E) if ok else (S + E + 5) + (S + E + 5),
-            usage={"logEvents": 2 if ok else 1},
+            usage={"logEvents": 2},  # over the limit the refused second event is counted (costs.md 9)
             binding_calls={"probe.log": 2},
             tags=("boundary", "limit:maxLogEvents", "at-limit" if ok else "over-limit", "charge"),
             file="limits/facades.json",
