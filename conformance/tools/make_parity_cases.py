@@ -148,7 +148,14 @@ PURE_CALLS: list[tuple[str, str, list[Any], str, Any, int]] = [
         "abc",
         _string_result_fuel("string.concatBudgeted", "abc"),
     ),
-    ("string.equals", "a String, b String", ["ab", "ab"], "Bool", True, _compare_fuel("string.equals", "ab", "ab")),
+    (
+        "string.equals",
+        "a String, b String",
+        ["ab", "ab"],
+        "Bool",
+        True,
+        _compare_fuel("string.equals", "ab", "ab"),
+    ),
     (
         "string.compareOrdinal",
         "a String, b String",
@@ -598,7 +605,10 @@ def build() -> dict[str, str]:
     FILES.clear()
     for generate in GENERATORS:
         generate()
-    return {path: json.dumps({"cases": cases}, indent=2, ensure_ascii=False) + "\n" for path, cases in FILES.items()}
+    return {
+        path: json.dumps({"cases": cases}, indent=2, ensure_ascii=False) + "\n"
+        for path, cases in FILES.items()
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -616,7 +626,9 @@ def main(argv: list[str] | None = None) -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
     if stale:
-        print(f"out of date: {', '.join(stale)} (run conformance/tools/make_parity_cases.py)", file=sys.stderr)
+        print(
+            f"out of date: {', '.join(stale)} (run conformance/tools/make_parity_cases.py)", file=sys.stderr
+        )
         return 1
     total = sum(len(c) for c in FILES.values())
     print(f"{total} parity cases in {len(files)} files")
