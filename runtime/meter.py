@@ -39,6 +39,7 @@ _DEADLINE_EVERY_LOOP_CHARGES: Final = costs.DEADLINE_EVERY_LOOP_CHARGES
 _LOOP_ITERATION_COUNT: Final = costs.LOOP_ITERATION_COUNT
 _LOOP_ITERATION_FUEL: Final = costs.LOOP_ITERATION_FUEL
 _CALL_DEPTH_STEP: Final = costs.CALL_DEPTH_STEP
+_HOST_CALL_COUNT: Final = costs.HOST_CALL_COUNT
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,6 +376,21 @@ class Meter:
         if ticks >= costs.DEADLINE_EVERY_FUEL_CHARGES:
             return False
         self._fuel_ticks = ticks
+        return True
+
+    def settle_call(self, binding_id: str, fuel_after: int, charges: int) -> bool:
+        """``host_call(binding_id, None)`` then ``charges`` plain ``fuel`` charges leaving
+        ``fuel_after`` (a constant-cost pure built-in); True when applied."""
+        host_calls = self.host_calls
+        if fuel_after < 0 or self._cancel.cancelled or host_calls >= self.limits.max_host_calls:
+            return False
+        ticks = self._fuel_ticks + charges
+        if ticks >= _DEADLINE_EVERY_FUEL_CHARGES:
+            return False
+        self._fuel_ticks = ticks
+        self.host_calls = host_calls + _HOST_CALL_COUNT
+        calls = self.calls_by_binding
+        calls[binding_id] = calls.get(binding_id, 0) + _HOST_CALL_COUNT
         return True
 
     def settle_value(self, fuel_after: int, charges: int, alloc: int, shape: Shape) -> bool:

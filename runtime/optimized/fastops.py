@@ -16,9 +16,10 @@ fuel, every usage counter) is the exact stub's in every case; the fast path only
 intermediate bookkeeping when the outcome is known to be success.
 
 The pure functions (``math.*``, ``string.*``, ``int32.toStringInvariant``) count as host calls
-(``Builtin.counts_as_host_call``): their fast paths also ask ``Meter.host_call_fits`` first and, once
-the other charges are settled, take the host call through ``Meter.host_call`` (which then cannot
-refuse), so ``hostCalls`` and ``bindingCalls`` are the exact stub's too.
+(``Builtin.counts_as_host_call``): their fast paths settle the host call with the rest
+(``Meter.settle_call`` for the constant-cost ones; for the text builders ``Meter.host_call_fits``
+first and, once the other charges are settled, ``Meter.host_call``, which then cannot refuse), so
+``hostCalls`` and ``bindingCalls`` are the exact stub's too.
 
 Conventions shared with ``stubs``: ``f`` is the caller's fuel local (the meter's ``fuel_used`` may be
 stale and is not written here: the next stub that needs the meter writes it back), ``site`` names
@@ -198,41 +199,60 @@ def _to_string(exact: Stub) -> Stub:
 # One host call, the base fuel, then the operation, whose only failures depend on its arguments: the
 # value is computed first (pure), and a failure leaves everything to the exact stub.
 
-_CONSTANT_COST_OPS: Mapping[str, Callable[..., Value]] = MappingProxyType(
-    {
-        "math.abs": arith.abs_i32,
-        "math.min": min,
-        "math.max": max,
-        "math.clamp": arith.clamp_i32,
-        "math.sqrt": arith.sqrt_f64,
-        "math.floor": arith.floor_f64,
-        "math.ceil": arith.ceil_f64,
-        "math.round": arith.round_f64,
-        "string.length": utf16_len,
-        "string.isEmpty": lambda s: len(s) == 0,
+_CONSTANT_COST_OPS: Mapping[str, tuple[Callable[..., Value], int]] = MappingProxyType(
+    {  # built-in -> (its operation, its arity)
+        "math.abs": (arith.abs_i32, 1),
+        "math.min": (min, 2),
+        "math.max": (max, 2),
+        "math.clamp": (arith.clamp_i32, 3),
+        "math.sqrt": (arith.sqrt_f64, 1),
+        "math.floor": (arith.floor_f64, 1),
+        "math.ceil": (arith.ceil_f64, 1),
+        "math.round": (arith.round_f64, 1),
+        "string.length": (utf16_len, 1),
+        "string.isEmpty": (lambda s: len(s) == 0, 1),
     }
 )
 
 
 def _constant_cost(name: str) -> Callable[[Stub], Stub]:
-    op = _CONSTANT_COST_OPS[name]
+    op, arity = _CONSTANT_COST_OPS[name]
     base = costs.BUILTIN_COSTS[name].base
     charges = 1 if base else 0
 
     def wrap(exact: Stub) -> Stub:
-        def stub(state: Any, f: int, lref: int, site: int, *args: Value) -> tuple[Value, int]:
+        # one positional signature per arity: a ``*args`` stub builds and unpacks a tuple per call
+        def stub1(state: Any, f: int, lref: int, site: int, a: Any) -> tuple[Value, int]:
             try:
-                value = op(*args)
+                value = op(a)
             except SandboxFault:
-                return exact(state, f, lref, site, *args)
+                return exact(state, f, lref, site, a)
             after = f - state.totals[site] - base
-            meter = state.meter
-            if meter.host_call_fits() and meter.settle_fuel(after, charges):
-                meter.host_call(name, None)
+            if state.meter.settle_call(name, after, charges):
                 return value, after
-            return exact(state, f, lref, site, *args)
+            return exact(state, f, lref, site, a)
 
-        return stub
+        def stub2(state: Any, f: int, lref: int, site: int, a: Any, b: Any) -> tuple[Value, int]:
+            try:
+                value = op(a, b)
+            except SandboxFault:
+                return exact(state, f, lref, site, a, b)
+            after = f - state.totals[site] - base
+            if state.meter.settle_call(name, after, charges):
+                return value, after
+            return exact(state, f, lref, site, a, b)
+
+        def stub3(state: Any, f: int, lref: int, site: int, a: Any, b: Any, c: Any) -> tuple[Value, int]:
+            try:
+                value = op(a, b, c)
+            except SandboxFault:
+                return exact(state, f, lref, site, a, b, c)
+            after = f - state.totals[site] - base
+            if state.meter.settle_call(name, after, charges):
+                return value, after
+            return exact(state, f, lref, site, a, b, c)
+
+        return stub1 if arity == 1 else stub2 if arity == 2 else stub3
 
     return wrap
 
