@@ -6,7 +6,8 @@ Order (digest 6.1, 7.2, 9.2):
 2. the entrypoint must exist and be an entrypoint; inputs are decoded or checked against the
    declared parameter types (InvalidInput), checked against the policy's ``inputBounds`` and
    charged (their shapes) before any kernel code runs;
-3. the backend runs the entrypoint under the run's meter;
+3. the wall-time deadline is checked (``maxWallTimeMs: 0`` is Timeout before the first statement),
+   then the backend runs the entrypoint under the run's meter;
 4. success: the command queue is closed and handed back; failure: every queued command is dropped;
 5. a ``RunSummary`` audit event closes the run either way.
 
@@ -441,6 +442,9 @@ class EntryCall:
                 shape = run.meter.shape
                 for index in self.charged:
                     shape(shape_of(values[index]))
+            # the wall-time budget is checked once before the first statement, on every backend:
+            # ``maxWallTimeMs: 0`` is a budget already spent (Timeout), as in DotBoxD
+            run.meter.check_deadline()
             frames = self.stack_frames
             if frames <= HOST_RESERVE_FRAMES:
                 value = backend.run(run, self.entrypoint, values)

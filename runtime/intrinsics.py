@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from dotboxd.core import arith, costs
+from dotboxd.core.builtins import BUILTINS
 from dotboxd.core.values import (
     ListValue,
     MapValue,
@@ -303,7 +304,21 @@ def _record_get(meter: Meter, args: tuple[Value, ...]) -> Value:
     return fields[index]
 
 
-INTRINSICS: Mapping[str, Intrinsic] = MappingProxyType(
+def _as_host_call(name: str, impl: Intrinsic) -> Intrinsic:
+    """A built-in that counts as a pure binding (``Builtin.counts_as_host_call``): one host call
+    under its own name first - MaxHostCalls, usage.hostCalls, bindingCalls, as DotBoxD's binding
+    sequence charges it before the base fuel - then the built-in's own charges."""
+    host_call = Meter.host_call
+
+    def counted(meter: Meter, args: tuple[Value, ...]) -> Value:
+        host_call(meter, name, None)
+        return impl(meter, args)
+
+    counted.__name__ = getattr(impl, "__name__", name)
+    return counted
+
+
+_IMPLEMENTATIONS: Mapping[str, Intrinsic] = MappingProxyType(
     {
         "math.abs": _unary_i32("math.abs", arith.abs_i32),
         "math.min": _binary_i32("math.min", min),
@@ -336,4 +351,12 @@ INTRINSICS: Mapping[str, Intrinsic] = MappingProxyType(
         "record.get": _record_get,
     }
 )
-"""Every built-in of ``dotboxd.core.builtins.BUILTINS`` by name (a test keeps the two in step)."""
+
+INTRINSICS: Mapping[str, Intrinsic] = MappingProxyType(
+    {
+        name: _as_host_call(name, impl) if BUILTINS[name].counts_as_host_call else impl
+        for name, impl in _IMPLEMENTATIONS.items()
+    }
+)
+"""Every built-in of ``dotboxd.core.builtins.BUILTINS`` by name (a test keeps the two in step), with
+the host-call charge in front of those that count as pure bindings."""

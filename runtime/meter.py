@@ -4,8 +4,14 @@ Why one class: both backends and every facade charge through it, so a limit mean
 everywhere. Amounts come from ``dotboxd.core.costs``; this module only counts and refuses.
 
 Boundary rule (every limit): a charge that would bring a counter to N, where N is the limit, is
-allowed; one that would bring it to N + 1 is refused. A refused charge is *not* recorded, so every
-usage counter is always within its limit, and the run stops at exactly the charge that overshoots.
+allowed; one that would bring it to N + 1 is refused, and the run stops at exactly that charge.
+What the usage then shows depends on the kind of counter (DotBoxD reports it this way):
+
+* the *attempt counters* - ``hostCalls`` (and a binding's own call count), ``loopIterations`` and
+  ``logEvents`` - count the refused attempt too: with ``maxHostCalls = 1`` the second call fails
+  and ``hostCalls`` is 2;
+* the *amount counters* - fuel, allocation, string bytes, collection elements, file and network
+  bytes - do not record the refused amount, so they stay within their limit.
 
 Time and cancellation (digest 7.2): cancellation is checked on every charge; the wall-time
 deadline on every 64th fuel charge, every 4096th loop charge and at binding checkpoints.
@@ -33,6 +39,7 @@ _DEADLINE_EVERY_LOOP_CHARGES: Final = costs.DEADLINE_EVERY_LOOP_CHARGES
 _LOOP_ITERATION_COUNT: Final = costs.LOOP_ITERATION_COUNT
 _LOOP_ITERATION_FUEL: Final = costs.LOOP_ITERATION_FUEL
 _CALL_DEPTH_STEP: Final = costs.CALL_DEPTH_STEP
+_HOST_CALL_COUNT: Final = costs.HOST_CALL_COUNT
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,9 +269,9 @@ class Meter:
         if self._cancel.cancelled:
             raise SandboxError("R-CANCELLED", "the run was cancelled")
         count = self.loop_iterations + _LOOP_ITERATION_COUNT
+        self.loop_iterations = count  # an attempt counter: the refused iteration counts too
         if count > self.limits.max_loop_iterations:
             raise _quota("R-QUOTA-LOOP", "loop iteration budget exhausted")
-        self.loop_iterations = count
         ticks = self._loop_ticks + 1
         if ticks >= _DEADLINE_EVERY_LOOP_CHARGES:
             self._loop_ticks = 0
@@ -286,16 +293,25 @@ class Meter:
             self.call_depth -= _CALL_DEPTH_STEP
 
     def host_call(self, binding_id: str, max_calls_per_run: int | None) -> None:
-        """One host-binding call: the run's MaxHostCalls, then the binding's maxCallsPerRun."""
+        """One host-binding call (a pure built-in's too): the run's MaxHostCalls, then the
+        binding's maxCallsPerRun. Attempt counters: each is counted before it is checked, so a
+        refused call shows in ``host_calls`` (and, if it got that far, in the binding's count)."""
         self.check_cancelled()
         total = self.host_calls + costs.HOST_CALL_COUNT
+        self.host_calls = total
         if total > self.limits.max_host_calls:
             raise _quota("R-QUOTA-HOST-CALLS", f"host call budget exhausted at {binding_id}")
         calls = self.calls_by_binding.get(binding_id, 0) + costs.HOST_CALL_COUNT
+        self.calls_by_binding[binding_id] = calls
         if max_calls_per_run is not None and calls > max_calls_per_run:
             raise _quota("R-QUOTA-BINDING-CALLS", f"binding call budget exhausted at {binding_id}")
-        self.host_calls = total
-        self.calls_by_binding[binding_id] = calls
+
+    def host_call_fits(self) -> bool:
+        """Whether one more host call is within MaxHostCalls (and the run is not cancelled);
+        changes nothing. For the optimized backend's all-at-once paths of the built-ins that
+        count as host calls (they have no maxCallsPerRun); on True they settle their other charges
+        and then ``host_call``, which cannot refuse."""
+        return self.host_calls < self.limits.max_host_calls and not self._cancel.cancelled
 
     # --- memory and value shapes ----------------------------------------------------------
 
@@ -360,6 +376,21 @@ class Meter:
         if ticks >= costs.DEADLINE_EVERY_FUEL_CHARGES:
             return False
         self._fuel_ticks = ticks
+        return True
+
+    def settle_call(self, binding_id: str, fuel_after: int, charges: int) -> bool:
+        """``host_call(binding_id, None)`` then ``charges`` plain ``fuel`` charges leaving
+        ``fuel_after`` (a constant-cost pure built-in); True when applied."""
+        host_calls = self.host_calls
+        if fuel_after < 0 or self._cancel.cancelled or host_calls >= self.limits.max_host_calls:
+            return False
+        ticks = self._fuel_ticks + charges
+        if ticks >= _DEADLINE_EVERY_FUEL_CHARGES:
+            return False
+        self._fuel_ticks = ticks
+        self.host_calls = host_calls + _HOST_CALL_COUNT
+        calls = self.calls_by_binding
+        calls[binding_id] = calls.get(binding_id, 0) + _HOST_CALL_COUNT
         return True
 
     def settle_value(self, fuel_after: int, charges: int, alloc: int, shape: Shape) -> bool:
@@ -445,9 +476,9 @@ class Meter:
         if message_length16 > self.limits.max_log_message_length:
             raise _quota("R-QUOTA-LOG-MESSAGE", "log message length budget exhausted")
         total = self.log_events + 1
+        self.log_events = total  # an attempt counter: the refused event counts too
         if total > self.limits.max_log_events:
             raise _quota("R-QUOTA-LOG-EVENTS", "log event budget exhausted")
-        self.log_events = total
 
     # --- reporting -------------------------------------------------------------------------
 

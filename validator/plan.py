@@ -65,7 +65,7 @@ class CallTarget:
 
 class OperandOrder(StrEnum):
     AUTHORED = "authored"  # left operand first (the default)
-    RIGHT_FIRST = "right-first"  # both operands pure and the right one strictly cheaper
+    RIGHT_FIRST = "right-first"  # neither operand can fail and the right one is strictly cheaper
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,8 +24,10 @@ Invariants established:
   only live code contributes effects, callees and bindings to the function's facts.
 
 It also decides, for every ``and``/``or``, whether the right operand runs first (digest 1.6): only
-when both operands are pure (built-in calls and PureIntrinsic bindings only) and the right one has
-strictly fewer expression nodes. Errors are typed as an internal error type that silences every
+when neither operand can fail (fuel, time and cancellation aside: no operator that can overflow or
+divide by zero, no text literal, no built-in whose ``can_fail`` is set, no binding or module-function
+call) and the right one has strictly fewer expression nodes. So moving an operand never changes
+whether a run fails or with which error, only how much fuel the short-circuit saves. Errors are typed as an internal error type that silences every
 check it takes part in, so one mistake yields one diagnostic.
 """
 
@@ -497,38 +499,40 @@ class _Checker:
     # -- and/or operand order -------------------------------------------------------------------
 
     def decide_order(self, e: Binary) -> None:
-        left_pure, left_size = self.pure_size(e.left)
-        right_pure, right_size = self.pure_size(e.right)
-        if left_pure and right_pure and right_size < left_size:
+        left_safe, left_size = self.failure_free_size(e.left)
+        right_safe, right_size = self.failure_free_size(e.right)
+        if left_safe and right_safe and right_size < left_size:
             self.ctx.right_first.add(id(e))
 
-    def pure_size(self, e: Expr) -> tuple[bool, int]:
+    def failure_free_size(self, e: Expr) -> tuple[bool, int]:
+        """(whether ``e`` cannot fail except on fuel, time or cancellation; its expression nodes)."""
         key = id(e)
         known = self.purity.get(key)
         if known is not None:
             return known
-        if isinstance(e, (Var, Literal)):
+        if isinstance(e, Var):
             result = (True, 1)
+        elif isinstance(e, Literal):
+            result = (e.kind not in ALLOCATING_LITERALS, 1)  # a new text is charged (shape quotas)
         elif isinstance(e, Unary):
-            pure, size = self.pure_size(e.operand)
-            result = (pure, size + 1)
+            safe, size = self.failure_free_size(e.operand)
+            result = (safe and e.op is not UnaryOp.NEG, size + 1)  # -MIN overflows
         elif isinstance(e, Binary):
-            lp, ls = self.pure_size(e.left)
-            rp, rs = self.pure_size(e.right)
-            result = (lp and rp, ls + rs + 1)
+            ls, lsz = self.failure_free_size(e.left)
+            rs, rsz = self.failure_free_size(e.right)
+            result = (ls and rs and e.op not in _ARITH, lsz + rsz + 1)  # overflow, / 0, non-finite
         else:
             assert isinstance(e, Call)
-            pure, size = True, 1
+            safe, size = True, 1
             for a in e.args:
-                ap, asz = self.pure_size(a)
-                pure = pure and ap
-                size += asz
+                a_safe, a_size = self.failure_free_size(a)
+                safe = safe and a_safe
+                size += a_size
             target = self.targets.get(id(e))
-            if target is None or target.kind is CallKind.FUNCTION:
-                pure = False
-            elif target.kind is CallKind.BINDING:
-                pure = pure and target.binding is not None and target.binding.is_pure
-            result = (pure, size)
+            builtin = target.builtin if target is not None else None
+            # a module function may fail anywhere; every binding call takes a host call
+            safe = safe and builtin is not None and not builtin.can_fail
+            result = (safe, size)
         self.purity[key] = result
         return result
 

@@ -209,7 +209,8 @@ def log_cases() -> list[Case]:
         ),
         case(
             "run-facade-log-events-over-limit",
-            "one log call more than maxLogEvents is QuotaExceeded R-QUOTA-LOG-EVENTS (spec/semantics.md 13)",
+            "one log call more than maxLogEvents is QuotaExceeded R-QUOTA-LOG-EVENTS, and the refused event "
+            "is counted (spec/semantics.md 13, spec/costs.md 9)",
             ("log", "limits", "limit:maxLogEvents", "over-limit"),
             LOGS,
             policy(LOG_GRANT, {"maxLogEvents": events - 1}),
@@ -219,7 +220,7 @@ def log_cases() -> list[Case]:
                 "outcome": "error",
                 "error": "QuotaExceeded",
                 "diagnostic": "R-QUOTA-LOG-EVENTS",
-                "usage": {"logEvents": events - 1},
+                "usage": {"logEvents": events},  # the refused attempt counts
                 "bindingCalls": {"log.info": rounds, "log.warn": rounds},
             },
             args=[rounds],

@@ -404,43 +404,45 @@ def _logic() -> None:
                 fuel=or_fuel,
                 tags=("short-circuit",),
             )
-    # a pure, strictly smaller right operand runs first: the failing left operand never runs
-    add(
-        "logic",
-        "pure-right-first-and",
-        kernel("return (1 / 0 == 1) && false;", "main() -> Bool"),
-        value=False,
-        fuel=S + 2 * E,
-        tags=("short-circuit", "reorder"),
-    )
-    add(
-        "logic",
-        "pure-right-first-or",
-        kernel("return (1 / 0 == 1) || true;", "main() -> Bool"),
-        value=True,
-        fuel=S + 2 * E,
-        tags=("short-circuit", "reorder"),
-    )
-    # right first, does not decide: the left runs and fails at the division (after eq, div, two literals)
-    add(
-        "logic",
-        "pure-right-first-then-left-fails",
-        kernel("return (1 / 0 == 1) && a;", "main(a Bool) -> Bool"),
-        error="InvalidInput",
-        code="R-ARITH-DIVIDE-BY-ZERO",
-        args=[True],
-        fuel=S + 2 * E + 4 * E,
-        tags=("short-circuit", "reorder"),
-    )
-    add(
-        "logic",
-        "pure-right-first-decides",
-        kernel("return (1 / 0 == 1) && a;", "main(a Bool) -> Bool"),
-        value=False,
-        args=[False],
-        fuel=S + 2 * E,
-        tags=("short-circuit", "reorder"),
-    )
+    # neither operand can fail and the right one is strictly smaller: the right one runs first.
+    # (a > 7) == (a < 3) is seven nodes: eq, two comparisons, two vars, two literals
+    left = "((a > 7) == (a < 3))"
+    left_fuel = 7 * E
+    for op, decider, value in (("&&", "false", False), ("||", "true", True)):
+        add(
+            "logic",
+            f"failure-free-right-first-{'and' if op == '&&' else 'or'}",
+            kernel(f"return {left} {op} {decider};", "main(a I32) -> Bool"),
+            value=value,
+            args=[5],
+            fuel=S + E + E,
+            description="neither operand can fail and the right one is smaller: it runs first and decides",
+            tags=("short-circuit", "reorder"),
+        )
+    for b in (True, False):
+        add(
+            "logic",
+            f"failure-free-right-first-{'then-left' if b else 'decides'}",
+            kernel(f"return {left} && b;", "main(a I32, b Bool) -> Bool"),
+            value=b and ((5 > 7) == (5 < 3)),
+            args=[5, b],
+            fuel=S + E + E + (left_fuel if b else 0),
+            description="the smaller right operand runs first; the left one only when it does not decide",
+            tags=("short-circuit", "reorder"),
+        )
+    # an operand that can fail (here: division) keeps the authored order, even when the smaller right
+    # operand would decide: the left runs first and fails (and, eq, div and its two literals)
+    for op, decider in (("&&", "false"), ("||", "true")):
+        add(
+            "logic",
+            f"can-fail-left-keeps-authored-order-{'and' if op == '&&' else 'or'}",
+            kernel(f"return (1 / 0 == 1) {op} {decider};", "main() -> Bool"),
+            error="InvalidInput",
+            code="R-ARITH-DIVIDE-BY-ZERO",
+            fuel=S + E + 4 * E,
+            description="an operand that can fail is never moved: the left one runs first and fails",
+            tags=("short-circuit",),
+        )
     # equal sizes keep the authored order, so the failing left operand runs first
     add(
         "logic",
@@ -1164,7 +1166,7 @@ def _limits() -> None:
         "R-QUOTA-LOOP",
         3 + 5 * LOOP + 2,
         3 + 4 * LOOP,
-        {"loopIterations": 4},
+        {"loopIterations": 5},  # the refused fifth iteration is counted, its fuel is not (costs.md 9)
     )
     t = kernel("x = list.of(1, 2); return 0;")
     pair(
@@ -1231,8 +1233,8 @@ def _limits() -> None:
             code=code,
             bindings=tick,
             policy=_grant("probe.tick", {limit: needed - 1}),
-            binding_calls={"probe.tick": 1},
-            usage={"hostCalls": 1},
+            binding_calls={"probe.tick": 1},  # refused by the run's budget, before the binding's count
+            usage={"hostCalls": 2},  # the refused second call is counted (costs.md 9)
             fuel=(S + E + 1) + (S + E),
             tags=("boundary", f"limit:{limit}", "over-limit"),
         )
@@ -1252,7 +1254,7 @@ def _limits() -> None:
             code=None if ok else "R-QUOTA-BINDING-CALLS",
             bindings=limited,
             policy=_grant("probe.tick"),
-            binding_calls={"probe.tick": 2 if ok else 1},
+            binding_calls={"probe.tick": 2},  # over the limit: the refused second call is counted
             fuel=2 * (S + E + 1) + 2 if ok else (S + E + 1) + (S + E),
             tags=("boundary", "limit:maxCallsPerRun", "at-limit" if ok else "over-limit"),
         )
@@ -2346,7 +2348,7 @@ def _more_limits() -> None:
             code=None if limit else "R-QUOTA-LOOP",
             policy={"limits": {"maxLoopIterations": limit}},
             fuel=3 + LOOP + 2 if limit else 3,
-            usage={"loopIterations": limit},
+            usage={"loopIterations": 1},  # run, or refused and counted (costs.md 9)
             tags=("boundary", "limit:maxLoopIterations", "at-limit" if limit else "over-limit"),
             description="a limit of 0 denies the category: the first loop iteration is refused",
         )
@@ -2832,7 +2834,7 @@ def _facade_limits() -> None:
             bindings=[log],
             policy=_grant("probe.log", {"maxLogEvents": allowed}),
             fuel=2 * (S + E + 5) + (S + E) if ok else (S + E + 5) + (S + E + 5),
-            usage={"logEvents": 2 if ok else 1},
+            usage={"logEvents": 2},  # over the limit the refused second event is counted (costs.md 9)
             binding_calls={"probe.log": 2},
             tags=("boundary", "limit:maxLogEvents", "at-limit" if ok else "over-limit", "charge"),
             file="limits/facades.json",

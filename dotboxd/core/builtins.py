@@ -7,8 +7,15 @@ cost table lives in ``dotboxd.core.costs`` and refers to built-ins by name.
 Two families, both pure (effects within Cpu|Alloc, no capability, no audit):
 
 * **pure functions** (DotBoxD's default pure bindings): ``math.*``, ``string.*`` and
-  ``int32.toStringInvariant``;
-* **language intrinsics**: ``list.*``, ``map.*``, ``record.*`` and ``numeric.*``, some generic.
+  ``int32.toStringInvariant``. As in DotBoxD, every call of one *is a binding call*
+  (``Builtin.counts_as_host_call``): it takes one unit of ``maxHostCalls`` and shows in
+  ``usage.hostCalls`` and ``bindingCalls`` under its own name;
+* **language intrinsics**: ``list.*``, ``map.*``, ``record.*`` and ``numeric.*``, some generic; they
+  never count as host calls.
+
+``Builtin.can_fail`` says whether a call can end the run with anything but fuel, time or
+cancellation (a value error, or any quota other than fuel, host calls included): the and/or
+ordering rule reads it, so "may this operand run first" is decided from this table alone.
 
 Resolution order for a call name (digest 4.2): built-ins first, then module functions, then host
 bindings, else E-CALL-UNKNOWN. Because a module function or a binding whose id equals a built-in name
@@ -95,9 +102,9 @@ class Builtin:
     """One built-in call.
 
     ``effects`` is what the call itself adds (always within Cpu|Alloc); ``allocates`` says whether it
-    builds a new string or collection (the Alloc bit); ``pure`` is the and/or reordering fact (every
-    built-in is pure); ``failures`` lists the SandboxError categories it can raise at run time;
-    ``stub`` is DotBoxD's exact compiled stub name where one exists (for binding descriptors)."""
+    builds a new string or collection (the Alloc bit, and with it the allocation and shape quotas);
+    ``failures`` lists the value-error categories it can raise at run time; ``stub`` is DotBoxD's
+    exact compiled stub name where one exists (for binding descriptors)."""
 
     name: str
     kind: BuiltinKind
@@ -108,7 +115,19 @@ class Builtin:
     typer: Typer
     failures: frozenset[str] = frozenset()
     stub: str | None = None
-    pure: bool = True
+
+    @property
+    def counts_as_host_call(self) -> bool:
+        """A pure function is one of DotBoxD's default pure bindings: each call is a host call
+        (``maxHostCalls``, ``usage.hostCalls``, ``bindingCalls``), charged before its base fuel."""
+        return self.kind is BuiltinKind.PURE_FUNCTION
+
+    @property
+    def can_fail(self) -> bool:
+        """Whether a call can fail with anything but fuel, time or cancellation: a value error
+        (``failures``), a host-call quota, or a quota of the value it builds (allocation, shape).
+        Only a call that cannot may be reordered by and/or (``spec/semantics.md``)."""
+        return bool(self.failures) or self.counts_as_host_call or self.allocates
 
     def result_type(self, site: CallSite) -> SandboxType:
         """Type the call or raise CallTypeError (generic presence is checked by the caller)."""

@@ -232,8 +232,9 @@ BUILTIN_COSTS: Mapping[str, BuiltinCost] = MappingProxyType(
         "numeric.toF64": BuiltinCost(0),
     }
 )
-"""Fuel per pure built-in, charged after its arguments are evaluated and before it runs. Built-ins
-are language intrinsics, not host bindings: they never count as host calls."""
+"""Fuel per pure built-in, charged after its arguments are evaluated and before it runs. The pure
+functions (``math.*``, ``string.*``, ``int32.toStringInvariant``) also take one host call
+(``HOST_CALL_COUNT``) before this fuel: ``dotboxd.core.builtins.Builtin.counts_as_host_call``."""
 
 # --- operators ----------------------------------------------------------------------------------
 
@@ -247,7 +248,8 @@ def composite_equality_fuel(left_nodes: int, right_nodes: int) -> int:
 # --- host bindings (digest 4.4) ----------------------------------------------------------------
 
 HOST_CALL_COUNT = 1
-"""Each binding call takes one unit of ``MaxHostCalls`` and of the binding's ``maxCallsPerRun``."""
+"""Each binding call takes one unit of ``MaxHostCalls`` and of the binding's ``maxCallsPerRun``; each
+call of a pure built-in (a pure binding in DotBoxD) one unit of ``MaxHostCalls``."""
 
 
 def binding_return_fuel(per_byte_fuel: int, returned_string_bytes: int) -> int:

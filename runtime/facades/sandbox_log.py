@@ -5,7 +5,8 @@ A log message is kernel-chosen text headed for a host's log sink, so it is treat
 1. the message must be text (InvalidInput otherwise);
 2. the run's log budget is charged with the message's UTF-16 length *before* anything is written:
    longer than ``maxLogMessageLength`` is ``R-QUOTA-LOG-MESSAGE``, one event more than
-   ``maxLogEvents`` is ``R-QUOTA-LOG-EVENTS`` (both QuotaExceeded; a refused message is not counted);
+   ``maxLogEvents`` is ``R-QUOTA-LOG-EVENTS`` (both QuotaExceeded; a message refused for its length
+   is not an event, an event refused by the count is counted, as every refused attempt is);
 3. the text is cleaned: control characters (C0, DEL, C1), line and paragraph separators and bidi
    embedding/override/isolate characters become spaces (no forged log lines, no text that renders
    in a different order than it is stored), lone surrogates become U+FFFD (a sink that encodes

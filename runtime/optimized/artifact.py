@@ -39,7 +39,7 @@ from .stubs import RunState, namespace_base, sync
 from .tables import Tables, function_name
 from .verifier import VERIFIER_VERSION, allowed_globals, verify_code, verify_cold_module, verify_module
 
-COMPILER_VERSION = "dotboxd-py-opt-codegen-4"
+COMPILER_VERSION = "dotboxd-py-opt-codegen-5"
 
 
 @dataclass(frozen=True, slots=True)

@@ -895,7 +895,7 @@ class _FunctionEmitter:
             return self.inline_call(node, target.name)
         args = [self.expr(a) for a in node.args]
         if target.kind is CallKind.BUILTIN:
-            return self.builtin(target.name, args, id(node) in self.gen.safe_nodes, dest)
+            return self.builtin(target.name, args, dest)
         if target.kind is CallKind.FUNCTION:
             self.barrier()
             self.emit(
@@ -912,9 +912,7 @@ class _FunctionEmitter:
         index = self.tables.binding(target.name)
         return self.stub_pair("_s_bind", P.const(index), P.tuple_(*args), dest=dest)
 
-    def builtin(
-        self, builtin: str, args: list[ast.expr], safe: bool = False, dest: str | None = None
-    ) -> ast.expr:
+    def builtin(self, builtin: str, args: list[ast.expr], dest: str | None = None) -> ast.expr:
         if builtin not in _INLINE_BUILTINS:
             stub = _STUB_NAMES.get(builtin)
             if stub is None:
@@ -923,12 +921,6 @@ class _FunctionEmitter:
         self.charge(costs.BUILTIN_COSTS[builtin].base)
         if builtin == "numeric.toI64":
             return args[0]
-        if builtin == "string.isEmpty":
-            return P.not_(args[0])
-        guard = None if safe else _BUILTIN_GUARDS.get(builtin)
-        if guard is not None:
-            op, make_test = guard
-            self.emit(P.if_(make_test(*args), [P.expr_stmt(self.fault_call(op, *args))]))
         out = dest if dest is not None else self.slots.new("t")
         self.emit(P.assign(out, P.call(_INLINE_BUILTINS[builtin], *args)))
         return P.name(out)
@@ -1052,27 +1044,12 @@ _STUB_NAMES: dict[str, str] = {}
 """Built-in -> the name of its stub (``intrinsic_stub_name``), remembered."""
 
 _INLINE_BUILTINS: dict[str, str] = {
-    "math.abs": "_p_abs",
-    "math.min": "_p_min",
-    "math.max": "_p_max",
-    "math.clamp": "_p_clamp",
-    "math.sqrt": "_p_sqrt",
-    "math.floor": "_p_floor",
-    "math.ceil": "_p_ceil",
-    "math.round": "_p_round",
-    "string.length": "_p_u16len",
-    "string.isEmpty": "",
     "numeric.toI64": "",
     "numeric.toF64": "_p_tof64",
 }
-"""Constant-cost built-ins compiled inline (their base fuel, an inline guard for their one failure,
-then the shared definition, which the guard has made safe to call directly)."""
-
-_BUILTIN_GUARDS: dict[str, tuple[str, Callable[..., ast.expr]]] = {
-    "math.abs": ("abs_i32", lambda x: P.compare(x, P.EQ, P.const(I32_MIN))),
-    "math.clamp": ("clamp_i32", lambda v, lo, hi: P.compare(lo, P.GT, hi)),
-    "math.sqrt": ("sqrt_f64", lambda x: P.compare(x, P.LT, P.const(0.0))),
-}
+"""Built-ins compiled inline: constant cost, no failure, no host call (their base fuel, then the shared
+definition). The pure functions (``math.*``, ``string.*``, ``int32.*``) are never inlined: each call
+is a host call (``Builtin.counts_as_host_call``), charged through the meter by their stub."""
 
 
 class _Generator:

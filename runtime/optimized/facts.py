@@ -25,24 +25,10 @@ TEXT_LITERALS = frozenset(
 )
 """Literal kinds that are new values on every evaluation (charged through the meter's shape)."""
 
-FAST_BUILTINS = frozenset(
-    {
-        "math.abs",
-        "math.min",
-        "math.max",
-        "math.clamp",
-        "math.sqrt",
-        "math.floor",
-        "math.ceil",
-        "math.round",
-        "string.length",
-        "string.isEmpty",
-        "numeric.toI64",
-        "numeric.toF64",
-    }
-)
-"""Built-ins whose charge is the constant base fuel of ``costs.BUILTIN_COSTS`` and whose failures
-(if any) are decided by their arguments alone, so generated code can check them inline."""
+FAST_BUILTINS = frozenset({"numeric.toI64", "numeric.toF64"})
+"""Built-ins whose charge is the constant base fuel of ``costs.BUILTIN_COSTS`` and that can neither
+fail nor take a host call, so generated code runs them inline, inside a bulk reservation. The pure
+functions (``math.*``, ``string.*``) count as host calls and go through the meter (``stubs``)."""
 
 INLINE_MAX_NODES = 160
 """A module function is inlined into a bulk loop only when its body (with its own inlined callees)

@@ -15,6 +15,12 @@ fails at exactly the point the reference interpreter fails. So the observable re
 fuel, every usage counter) is the exact stub's in every case; the fast path only skips the
 intermediate bookkeeping when the outcome is known to be success.
 
+The pure functions (``math.*``, ``string.*``, ``int32.toStringInvariant``) count as host calls
+(``Builtin.counts_as_host_call``): their fast paths settle the host call with the rest
+(``Meter.settle_call`` for the constant-cost ones; for the text builders ``Meter.host_call_fits``
+first and, once the other charges are settled, ``Meter.host_call``, which then cannot refuse), so
+``hostCalls`` and ``bindingCalls`` are the exact stub's too.
+
 Conventions shared with ``stubs``: ``f`` is the caller's fuel local (the meter's ``fuel_used`` may be
 stale and is not written here: the next stub that needs the meter writes it back), ``site`` names
 the fuel segment the call closes (``state.totals``), and the result is ``(value, f)``.
@@ -31,7 +37,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from dotboxd.core import arith, costs
-from dotboxd.core.values import ListValue, MapValue, Value, utf16_len
+from dotboxd.core.values import ListValue, MapValue, SandboxFault, Value, utf16_len
 
 Stub = Callable[..., tuple[Value, int]]
 
@@ -149,7 +155,6 @@ def _map_set(exact: Stub) -> Stub:
 
 _CONCAT = costs.BUILTIN_COSTS["string.concatBudgeted"]
 _TO_STRING = costs.BUILTIN_COSTS["int32.toStringInvariant"]
-_LENGTH = costs.BUILTIN_COSTS["string.length"]
 _TEXT_WALK = _walk_fuel(1)
 
 
@@ -162,7 +167,11 @@ def _concat(exact: Stub) -> Stub:
         length = utf16_len(a) + utf16_len(b)
         byte_fuel = per_byte * _string_bytes(length)
         after = f - state.totals[site] - fixed - byte_fuel
-        if state.meter.settle_text(after, fixed_charges + (1 if byte_fuel else 0), length):
+        meter = state.meter
+        if meter.host_call_fits() and meter.settle_text(
+            after, fixed_charges + (1 if byte_fuel else 0), length
+        ):
+            meter.host_call("string.concatBudgeted", None)
             return a + b, after
         return exact(state, f, lref, site, a, b)
 
@@ -177,24 +186,75 @@ def _to_string(exact: Stub) -> Stub:
     def stub(state: Any, f: int, lref: int, site: int, n: int) -> tuple[Value, int]:
         text = int_text(n)  # ASCII digits and sign: one UTF-16 unit per character
         after = f - state.totals[site] - fixed
-        if state.meter.settle_text(after, charges, len(text)):
+        meter = state.meter
+        if meter.host_call_fits() and meter.settle_text(after, charges, len(text)):
+            meter.host_call("int32.toStringInvariant", None)
             return text, after
         return exact(state, f, lref, site, n)
 
     return stub
 
 
-def _length(exact: Stub) -> Stub:
-    base = _LENGTH.base
+# --- constant-cost pure functions ----------------------------------------------------------------
+# One host call, the base fuel, then the operation, whose only failures depend on its arguments: the
+# value is computed first (pure), and a failure leaves everything to the exact stub.
+
+_CONSTANT_COST_OPS: Mapping[str, tuple[Callable[..., Value], int]] = MappingProxyType(
+    {  # built-in -> (its operation, its arity)
+        "math.abs": (arith.abs_i32, 1),
+        "math.min": (min, 2),
+        "math.max": (max, 2),
+        "math.clamp": (arith.clamp_i32, 3),
+        "math.sqrt": (arith.sqrt_f64, 1),
+        "math.floor": (arith.floor_f64, 1),
+        "math.ceil": (arith.ceil_f64, 1),
+        "math.round": (arith.round_f64, 1),
+        "string.length": (utf16_len, 1),
+        "string.isEmpty": (lambda s: len(s) == 0, 1),
+    }
+)
+
+
+def _constant_cost(name: str) -> Callable[[Stub], Stub]:
+    op, arity = _CONSTANT_COST_OPS[name]
+    base = costs.BUILTIN_COSTS[name].base
     charges = 1 if base else 0
 
-    def stub(state: Any, f: int, lref: int, site: int, s: str) -> tuple[Value, int]:
-        after = f - state.totals[site] - base
-        if state.meter.settle_fuel(after, charges):
-            return utf16_len(s), after
-        return exact(state, f, lref, site, s)
+    def wrap(exact: Stub) -> Stub:
+        # one positional signature per arity: a ``*args`` stub builds and unpacks a tuple per call
+        def stub1(state: Any, f: int, lref: int, site: int, a: Any) -> tuple[Value, int]:
+            try:
+                value = op(a)
+            except SandboxFault:
+                return exact(state, f, lref, site, a)
+            after = f - state.totals[site] - base
+            if state.meter.settle_call(name, after, charges):
+                return value, after
+            return exact(state, f, lref, site, a)
 
-    return stub
+        def stub2(state: Any, f: int, lref: int, site: int, a: Any, b: Any) -> tuple[Value, int]:
+            try:
+                value = op(a, b)
+            except SandboxFault:
+                return exact(state, f, lref, site, a, b)
+            after = f - state.totals[site] - base
+            if state.meter.settle_call(name, after, charges):
+                return value, after
+            return exact(state, f, lref, site, a, b)
+
+        def stub3(state: Any, f: int, lref: int, site: int, a: Any, b: Any, c: Any) -> tuple[Value, int]:
+            try:
+                value = op(a, b, c)
+            except SandboxFault:
+                return exact(state, f, lref, site, a, b, c)
+            after = f - state.totals[site] - base
+            if state.meter.settle_call(name, after, charges):
+                return value, after
+            return exact(state, f, lref, site, a, b, c)
+
+        return stub1 if arity == 1 else stub2 if arity == 2 else stub3
+
+    return wrap
 
 
 FAST_PATHS: Mapping[str, Callable[[Stub], Stub]] = MappingProxyType(
@@ -207,7 +267,7 @@ FAST_PATHS: Mapping[str, Callable[[Stub], Stub]] = MappingProxyType(
         "map.set": _map_set,
         "string.concatBudgeted": _concat,
         "int32.toStringInvariant": _to_string,
-        "string.length": _length,
+        **{name: _constant_cost(name) for name in _CONSTANT_COST_OPS},
     }
 )
 """Built-in name -> a wrapper that takes the exact stub and returns the fast one."""

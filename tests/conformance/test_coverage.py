@@ -87,6 +87,10 @@ COUNTER_OF = {
 }
 
 
+# counters of attempts (spec/costs.md section 9): at N + 1 they count the refused attempt too
+ATTEMPT_COUNTERS = frozenset({"loopIterations", "hostCalls"})
+
+
 def _pinned(case: Case, counter: str) -> int | None:
     if counter == "fuelUsed":
         return case.expect.fuel_used
@@ -115,8 +119,10 @@ def test_limit_cases_sit_where_they_claim(case: Case) -> None:
         assert pinned is not None
         if "at-limit" in sides:
             assert pinned == limit, f"at N the {counter} pinned ({pinned}) must be the limit ({limit})"
+        elif counter in ATTEMPT_COUNTERS:
+            assert pinned == limit + 1, f"the refused attempt is counted: {counter} is the limit + 1"
         else:
-            assert pinned <= limit, f"a refused charge is not recorded: {counter} stays within the limit"
+            assert pinned <= limit, f"a refused amount is not recorded: {counter} stays within the limit"
 
 
 # --- the measuring code, on corpora that lack things ------------------------------------------------

@@ -55,6 +55,7 @@ limits = st.builds(
     max_total_collection_elements=st.integers(0, 40),
     max_string_length=st.integers(0, 30),
     max_total_string_bytes=st.integers(0, 80),
+    max_host_calls=st.integers(0, 2) | st.just(100),
 )
 
 OPERANDS: dict[str, st.SearchStrategy[tuple[Value, ...]]] = {
@@ -67,6 +68,15 @@ OPERANDS: dict[str, st.SearchStrategy[tuple[Value, ...]]] = {
     "string.concatBudgeted": st.tuples(texts, texts),
     "int32.toStringInvariant": st.tuples(scalars),
     "string.length": st.tuples(texts),
+    "string.isEmpty": st.tuples(texts),
+    "math.abs": st.tuples(scalars | st.just(-(2**31))),
+    "math.min": st.tuples(scalars, scalars),
+    "math.max": st.tuples(scalars, scalars),
+    "math.clamp": st.tuples(scalars, scalars, scalars),
+    "math.sqrt": st.tuples(st.floats(-1e6, 1e300)),
+    "math.floor": st.tuples(st.floats(-1e300, 1e300)),
+    "math.ceil": st.tuples(st.floats(-1e300, 1e300)),
+    "math.round": st.tuples(st.floats(-1e300, 1e300)),
 }
 
 
@@ -107,6 +117,7 @@ def _agree_at(
         if counter == "fuel_used" and fast[0] == "ok":
             continue  # on success the fuel lives in the returned local, compared above
         assert getattr(fast_state.meter, counter) == getattr(exact_state.meter, counter), counter
+    assert fast_state.meter.calls_by_binding == exact_state.meter.calls_by_binding
 
 
 def _agree(
@@ -169,6 +180,15 @@ CANONICAL: dict[str, tuple[Value, ...]] = {
     "string.concatBudgeted": ("ab", "c"),
     "int32.toStringInvariant": (-42,),
     "string.length": ("h\U0001f600",),
+    "string.isEmpty": ("",),
+    "math.abs": (-7,),
+    "math.min": (3, -4),
+    "math.max": (3, -4),
+    "math.clamp": (12, 0, 10),
+    "math.sqrt": (2.25,),
+    "math.floor": (-1.5,),
+    "math.ceil": (-1.5,),
+    "math.round": (2.5,),
 }
 
 

@@ -266,3 +266,22 @@ def test_an_inexact_branch_that_returns_on_some_paths_ends_the_must_path() -> No
     fuel = report.function("main").budget("fuel")
     assert fuel is not None and fuel.verdict is Verdict.UNKNOWN  # the loop only runs for n <= 5
     assert host.execute(plan, "main", [10**6, "x"], encoding="json").ok
+
+
+def test_pure_builtin_calls_count_in_the_host_call_bound() -> None:
+    """``math.*`` and ``string.*`` calls are host calls (pure bindings): the prover's hostCalls bound
+    counts them, so a loop of built-in calls is PROVED only within the maxHostCalls it fits."""
+    body = 'acc = 0;\nfor i in 0 .. n { acc = acc + math.max(i, 1) + string.length("ab"); }\nreturn acc;'
+    report, _, _ = _prove(_module(body), _policy())
+    total = report.function("main").budget("hostCalls")
+    assert total is not None and total.bound == "2*max(0, n)" and total.verdict is not Verdict.PROVED
+
+    def host_calls(hi: int) -> Verdict:
+        policy = Policy.builder().with_limits(max_wall_time_ms=60_000).with_input_bounds("main", n=(0, hi))
+        proof = prove_plan(SandboxHost().prepare(_module(body), policy.build())).function("main")
+        verdict = proof.budget("hostCalls")
+        assert verdict is not None
+        return verdict.verdict
+
+    assert host_calls(50) is Verdict.PROVED  # 2 * 50 = 100 = the default maxHostCalls
+    assert host_calls(51) is not Verdict.PROVED

@@ -14,13 +14,19 @@ from dotboxd.validator.policy import Policy
 
 _PAIRS = [
     ("fuel_used", "max_fuel"),
-    ("loop_iterations", "max_loop_iterations"),
     ("allocated_bytes", "max_allocated_bytes"),
-    ("host_calls", "max_host_calls"),
     ("collection_elements", "max_total_collection_elements"),
     ("string_bytes", "max_total_string_bytes"),
-    ("log_events", "max_log_events"),
 ]
+"""Amount counters: a refused amount is never recorded, so they never exceed their limit."""
+
+_ATTEMPTS = [
+    ("loop_iterations", "max_loop_iterations", "R-QUOTA-LOOP"),
+    ("host_calls", "max_host_calls", "R-QUOTA-HOST-CALLS"),
+    ("log_events", "max_log_events", "R-QUOTA-LOG-EVENTS"),
+]
+"""Attempt counters count the refused attempt (spec/costs.md section 9): N + 1 at most, and only
+when the run failed with that limit's own code."""
 
 
 @settings(max_examples=60)
@@ -35,6 +41,10 @@ def test_generated_programs_run_cleanly_and_deterministically(program: Generated
     usage = result.usage
     for used, limit in _PAIRS:
         assert getattr(usage, used) <= getattr(limits, limit), used
+    for used, limit, code in _ATTEMPTS:
+        count, allowed = getattr(usage, used), getattr(limits, limit)
+        refused = result.error is not None and result.error.code == code
+        assert count <= allowed or (count == allowed + 1 and refused), used
     if not result.ok:
         assert result.commands == ()
     again = run_reference(program)

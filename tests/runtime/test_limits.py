@@ -68,9 +68,10 @@ def test_fuel_exhaustion_stops_at_the_refused_charge() -> None:
     assert refused.usage.fuel_used == 3 and refused.usage.max_fuel == 3
 
 
-def test_loop_exhaustion_counts_only_allowed_iterations() -> None:
+def test_loop_exhaustion_counts_the_refused_iteration() -> None:
     refused = _outcome("for i in 0 .. 5 { } return 0;", max_loop_iterations=4)
-    assert refused.usage.loop_iterations == 4
+    # the fifth iteration is refused and counted (an attempt, as DotBoxD reports it); its fuel is not
+    assert refused.usage.loop_iterations == 5
     assert refused.usage.fuel_used == 1 + 2 + 4 * 5
 
 
@@ -111,14 +112,14 @@ def test_host_call_boundary() -> None:
     assert run(TWO_TICKS, (), _tick_policy(max_host_calls=2), [_tick()]).ok
     refused = run(TWO_TICKS, (), _tick_policy(max_host_calls=1), [_tick()])
     assert refused.error is not None and refused.error.code == "R-QUOTA-HOST-CALLS"
-    assert refused.usage.host_calls == 1
+    assert refused.usage.host_calls == 2  # the refused second call is counted
 
 
 def test_per_binding_call_boundary() -> None:
     assert run(TWO_TICKS, (), _tick_policy(), [_tick(2)]).ok
     refused = run(TWO_TICKS, (), _tick_policy(), [_tick(1)])
     assert refused.error is not None and refused.error.code == "R-QUOTA-BINDING-CALLS"
-    assert refused.binding_calls == {"probe.tick": 1}
+    assert refused.binding_calls == {"probe.tick": 2}  # the refused second call is counted
 
 
 def _logger():  # type: ignore[no-untyped-def]

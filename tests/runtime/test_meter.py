@@ -1,4 +1,5 @@
-"""The meter: every limit allows N and refuses N + 1, refused charges are not recorded, time and
+"""The meter: every limit allows N and refuses N + 1, a refused amount (fuel, bytes, elements) is not
+recorded while a refused attempt (host call, loop iteration, log event) is counted, time and
 cancellation stop a run, and ResourceUsage reports every field."""
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def test_loop_boundary_charges_count_then_fuel(n: int) -> None:
         m.loop_iteration()
     assert m.fuel_used == 5 * n
     assert _refused(m.loop_iteration) == "R-QUOTA-LOOP"
-    assert m.loop_iterations == n and m.fuel_used == 5 * n
+    # the refused iteration is counted (an attempt counter, as DotBoxD reports it); its fuel is not
+    assert m.loop_iterations == n + 1 and m.fuel_used == 5 * n
 
 
 def test_loop_iteration_refused_by_fuel_keeps_the_count() -> None:
@@ -74,14 +76,23 @@ def test_allocation_boundary() -> None:
 
 
 def test_host_call_boundaries() -> None:
-    m = _meter(max_host_calls=3)
+    m = _meter(max_host_calls=4)
     m.host_call("a", 2)
     m.host_call("a", 2)
     assert _refused(lambda: m.host_call("a", 2)) == "R-QUOTA-BINDING-CALLS"
-    assert m.host_calls == 2
+    assert m.host_calls == 3 and m.calls_by_binding == {"a": 3}  # the refused attempt counts in both
     m.host_call("b", None)
     assert _refused(lambda: m.host_call("b", None)) == "R-QUOTA-HOST-CALLS"
-    assert m.host_calls == 3 and m.calls_by_binding == {"a": 2, "b": 1}
+    # refused by the run's budget: counted there, never reached the binding's own count
+    assert m.host_calls == 5 and m.calls_by_binding == {"a": 3, "b": 1}
+
+
+def test_refused_host_call_is_counted_in_usage_as_dotboxd_reports_it() -> None:
+    m = _meter(max_host_calls=1)
+    m.host_call("a", None)
+    assert m.host_call_fits() is False
+    assert _refused(lambda: m.host_call("a", None)) == "R-QUOTA-HOST-CALLS"
+    assert m.usage().host_calls == 2
 
 
 @pytest.mark.parametrize(
@@ -156,7 +167,7 @@ def test_log_limits() -> None:
     assert _refused(lambda: m.log_event(5)) == "R-QUOTA-LOG-MESSAGE"
     m.log_event(0)
     assert _refused(lambda: m.log_event(1)) == "R-QUOTA-LOG-EVENTS"
-    assert m.log_events == 2
+    assert m.log_events == 3  # the refused event counts; the message refused for its length did not
 
 
 def test_deadline_is_checked_every_64_fuel_charges() -> None:

@@ -113,10 +113,16 @@ def test_and_or_short_circuit_in_authored_order_when_impure() -> None:
     assert run(src, pol=_probe_policy(), bindings=[_counter(counts)]).value is False and counts == {"tick": 1}
 
 
-def test_pure_cheaper_right_operand_runs_first() -> None:
-    # left fails (division by zero) but is bigger; the right, smaller pure operand decides first
-    assert value("return (1 / 0 == 1) && false;", "main() -> Bool") is False
-    # authored order when the left operand is the smaller one: the failing left runs first
+def test_failure_free_cheaper_right_operand_runs_first() -> None:
+    # neither operand can fail and the right one is smaller: it decides first, the left never runs
+    # (statement, and, the literal: 3 fuel; the left operand would have cost 7 more)
+    result = run(module("return ((a > 7) == (a < 3)) && false;", "main(a I32) -> Bool"), (5,), policy())
+    assert result.ok and result.value is False and result.usage.fuel_used == 3
+
+
+def test_an_operand_that_can_fail_is_never_moved_behind_a_cheaper_one() -> None:
+    # division can fail, so the smaller right operand does not run first: the left fails
+    assert error("return (1 / 0 == 1) && false;", "main() -> Bool")[1] == "R-ARITH-DIVIDE-BY-ZERO"
     assert (
         error("return (1 / 0 == 1) && (1 == 2 && 3 == 3);", "main() -> Bool")[1] == "R-ARITH-DIVIDE-BY-ZERO"
     )

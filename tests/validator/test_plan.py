@@ -112,20 +112,38 @@ def order(source: str, registry: object = None, policy: Policy | None = None) ->
     return plan.operand_order(stmt.condition)
 
 
-def test_and_or_order_pure_cheaper_right_runs_first() -> None:
-    assert order("if (math.abs(a) + a * 3 > 7) && b { return 1; }\nreturn 0;") is OperandOrder.RIGHT_FIRST
-    assert order("if b || (math.abs(a) + a * 3 > 7) { return 1; }\nreturn 0;") is OperandOrder.AUTHORED
+def test_and_or_order_failure_free_cheaper_right_runs_first() -> None:
+    assert order("if ((a > 7) == (a < 3)) && b { return 1; }\nreturn 0;") is OperandOrder.RIGHT_FIRST
+    assert order("if b || ((a > 7) == (a < 3)) { return 1; }\nreturn 0;") is OperandOrder.AUTHORED
+    # intrinsics that cannot fail (no value error, no host call, nothing built) may move too
+    src = "if (numeric.toI64(a) > numeric.toI64(7)) && b { return 1; }\nreturn 0;"
+    assert order(src) is OperandOrder.RIGHT_FIRST
 
 
-def test_and_or_order_keeps_authored_order_for_calls_that_are_not_pure() -> None:
-    # a module-function call is never reordered, nor is a binding with effects beyond Cpu|Alloc
-    assert order("if (f() == (a > 100)) && b { return 1; }\nreturn 0;") is OperandOrder.AUTHORED
+@pytest.mark.parametrize(
+    "left",
+    [
+        "math.abs(a) > 7",  # InvalidInput at MIN, and a host call
+        "math.min(a, 3) > 7",  # cannot overflow, but a host call (maxHostCalls)
+        "a * 3 > 7",  # overflow
+        "a / 3 > 7",  # (division: / 0 and MIN / -1 in general)
+        "-a > 7",  # -MIN overflows
+        'string.isEmpty("x") == (a > 7)',  # a host call, and a new text
+        "list.count(list.of(a, a)) > 7",  # list.of builds a value (list length, allocation)
+        "f() == (a > 100)",  # a module function may fail anywhere
+    ],
+)
+def test_and_or_order_keeps_authored_order_when_an_operand_can_fail(left: str) -> None:
+    assert order(f"if ({left}) && b {{ return 1; }}\nreturn 0;") is OperandOrder.AUTHORED
+
+
+def test_and_or_order_keeps_authored_order_for_every_binding_call() -> None:
     registry = catalog(KILL)
     src = "if (game.world.kill(a) == (a > 100)) && b { return 1; }\nreturn 0;"
     assert order(src, registry, KILL_POLICY) is OperandOrder.AUTHORED
-    # ... but a PureIntrinsic binding is pure
+    # a PureIntrinsic binding too: every binding call takes a host call, which can be refused
     src = "if (test.pure.twice(a) + a > 100) && b { return 1; }\nreturn 0;"
-    assert order(src, catalog(PURE)) is OperandOrder.RIGHT_FIRST
+    assert order(src, catalog(PURE)) is OperandOrder.AUTHORED
 
 
 def test_and_or_order_equal_cost_stays_authored() -> None:

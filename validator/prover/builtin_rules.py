@@ -1,6 +1,7 @@
 """The charges and results of every built-in, symbolically, from ``dotboxd.core.costs``.
 
-One rule per built-in, in the order ``runtime/intrinsics.py`` charges: the base fuel from
+One rule per built-in, in the order ``runtime/intrinsics.py`` charges: for a pure function (a
+built-in that counts as a host call) one host call, then the base fuel from
 ``BUILTIN_COSTS`` or the collection charge from the ``costs`` functions' constants, then (for a
 new value) its shape charge, then per-byte fuel. Sizes come from the arguments' abstract values;
 upper bounds feed ``U``, lower bounds ``L``. ``tests/prover/test_cost_semantics.py`` checks that a
@@ -14,11 +15,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from dotboxd.core import ast, costs
+from dotboxd.core.builtins import BUILTINS
 from dotboxd.core.types import I32, I64, ListType, RecordType
 
 from . import intervals
 from .domain import OTHER, UNKNOWN_BOOL, ABool, AInt, AList, AMap, ARecord, AText, AVal
-from .state import ALLOCATION, STRING_BYTES, State
+from .state import ALLOCATION, HOST_CALLS, STRING_BYTES, State
 from .sym import ZERO, Poly, Sym, const
 
 if TYPE_CHECKING:
@@ -32,6 +34,9 @@ _Rule = Callable[["Analyzer", Sym, list[AVal], ast.Call, State], AVal]
 def apply_builtin(an: Analyzer, name: str, args: list[AVal], node: ast.Call, st: State) -> AVal:
     s = an.sym
     rule = _RULES.get(name)
+    if BUILTINS[name].counts_as_host_call:
+        # a pure function is a pure binding: one host call (maxHostCalls) before its base fuel
+        an.charge(st, HOST_CALLS, const(costs.HOST_CALL_COUNT))
     if name in _B:
         base = _B[name].base
         if base:

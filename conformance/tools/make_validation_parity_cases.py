@@ -1,7 +1,7 @@
 """Generate the validation-parity cases: shared policies, resolution order and block scoping.
 
-    python conformance/tools/make_parity_cases.py          # rewrite the case files
-    python conformance/tools/make_parity_cases.py --check  # fail if the files are out of date
+    python conformance/tools/make_validation_parity_cases.py          # rewrite the case files
+    python conformance/tools/make_validation_parity_cases.py --check  # fail if the files are out of date
 
 Files written (each owned by this tool): ``effects-capabilities/shared-policy.json`` (one policy
 for many kernels: unused built-in and registered grants are accepted, unknown ones are not, strict
@@ -764,7 +764,7 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(text, encoding="utf-8")
     if stale:
         print(
-            f"out of date: {', '.join(stale)} (run conformance/tools/make_parity_cases.py)", file=sys.stderr
+            f"out of date: {', '.join(stale)} (run conformance/tools/make_validation_parity_cases.py)", file=sys.stderr
         )
         return 1
     print(f"{sum(len(c) for c in FILES.values())} cases in {len(files)} files")
