@@ -63,6 +63,9 @@ class WorkCounter:
         self.plan = plan
         self._functions: dict[str, tuple[int, int]] = {}
         self._entries: dict[str, tuple[int, int] | None] = {}
+        for fid in _callees_first(plan):
+            self.entry(fid)
+            self.function(fid)
 
     def entry(self, fid: str) -> tuple[int, int] | None:
         """What a call of ``fid`` does itself, for the work tick at its entry (``stubs.tick``): its
@@ -216,3 +219,35 @@ def call_nodes(node: ast.Expr) -> list[ast.Call]:
             found.append(current)
             stack += current.args
     return found
+
+
+def _callees_first(plan: ExecutionPlan) -> list[str]:
+    """Every function of the plan, each after all the functions it calls (the call graph is acyclic).
+
+    Why: ``entry`` and ``function`` recurse into callees and remember what they computed. Filled in
+    this order, each step finds its callees already known, so the Python stack stays shallow however
+    long a call chain the policy allows (a chain of ``maxCallDepth`` functions would otherwise need
+    three Python frames per function and fail the compilation)."""
+    order: list[str] = []
+    seen: set[str] = set()
+    for root in sorted(plan.functions):
+        if root in seen:
+            continue
+        seen.add(root)
+        stack: list[tuple[str, list[str]]] = [(root, _module_callees(plan, root))]
+        while stack:
+            fid, pending = stack[-1]
+            while pending and pending[-1] in seen:
+                pending.pop()
+            if pending:
+                callee = pending.pop()
+                seen.add(callee)
+                stack.append((callee, _module_callees(plan, callee)))
+            else:
+                order.append(fid)
+                stack.pop()
+    return order
+
+
+def _module_callees(plan: ExecutionPlan, fid: str) -> list[str]:
+    return sorted(c for c in plan.functions[fid].callees if c in plan.functions)
