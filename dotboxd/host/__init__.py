@@ -10,7 +10,7 @@ from dotboxd.core.bindings import AuditLevel, Cost, Int32, Int64, PathText, Safe
 from dotboxd.core.effects import Effect
 from dotboxd.core.values import Guid, ListValue, MapValue, OpaqueId, RecordValue, SandboxPath, SandboxUri
 from dotboxd.host.result import ExecutionResult
-from dotboxd.host.sandbox_host import RunCancelled, SandboxHost
+from dotboxd.host.sandbox_host import SandboxHost
 from dotboxd.runtime.commands import Command
 from dotboxd.runtime.context import BindingContext
 from dotboxd.runtime.errors import BindingError, ErrorInfo, SandboxError
@@ -39,7 +39,6 @@ __all__ = [
     "Policy",
     "RecordValue",
     "ResourceUsage",
-    "RunCancelled",
     "Safety",
     "SandboxError",
     "SandboxHost",

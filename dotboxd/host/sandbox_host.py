@@ -14,7 +14,7 @@ run succeeded, applies the host commands its bindings queued as one all-or-nothi
 ``execute_async`` is ``execute`` for asyncio hosts: the run executes on the caller's event loop and
 is suspended at each pending async binding result, which is awaited on that loop
 (``dotboxd.runtime.suspend``); cancelling the awaiting task ends the run as Cancelled with nothing
-applied and re-raises (``RunCancelled``). The synchronous ``execute`` awaits async bindings on the
+applied and re-raises ``CancelledError``. The synchronous ``execute`` awaits async bindings on the
 host's ``async_loop`` (an event loop running in another thread) or, without one, on the runtime's
 shared loop thread (``dotboxd.runtime.awaiting``).
 
@@ -159,8 +159,8 @@ class SandboxHost:
         while other tasks proceed. Sync bindings and the kernel's own work run inline on the loop.
 
         Cancelling the task that awaits this ends the run at the binding call it waits in: the run
-        fails Cancelled (``R-CANCELLED``), its commands are dropped, its ``RunSummary`` is written,
-        and ``RunCancelled`` (a ``CancelledError`` carrying that result) is raised."""
+        fails Cancelled (``R-CANCELLED``), its commands are dropped, its ``RunSummary`` (code
+        ``R-CANCELLED``) goes to the observers, and ``asyncio.CancelledError`` propagates."""
 
         def work(awaiter: Awaiter) -> ExecutionResult:
             return self._execute(
@@ -169,7 +169,9 @@ class SandboxHost:
 
         result, cancelled = await drive(work)
         if cancelled:
-            raise RunCancelled(result)
+            # exactly CancelledError, not a subclass: asyncio.timeout and TaskGroup test the type
+            # by identity; the cancelled run's outcome is in its audit trail (observers)
+            raise asyncio.CancelledError()
         return result
 
     def _execute(
@@ -292,16 +294,6 @@ class SandboxHost:
             self._backends[name] = backend
             return backend
         return None
-
-
-class RunCancelled(asyncio.CancelledError):
-    """Raised by ``execute_async`` when its task was cancelled while the run waited: the run ended
-    Cancelled with nothing applied. It is a ``CancelledError`` (asyncio's cancellation keeps
-    working: ``asyncio.timeout``, task groups); ``result`` is the failed run's result."""
-
-    def __init__(self, result: ExecutionResult) -> None:
-        super().__init__("the run was cancelled")
-        self.result = result
 
 
 def _build_catalog(
