@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from dotboxd.conformance.stage_run import VIA_SYNC, Via
-
 from dotboxd.conformance.model import Actual, Case
 from dotboxd.conformance.pipeline import evaluate
 from dotboxd.conformance.protocol import ImplClient
 from dotboxd.conformance.sources import wire_request_case
+from dotboxd.conformance.stage_run import VIA_SYNC, Via
 
 
 class Backend(Protocol):

@@ -20,7 +20,6 @@ from dotboxd.conformance.availability import StageUnavailable, optional_module
 from dotboxd.conformance.model import Actual
 from dotboxd.conformance.stage_validate import Validated
 
-
 Via = Literal["execute", "execute_async"]
 VIA_SYNC: Final[Via] = "execute"
 VIA_ASYNC: Final[Via] = "execute_async"
