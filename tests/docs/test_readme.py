@@ -33,3 +33,12 @@ def test_python_example_runs() -> None:
     result = namespace["result"]
     assert result.ok and result.value == 2  # type: ignore[attr-defined]
     assert namespace["world"] == {7}
+
+
+def test_asyncio_example_runs() -> None:
+    """The second Python block (the asyncio host): 100 concurrent runs on one loop."""
+    blocks = re.findall(r"```python\n(.*?)```", README, re.DOTALL)
+    assert len(blocks) >= 2 and "execute_async" in blocks[1]
+    namespace: dict[str, object] = {}
+    exec(compile(blocks[1], "README.md", "exec"), namespace)
+    assert namespace["prices"] == [i * 100 + 1 for i in range(100)]
