@@ -37,7 +37,7 @@ from dotboxd.core.bindings import BindingCatalog, BindingDescriptor, BindingRegi
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.host.result import ExecutionResult, new_execution_result
 from dotboxd.runtime.audit import Observer
-from dotboxd.runtime.awaiting import Awaiter, LoopAwaiter
+from dotboxd.runtime.awaiting import Awaiter, LoopAwaiter, discard
 from dotboxd.runtime.command_batch import apply_batch
 from dotboxd.runtime.commands import Command
 from dotboxd.runtime.errors import ErrorInfo, SandboxError, error_info_from_diagnostic
@@ -161,6 +161,21 @@ class SandboxHost:
         Cancelling the task that awaits this ends the run at the binding call it waits in: the run
         fails Cancelled (``R-CANCELLED``), its commands are dropped, its ``RunSummary`` (code
         ``R-CANCELLED``) goes to the observers, and ``asyncio.CancelledError`` propagates."""
+
+        if not any(binding.is_async for binding in plan.bindings.values()):
+            # nothing in this plan can be awaited (only a binding declared async ever is): the run
+            # cannot suspend, so it runs inline as it is, without a greenlet
+            return self._execute(
+                plan,
+                entrypoint,
+                args,
+                backend,
+                encoding,
+                cancel,
+                apply_commands_on_success,
+                run_id,
+                _no_await,
+            )
 
         def work(awaiter: Awaiter) -> ExecutionResult:
             return self._execute(
@@ -294,6 +309,13 @@ class SandboxHost:
             self._backends[name] = backend
             return backend
         return None
+
+
+def _no_await(value: object, timeout_seconds: float) -> object:
+    """The awaiter of an ``execute_async`` run whose plan has no async binding: never called (only
+    an async binding's result is ever awaited); fails closed if it were."""
+    discard(value)
+    raise SandboxError("R-HOST-INTERNAL", "internal runtime fault")
 
 
 def _build_catalog(

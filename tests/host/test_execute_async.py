@@ -369,3 +369,36 @@ def test_sync_execute_refuses_a_loop_that_is_not_running() -> None:
         assert _code(host.execute(plan)) == ("HostFailure", "R-ASYNC-LOOP")
     finally:
         loop.close()
+
+
+def test_futures_of_another_loop_and_of_a_thread_pool_are_awaited_without_polling() -> None:
+    """An ``asyncio.Future`` owned by another running loop is bridged by a done callback on its own
+    loop (it used to be polled with ``time.sleep``); a ``concurrent.futures.Future`` is wrapped."""
+    import concurrent.futures
+
+    with _loop_in_thread() as other, concurrent.futures.ThreadPoolExecutor(1) as pool:
+
+        def foreign(x: int) -> Any:
+            future = asyncio.run_coroutine_threadsafe(_make_future(other, x), other).result(5)
+            other.call_soon_threadsafe(lambda: other.call_later(0.005, future.set_result, x * 3))
+            return future
+
+        def pooled(x: int) -> Any:
+            return pool.submit(lambda: (threading.Event().wait(0.005), x * 5)[1])
+
+        def sleeping_in_awaiting(*args: object) -> None:
+            raise AssertionError("awaiting must not poll")
+
+        for fn, factor in ((foreign, 3), (pooled, 5)):
+            host = SandboxHost(bindings=[_binding(fn, params=("I32",))])
+            plan = host.prepare(_kernel("return probe.call(x);", "main(x I32) -> I32"), _policy())
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(time, "sleep", sleeping_in_awaiting)
+                via_async = asyncio.run(host.execute_async(plan, "main", [2]))
+            assert via_async.ok and via_async.value == 2 * factor, via_async.error
+            sync = host.execute(plan, "main", [3])
+            assert sync.ok and sync.value == 3 * factor, sync.error
+
+
+async def _make_future(loop: asyncio.AbstractEventLoop, x: int) -> asyncio.Future[int]:
+    return loop.create_future()
