@@ -11,17 +11,17 @@ binding catalogue that changed since ``prepare``), runs it on the chosen backend
 run succeeded, applies the host commands its bindings queued as one all-or-nothing batch
 (``dotboxd.runtime.command_batch``; a ``HostCommands`` audit event records the outcome).
 
+Repeated calls are cheap: the first ``execute`` of a (plan, entrypoint, backend, encoding) keeps what
+does not change between runs - the resolved backend, the binding-catalogue check (plan and
+catalogue are both immutable, so its success cannot change), and the runtime's ``EntryCall`` with
+its parameter checks - and later calls only do the per-run work, every check of which still runs.
+
 ``execute_async`` is ``execute`` for asyncio hosts: the run executes on the caller's event loop and
 is suspended at each pending async binding result, which is awaited on that loop
 (``dotboxd.runtime.suspend``); cancelling the awaiting task ends the run as Cancelled with nothing
 applied and re-raises ``CancelledError``. The synchronous ``execute`` awaits async bindings on the
 host's ``async_loop`` (an event loop running in another thread) or, without one, on the runtime's
 shared loop thread (``dotboxd.runtime.awaiting``).
-
-Repeated calls are cheap: the first ``execute`` of a (plan, entrypoint, backend, encoding) keeps what
-does not change between runs - the resolved backend, the binding-catalogue check (plan and
-catalogue are both immutable, so its success cannot change), and the runtime's ``EntryCall`` with
-its parameter checks - and later calls only do the per-run work, every check of which still runs.
 """
 
 from __future__ import annotations
