@@ -1,7 +1,9 @@
 """Which backends this runner has, and the two ways of asking one about a case.
 
 ``reference`` is this project's pipeline on the reference interpreter; ``optimized`` exists once
-``dotboxd.runtime.optimized`` does. An ``ImplBackend`` forwards the case to an external process
+``dotboxd.runtime.optimized`` does. Either can run its cases through the host's synchronous
+``execute`` (the default) or through ``execute_async`` on an event loop (``via="execute_async"``,
+the CLI's ``--via``): the expectations are the same, so the corpus checks both entry points. An ``ImplBackend`` forwards the case to an external process
 over the line-delimited JSON protocol (``dotboxd.conformance.protocol``).
 """
 
@@ -13,6 +15,7 @@ from dotboxd.conformance.model import Actual, Case
 from dotboxd.conformance.pipeline import evaluate
 from dotboxd.conformance.protocol import ImplClient
 from dotboxd.conformance.sources import wire_request_case
+from dotboxd.conformance.stage_run import VIA_SYNC, Via
 
 
 class Backend(Protocol):
@@ -22,13 +25,14 @@ class Backend(Protocol):
 
 
 class InProcessBackend:
-    """This project's own pipeline, called directly."""
+    """This project's own pipeline, called directly (its run stage through ``via``)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, via: Via = VIA_SYNC) -> None:
         self.name = name
+        self.via: Via = via
 
     def evaluate(self, case: Case) -> Actual:
-        return evaluate(case.raw, self.name, case.expect.stage, case.origin)
+        return evaluate(case.raw, self.name, case.expect.stage, case.origin, self.via)
 
 
 class ImplBackend:

@@ -79,6 +79,8 @@ UNREACHABLE_CODES: dict[str, str] = {
     "R-CANCELLED": "cancellation is a host API call; the case format has no way to cancel",
     "R-HOST-INTERNAL": "an internal runtime fault; a case that reaches it has found a bug",
     "R-BACKEND-UNAVAILABLE": "the runner reports an unknown backend as 'unsupported' before running",
+    "R-ASYNC-LOOP": "host misuse of the synchronous execute (its event loop is not running, or is the "
+    "calling thread's own); the runner always has a running loop",
     "R-HOST-COMMAND": "fixtures never enqueue host commands, and every file write a case makes is checked at the call against the run's earlier writes, so only a change on disk between the run and its batch (a race no case can stage) fails one",
     "R-OPT-VERIFIER": "the optimized backend's verifier rejecting its own generated code; a valid module "
     "cannot make correct code generation fail",
@@ -90,7 +92,8 @@ UNREACHABLE_CATEGORIES: dict[str, str] = {
     "VerifierFailure": "raised only when generated code fails the optimized backend's verifier; a module "
     "cannot make correct code generation fail on purpose",
     "CacheInvalid": "a cache-identity failure of the optimized backend; no case input controls the cache",
-    "HostFailure": "infrastructure faults (R-HOST-INTERNAL, R-HOST-COMMAND, R-BACKEND-UNAVAILABLE), see the codes",
+    "HostFailure": "infrastructure faults (R-HOST-INTERNAL, R-HOST-COMMAND, R-BACKEND-UNAVAILABLE, R-ASYNC-LOOP), see the "
+    "codes",
 }
 UNREACHABLE_LIMITS: dict[str, str] = {
     "maxWallTimeMs": "wall time is not deterministic; Timeout cases use a small limit and a long run, "

@@ -68,8 +68,15 @@ def import_stage(raw: Mapping[str, Any], where: str) -> Any:
     return wire.import_module(source.data)
 
 
-def evaluate(raw: Mapping[str, Any], backend: str, stop_after: str = "run", where: str = "case") -> Actual:
-    """Run the case object ``raw`` on ``backend`` up to and including ``stop_after``."""
+def evaluate(
+    raw: Mapping[str, Any],
+    backend: str,
+    stop_after: str = "run",
+    where: str = "case",
+    via: stage_run.Via = stage_run.VIA_SYNC,
+) -> Actual:
+    """Run the case object ``raw`` on ``backend`` up to and including ``stop_after``; the run stage
+    goes through the host entry point ``via`` (``execute`` or ``execute_async``)."""
     reason = in_process_unavailable(backend)
     if reason is not None:
         return unsupported(None, reason)
@@ -88,7 +95,7 @@ def evaluate(raw: Mapping[str, Any], backend: str, stop_after: str = "run", wher
             if stop_after == "validate":
                 return Actual(stage="validate", outcome="ok")
             stage = "run"
-            return stage_run.run_case(validated, raw, backend)
+            return stage_run.run_case(validated, raw, backend, via)
     except DotBoxDError as exc:
         return rejected(stage, exc)
     except CaseFormatError as exc:

@@ -4,31 +4,43 @@ The case's ``args`` are passed in the conformance typed encoding (decoded by the
 declared types); the result is turned into the protocol's ``Actual``. A failed run reports its
 SandboxError category as ``error`` and its stable code (an ``R-*`` code, or the ``E-*`` code of a
 run-time gate such as a revoked capability) as ``diagnostic``.
+
+``via`` chooses the host entry point: the synchronous ``execute``, or ``execute_async`` awaited on
+a fresh event loop (``asyncio.run``), where async fixture bindings are awaited on that loop. Both
+must meet the same expectations: a case has no way to tell which one ran it.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final, Literal
 
 from dotboxd.conformance.availability import StageUnavailable, optional_module
 from dotboxd.conformance.model import Actual
 from dotboxd.conformance.stage_validate import Validated
 
+Via = Literal["execute", "execute_async"]
+VIA_SYNC: Final[Via] = "execute"
+VIA_ASYNC: Final[Via] = "execute_async"
+VIAS: tuple[Via, ...] = (VIA_SYNC, VIA_ASYNC)
 
-def run_case(validated: Validated, raw: Mapping[str, Any], backend: str) -> Actual:
+
+def run_case(validated: Validated, raw: Mapping[str, Any], backend: str, via: Via = VIA_SYNC) -> Actual:
     """Execute the validated plan at the case's entrypoint with its args on ``backend``."""
     host_api = optional_module("dotboxd.host")
     if host_api is None:
         raise StageUnavailable("the run stage (dotboxd.host) is not available")
     host = host_api.SandboxHost(bindings=validated.catalog)
-    result = host.execute(
+    call = (
         validated.plan,
         str(raw.get("entrypoint", "main")),
         list(raw.get("args", [])),
-        backend=backend,
-        encoding="json",
     )
+    if via == VIA_ASYNC:
+        result = asyncio.run(host.execute_async(*call, backend=backend, encoding="json"))
+    else:
+        result = host.execute(*call, backend=backend, encoding="json")
     usage = {key: value for key, value in result.usage.to_json().items() if isinstance(value, int)}
     calls = {str(key): int(value) for key, value in result.binding_calls.items()}
     if result.ok:

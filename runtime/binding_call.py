@@ -10,7 +10,8 @@ Order, each step failing closed:
 6. async backstop: an async binding without ``dotboxd.runtime.async`` is PermissionDenied; the
    deadline is checked;
 7. invoke (context first when the binding asks for it); a pending awaitable is resolved per
-   ``awaiting`` (never awaited without the grant);
+   ``awaiting`` (never awaited without the grant; with it, by the run's ``awaiter``: on the
+   caller's loop under ``execute_async``, on the host's loop thread under ``execute``);
 8. cancellation and deadline check;
 9. the return value is rebuilt and checked against the declared type (a wrong type, NaN, a ``../``
    path, a uri with userinfo, a host object: BindingFailure ``R-BINDING-RETURN``), its shape is
@@ -98,7 +99,7 @@ def _invoke(run: RunContext, desc: BindingDescriptor, args: tuple[Value, ...]) -
             # Only a binding declared async may be awaited, and only under the async grant: a sync
             # binding that hands back a pending awaitable fails at once (digest 3.3, T-NEG-003).
             may_await = run.async_enabled and desc.is_async
-            raw = awaiting.resolve(raw, may_await, run.meter.remaining_seconds())
+            raw = awaiting.resolve(raw, may_await, run.meter.remaining_seconds(), run.awaiter)
         return raw
     except SandboxError:
         raise  # the runtime's own errors (a charge through the context, a pending result, a timeout)

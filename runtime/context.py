@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from dotboxd.core.bindings import ASYNC_CAPABILITY, BindingDescriptor
 from dotboxd.core.values import utf16_len
 from dotboxd.runtime.audit import AuditEvent, AuditLog, Observer
+from dotboxd.runtime.awaiting import Awaiter
 from dotboxd.runtime.commands import Command, CommandBuffer, PlannedState, Prepare
 from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.meter import CancelToken, Meter, MeterLimits, ResourceUsage
@@ -109,6 +110,7 @@ class RunContext:
         "_commands",
         "async_enabled",
         "audit_log",
+        "awaiter",
         "executed_by",
         "facts",
         "meter",
@@ -139,6 +141,9 @@ class RunContext:
         self._commands: CommandBuffer | None = None
         self.async_enabled = facts.async_possible and plan.policy.is_granted(ASYNC_CAPABILITY)
         self.executed_by: str | None = None
+        # how a pending awaitable of an async binding is driven (``runtime.awaiting``); None: the
+        # synchronous default. ``execute_async`` sets the suspending one of ``runtime.suspend``.
+        self.awaiter: Awaiter | None = None
 
     @property
     def audit(self) -> AuditLog:

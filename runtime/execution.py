@@ -51,6 +51,7 @@ from dotboxd.core.values import (
 )
 from dotboxd.grammar import literals
 from dotboxd.runtime.audit import AuditEvent, AuditTrail, Observer, new_summary_event, safe_field
+from dotboxd.runtime.awaiting import Awaiter
 from dotboxd.runtime.commands import Command
 from dotboxd.runtime.context import PlanRunFacts, RunContext
 from dotboxd.runtime.errors import ErrorInfo, SandboxError, error_info_from_diagnostic
@@ -414,17 +415,21 @@ class EntryCall:
         observers: tuple[Observer, ...] = (),
         run_id: str | None = None,
         clock: Callable[[], float] = time.monotonic,
+        awaiter: Awaiter | None = None,
     ) -> RunRecord:
         """``run`` returning the ``RunOutcome`` fields as a plain tuple, in field order (for a
         caller that builds its own result object from them, like ``SandboxHost.execute``).
 
         The steps of the module docstring, written out in one body: this is the per-call path of
         every host call, so the input checks and the run's closing are inlined here rather than
-        spread over helper calls."""
+        spread over helper calls. ``awaiter`` drives the pending results of async bindings
+        (``runtime.awaiting``; None: the synchronous default)."""
         plan = self.plan
         facts = self.facts
         run = RunContext(plan, run_id, cancel, observers, clock, facts)
         open_scope()  # the run's UTF-16 indices (``dotboxd.core.utf16``), dropped when it ends
+        if awaiter is not None:
+            run.awaiter = awaiter
         value: Value = None
         error: ErrorInfo | None = None
         return_type: SandboxType | None = None  # known once the run got past the entrypoint check

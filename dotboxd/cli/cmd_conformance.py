@@ -46,6 +46,12 @@ def register(subparsers: Any) -> None:
     run.add_argument("--tag", action="append", default=[], metavar="TAG", help="only cases carrying the tag")
     run.add_argument("--area", action="append", default=[], metavar="AREA", help="only cases of the area")
     run.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each --impl response")
+    run.add_argument(
+        "--via",
+        choices=("execute", "execute_async"),
+        default="execute",
+        help="host entry point of the run stage (in process only; default: execute)",
+    )
     run.set_defaults(handler=_run)
 
     serve = commands.add_parser("serve", help="answer the line-delimited JSON protocol on stdin/stdout")
@@ -103,7 +109,7 @@ def _run(args: argparse.Namespace) -> int:
                 reason = in_process_unavailable(name)
                 if reason is not None:
                     unavailable[name] = reason
-                backends[name] = InProcessBackend(name)
+                backends[name] = InProcessBackend(name, args.via)
             default = list(available_backends()) if choice == "all" else [choice]
         report = run_cases(cases, backends, default, requested, unavailable)
     if args.format == "json":

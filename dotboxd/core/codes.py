@@ -198,6 +198,11 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("R-HOST-INTERNAL", Category.HOST_FAILURE, "an internal runtime fault (failed closed)"),
     CodeInfo("R-BACKEND-UNAVAILABLE", Category.HOST_FAILURE, "the requested backend is not available"),
     CodeInfo(
+        "R-ASYNC-LOOP",
+        Category.HOST_FAILURE,
+        "a sync execute cannot await an async binding (its loop is not running, or is this thread's)",
+    ),
+    CodeInfo(
         "R-HOST-COMMAND",
         Category.HOST_FAILURE,
         "a host command could not be applied after a successful run (committed commands rolled back)",

@@ -3,6 +3,7 @@
     host = SandboxHost(bindings=[kill])                  # the host's bindings, checked once
     plan = host.prepare(kernel_text, policy)             # import + validate: DotBoxDError if refused
     result = host.execute(plan, "main", [[1, 2, 3]])     # metered run: never raises for kernel faults
+    result = await host.execute_async(plan, "main", [[1, 2, 3]])   # the same, on the caller's loop
 
 ``prepare`` is the install step: a kernel that needs a capability the policy does not grant is
 rejected there and never runs. ``execute`` gates the plan again (revocations, expired grants, a
@@ -21,10 +22,18 @@ Repeated calls are cheap: the first ``execute`` of a (plan, entrypoint, backend,
 does not change between runs - the resolved backend, the binding-catalogue check (plan and
 catalogue are both immutable, so its success cannot change), and the runtime's ``EntryCall`` with
 its parameter checks - and later calls only do the per-run work, every check of which still runs.
+
+``execute_async`` is ``execute`` for asyncio hosts: the run executes on the caller's event loop and
+is suspended at each pending async binding result, which is awaited on that loop
+(``dotboxd.runtime.suspend``); cancelling the awaiting task ends the run as Cancelled with nothing
+applied and re-raises ``CancelledError``. The synchronous ``execute`` awaits async bindings on the
+host's ``async_loop`` (an event loop running in another thread) or, without one, on the runtime's
+shared loop thread (``dotboxd.runtime.awaiting``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -35,6 +44,7 @@ from dotboxd.core.bindings import BindingCatalog, BindingDescriptor, BindingRegi
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.host.result import ExecutionResult, new_execution_result
 from dotboxd.runtime.audit import Observer
+from dotboxd.runtime.awaiting import Awaiter, LoopAwaiter, discard
 from dotboxd.runtime.command_batch import apply_batch
 from dotboxd.runtime.commands import Command
 from dotboxd.runtime.errors import ErrorInfo, SandboxError, error_info_from_diagnostic
@@ -42,6 +52,7 @@ from dotboxd.runtime.execution import ArgEncoding, Backend, EntryCall
 from dotboxd.runtime.facades import attach_standard_facades
 from dotboxd.runtime.meter import CancelToken, ResourceUsage
 from dotboxd.runtime.reference import ReferenceBackend
+from dotboxd.runtime.suspend import drive
 from dotboxd.validator.plan import ExecutionPlan
 from dotboxd.validator.policy import Policy
 
@@ -81,12 +92,18 @@ class SandboxHost:
         backends: Mapping[str, Backend] | None = None,
         observers: Iterable[Observer] = (),
         standard_facades: bool = True,
+        async_loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         """Build the binding catalogue (DotBoxDError ``E-BINDING-*`` for a bad binding). With
         ``standard_facades`` a standard binding registered without an invoker (``file.readText``,
         ``file.writeText``, ``time.nowUnixMillis``, ``random.nextI32``, ``log.info``, ``log.warn``)
         gets the runtime's safe facade (``dotboxd.runtime.facades``), ``net.http.get`` included (a
         pinned, allowlisted GET; a host may still register its own invoker, which is never replaced)."""
+
+        ``async_loop`` is where the synchronous ``execute`` awaits async bindings: an event loop
+        the host runs in another thread (work tied to that loop then completes). Without it they
+        are awaited on the runtime's one shared loop thread. ``execute_async`` ignores it: it
+        always awaits on the caller's loop."""
         self.catalog = _build_catalog(bindings)
         if standard_facades:
             self.catalog = attach_standard_facades(self.catalog)
@@ -96,6 +113,7 @@ class SandboxHost:
             self._backends.update(backends)
         self._observers = tuple(observers)
         self._dispatch: dict[tuple[int, str, str, str], _Dispatch] = {}
+        self._sync_awaiter: Awaiter | None = None if async_loop is None else LoopAwaiter(async_loop)
 
     # --- install ---------------------------------------------------------------------------
 
@@ -127,6 +145,70 @@ class SandboxHost:
     ) -> ExecutionResult:
         """Run ``entrypoint`` with ``args`` (one per parameter; Python values, or the conformance
         JSON encoding with ``encoding="json"``). Kernel faults come back as a failed result."""
+        return self._execute(
+            plan, entrypoint, args, backend, encoding, cancel, apply_commands_on_success, run_id, None
+        )
+
+    async def execute_async(
+        self,
+        plan: ExecutionPlan,
+        entrypoint: str = "main",
+        args: Sequence[object] = (),
+        *,
+        backend: str = "reference",
+        encoding: ArgEncoding = "python",
+        cancel: CancelToken | None = None,
+        apply_commands_on_success: bool = True,
+        run_id: str | None = None,
+    ) -> ExecutionResult:
+        """``execute`` on the running event loop: the same checks, charges, audit trail and result,
+        with every pending async binding result awaited on this loop (within the run's wall time)
+        while other tasks proceed. Sync bindings and the kernel's own work run inline on the loop.
+
+        Cancelling the task that awaits this ends the run at the binding call it waits in: the run
+        fails Cancelled (``R-CANCELLED``), its commands are dropped, its ``RunSummary`` (code
+        ``R-CANCELLED``) goes to the observers, and ``asyncio.CancelledError`` propagates."""
+
+        if not any(binding.is_async for binding in plan.bindings.values()):
+            # nothing in this plan can be awaited (only a binding declared async ever is): the run
+            # cannot suspend, so it runs inline as it is, without a greenlet
+            return self._execute(
+                plan,
+                entrypoint,
+                args,
+                backend,
+                encoding,
+                cancel,
+                apply_commands_on_success,
+                run_id,
+                _no_await,
+            )
+
+        def work(awaiter: Awaiter) -> ExecutionResult:
+            return self._execute(
+                plan, entrypoint, args, backend, encoding, cancel, apply_commands_on_success, run_id, awaiter
+            )
+
+        result, cancelled = await drive(work)
+        if cancelled:
+            # exactly CancelledError, not a subclass: asyncio.timeout and TaskGroup test the type
+            # by identity; the cancelled run's outcome is in its audit trail (observers)
+            raise asyncio.CancelledError()
+        return result
+
+    def _execute(
+        self,
+        plan: ExecutionPlan,
+        entrypoint: str,
+        args: Sequence[object],
+        backend: str,
+        encoding: ArgEncoding,
+        cancel: CancelToken | None,
+        apply_commands_on_success: bool,
+        run_id: str | None,
+        awaiter: Awaiter | None,
+    ) -> ExecutionResult:
+        """The body of ``execute`` and ``execute_async``: they differ only in ``awaiter``."""
         dispatch = self._dispatch.get((id(plan), entrypoint, backend, encoding))
         if dispatch is None or dispatch.plan is not plan or dispatch.catalog is not self.catalog:
             prepared = self._prepare_dispatch(plan, entrypoint, backend, encoding)
@@ -134,7 +216,14 @@ class SandboxHost:
                 return prepared
             dispatch = prepared
         run_id, value, error, usage, events, commands, calls, return_type, executed_by = (
-            dispatch.entry.run_record(args, dispatch.backend, cancel, self._observers, run_id)
+            dispatch.entry.run_record(
+                args,
+                dispatch.backend,
+                cancel,
+                self._observers,
+                run_id,
+                awaiter=self._sync_awaiter if awaiter is None else awaiter,
+            )
         )
         applied: tuple[Command, ...] = ()
         if error is None and commands and apply_commands_on_success and any(c.applicable for c in commands):
@@ -230,6 +319,13 @@ class SandboxHost:
             self._backends[name] = backend
             return backend
         return None
+
+
+def _no_await(value: object, timeout_seconds: float) -> object:
+    """The awaiter of an ``execute_async`` run whose plan has no async binding: never called (only
+    an async binding's result is ever awaited); fails closed if it were."""
+    discard(value)
+    raise SandboxError("R-HOST-INTERNAL", "internal runtime fault")
 
 
 def _build_catalog(

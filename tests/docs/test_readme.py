@@ -46,3 +46,12 @@ def test_shared_policy_example_runs_two_kernels_on_different_subsets() -> None:
     assert [w.code for w in medic.warnings] == ["W-POLICY-UNUSED-GRANT"] * 2  # type: ignore[attr-defined]
     assert host.execute(medic, "main", [1]).value == 70  # type: ignore[attr-defined]
     assert host.execute(scout, "main", [2]).value == 90  # type: ignore[attr-defined]
+
+
+def test_asyncio_example_runs() -> None:
+    """The asyncio host example: 100 concurrent runs on one loop."""
+    blocks = re.findall(r"```python\n(.*?)```", README, re.DOTALL)
+    block = next(b for b in blocks if "execute_async" in b)
+    namespace: dict[str, object] = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    assert namespace["prices"] == [i * 100 + 1 for i in range(100)]
