@@ -627,7 +627,8 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(text, encoding="utf-8")
     if stale:
         print(
-            f"out of date: {', '.join(stale)} (run conformance/tools/make_runtime_parity_cases.py)", file=sys.stderr
+            f"out of date: {', '.join(stale)} (run conformance/tools/make_runtime_parity_cases.py)",
+            file=sys.stderr,
         )
         return 1
     total = sum(len(c) for c in FILES.values())

@@ -98,7 +98,7 @@ class SandboxHost:
         ``standard_facades`` a standard binding registered without an invoker (``file.readText``,
         ``file.writeText``, ``time.nowUnixMillis``, ``random.nextI32``, ``log.info``, ``log.warn``)
         gets the runtime's safe facade (``dotboxd.runtime.facades``), ``net.http.get`` included (a
-        pinned, allowlisted GET; a host may still register its own invoker, which is never replaced)."""
+        pinned, allowlisted GET; a host may still register its own invoker, which is never replaced).
 
         ``async_loop`` is where the synchronous ``execute`` awaits async bindings: an event loop
         the host runs in another thread (work tied to that loop then completes). Without it they
