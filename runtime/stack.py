@@ -28,10 +28,12 @@ run go ahead in place; a ``RecursionError`` then fails it closed as QuotaExceede
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
 import contextvars
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Final, TypeVar
 
 from dotboxd.core import ast
@@ -143,28 +145,50 @@ def call_with_headroom(frames: int, fn: Callable[..., _T], *args: object) -> _T:
     return _on_fresh_thread(fn, args)
 
 
+ThreadWaiter = Callable[["concurrent.futures.Future[object]"], object]
+"""Waits for a helper thread's outcome without blocking the calling thread (see ``waiting_with``)."""
+
+_LOCAL = threading.local()
+
+
+@contextlib.contextmanager
+def waiting_with(waiter: ThreadWaiter) -> Iterator[None]:
+    """Within this block, a hop to a helper thread on this thread waits through ``waiter``.
+
+    Why: ``execute_async`` runs a run in a greenlet on the event loop's thread. Blocking that thread
+    in ``join`` while the helper thread runs would stall the loop, and an async binding called from
+    the helper thread (awaited on that loop) could never finish. The loop's driver sets a waiter
+    that suspends the run's greenlet until the helper thread is done, so the loop stays free."""
+    previous = getattr(_LOCAL, "waiter", None)
+    _LOCAL.waiter = waiter
+    try:
+        yield
+    finally:
+        _LOCAL.waiter = previous
+
+
 def _on_fresh_thread(fn: Callable[..., _T], args: tuple[object, ...]) -> _T:
     """Run ``fn`` on a new thread with a copy of the caller's context; wait; hand back the outcome.
 
-    The caller blocks meanwhile, so the run stays single-threaded: the meter, the command queue and
-    the audit trail are only ever used by one thread at a time."""
+    The caller waits meanwhile (blocked in ``join``, or suspended through the waiter
+    ``waiting_with`` set), so the run stays single-threaded: the meter, the command queue and the
+    audit trail are only ever used by one thread at a time."""
     context = contextvars.copy_context()
-    outcome: list[tuple[bool, object]] = []
+    outcome: concurrent.futures.Future[object] = concurrent.futures.Future()
 
     def target() -> None:
         try:
-            outcome.append((True, context.run(fn, *args)))
+            outcome.set_result(context.run(fn, *args))
         except BaseException as exc:  # handed back to the caller, which re-raises it
-            outcome.append((False, exc))
+            outcome.set_exception(exc)
 
+    waiter: ThreadWaiter | None = getattr(_LOCAL, "waiter", None)
     worker = threading.Thread(target=target, name="dotboxd-stack", daemon=True)
     worker.start()
+    if waiter is not None:
+        return waiter(outcome)  # type: ignore[return-value]  # ``fn``'s own result
     worker.join()
-    ok, result = outcome[0]
-    if not ok:
-        assert isinstance(result, BaseException)
-        raise result
-    return result  # type: ignore[return-value]  # ``fn``'s own result
+    return outcome.result()  # type: ignore[return-value]  # ``fn``'s own result (or its exception)
 
 
 __all__ = [
@@ -177,4 +201,5 @@ __all__ = [
     "frames_per_call",
     "has_headroom",
     "run_frames",
+    "waiting_with",
 ]

@@ -31,13 +31,21 @@ other tasks run) is wall time and counts against the budget.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar, cast
 
 import greenlet
 
-from dotboxd.runtime.awaiting import Awaiter, BindingAwaitCancelled, await_value, binding_timeout
+from dotboxd.runtime.awaiting import (
+    Awaiter,
+    BindingAwaitCancelled,
+    LoopAwaiter,
+    await_value,
+    binding_timeout,
+)
 from dotboxd.runtime.errors import SandboxError
+from dotboxd.runtime.stack import waiting_with
 
 T = TypeVar("T")
 
@@ -69,21 +77,38 @@ async def drive(work: Callable[[Awaiter], T]) -> tuple[T, bool]:
     """Run ``work(awaiter)`` on the calling task's loop; (its result, whether the task was cancelled
     while the run waited). ``work`` must catch its own errors: an exception escaping it propagates."""
     driver = greenlet.getcurrent()
+    home = threading.get_ident()
+    from_helper_threads = LoopAwaiter(asyncio.get_running_loop())
 
     def awaiter(value: object, timeout: float) -> object:
+        if threading.get_ident() != home:
+            # the run continues on a helper thread (a deep stack, ``runtime/stack.py``) while its
+            # greenlet waits for that thread through ``wait_for_thread``: this loop is free, so the
+            # helper thread awaits on it the way the synchronous ``execute`` does
+            return from_helper_threads(value, timeout)
         # inside the run's greenlet: hand the awaitable to ``drive`` and sleep until it answers
         return driver.switch(_Request(value, timeout))
+
+    def wait_for_thread(outcome: object) -> object:
+        # the helper thread's own meter bounds its wall time; this wait only needs to outlast it
+        return awaiter(outcome, _THREAD_WAIT_SECONDS)
 
     def body() -> _Finished[T]:
         return _Finished(work(awaiter))
 
+    def resume(step: Callable[..., object], *value: object) -> object:
+        # the waiter is set only while the run's greenlet executes (a thread-local shared by every
+        # greenlet of this thread, so it is set and restored around each switch into the run)
+        with waiting_with(wait_for_thread):
+            return step(*value)
+
     run = greenlet.greenlet(body, driver)
-    message: object = run.switch()
+    message: object = resume(run.switch)
     cancelled = False
     while not isinstance(message, _Finished):
         request = cast(_Request, message)
         if cancelled:
-            message = run.throw(_cancelled_error())  # the run is ending: it awaits nothing more
+            message = resume(run.throw, _cancelled_error())  # the run is ending: it awaits nothing more
             continue
         budget = asyncio.timeout(max(0.0, request.timeout))
         try:
@@ -92,21 +117,25 @@ async def drive(work: Callable[[Awaiter], T]) -> tuple[T, bool]:
         except asyncio.CancelledError:
             if not budget.expired() and _task_cancelling():
                 cancelled = True
-                message = run.throw(_cancelled_error())
+                message = resume(run.throw, _cancelled_error())
             elif budget.expired():
-                message = run.throw(binding_timeout())
+                message = resume(run.throw, binding_timeout())
             else:  # the awaited work was cancelled by someone else: the binding failed
-                message = run.throw(BindingAwaitCancelled())
+                message = resume(run.throw, BindingAwaitCancelled())
         except TimeoutError as exc:
-            message = run.throw(binding_timeout() if budget.expired() else exc)
+            message = resume(run.throw, binding_timeout() if budget.expired() else exc)
         except Exception as exc:
-            message = run.throw(exc)
+            message = resume(run.throw, exc)
         except BaseException:
-            _end_now(run)
+            _end_now(run, resume)
             raise
         else:
-            message = run.switch(result)
+            message = resume(run.switch, result)
     return cast(_Finished[T], message).value, cancelled
+
+
+_THREAD_WAIT_SECONDS = 1e9
+"""How long ``drive`` waits for a helper thread: without end in practice (its run has a deadline)."""
 
 
 def _task_cancelling() -> bool:
@@ -114,11 +143,11 @@ def _task_cancelling() -> bool:
     return task is not None and task.cancelling() > 0
 
 
-def _end_now(run: Any) -> None:
+def _end_now(run: Any, resume: Callable[..., object]) -> None:
     """Finish a suspended run as Cancelled without awaiting anything more."""
-    message: object = run.throw(_cancelled_error())
+    message: object = resume(run.throw, _cancelled_error())
     while not run.dead and not isinstance(message, _Finished):
-        message = run.throw(_cancelled_error())
+        message = resume(run.throw, _cancelled_error())
 
 
 __all__ = ["drive"]

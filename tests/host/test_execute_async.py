@@ -83,6 +83,57 @@ def test_async_binding_awaits_work_tied_to_the_callers_loop() -> None:
     assert result.usage.host_calls == 1
 
 
+@pytest.mark.parametrize("backend", ["reference", "optimized"])
+def test_a_deep_run_on_a_helper_thread_still_awaits_on_the_callers_loop(backend: str) -> None:
+    """T-RUN-32: a plan deep enough that its run continues on a helper thread (``runtime/stack.py``)
+    still awaits its async bindings on the caller's loop, and the loop keeps serving other tasks
+    meanwhile (it used to fail with BindingFailure: a greenlet cannot be resumed from another thread)."""
+    depth = 400
+    functions = [f"fn f{depth}(x I32) -> I32 {{ return probe.call(x); }}"]
+    functions += [f"fn f{i}(x I32) -> I32 {{ return f{i + 1}(x); }}" for i in range(depth - 1, 0, -1)]
+    kernel = (
+        'module "t" version "1.0.0";\n'
+        + "\n".join(functions)
+        + "\nentrypoint fn main(x I32) -> I32 { return f1(x) + 1; }\n"
+    )
+
+    async def main() -> tuple[ExecutionResult, int]:
+        loop = asyncio.get_running_loop()
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0)
+
+        async def probe(x: int) -> int:
+            assert asyncio.get_running_loop() is loop
+            await asyncio.sleep(0.01)
+            return x * 2
+
+        host = SandboxHost(bindings=[_binding(probe, params=("I32",))])
+        policy = (
+            Policy.builder()
+            .grant(CAP)
+            .allow_runtime_async()
+            .with_limits(max_call_depth=512, max_wall_time_ms=60_000, max_fuel=10_000_000)
+            .build()
+        )
+        plan = host.prepare(kernel, policy)
+        side = asyncio.ensure_future(ticker())
+        try:
+            result = await host.execute_async(plan, "main", [20], backend=backend)
+        finally:
+            side.cancel()
+        return result, ticks
+
+    result, ticks = asyncio.run(main())
+    assert result.ok, result.error
+    assert result.value == 41
+    assert ticks > 0  # the loop ran other tasks while the run awaited
+
+
 def test_sync_bindings_and_the_kernel_run_inline_on_the_loop_thread() -> None:
     threads: list[int] = []
 
