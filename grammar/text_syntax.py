@@ -96,6 +96,61 @@ def parser() -> Lark:
 
 
 @lru_cache(maxsize=1)
+def token_pattern() -> re.Pattern[str]:
+    """One real token of ``kernel.lark`` with the ignored text (blanks, comments) before it; the
+    token itself is group ``token``.
+
+    Built from the parser's own terminal list, in the order Lark's basic lexer tries them (priority,
+    then width, then pattern length, then name), with each choice atomic because the lexer never
+    reconsiders a token it matched: it splits a text into exactly the lexer's tokens and cannot
+    drift from the grammar (a test compares the two on the corpus)."""
+    lark = parser()
+    ordered = sorted(
+        lark.terminals,
+        key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name),
+    )
+    ignored = "|".join(t.pattern.to_regexp() for t in ordered if t.name in lark.ignore_tokens)
+    real = "|".join(t.pattern.to_regexp() for t in ordered if t.name not in lark.ignore_tokens)
+    return re.compile(f"(?>(?:{ignored})*)(?P<token>(?>{real}))")
+
+
+@lru_cache(maxsize=1)
+def _budget_pattern() -> re.Pattern[str]:
+    """Exactly ``MAX_TOKENS`` consecutive tokens from the start of the text (possessive: linear)."""
+    unit = token_pattern().pattern.replace("(?P<token>", "(?:")
+    return re.compile(f"(?:{unit}){{{MAX_TOKENS}}}+")
+
+
+def check_token_budget(text: str) -> None:
+    """E-JSON-LIMIT at the first token past ``MAX_TOKENS``, found before Lark runs.
+
+    Lark builds a token object and takes a parser step per token, so a text just over the budget
+    took seconds to reject; matching one compiled expression for the first ``MAX_TOKENS`` tokens
+    takes about a tenth of a second, with no Python work per token. A text of at most
+    ``MAX_TOKENS`` characters cannot break the budget (a token is at least one character) and is
+    not scanned. When a character no terminal matches comes first, nothing is reported here: the
+    parser names it. The lexer's own count (``_Budget``) stays as the backstop."""
+    if len(text) <= MAX_TOKENS:
+        return
+    budget = _budget_pattern().match(text)
+    if budget is None:
+        return
+    extra = token_pattern().match(text, budget.end())
+    if extra is None:
+        return
+    start = extra.start("token")
+    line_start = text.rfind("\n", 0, start) + 1
+    raise reject(
+        "E-JSON-LIMIT",
+        f"the text has more than {MAX_TOKENS} tokens",
+        "",
+        Span(text.count("\n", 0, start) + 1, start - line_start + 1),
+        "split the module or simplify it",
+        limit=MAX_TOKENS,
+    )
+
+
+@lru_cache(maxsize=1)
 def keywords() -> frozenset[str]:
     """The reserved words of the grammar (every literal terminal that looks like a plain name); a
     name equal to one of them must be written in backticks."""
