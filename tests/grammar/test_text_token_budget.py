@@ -126,3 +126,16 @@ def test_the_pre_pass_splits_token_soup_like_the_lexer(pieces: list[str]) -> Non
         expected = lark_tokens(text)
         if expected is not None:
             assert pre_pass_tokens(text) == expected
+
+
+@pytest.mark.parametrize("nest", [jsonscan.MAX_DEPTH - 2, jsonscan.MAX_DEPTH + 5])
+def test_the_first_budget_broken_is_the_one_reported(nest: int) -> None:
+    """Brackets nested too deep just before the token budget breaks: the lexer would name the
+    depth first, and so does the pre-pass; within the depth budget, the token budget is named."""
+    body = "fn f() -> I32 { return 1; }\n" * (LIMIT // 11 - 20)  # 11 tokens each
+    deep = "fn g() -> I32 { return " + "(" * nest + "1" + ")" * nest + "; }\n"
+    text = HEADER + body + deep + "fn h() -> I32 { return 1; }\n" * 40
+    with pytest.raises(DotBoxDError) as info:
+        check_token_budget(text)
+    assert info.value.diagnostic.span == lark_budget_span(text)
+    assert ("deeper" in info.value.diagnostic.message) == (nest + 1 > jsonscan.MAX_DEPTH)
