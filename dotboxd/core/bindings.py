@@ -656,9 +656,18 @@ class BindingCatalog(Mapping[str, BindingDescriptor]):
 
     def with_invokers(self, invokers: Mapping[str, Callable[..., Any]]) -> BindingCatalog:
         """A copy whose descriptors call ``invokers[id]`` (the conformance runner's fixtures); the
-        manifest hash is unchanged because the callable is not part of it."""
+        manifest hash is unchanged because the callable is not part of it. An invoker with a true
+        ``takes_context`` attribute is called with the binding context first (a fixture that keeps
+        per-run state, such as a ``sequence``, reads it there)."""
         return BindingCatalog(
-            replace(b, invoke=invokers[b.id]) if b.id in invokers else b for b in self._by_id.values()
+            replace(
+                b,
+                invoke=invokers[b.id],
+                takes_context=bool(getattr(invokers[b.id], "takes_context", b.takes_context)),
+            )
+            if b.id in invokers
+            else b
+            for b in self._by_id.values()
         )
 
 
