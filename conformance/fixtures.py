@@ -122,7 +122,9 @@ def attach_fixtures(catalog: BindingCatalog, entries: Sequence[Mapping[str, Any]
     or keeps per-run state through it."""
     invokers = case_invokers(entries, {bid: desc.return_type for bid, desc in catalog.items()})
     return BindingCatalog(
-        replace(desc, invoke=invokers[bid], takes_context=bool(getattr(invokers[bid], "takes_context", False)))
+        replace(
+            desc, invoke=invokers[bid], takes_context=bool(getattr(invokers[bid], "takes_context", False))
+        )
         if bid in invokers
         else desc
         for bid, desc in catalog.items()

@@ -29,9 +29,9 @@ from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from dotboxd.core.types import SandboxType, to_type_ref
-from dotboxd.runtime.context import BindingContext
 from dotboxd.core.values import SandboxFault, decode_typed
 from dotboxd.grammar import literals
+from dotboxd.runtime.context import BindingContext
 
 BEHAVIOR_KINDS = frozenset(
     {"return", "echo", "sequence", "raise", "pending", "async-return", "sleep", "foreign", "malformed"}
