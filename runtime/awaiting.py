@@ -1,4 +1,4 @@
-"""What to do when a binding hands back an awaitable instead of a value (digest 3.3, 12.6).
+"""What to do when a binding hands back an awaitable instead of a value (spec/semantics.md section 7).
 
 * A result that is already complete (a done ``Future``) is fine with or without the async grant.
 * Without ``dotboxd.runtime.async``, or from a binding not declared async, anything still pending

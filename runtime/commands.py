@@ -4,8 +4,8 @@ Why: a run can fail at any charge (quota, timeout, an error three calls later). 
 the host's state directly, a failed run would leave the world half-changed. Instead a
 host-state-writing binding *describes* its change as a ``Command`` and enqueues it through its
 context; the host applies the queue in order after a successful run, and drops it otherwise
-(digest 4.3 "commands for writes, which the host applies after the run"; 7.2 "on exhaustion ...
-discard later commands"; here *every* command of a failed run is discarded).
+(DotBoxD queues writes as commands the host applies after the run and, on exhaustion, discards
+the later ones; here *every* command of a failed run is discarded).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Boundary rule (every limit): a charge that would bring a counter to N, where N i
 allowed; one that would bring it to N + 1 is refused. A refused charge is *not* recorded, so every
 usage counter is always within its limit, and the run stops at exactly the charge that overshoots.
 
-Time and cancellation (digest 7.2): cancellation is checked on every charge; the wall-time
+Time and cancellation (spec/costs.md section 8): cancellation is checked on every charge; the wall-time
 deadline on every 64th fuel charge, every 4096th loop charge and at binding checkpoints.
 """
 
@@ -37,7 +37,7 @@ _CALL_DEPTH_STEP: Final = costs.CALL_DEPTH_STEP
 
 @dataclass(frozen=True, slots=True)
 class MeterLimits:
-    """The limits a meter enforces (digest 7.1, with DotBoxD's defaults). All are >= 0; 0 denies
+    """The limits a meter enforces (spec/validation.md section 10, with DotBoxD's defaults). All are >= 0; 0 denies
     the category. ``max_wall_time_ms`` None means the 100 ms default."""
 
     max_fuel: int = 100_000
@@ -86,7 +86,7 @@ class MeterLimits:
 
 @dataclass(frozen=True, slots=True)
 class ResourceUsage:
-    """What a run consumed (digest 7.2 ``SandboxResourceUsage``, every field)."""
+    """What a run consumed (DotBoxD's ``SandboxResourceUsage``, every field)."""
 
     fuel_used: int = 0
     max_fuel: int = 0

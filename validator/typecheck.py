@@ -18,7 +18,7 @@ Invariants established:
 * dead statements (after an unconditional exit in their block) are type-checked like live ones, but
   only live code contributes effects, callees and bindings to the function's facts.
 
-It also decides, for every ``and``/``or``, whether the right operand runs first (digest 1.6): only
+It also decides, for every ``and``/``or``, whether the right operand runs first (spec/semantics.md section 4): only
 when both operands are pure (built-in calls and PureIntrinsic bindings only) and the right one has
 strictly fewer expression nodes. Errors are typed as an internal error type that silences every
 check it takes part in, so one mistake yields one diagnostic.
@@ -100,7 +100,7 @@ _LITERAL_TYPES: dict[LiteralKind, SandboxType] = {
     LiteralKind.PATH: SANDBOX_PATH,
     LiteralKind.URI: SANDBOX_URI,
 }
-#: Text-carrying literals allocate (digest 3.1: "Alloc comes from text/composite literals").
+#: Text-carrying literals allocate (Alloc comes from text and composite literals).
 ALLOCATING_LITERALS = frozenset(
     {LiteralKind.STRING, LiteralKind.PATH, LiteralKind.URI, LiteralKind.OPAQUE_ID}
 )

@@ -1,6 +1,6 @@
 """``net.http.get`` without a transport: a clear refusal instead of an anonymous failure.
 
-DotBoxD's HTTP facade (digest 4.3: allowlists, DNS pinning, redirect and size checks) is not built
+DotBoxD's HTTP facade (allowlists, DNS pinning, redirect and size checks) is not built
 here; a host that grants ``net.http.get`` must register the binding with its own invoker (a pinned
 transport, or a test double), which ``attach_standard_facades`` never replaces. When the host
 registers the standard contract without one, this stand-in answers every call with BindingFailure
