@@ -100,36 +100,61 @@ _DANGEROUS_WORDS: tuple[str, ...] = (
     "ldvirtftn",
     "calli",
 )
-# A word edge at the current position: outside a run of ASCII letters and digits, between a
-# lowercase letter and an uppercase one (camelCase), between a letter and a digit (either order),
-# or before the last capital of an acronym that starts a word (``MSILBody``: M-S-I-L | B-ody).
-# Case matters here, so these classes sit outside the case-insensitive groups below.
-_EDGE = (
-    r"(?:(?<![A-Za-z0-9])|(?![A-Za-z0-9])|(?<=[a-z])(?=[A-Z])|(?<=[A-Za-z])(?=[0-9])"
-    r"|(?<=[0-9])(?=[A-Za-z])|(?<=[A-Z])(?=[A-Z][a-z]))"
-)
-_WORD_PATTERN = re.compile(
-    _EDGE
-    + r"(?i:"
-    + "|".join(re.escape(w) for w in _DANGEROUS_WORDS if w[-1].isalnum())
-    + r")"
-    + _EDGE
-    + "|"
-    # A fragment that ends in punctuation (``IL_``) needs an edge on the left only, so IL labels
-    # such as ``IL_0001`` are caught while ``until_done`` is not.
-    + _EDGE
-    + r"(?i:"
-    + "|".join(re.escape(w) for w in _DANGEROUS_WORDS if not w[-1].isalnum())
-    + r")|(?i:"
-    + "|".join(re.escape(f) for f in _DANGEROUS_ANYWHERE)
-    + r"|0x(?:02|04|06|0a|1b|23|70)[0-9a-f]{6})"
-)
+_HEX_TOKEN = re.compile(r"0x(?:02|04|06|0a|1b|23|70)[0-9a-f]{6}")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _is_edge(text: str, at: int) -> bool:
+    """Whether a word of ``text`` may start or end at index ``at``: outside a run of ASCII letters
+    and digits, between a lowercase and an uppercase letter (camelCase), between a letter and a
+    digit (either order), or before the last capital of an acronym that starts a word
+    (``MSILBody``: M-S-I-L | B-ody). Case matters here, so the original text is inspected."""
+    if at == 0 or at == len(text):
+        return True
+    before, after = text[at - 1], text[at]
+    if not (before.isascii() and before.isalnum()) or not (after.isascii() and after.isalnum()):
+        return True
+    if before.isdigit() != after.isdigit():
+        return True
+    if before.islower() and after.isupper():
+        return True
+    return before.isupper() and after.isupper() and at + 1 < len(text) and text[at + 1].islower()
+
+
+def _folded(text: str) -> str:
+    """``text`` lowercased index for index (Unicode lowercase when it keeps every index, such as the
+    Kelvin sign to ``k``; ASCII lowercase otherwise), so a hit's offsets are valid in ``text``."""
+    lowered = text.lower()
+    return lowered if len(lowered) == len(text) else text.translate(_ASCII_LOWER)
 
 
 def dangerous_fragment(text: str) -> str | None:
-    """The first host-reference fragment found in ``text`` (case-insensitive), or None."""
-    match = _WORD_PATTERN.search(text)
-    return match.group(0) if match else None
+    """The leftmost host-reference fragment in ``text`` (case-insensitive, as written in ``text``),
+    or None.
+
+    Each fragment is located with ``str.find`` and only its hits are checked for word edges, so the
+    scan costs a few passes at C speed over the text rather than a regular expression trying every
+    fragment and every edge rule at every position: import budgets allow half a megabyte of
+    strings, and scanning them must stay cheap."""
+    folded = _folded(text)
+    best: tuple[int, int] | None = None  # (start, end) of the leftmost hit
+    for fragment in _DANGEROUS_ANYWHERE:
+        at = folded.find(fragment)
+        if at >= 0 and (best is None or at < best[0]):
+            best = (at, at + len(fragment))
+    for fragment in _DANGEROUS_WORDS:
+        needs_right_edge = fragment[-1].isalnum()  # ``IL_`` needs a left edge only (``IL_0001``)
+        at = folded.find(fragment)
+        while at >= 0 and (best is None or at <= best[0]):  # a word wins a tie, as listed first
+            end = at + len(fragment)
+            if _is_edge(text, at) and (not needs_right_edge or _is_edge(text, end)):
+                best = (at, end)
+                break
+            at = folded.find(fragment, at + 1)
+    hex_token = _HEX_TOKEN.search(folded)
+    if hex_token is not None and (best is None or hex_token.start() < best[0]):
+        best = hex_token.span()
+    return None if best is None else text[best[0] : best[1]]
 
 
 # --- versions ----------------------------------------------------------------------------------
