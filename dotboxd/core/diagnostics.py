@@ -109,7 +109,8 @@ class DotBoxDError(Exception):
             raise ValueError("DotBoxDError needs at least one diagnostic")
         self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
         first = self.diagnostics[0]
-        super().__init__(f"{first.code}: {first.message}")
+        # str(error) ends up in host logs and tracebacks: escaped like every other rendering
+        super().__init__(visible(f"{first.code}: {first.message}"))
 
     @property
     def diagnostic(self) -> Diagnostic:

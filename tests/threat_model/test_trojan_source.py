@@ -148,6 +148,7 @@ def test_diagnostic_messages_quoting_author_text_are_escaped() -> None:
     rendered = error.diagnostic.render(source)
     assert_no_terminal_controls(rendered)  # ... and escaped wherever it is shown
     assert "a\\u202eb\\u2066" in rendered
+    assert_no_terminal_controls(str(error))  # what a host's log or traceback shows
 
 
 @pytest.mark.parametrize("command", ["check", "parse", "hash"])
