@@ -17,7 +17,7 @@ from importlib import resources
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
-from lark.lexer import PatternStr
+from lark.lexer import PatternStr, TerminalDef
 
 from dotboxd.core.diagnostics import DotBoxDError, Span, reject
 from dotboxd.grammar import jsonscan
@@ -110,23 +110,39 @@ def parser() -> Lark:
     )
 
 
+def _ordered_terminals() -> list[TerminalDef]:
+    """The grammar's terminals in the order Lark's basic lexer tries them: priority, then width,
+    then pattern length, then name."""
+    return sorted(
+        parser().terminals,
+        key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name),
+    )
+
+
 @lru_cache(maxsize=1)
 def token_pattern() -> re.Pattern[str]:
     """One real token of ``kernel.lark`` (group ``token``) with the ignored text (blanks, comments)
     before it (group ``lead``).
 
-    Built from the parser's own terminal list, in the order Lark's basic lexer tries them (priority,
-    then width, then pattern length, then name), with each choice atomic because the lexer never
-    reconsiders a token it matched: it splits a text into exactly the lexer's tokens and cannot
-    drift from the grammar (a test compares the two on the corpus and on token soup)."""
-    lark = parser()
-    ordered = sorted(
-        lark.terminals,
-        key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name),
-    )
-    ignored = "|".join(t.pattern.to_regexp() for t in ordered if t.name in lark.ignore_tokens)
-    real = "|".join(t.pattern.to_regexp() for t in ordered if t.name not in lark.ignore_tokens)
+    Built from the parser's own terminal list, in the lexer's order, with each choice atomic
+    because the lexer never reconsiders a token it matched: it splits a text into exactly the
+    lexer's tokens and cannot drift from the grammar (a test compares the two on the corpus and on
+    token soup)."""
+    ignored_names = parser().ignore_tokens
+    ordered = _ordered_terminals()
+    ignored = "|".join(t.pattern.to_regexp() for t in ordered if t.name in ignored_names)
+    real = "|".join(t.pattern.to_regexp() for t in ordered if t.name not in ignored_names)
     return re.compile(f"(?P<lead>(?>(?:{ignored})*))(?P<token>(?>{real}))")
+
+
+@lru_cache(maxsize=1)
+def _non_bracket_token() -> re.Pattern[str]:
+    """Any token but a bracket, ignored ones included, chosen as the lexer chooses (same order,
+    atomic). Deleting its matches from lexable text leaves exactly the bracket tokens, in order."""
+    brackets = _OPENERS | _CLOSERS
+    return re.compile(
+        "(?>" + "|".join(t.pattern.to_regexp() for t in _ordered_terminals() if t.name not in brackets) + ")"
+    )
 
 
 @lru_cache(maxsize=1)
@@ -167,19 +183,13 @@ def check_token_budget(text: str) -> None:
 
 def _deepest_before(text: str, end: int) -> int:
     """The deepest bracket nesting among the tokens of ``text[:end]``, computed without a Python
-    step per token: the tokens' texts, their nesting steps and the running sum all stay in C.
-    Skipped when the text holds too few opening bracket characters to nest that deep at all."""
+    step per token: deleting every other token, mapping brackets to +1/-1 and the running sum all
+    stay in C. Skipped when the text holds too few opening bracket characters to nest that deep."""
     if sum(text.count(opener, 0, end) for opener in _OPENING_TEXTS) <= MAX_BRACKET_DEPTH:
         return 0
-    tokens = _token_texts().findall(text, 0, end)
-    steps = map(_BRACKET_STEPS.get, tokens, itertools.repeat(0))
+    brackets = _non_bracket_token().sub("", text[:end])
+    steps = map(_BRACKET_STEPS.get, brackets, itertools.repeat(0))
     return max(itertools.accumulate(steps), default=0)
-
-
-@lru_cache(maxsize=1)
-def _token_texts() -> re.Pattern[str]:
-    """``token_pattern`` with the token as its only group (``findall`` then yields token texts)."""
-    return re.compile(token_pattern().pattern.replace("(?P<lead>", "(?:").replace("(?P<token>", "("))
 
 
 def _raise_depth_before(text: str, end: int) -> None:

@@ -16,7 +16,7 @@ from dotboxd.conformance.loader import CORPUS_ROOT, load_cases
 from dotboxd.core.diagnostics import DotBoxDError, Span
 from dotboxd.grammar import jsonscan
 from dotboxd.grammar.text import parse_text
-from dotboxd.grammar.text_syntax import check_token_budget, parser, token_pattern
+from dotboxd.grammar.text_syntax import _non_bracket_token, check_token_budget, parser, token_pattern
 from tests.grammar.test_text_fuzz import _VOCABULARY
 
 HEADER = 'module "m" version "1.0.0";\n'
@@ -117,15 +117,24 @@ def test_the_pre_pass_splits_corpus_texts_like_the_lexer(text: str) -> None:
     expected = lark_tokens(text)
     if expected is not None:
         assert pre_pass_tokens(text) == expected, json.dumps(text)
+        brackets = "".join(token for _, token in expected if token in ("(", ")", "[", "]", "{", "}"))
+        assert _non_bracket_token().sub("", text) == brackets
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from([*_VOCABULARY, " ", "\t", "1..5", "a.b", "x1", "-1"]), max_size=40))
+@given(
+    st.lists(
+        st.sampled_from([*_VOCABULARY, " ", "\t", "1..5", "a.b", "x1", "-1", '"(//"', "`{`"]), max_size=40
+    )
+)
 def test_the_pre_pass_splits_token_soup_like_the_lexer(pieces: list[str]) -> None:
-    for text in ("".join(pieces), " ".join(pieces)):
+    for text in ("".join(pieces), " ".join(pieces), "\n".join(pieces)):
         expected = lark_tokens(text)
         if expected is not None:
             assert pre_pass_tokens(text) == expected
+            # deleting every non-bracket token leaves the lexer's bracket tokens, in order
+            brackets = "".join(token for _, token in expected if token in ("(", ")", "[", "]", "{", "}"))
+            assert _non_bracket_token().sub("", text) == brackets
 
 
 @pytest.mark.parametrize("nest", [jsonscan.MAX_DEPTH - 2, jsonscan.MAX_DEPTH + 5])
