@@ -51,6 +51,7 @@ FILE_AREAS: dict[str, str] = {
     "import/duplicates.json": "hostile-input",
     "import/paths.json": "hostile-input",
     "import/strictness.json": "hostile-input",
+    "import/trojan-and-descriptors.json": "hostile-input",
     "import/uris.json": "hostile-input",
     # the validator's rule table (tests/validator/case_table.py writes these files)
     "validate/structure.json": "structure",

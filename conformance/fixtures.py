@@ -13,9 +13,9 @@ extensions:
   then one log event with ``logMessage``), then returns ``value`` - the only way a case can reach
   the meter's facade limits, which no kernel operation charges.
 
-Invokers carry state (``sequence`` indexes its values by the number of calls so far), so they are
-built anew for every evaluation: one case run twice, or on two backends, sees the same behaviour
-each time (generator finding 3).
+A ``sequence`` indexes its values by the calls of the current run (read from its binding context),
+so its state is per run whatever reuses it; invokers are still built anew for every evaluation, so
+their lifetime ``calls`` counters start at zero too.
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ class ChargingInvoker:
         self.value = behavior.get("value")
         self.return_type = return_type
         self.calls = 0
+        self.takes_context = True
 
     def __call__(self, context: ChargeContext, *args: Any) -> Any:
         self.calls += 1
@@ -116,11 +117,14 @@ def case_invokers(
 
 
 def attach_fixtures(catalog: BindingCatalog, entries: Sequence[Mapping[str, Any]]) -> BindingCatalog:
-    """``catalog`` with fresh fixture invokers attached; a ``charge`` fixture is called with the
-    binding context first (``takes_context``), like any host binding that charges through it."""
+    """``catalog`` with fresh fixture invokers attached; a ``charge`` or ``sequence`` fixture is
+    called with the binding context first (``takes_context``), like any host binding that charges
+    or keeps per-run state through it."""
     invokers = case_invokers(entries, {bid: desc.return_type for bid, desc in catalog.items()})
     return BindingCatalog(
-        replace(desc, invoke=invokers[bid], takes_context=isinstance(invokers[bid], ChargingInvoker))
+        replace(
+            desc, invoke=invokers[bid], takes_context=bool(getattr(invokers[bid], "takes_context", False))
+        )
         if bid in invokers
         else desc
         for bid, desc in catalog.items()

@@ -22,23 +22,46 @@ from dotboxd.core import ast
 # --- identifiers -------------------------------------------------------------------------------
 
 
+#: Categories no identifier may contain. Cc: control characters (C0, DEL, C1). Cf: format
+#: characters - the bidi embeddings, overrides, isolates and marks (U+202A-U+202E, U+2066-U+2069,
+#: U+200E/U+200F, U+061C), zero-width space/joiners (U+200B-U+200D), U+2060, the BOM U+FEFF and the
+#: tag characters. Zl/Zp: the line and paragraph separators. Cs: surrogates. Each either controls a
+#: terminal, reorders what a reader sees, or is invisible, so ``main`` and ``main\u200b`` would print
+#: identically while naming different things ("Trojan Source").
+_FORBIDDEN_IN_IDENTIFIERS: dict[str, str] = {
+    "Cc": "control character",
+    "Cf": "invisible format character",
+    "Zl": "line separator",
+    "Zp": "paragraph separator",
+    "Cs": "surrogate",
+}
+
+
 def identifier_problem(text: str) -> str | None:
-    """Identifiers (ids, names, call names, metadata keys) are non-blank and free of control characters."""
+    """Identifiers (ids, names, call names, metadata keys) are non-blank and free of control,
+    format (bidi, zero-width), line-separator and surrogate characters."""
     if not text or text.isspace():
         return "is blank"
+    if text.isascii() and text.isprintable():
+        return None
     for ch in text:
-        if unicodedata.category(ch) == "Cc":
-            return f"contains the control character U+{ord(ch):04X}"
+        what = _FORBIDDEN_IN_IDENTIFIERS.get(unicodedata.category(ch))
+        if what is not None:
+            name = unicodedata.name(ch, "")
+            return f"contains the {what} U+{ord(ch):04X}" + (f" ({name})" if name else "")
     return None
 
 
 # --- dangerous-reference scan (DotBoxD E-IR-CLR-REF) --------------------------------------------
 
-# Fragments that name host (CLR) machinery. Fragments ending in '.', '=' or ',' and those starting
-# with '.' are distinctive and match anywhere; word-like fragments match only at word boundaries
-# (not inside a longer run of ASCII letters/digits), so a local called ``callIndex`` is not mistaken
-# for the IL opcode ``calli``. This boundary rule is our documented deviation from DotBoxD, which
-# matches every fragment as a plain substring (see spec/ir.md).
+# DotBoxD's complete list of fragments that name host (CLR) machinery, matched case-insensitively.
+# Fragments ending in '.', '=' or ',' and those starting with '.' are distinctive and match anywhere.
+# Word-like fragments match where they form whole words of the text, and a word edge includes the
+# edges of camelCase, PascalCase, snake_case and letter/digit runs: ``rawIlBytes``, ``descriptor.
+# rawIl``, ``myHostCode``, ``RAWIL_BYTES`` or ``loader2`` are all caught, while ``callIndex`` (``calli``
+# inside a word), ``downloader`` or ``until_done`` (``il_``) are not. DotBoxD matches every fragment
+# as a plain substring, which also rejects those ordinary names; the edge rule is our documented
+# deviation (spec/ir.md). ``plugin.dll`` is covered by ``.dll``.
 _DANGEROUS_ANYWHERE: tuple[str, ...] = (
     "system.",
     "microsoft.",
@@ -51,6 +74,7 @@ _DANGEROUS_ANYWHERE: tuple[str, ...] = (
     "task.",
     "publickeytoken=",
     "culture=",
+    "plugin.dll",
     ".dll",
     ", version=",
 )
@@ -76,25 +100,61 @@ _DANGEROUS_WORDS: tuple[str, ...] = (
     "ldvirtftn",
     "calli",
 )
-_WORD_PATTERN = re.compile(
-    r"(?<![A-Za-z0-9])(?:"
-    + "|".join(re.escape(w) for w in _DANGEROUS_WORDS if w[-1].isalnum())
-    + r")(?![A-Za-z0-9])|"
-    # A fragment that ends in punctuation (``IL_``) needs a boundary on the left only, so IL labels
-    # such as ``IL_0001`` are caught while ``until_done`` is not.
-    + r"(?<![A-Za-z0-9])(?:"
-    + "|".join(re.escape(w) for w in _DANGEROUS_WORDS if not w[-1].isalnum())
-    + r")|"
-    + "|".join(re.escape(f) for f in _DANGEROUS_ANYWHERE)
-    + r"|0x(?:02|04|06|0a|1b|23|70)[0-9a-f]{6}",
-    re.IGNORECASE,
-)
+_HEX_TOKEN = re.compile(r"0x(?:02|04|06|0a|1b|23|70)[0-9a-f]{6}")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _is_edge(text: str, at: int) -> bool:
+    """Whether a word of ``text`` may start or end at index ``at``: outside a run of ASCII letters
+    and digits, between a lowercase and an uppercase letter (camelCase), between a letter and a
+    digit (either order), or before the last capital of an acronym that starts a word
+    (``MSILBody``: M-S-I-L | B-ody). Case matters here, so the original text is inspected."""
+    if at == 0 or at == len(text):
+        return True
+    before, after = text[at - 1], text[at]
+    if not (before.isascii() and before.isalnum()) or not (after.isascii() and after.isalnum()):
+        return True
+    if before.isdigit() != after.isdigit():
+        return True
+    if before.islower() and after.isupper():
+        return True
+    return before.isupper() and after.isupper() and at + 1 < len(text) and text[at + 1].islower()
+
+
+def _folded(text: str) -> str:
+    """``text`` lowercased index for index (Unicode lowercase when it keeps every index, such as the
+    Kelvin sign to ``k``; ASCII lowercase otherwise), so a hit's offsets are valid in ``text``."""
+    lowered = text.lower()
+    return lowered if len(lowered) == len(text) else text.translate(_ASCII_LOWER)
 
 
 def dangerous_fragment(text: str) -> str | None:
-    """The first host-reference fragment found in ``text`` (case-insensitive), or None."""
-    match = _WORD_PATTERN.search(text)
-    return match.group(0) if match else None
+    """The leftmost host-reference fragment in ``text`` (case-insensitive, as written in ``text``),
+    or None.
+
+    Each fragment is located with ``str.find`` and only its hits are checked for word edges, so the
+    scan costs a few passes at C speed over the text rather than a regular expression trying every
+    fragment and every edge rule at every position: import budgets allow half a megabyte of
+    strings, and scanning them must stay cheap."""
+    folded = _folded(text)
+    best: tuple[int, int] | None = None  # (start, end) of the leftmost hit
+    for fragment in _DANGEROUS_ANYWHERE:
+        at = folded.find(fragment)
+        if at >= 0 and (best is None or at < best[0]):
+            best = (at, at + len(fragment))
+    for fragment in _DANGEROUS_WORDS:
+        needs_right_edge = fragment[-1].isalnum()  # ``IL_`` needs a left edge only (``IL_0001``)
+        at = folded.find(fragment)
+        while at >= 0 and (best is None or at <= best[0]):  # a word wins a tie, as listed first
+            end = at + len(fragment)
+            if _is_edge(text, at) and (not needs_right_edge or _is_edge(text, end)):
+                best = (at, end)
+                break
+            at = folded.find(fragment, at + 1)
+    hex_token = _HEX_TOKEN.search(folded)
+    if hex_token is not None and (best is None or hex_token.start() < best[0]):
+        best = hex_token.span()
+    return None if best is None else text[best[0] : best[1]]
 
 
 # --- versions ----------------------------------------------------------------------------------
@@ -138,11 +198,33 @@ def brand_problem(text: str) -> str | None:
     return None
 
 
+def opaque_traversal_problem(text: str) -> str | None:
+    """An opaque-id value that carries a path traversal: a ``..`` run anywhere in it.
+
+    Hosts commonly turn ids into storage keys or file names, so an id that could walk up a
+    directory (``..``, ``../secret``, ``a..b``, ``..\\x``) is refused with its own code (``E-JSON-ID``,
+    as DotBoxD does), before the character rule, wherever a value is checked. A lone ``/`` or ``\\``
+    is still refused, by the character rule (``E-JSON-OPAQUE``)."""
+    if ".." in text:
+        return "contains '..' (a path traversal)"
+    return None
+
+
 def opaque_value_problem(text: str) -> str | None:
-    """Opaque-id values: 1 to 256 characters of ``[A-Za-z0-9_.:-]``; data, never objects."""
+    """Opaque-id values: 1 to 256 characters of ``[A-Za-z0-9_.:-]`` and no path traversal; data,
+    never objects."""
+    traversal = opaque_traversal_problem(text)
+    if traversal is not None:
+        return traversal
     if _OPAQUE_VALUE.fullmatch(text) is None:
         return "must be 1 to 256 characters of A-Z a-z 0-9 _ . : -"
     return None
+
+
+def opaque_value_code(text: str) -> str:
+    """The code for an opaque-id value that breaks its rule: ``E-JSON-ID`` for a path traversal,
+    ``E-JSON-OPAQUE`` otherwise."""
+    return "E-JSON-ID" if opaque_traversal_problem(text) is not None else "E-JSON-OPAQUE"
 
 
 # --- sandbox paths -----------------------------------------------------------------------------
@@ -219,7 +301,9 @@ class Issue:
     evidence: Mapping[str, object] = field(default_factory=dict, hash=False)
 
 
-_IDENTIFIER_HINT = "identifiers must be non-blank"
+_IDENTIFIER_HINT = (
+    "identifiers must be non-blank and free of control, bidi, zero-width and line-separator characters"
+)
 _DANGEROUS_HINT = "kernels cannot name host types, assemblies or IL; expose host operations as bindings"
 _TEXT_LITERAL_RULES: dict[ast.LiteralKind, tuple[str, Callable[[str], str | None]]] = {
     ast.LiteralKind.GUID: ("E-JSON-GUID", guid_problem),
@@ -273,5 +357,7 @@ def opaque_value_issue(text: str) -> Issue | None:
     if not problem:
         return None
     return Issue(
-        "E-JSON-OPAQUE", f"the opaque-id value {json.dumps(text[:80], ensure_ascii=False)} {problem}"
+        opaque_value_code(text),
+        f"the opaque-id value {json.dumps(text[:80], ensure_ascii=False)} {problem}",
+        "an opaque id is an opaque key of 1 to 256 characters of A-Z a-z 0-9 _ . : - without '..'",
     )

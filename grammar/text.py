@@ -8,7 +8,8 @@ is built its wire form is run through the wire scanner's budgets (depth, tokens,
 text module is never accepted when its JSON twin would be rejected.
 
 Hostile input is bounded before any recursion: the source is capped at 1 MiB, the token stream at
-100,000 tokens and 64 nested brackets (checked while lexing, ``text_syntax``), and the parse tree's
+100,000 tokens (counted by a one-expression pre-pass before Lark runs, so a token flood is refused
+in milliseconds, and again while lexing) and 64 nested brackets (checked while lexing, ``text_syntax``), and the parse tree's
 depth is measured iteratively before the recursive tree-to-AST walk (``text_build``) runs. Every
 failure is a DotBoxDError.
 """
@@ -23,7 +24,14 @@ from dotboxd.core import ast
 from dotboxd.core.diagnostics import DotBoxDError, Span, reject
 from dotboxd.grammar import jsonscan
 from dotboxd.grammar.text_build import MAX_TREE_DEPTH, TreeBuilder, check_tree_depth
-from dotboxd.grammar.text_syntax import is_plain_name, keywords, parser, source_text, syntax_error
+from dotboxd.grammar.text_syntax import (
+    check_token_budget,
+    is_plain_name,
+    keywords,
+    parser,
+    source_text,
+    syntax_error,
+)
 from dotboxd.grammar.wire import to_wire
 
 
@@ -64,6 +72,7 @@ def parse_text(source: str | bytes, filename: str = "<text>") -> ast.Module:
     and literals. Never any other exception.
     """
     text = source_text(source, filename)
+    check_token_budget(text)
     try:
         tree = parser().parse(text)
     except UnexpectedInput as exc:

@@ -9,6 +9,7 @@ whose message names the expected tokens in words and whose span points at the of
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Iterator
 from functools import lru_cache
@@ -16,7 +17,7 @@ from importlib import resources
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
-from lark.lexer import PatternStr
+from lark.lexer import PatternStr, TerminalDef
 
 from dotboxd.core.diagnostics import DotBoxDError, Span, reject
 from dotboxd.grammar import jsonscan
@@ -29,6 +30,10 @@ PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 _OPENERS = frozenset({"LPAR", "LSQB", "LBRACE"})
 _CLOSERS = frozenset({"RPAR", "RSQB", "RBRACE"})
+# The same brackets by their text (a token whose whole text is "(" can only be LPAR).
+_OPENING_TEXTS = frozenset({"(", "[", "{"})
+_CLOSING_TEXTS = frozenset({")", "]", "}"})
+_BRACKET_STEPS = {**dict.fromkeys(_OPENING_TEXTS, 1), **dict.fromkeys(_CLOSING_TEXTS, -1)}
 
 _TERMINAL_WORDS: dict[str, str] = {
     "IDENT": "a name",
@@ -58,28 +63,38 @@ class _Budget:
         depth = 0
         for count, token in enumerate(stream, 1):
             if count > MAX_TOKENS:
-                raise reject(
-                    "E-JSON-LIMIT",
-                    f"the text has more than {MAX_TOKENS} tokens",
-                    "",
-                    token_span(token),
-                    "split the module or simplify it",
-                    limit=MAX_TOKENS,
-                )
+                raise too_many_tokens(token_span(token))
             if token.type in _OPENERS:
                 depth += 1
                 if depth > MAX_BRACKET_DEPTH:
-                    raise reject(
-                        "E-JSON-LIMIT",
-                        f"brackets nest deeper than {MAX_BRACKET_DEPTH} levels",
-                        "",
-                        token_span(token),
-                        "flatten the module; like the wire format, the text form allows 64 nested levels",
-                        limit=MAX_BRACKET_DEPTH,
-                    )
+                    raise too_deep(token_span(token))
             elif token.type in _CLOSERS:
                 depth -= 1
             yield token
+
+
+def too_many_tokens(span: Span) -> DotBoxDError:
+    """The token budget is broken at ``span``."""
+    return reject(
+        "E-JSON-LIMIT",
+        f"the text has more than {MAX_TOKENS} tokens",
+        "",
+        span,
+        "split the module or simplify it",
+        limit=MAX_TOKENS,
+    )
+
+
+def too_deep(span: Span) -> DotBoxDError:
+    """The bracket-depth budget is broken at ``span``."""
+    return reject(
+        "E-JSON-LIMIT",
+        f"brackets nest deeper than {MAX_BRACKET_DEPTH} levels",
+        "",
+        span,
+        "flatten the module; like the wire format, the text form allows 64 nested levels",
+        limit=MAX_BRACKET_DEPTH,
+    )
 
 
 @lru_cache(maxsize=1)
@@ -93,6 +108,103 @@ def parser() -> Lark:
         propagate_positions=True,
         postlex=_Budget(),
     )
+
+
+def _ordered_terminals() -> list[TerminalDef]:
+    """The grammar's terminals in the order Lark's basic lexer tries them: priority, then width,
+    then pattern length, then name."""
+    return sorted(
+        parser().terminals,
+        key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name),
+    )
+
+
+@lru_cache(maxsize=1)
+def token_pattern() -> re.Pattern[str]:
+    """One real token of ``kernel.lark`` (group ``token``) with the ignored text (blanks, comments)
+    before it (group ``lead``).
+
+    Built from the parser's own terminal list, in the lexer's order, with each choice atomic
+    because the lexer never reconsiders a token it matched: it splits a text into exactly the
+    lexer's tokens and cannot drift from the grammar (a test compares the two on the corpus and on
+    token soup)."""
+    ignored_names = parser().ignore_tokens
+    ordered = _ordered_terminals()
+    ignored = "|".join(t.pattern.to_regexp() for t in ordered if t.name in ignored_names)
+    real = "|".join(t.pattern.to_regexp() for t in ordered if t.name not in ignored_names)
+    return re.compile(f"(?P<lead>(?>(?:{ignored})*))(?P<token>(?>{real}))")
+
+
+@lru_cache(maxsize=1)
+def _non_bracket_token() -> re.Pattern[str]:
+    """Any token but a bracket, ignored ones included, chosen as the lexer chooses (same order,
+    atomic). Deleting its matches from lexable text leaves exactly the bracket tokens, in order."""
+    brackets = _OPENERS | _CLOSERS
+    return re.compile(
+        "(?>" + "|".join(t.pattern.to_regexp() for t in _ordered_terminals() if t.name not in brackets) + ")"
+    )
+
+
+@lru_cache(maxsize=1)
+def _budget_pattern() -> re.Pattern[str]:
+    """Exactly ``MAX_TOKENS`` consecutive tokens from the start of the text (possessive: linear)."""
+    unit = token_pattern().pattern.replace("(?P<lead>", "(?:").replace("(?P<token>", "(?:")
+    return re.compile(f"(?:{unit}){{{MAX_TOKENS}}}+")
+
+
+def _span_at(text: str, offset: int) -> Span:
+    line_start = text.rfind("\n", 0, offset) + 1
+    return Span(text.count("\n", 0, offset) + 1, offset - line_start + 1)
+
+
+def check_token_budget(text: str) -> None:
+    """E-JSON-LIMIT at the first token past ``MAX_TOKENS``, found before Lark runs.
+
+    Lark builds a token object and takes a parser step per token, so a text just over the budget
+    took seconds to reject; matching one compiled expression for the first ``MAX_TOKENS`` tokens
+    takes a small fraction of a second, with no Python work per token. A text of at most
+    ``MAX_TOKENS`` characters cannot break the budget (a token is at least one character) and is
+    not scanned. The lexer would report whichever budget breaks first, so before the token budget
+    is reported, the brackets of the tokens before it are checked for depth. When a character no
+    terminal matches comes first, nothing is reported here: the parser names it. The lexer's own
+    count (``_Budget``) stays as the backstop."""
+    if len(text) <= MAX_TOKENS:
+        return
+    budget = _budget_pattern().match(text)
+    if budget is None:
+        return
+    extra = token_pattern().match(text, budget.end())
+    if extra is None:
+        return
+    if _deepest_before(text, budget.end()) > MAX_BRACKET_DEPTH:
+        _raise_depth_before(text, budget.end())
+    raise too_many_tokens(_span_at(text, extra.start("token")))
+
+
+def _deepest_before(text: str, end: int) -> int:
+    """The deepest bracket nesting among the tokens of ``text[:end]``, computed without a Python
+    step per token: deleting every other token, mapping brackets to +1/-1 and the running sum all
+    stay in C. Skipped when the text holds too few opening bracket characters to nest that deep."""
+    if sum(text.count(opener, 0, end) for opener in _OPENING_TEXTS) <= MAX_BRACKET_DEPTH:
+        return 0
+    brackets = _non_bracket_token().sub("", text[:end])
+    steps = map(_BRACKET_STEPS.get, brackets, itertools.repeat(0))
+    return max(itertools.accumulate(steps), default=0)
+
+
+def _raise_depth_before(text: str, end: int) -> None:
+    """Raise the depth error at the first bracket in ``text[:end]`` nested deeper than allowed."""
+    offset = 0
+    depth = 0
+    for lead, token in token_pattern().findall(text, 0, end):
+        offset += len(lead)
+        if token in _OPENING_TEXTS:
+            depth += 1
+            if depth > MAX_BRACKET_DEPTH:
+                raise too_deep(_span_at(text, offset))
+        elif token in _CLOSING_TEXTS:
+            depth -= 1
+        offset += len(token)
 
 
 @lru_cache(maxsize=1)

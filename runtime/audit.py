@@ -1,8 +1,8 @@
 """Audit events of a run: ordered, sequence-numbered, sanitized, and forwarded to observers.
 
 Why: a host must be able to answer "what did this kernel do?" after the fact - which bindings ran,
-which were denied, what each run consumed - without the log itself becoming a leak (digest 9.2:
-never content, tokens, auth headers, connection strings, sensitive paths or raw exceptions).
+which were denied, what each run consumed - without the log itself becoming a leak (spec/semantics.md
+section 10: never content, tokens, auth headers, connection strings, sensitive paths or raw exceptions).
 Every free-text field passes ``sanitize`` (secret-looking values are redacted, control characters
 dropped, length bounded). Observers receive the same events as the result; an observer that
 raises is isolated (its failure is swallowed, never the run's).
@@ -70,7 +70,7 @@ def sanitize_resource(resource_id: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class AuditEvent:
-    """One audit record (digest 9.2 ``SandboxAuditEvent``). ``success`` holds exactly when
+    """One audit record (DotBoxD's ``SandboxAuditEvent``). ``success`` holds exactly when
     ``error_code`` is None."""
 
     run_id: str
@@ -307,12 +307,12 @@ class AuditLog:
             )
             self._events.append(event)
         for observer in self._observers:
-            with contextlib.suppress(Exception):  # observer failures are isolated (digest 9.2)
+            with contextlib.suppress(Exception):  # observer failures are isolated
                 observer(event)
         return event
 
     def checkpoint(self) -> int:
-        """The number of events so far (digest 4.4 step 1)."""
+        """The number of events so far (the binding call sequence's step 1)."""
         return len(self._events)
 
     def has_binding_event_since(self, binding_id: str, checkpoint: int, success: bool) -> bool:

@@ -1,4 +1,4 @@
-"""The host-binding call sequence (digest 4.4), identical for every backend.
+"""The host-binding call sequence (spec/semantics.md section 7), identical for every backend.
 
 Order, each step failing closed:
 
@@ -97,7 +97,7 @@ def _invoke(run: RunContext, desc: BindingDescriptor, args: tuple[Value, ...]) -
         raw = fn(context, *args) if context is not None else fn(*args)
         if awaiting.is_awaitable(raw):
             # Only a binding declared async may be awaited, and only under the async grant: a sync
-            # binding that hands back a pending awaitable fails at once (digest 3.3, T-NEG-003).
+            # binding that hands back a pending awaitable fails at once (T-NEG-003).
             may_await = run.async_enabled and desc.is_async
             raw = awaiting.resolve(raw, may_await, run.meter.remaining_seconds(), run.awaiter)
         return raw

@@ -3,7 +3,7 @@
 ``RunContext`` owns the meter, the audit log and the command buffer of a run and answers the
 run-time policy questions (is a capability granted now? may async bindings run?). Backends hold a
 ``RunContext``; bindings never do. A binding declared with ``context=True`` receives a
-``BindingContext`` instead (digest 4.3: run id, its grant's parameters, audit, command queue, fuel
+``BindingContext`` instead (run id, its grant's parameters, audit, command queue, fuel
 and allocation charges, cancellation and remaining wall time) and nothing else - no policy object,
 no meter, no other binding, no way to reach the kernel's values.
 """

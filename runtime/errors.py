@@ -1,6 +1,6 @@
 """Run-time errors: what a failed run reports to the host, and nothing more.
 
-A ``SandboxError`` names a category (digest 8: QuotaExceeded, InvalidInput, ...), a stable ``R-*``
+A ``SandboxError`` names a category (spec/diagnostics.md: QuotaExceeded, InvalidInput, ...), a stable ``R-*``
 code from ``dotboxd.core.codes`` and a *safe* message. Safe means written by us for the kernel
 author: never a host exception's text, a host path, a traceback or a limit's value (a kernel must
 not learn the host's budget by probing). Validation failures that surface at run time keep their

@@ -1,6 +1,6 @@
 """One run of a plan, start to finish, on any backend: the part every backend shares.
 
-Order (digest 6.1, 7.2, 9.2):
+Order (spec/semantics.md section 2):
 
 1. gates: the plan must still be usable (no capability it reaches revoked, no grant expired);
 2. the entrypoint must exist and be an entrypoint; inputs are decoded or checked against the

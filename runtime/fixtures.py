@@ -11,7 +11,14 @@ suspension), ``sleep {ms, value}``, ``foreign`` (returns a host object of an unr
 ``malformed {value}`` (returns the raw JSON value without decoding it, e.g. ``"../x"`` for a path).
 
 Values are in the conformance typed encoding and decoded by the binding's declared return type.
-Each invoker counts its invocations in ``calls`` (the case format's ``bindingCalls``).
+Each invoker counts its invocations in ``calls`` (over its lifetime; a run's own count is in the run
+result's ``binding_calls``).
+
+Fixture state is per run: a ``sequence`` indexes its values by the calls *of the current run*, which
+it reads from the binding context (``BindingContext.calls_so_far``, counted by the runtime on every
+backend), not by a counter of its own. So one catalogue can serve any number of runs, on any backend,
+in any order or concurrently, and every run replays the sequence from its start. Invokers that want
+the context say so with ``takes_context``; ``BindingCatalog.with_invokers`` honours it.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from typing import Any
 from dotboxd.core.types import SandboxType, to_type_ref
 from dotboxd.core.values import SandboxFault, decode_typed
 from dotboxd.grammar import literals
+from dotboxd.runtime.context import BindingContext
 
 BEHAVIOR_KINDS = frozenset(
     {"return", "echo", "sequence", "raise", "pending", "async-return", "sleep", "foreign", "malformed"}
@@ -48,6 +56,8 @@ class FixtureInvoker:
         self.behavior = dict(behavior)
         self.return_type = return_type
         self.calls = 0
+        #: a ``sequence`` is called with the run's binding context first (see the module docstring)
+        self.takes_context = self.kind == "sequence"
 
     def _decode(self, data: Any) -> Any:
         try:
@@ -56,7 +66,6 @@ class FixtureInvoker:
             return data  # not a valid encoded value: hand it over raw, the runtime must refuse it
 
     def __call__(self, *args: Any) -> Any:
-        index = self.calls
         self.calls += 1
         b = self.behavior
         kind = self.kind
@@ -65,9 +74,13 @@ class FixtureInvoker:
         if kind == "echo":
             return args[int(b["arg"])]
         if kind == "sequence":
+            context = args[0]
+            if not isinstance(context, BindingContext):
+                raise TypeError("a sequence fixture is called with its binding context first")
             values = list(b.get("values", []))
             if not values:
                 return None
+            index = context.calls_so_far - 1  # the runtime counted this call before invoking it
             return self._decode(values[min(index, len(values) - 1)])
         if kind == "raise":
             raise RuntimeError(str(b.get("message", "fixture failure")))

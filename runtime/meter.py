@@ -13,7 +13,7 @@ What the usage then shows depends on the kind of counter (DotBoxD reports it thi
 * the *amount counters* - fuel, allocation, string bytes, collection elements, file and network
   bytes - do not record the refused amount, so they stay within their limit.
 
-Time and cancellation (digest 7.2): cancellation is checked on every charge; the wall-time
+Time and cancellation (spec/costs.md section 8): cancellation is checked on every charge; the wall-time
 deadline on every 64th fuel charge, every 4096th loop charge and at binding checkpoints.
 """
 
@@ -44,7 +44,7 @@ _HOST_CALL_COUNT: Final = costs.HOST_CALL_COUNT
 
 @dataclass(frozen=True, slots=True)
 class MeterLimits:
-    """The limits a meter enforces (digest 7.1, with DotBoxD's defaults). All are >= 0; 0 denies
+    """The limits a meter enforces (spec/validation.md section 10, with DotBoxD's defaults). All are >= 0; 0 denies
     the category. ``max_wall_time_ms`` None means the 100 ms default."""
 
     max_fuel: int = 100_000
@@ -93,7 +93,7 @@ class MeterLimits:
 
 @dataclass(frozen=True, slots=True)
 class ResourceUsage:
-    """What a run consumed (digest 7.2 ``SandboxResourceUsage``, every field)."""
+    """What a run consumed (DotBoxD's ``SandboxResourceUsage``, every field)."""
 
     fuel_used: int = 0
     max_fuel: int = 0

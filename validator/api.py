@@ -1,6 +1,6 @@
 """``validate(module, policy, registry) -> ExecutionPlan``: the validator's one public entry point.
 
-The passes run in the digest's order (structure, bindings, names and scopes, types, control flow,
+The passes run in DotBoxD's order (structure, bindings, names and scopes, types, control flow,
 call graph, literals, effects, capabilities, policy resolution, plan). The first pass that reports
 anything ends validation, so every later pass may rely on the invariants of the earlier ones and a
 single root cause never cascades into follow-on diagnostics. Whatever the input, the only exception

@@ -2,7 +2,7 @@
 
 Invariants established:
 
-* the catalogue passed the twelve registry checks of digest 4.1 and has no duplicate or built-in
+* the catalogue passed the twelve registry checks of spec/validation.md section 8 and has no duplicate or built-in
   ids (E-BINDING-*; a ``BindingRegistry`` is built here, a built ``BindingCatalog`` was checked when
   it was built);
 * nothing about the module: a module function whose id equals a binding id shadows the binding

@@ -1,6 +1,6 @@
 """Pass 9, capabilities: what the module needs, derived from the IR alone (never from a manifest).
 
-Invariants established (digest 3.1):
+Invariants established (spec/validation.md section 9):
 
 * the required capabilities are exactly the capabilities of the host bindings called by live code
   of functions reachable from an entrypoint, plus ``dotboxd.runtime.async`` for every async binding

@@ -1,6 +1,6 @@
 """Pass 8, effects: every function's total effects, from what its live code can reach.
 
-Invariants established (digest 3.1):
+Invariants established (spec/validation.md section 9):
 
 * every function has Cpu; Alloc comes from text literals (string, path, uri, opaque id) and from the
   allocating built-ins (``list.empty/of/add``, ``map.empty/set/remove``, ``record.new``, string

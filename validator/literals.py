@@ -11,7 +11,8 @@ for ASTs built in Python or from the text form, and adds the policy-dependent si
   be materialised at run time is rejected before the kernel runs;
 * ``guid``, ``path`` and ``uri`` texts obey the wire rules (E-JSON-GUID, E-JSON-PATH, E-JSON-URI:
   the same code whichever source form the module came from);
-* an opaque id's value is 1-256 characters of ``[A-Za-z0-9_.:-]`` (E-JSON-OPAQUE);
+* an opaque id's value holds no path traversal (``..``: E-JSON-ID) and is 1-256
+  characters of ``[A-Za-z0-9_.:-]`` (E-JSON-OPAQUE);
 * no literal text names host machinery (E-IR-CLR-REF).
 """
 
@@ -23,6 +24,7 @@ from dotboxd.core.ast import Literal, LiteralKind
 from dotboxd.grammar.literals import (
     dangerous_fragment,
     guid_problem,
+    opaque_value_code,
     opaque_value_problem,
     path_problem,
     uri_problem,
@@ -113,6 +115,8 @@ def _check(ctx: Context, lit: Literal, limit: int) -> None:
     else:
         code, rule = _TEXT_RULES[kind]
         problem = rule(value)
+        if problem is not None and kind is LiteralKind.OPAQUE_ID:
+            code = opaque_value_code(value)
         if problem is not None:
             ctx.report(
                 code,

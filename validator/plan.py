@@ -5,7 +5,7 @@ established, so that backends and the prover never re-derive (and never disagree
 
 * the resolved type of every expression node, and every parameter's and local's type;
 * what every call resolves to (built-in, module function or host binding);
-* for each ``and``/``or`` node, whether the right operand runs first (digest 1.6 reordering);
+* for each ``and``/``or`` node, whether the right operand runs first (spec/validation.md section 11);
 * per-function effects, callees, reached bindings and reachability from entrypoints;
 * statically dead statements (still type-checked, never executed, adding no effects);
 * the module's required effects and capabilities, with the call path that needs each capability;
@@ -155,7 +155,7 @@ class ExecutionPlan:
 
     def binding(self, binding_id: str) -> BindingDescriptor | None:
         """A binding the plan allows calling (reachable from an entrypoint), or None (the runtime
-        must then refuse the call with ValidationError, digest 4.4 step 2)."""
+        must then refuse the call with ValidationError, step 2 of the binding call sequence)."""
         return self.bindings.get(binding_id)
 
     # -- run-time gates -------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 A :class:`Policy` is an immutable value built by :class:`PolicyBuilder` (``Policy.builder()``) or read
 from the JSON form used by ``dotboxd check --policy`` and the conformance corpus. It holds the allowed
-effects, capability grants (with optional expiry), every resource limit of digest 7.1 with DotBoxD's
+effects, capability grants (with optional expiry), every resource limit of DotBoxD with its
 defaults, determinism settings, the declared opaque-id brands and the prover's input bounds.
 
 Defaults deny everything except pure computation (Cpu|Alloc). Grants match capabilities exactly, or
@@ -11,7 +11,7 @@ wildcards work but :meth:`Policy.warnings` flags them. Revocation is live: ``pol
 records the capability in a revocation list shared by every copy of the policy, so plans already
 prepared against it fail before they run (:meth:`ExecutionPlan.ensure_usable`).
 
-Grant-parameter rules for the built-in capabilities (digest 3.2) live here too, in
+Grant-parameter rules for the built-in capabilities (spec/validation.md section 10) live here too, in
 :func:`builtin_grant_problem`; the policy-resolution pass applies them together with the custom
 bindings' grant validators.
 """
@@ -45,7 +45,7 @@ MIB = 1_048_576
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Every resource limit of digest 7.1 with DotBoxD's default. All are integers >= 0 and 0 denies
+    """Every resource limit of DotBoxD with its default. All are integers >= 0 and 0 denies
     the category. ``max_wall_time_ms`` is at most 2^31-1 (DotBoxD's null means the 100 ms default).
     Strings count UTF-16 code units; string bytes are 2 per unit."""
 
@@ -389,7 +389,7 @@ class PolicyBuilder:
         self._explicit = Effect(int(effects))
         return self
 
-    # -- limits (one method per digest 7.1 limit; file and network bytes are set by grant helpers) --
+    # -- limits (one method per limit; file and network bytes are set by grant helpers) --
 
     def with_limits(self, **values: int) -> PolicyBuilder:
         for name, value in values.items():
@@ -719,7 +719,7 @@ def grant_shape_problem(g: CapabilityGrant) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Built-in grant parameters (digest 3.2)
+# Built-in grant parameters (spec/validation.md section 10)
 
 _EXTENSION = re.compile(r"\.[A-Za-z0-9_-]+")
 _HOST_PORT = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::[0-9]{1,5})?")

@@ -1,6 +1,6 @@
 """Pass 10, policy resolution: the policy grants everything the module needs, and nothing odd.
 
-Steps, in DotBoxD's order (digest 3.2), each reporting with evidence:
+Steps, in DotBoxD's order (spec/validation.md section 10), each reporting with evidence:
 
 1. the policy's effect sets carry only known bits (E-POLICY-EFFECT);
 2. every grant is well formed (E-POLICY-GRANT: pattern syntax, the reserved reentrancy capability,

@@ -1,6 +1,6 @@
 """Pass 3, names and scopes: every variable read refers to a local or parameter that is in scope.
 
-Scoping rules (digest 1.4, DotBoxD's reference behaviour):
+Scoping rules (DotBoxD's reference behaviour; spec/validation.md section 4):
 
 * parameters seed the function scope; ``if`` branches and loop bodies are child scopes;
 * a local first assigned inside an ``if`` survives the ``if`` only when the other branch defines it

@@ -23,7 +23,7 @@ Invariants established:
 * dead statements (after an unconditional exit in their block) are type-checked like live ones, but
   only live code contributes effects, callees and bindings to the function's facts.
 
-It also decides, for every ``and``/``or``, whether the right operand runs first (digest 1.6): only
+It also decides, for every ``and``/``or``, whether the right operand runs first (spec/semantics.md section 4): only
 when neither operand can fail (fuel, time and cancellation aside: no operator that can overflow or
 divide by zero, no text literal, no built-in whose ``can_fail`` is set, no binding or module-function
 call) and the right one has strictly fewer expression nodes. So moving an operand never changes
@@ -107,7 +107,7 @@ _LITERAL_TYPES: dict[LiteralKind, SandboxType] = {
     LiteralKind.PATH: SANDBOX_PATH,
     LiteralKind.URI: SANDBOX_URI,
 }
-#: Text-carrying literals allocate (digest 3.1: "Alloc comes from text/composite literals").
+#: Text-carrying literals allocate (Alloc comes from text and composite literals).
 ALLOCATING_LITERALS = frozenset(
     {LiteralKind.STRING, LiteralKind.PATH, LiteralKind.URI, LiteralKind.OPAQUE_ID}
 )

@@ -1,6 +1,6 @@
 """Fixture bindings: host bindings declared as data (the case format's ``bindings`` entries).
 
-Each drawn binding is registrable by construction (``BindingRegistry`` checks, digest 4.1): pure
+Each drawn binding is registrable by construction (``BindingRegistry`` checks, spec/validation.md section 8): pure
 ones have no capability and are ``PureIntrinsic``/``PureHostFacade`` with audit ``None``; effectful
 ones (host-state read or write, some async) require a custom dotted capability, carry an audit level
 and an external safety class, and use only built-in types (brands are module vocabulary). The

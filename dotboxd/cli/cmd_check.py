@@ -7,7 +7,7 @@ plan may call, warnings, and the module, policy, binding-manifest and plan hashe
 
 Bindings: DotBoxD's standard effectful bindings (``file.readText``, ``time.nowUnixMillis``,
 ``log.info``...) are known unless ``--no-standard-bindings`` is given; ``--bindings M`` adds the
-bindings of a JSON manifest (digest 11 form, or a bare conformance ``bindings`` array).
+bindings of a JSON manifest (DotBoxD's manifest form, or a bare conformance ``bindings`` array).
 
 Exit codes: 0 accepted, 1 rejected (module, policy or manifest), 2 usage or I/O error.
 """

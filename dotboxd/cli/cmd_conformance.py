@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from dotboxd.cli.main import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
+from dotboxd.cli.output import write_text
 
 BACKEND_CHOICES = ("reference", "optimized", "all")
 
@@ -85,10 +86,10 @@ def _run(args: argparse.Namespace) -> int:
     try:
         cases = select_cases(load_cases(args.paths), args.name, args.tag, args.area)
     except CaseFormatError as exc:
-        sys.stderr.write(f"dotboxd conformance: the case corpus is malformed:\n{exc}\n")
+        write_text(sys.stderr, f"dotboxd conformance: the case corpus is malformed:\n{exc}\n")
         return EXIT_USAGE
     if not cases:
-        sys.stderr.write("dotboxd conformance: no cases match the given paths and filters\n")
+        write_text(sys.stderr, "dotboxd conformance: no cases match the given paths and filters\n")
         return EXIT_USAGE
 
     choice = args.backend or ("reference" if args.impl else "all")
@@ -100,7 +101,7 @@ def _run(args: argparse.Namespace) -> int:
             try:
                 client = stack.enter_context(ImplClient(args.impl, timeout=args.timeout))
             except ValueError as exc:
-                sys.stderr.write(f"dotboxd conformance: {exc}\n")
+                write_text(sys.stderr, f"dotboxd conformance: {exc}\n")
                 return EXIT_USAGE
             default = sorted(requested, key=BACKENDS.index)
             backends = {name: ImplBackend(client, name) for name in default}
@@ -113,9 +114,9 @@ def _run(args: argparse.Namespace) -> int:
             default = list(available_backends()) if choice == "all" else [choice]
         report = run_cases(cases, backends, default, requested, unavailable)
     if args.format == "json":
-        sys.stdout.write(json.dumps(render_json(report), ensure_ascii=False, indent=2) + "\n")
+        write_text(sys.stdout, json.dumps(render_json(report), ensure_ascii=False, indent=2) + "\n")
     else:
-        sys.stdout.write(render_text(report) + "\n")
+        write_text(sys.stdout, render_text(report) + "\n")
     if not report.results:
         return EXIT_USAGE
     return EXIT_OK if report.ok else EXIT_REJECTED
@@ -137,26 +138,26 @@ def _coverage(args: argparse.Namespace) -> int:
     try:
         cases = load_cases(args.paths)
     except CaseFormatError as exc:
-        sys.stderr.write(f"dotboxd conformance: the case corpus is malformed:\n{exc}\n")
+        write_text(sys.stderr, f"dotboxd conformance: the case corpus is malformed:\n{exc}\n")
         return EXIT_USAGE
     report = measure(cases)
     if args.format == "json":
-        sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False, indent=2) + "\n")
+        write_text(sys.stdout, json.dumps(report.to_json(), ensure_ascii=False, indent=2) + "\n")
     else:
-        sys.stdout.write(render_text(report, verbose=args.verbose) + "\n")
+        write_text(sys.stdout, render_text(report, verbose=args.verbose) + "\n")
     return EXIT_REJECTED if report.missing() else EXIT_OK
 
 
 def _generate(args: argparse.Namespace) -> int:
     if args.count < 0:
-        sys.stderr.write("dotboxd conformance generate: --count must be >= 0\n")
+        write_text(sys.stderr, "dotboxd conformance generate: --count must be >= 0\n")
         return EXIT_USAGE
     from dotboxd.conformance.generator import write_cases
 
     try:
         path = write_cases(args.out, args.count, args.seed)
     except OSError as exc:
-        sys.stderr.write(f"dotboxd conformance generate: cannot write to {args.out}: {exc}\n")
+        write_text(sys.stderr, f"dotboxd conformance generate: cannot write to {args.out}: {exc}\n")
         return EXIT_USAGE
-    sys.stdout.write(f"wrote {args.count} generated case(s) to {path}\n")
+    write_text(sys.stdout, f"wrote {args.count} generated case(s) to {path}\n")
     return EXIT_OK

@@ -1,7 +1,7 @@
 """``dotboxd hash FILE``: the module hash (SHA-256 of the canonical form, ``dotboxd-canonicalizer-1``).
 
 The hash comes from the AST, so the wire and text forms of one module, however they are spaced or
-ordered, print the same digest.
+ordered, print the same hash.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from dotboxd.cli.output import silence_stdout
+from dotboxd.cli.output import silence_stdout, write_text
 
 # One line per sub-command module (``dotboxd.cli.<module>`` with ``register(subparsers)``).
 COMMAND_MODULES: tuple[str, ...] = (
@@ -38,7 +38,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        sys.stderr.write(f"dotboxd: error: {message}\n")
+        write_text(sys.stderr, f"dotboxd: error: {message}\n")
         raise SystemExit(EXIT_USAGE)
 
 
@@ -62,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.handler(args)
     except KeyboardInterrupt:
-        sys.stderr.write("dotboxd: interrupted\n")
+        write_text(sys.stderr, "dotboxd: interrupted\n")
         return EXIT_USAGE
     except BrokenPipeError:
         silence_stdout()
@@ -71,7 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("DOTBOXD_DEBUG") == "1":
             raise
         message = str(error).splitlines()[0][:200] if str(error) else ""
-        sys.stderr.write(f"dotboxd: internal error ({type(error).__name__}: {message}); please report it\n")
+        write_text(
+            sys.stderr, f"dotboxd: internal error ({type(error).__name__}: {message}); please report it\n"
+        )
         return EXIT_INTERNAL
     return code
 

@@ -8,7 +8,10 @@ one JSON object on stdout per run, always with an ``ok`` flag; rejections carry 
 
 Every write goes through ``write_text``, which never raises on characters the terminal encoding
 cannot show (lone surrogates, non-UTF-8 locales): a hostile module must not be able to turn its
-own diagnostic into a traceback.
+own diagnostic into a traceback. It also escapes every control, format (bidi, zero-width) and other
+invisible character but the line break (``dotboxd.core.visible``), so no author-controlled text
+drives the reader's terminal or hides itself; the escape is the JSON/text-form ``\\uXXXX`` one, so a
+printed module or value still means the same thing.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any, TextIO
 
 from dotboxd.core.ast import Module
 from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, Span, reject
+from dotboxd.core.visible import visible
 from dotboxd.grammar.source import (
     KINDS,
     MAX_SOURCE_BYTES,
@@ -76,7 +80,9 @@ def add_format_option(parser: argparse.ArgumentParser) -> None:
 
 
 def write_text(stream: TextIO, text: str) -> None:
-    """Write ``text`` whatever the stream's encoding; unencodable characters become escapes."""
+    """Write ``text`` whatever the stream's encoding; invisible characters (but line breaks) and
+    unencodable ones become escapes."""
+    text = visible(text, keep="\n")
     try:
         stream.write(text)
     except UnicodeEncodeError:
@@ -85,14 +91,22 @@ def write_text(stream: TextIO, text: str) -> None:
 
 
 def write_bytes(stream: TextIO, data: bytes) -> None:
-    """Write raw bytes to a text stream's buffer when it has one (exact bytes, e.g. canonical text)."""
+    """Write raw bytes to a text stream's buffer when it has one (exact bytes, e.g. canonical text,
+    for a pipe or a file). A terminal gets the escaped text instead, like every other output."""
     buffer = getattr(stream, "buffer", None)
-    if buffer is not None:
+    if buffer is not None and not _is_terminal(stream):
         stream.flush()
         buffer.write(data)
         buffer.flush()
     else:
         write_text(stream, data.decode("utf-8", "replace"))
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def dumps_json(payload: Mapping[str, Any]) -> str:

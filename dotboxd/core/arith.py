@@ -2,7 +2,7 @@
 
 Why here and not in the interpreter: the reference interpreter, the optimized backend and the
 prover's arithmetic-safety obligations must agree on every corner case, so each operation exists
-exactly once. The rules (digest 1.6, 12.3):
+exactly once. The rules (spec/semantics.md section 4):
 
 * I32 and I64 arithmetic is *checked*: a result outside the type's range, a division or remainder
   by zero, ``MIN / -1`` and ``MIN % -1`` (whose mathematical result 0 fits, but which C# traps) all

@@ -4,11 +4,11 @@ A :class:`BindingDescriptor` states everything the sandbox must know about one h
 any kernel may call it: its sandbox signature, its effects, the capability a policy must grant, its
 cost, audit level and safety class, whether it is async, and the Python callable ``invoke`` that the
 runtime calls. Hosts declare bindings with the :func:`host_binding` decorator (which reads sandbox
-types from Python type hints where they are unambiguous) or from a JSON binding manifest (digest
+types from Python type hints where they are unambiguous) or from a JSON binding manifest (DotBoxD's
 section 11; the CLI and the conformance corpus use it; it has no callables).
 
 A :class:`BindingRegistry` collects descriptors; :meth:`BindingRegistry.build` enforces DotBoxD's
-twelve registry checks (digest 4.1) in order and returns an immutable :class:`BindingCatalog` with its
+twelve registry checks (spec/validation.md section 8) in order and returns an immutable :class:`BindingCatalog` with its
 manifest hash. Every refusal is a DotBoxDError with an ``E-BINDING-*`` code naming the binding.
 """
 
@@ -126,12 +126,12 @@ class GrantParameters:
 
 PARAMETERLESS_GRANT = GrantParameters()
 
-#: Capabilities whose parameters the policy layer validates itself (digest 3.2); a binding requiring
+#: Capabilities whose parameters the policy layer validates itself (spec/validation.md section 10); a binding requiring
 #: one of these needs no GrantValidator of its own.
 BUILTIN_CAPABILITIES: frozenset[str] = frozenset(
     {"file.read", "file.write", "time.now", "random", "log.write", "net.http.get", "dotboxd.runtime.async"}
 )
-#: Built-in capability -> the effect a binding requiring it must carry (digest 3.2, E-BINDING-CAP-EFFECT).
+#: Built-in capability -> the effect a binding requiring it must carry (E-BINDING-CAP-EFFECT).
 BUILTIN_CAPABILITY_EFFECTS: Mapping[str, Effect] = MappingProxyType(
     {
         "file.read": Effect.FILE_READ,
@@ -158,7 +158,7 @@ def is_builtin_capability(capability: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class BindingDescriptor:
-    """Everything the sandbox knows about one host binding (digest 4.1).
+    """Everything the sandbox knows about one host binding (spec/validation.md section 8).
 
     ``invoke`` is the Python callable the runtime calls with the sandbox argument values, positionally
     (preceded by the runtime's context object when ``takes_context``); it may return a value or, for
@@ -189,7 +189,7 @@ class BindingDescriptor:
 
     @property
     def required_effects(self) -> Effect:
-        """The effects a call adds: the declared ones, plus Concurrency when async (digest 3.1)."""
+        """The effects a call adds: the declared ones, plus Concurrency when async."""
         return self.effects | Effect.CONCURRENCY if self.is_async else self.effects
 
     @property
@@ -202,7 +202,7 @@ class BindingDescriptor:
 
     @property
     def is_pure(self) -> bool:
-        """The and/or reordering fact (digest 1.6): PureIntrinsic, effects within Cpu|Alloc, sync."""
+        """The and/or reordering fact (spec/semantics.md section 4): PureIntrinsic, effects within Cpu|Alloc, sync."""
         return self.safety is Safety.PURE_INTRINSIC and not (self.effects & ~PURE) and not self.is_async
 
     @property
@@ -396,7 +396,7 @@ def _hint(hints: Mapping[str, Any], name: str, binding_id: str, origin: str) -> 
 
 
 # ---------------------------------------------------------------------------------------------
-# Registry checks (digest 4.1, in DotBoxD's order)
+# Registry checks (spec/validation.md section 8, in DotBoxD's order)
 
 _DOTTED = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+")
 _CLR_ROOTS = frozenset(
@@ -436,7 +436,7 @@ def _fail(code: str, b: BindingDescriptor, message: str, hint: str = "", **evide
 
 
 def check_binding(b: BindingDescriptor, *, require_invoke: bool = False) -> Diagnostic | None:
-    """The first registry check ``b`` fails (digest 4.1 order), or None. Duplicates are checked by
+    """The first registry check ``b`` fails (DotBoxD's order), or None. Duplicates are checked by
     the registry, which sees all descriptors."""
     # 1. required fields
     missing = [
@@ -651,14 +651,23 @@ class BindingCatalog(Mapping[str, BindingDescriptor]):
         return self._hash
 
     def to_manifest(self) -> dict[str, Any]:
-        """The JSON binding manifest (digest 11) of every binding, sorted by id."""
+        """The JSON binding manifest (DotBoxD's manifest form) of every binding, sorted by id."""
         return manifest_to_json(self._by_id[k] for k in sorted(self._by_id))
 
     def with_invokers(self, invokers: Mapping[str, Callable[..., Any]]) -> BindingCatalog:
         """A copy whose descriptors call ``invokers[id]`` (the conformance runner's fixtures); the
-        manifest hash is unchanged because the callable is not part of it."""
+        manifest hash is unchanged because the callable is not part of it. An invoker with a true
+        ``takes_context`` attribute is called with the binding context first (a fixture that keeps
+        per-run state, such as a ``sequence``, reads it there)."""
         return BindingCatalog(
-            replace(b, invoke=invokers[b.id]) if b.id in invokers else b for b in self._by_id.values()
+            replace(
+                b,
+                invoke=invokers[b.id],
+                takes_context=bool(getattr(invokers[b.id], "takes_context", b.takes_context)),
+            )
+            if b.id in invokers
+            else b
+            for b in self._by_id.values()
         )
 
 
@@ -743,7 +752,7 @@ def _utf16_len(text: str) -> int:
 
 
 def canonical_record(*fields: str | int | bool | None) -> str:
-    """One record in the canonicalizer's field encoding (digest 1.8): ``n;`` for null and
+    """One record in the canonicalizer's field encoding (spec/canonical.md section 2): ``n;`` for null and
     ``s<len>:<escaped>;`` for text (len = UTF-16 length of the escaped text). Ints and bools are
     written as invariant text (``true``/``false``). Used for the policy, manifest and plan hashes."""
     parts: list[str] = []
@@ -817,11 +826,11 @@ def binding_manifest_hash(bindings: Iterable[BindingDescriptor]) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# JSON manifest form (digest 11) and conformance-case ``bindings`` entries
+# JSON manifest form (DotBoxD's) and conformance-case ``bindings`` entries
 
 
 def binding_to_json(b: BindingDescriptor) -> dict[str, Any]:
-    """The manifest entry of ``b`` (digest 11 key names)."""
+    """The manifest entry of ``b`` (DotBoxD's manifest key names)."""
     cost = b.cost
     entry: dict[str, Any] = {
         "id": b.id,
@@ -860,7 +869,7 @@ def manifest_to_json(bindings: Iterable[BindingDescriptor]) -> dict[str, Any]:
     }
 
 
-# Accepted spellings: the digest 11 manifest names first, then the conformance-case names.
+# Accepted spellings: DotBoxD's manifest names first, then the conformance-case names.
 _ALIASES: dict[str, tuple[str, ...]] = {
     "capability": ("requiredCapability", "capability"),
     "cost": ("costModel", "cost"),
@@ -1090,7 +1099,7 @@ def load_binding_manifest(
 
 
 def standard_bindings() -> tuple[BindingDescriptor, ...]:
-    """DotBoxD's effectful built-in bindings (digest 4.2), declared without ``invoke``.
+    """DotBoxD's effectful built-in bindings (spec/validation.md section 8), declared without ``invoke``.
 
     The descriptors fix the contract (signature, effects, capability, cost, audit, safety, async);
     the runtime attaches its facades with ``dataclasses.replace(d, invoke=...)``. ``dotboxd check``

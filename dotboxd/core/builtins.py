@@ -1,4 +1,4 @@
-"""The one catalogue of built-in calls (digest 4.2): names, typing rules, effects, allocation, purity.
+"""The one catalogue of built-in calls (spec/validation.md section 5.1): names, typing rules, effects, allocation, purity.
 
 The validator types calls with it, both backends dispatch on the same names, and the prover reads the
 same facts, so a built-in exists exactly when it is listed here. Fuel charges are *not* here: the
@@ -17,7 +17,7 @@ Two families, both pure (effects within Cpu|Alloc, no capability, no audit):
 cancellation (a value error, or any quota other than fuel, host calls included): the and/or
 ordering rule reads it, so "may this operand run first" is decided from this table alone.
 
-Resolution order for a call name (digest 4.2): built-ins first, then module functions, then host
+Resolution order for a call name: built-ins first, then module functions, then host
 bindings, else E-CALL-UNKNOWN. Because a module function or a binding whose id equals a built-in name
 could never be reached (or would shadow it), the validator and the binding registry reject such ids
 outright; every call name therefore has at most one meaning.

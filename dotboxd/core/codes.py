@@ -54,7 +54,10 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("E-JSON-URI", _V, "a uri literal that is not an absolute scheme://host URI without userinfo"),
     CodeInfo("E-JSON-GUID", _V, "a guid literal that is not 8-4-4-4-12 hex"),
     CodeInfo("E-JSON-OPAQUE", _V, "an opaqueId literal whose brand or value breaks the opaque-id rules"),
-    CodeInfo("E-IR-ID", _V, "an identifier is blank or contains control characters"),
+    CodeInfo("E-JSON-ID", _V, "an opaque-id value carries a path traversal ('..')"),
+    CodeInfo(
+        "E-IR-ID", _V, "an identifier is blank or holds a control, bidi, zero-width or separator character"
+    ),
     CodeInfo("E-IR-CLR-REF", _V, "a name or literal smuggles a host/CLR reference"),
     CodeInfo("E-TEXT-SYNTAX", _V, "the readable text form does not parse"),
     # --- canonical form ------------------------------------------------------------------------

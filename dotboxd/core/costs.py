@@ -6,8 +6,8 @@ on what each operation costs, or a PROVED bound could be wrong and the backends 
 and the prover builds symbolic bounds from the same numbers. ``spec/costs.md`` is the normative
 prose of this table; a test keeps the two in step.
 
-Units: *fuel* is an abstract step count; *allocation* is in estimated bytes (digest 7.2 and 12.7:
-the spec's estimates, never ``sys.getsizeof``); *string bytes* are 2 per UTF-16 code unit.
+Units: *fuel* is an abstract step count; *allocation* is in estimated bytes (DotBoxD's
+estimates, never ``sys.getsizeof``); *string bytes* are 2 per UTF-16 code unit.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def shape_walk_fuel(nodes: int) -> int:
     return nodes // SHAPE_WALK_NODES_PER_FUEL
 
 
-# --- collection intrinsics (digest 7.2) -------------------------------------------------------
+# --- collection intrinsics (spec/costs.md section 4) -----------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +195,7 @@ COLLECTION_INTRINSICS = frozenset(
     }
 )
 
-# --- pure built-ins (digest 4.2) --------------------------------------------------------------
+# --- pure built-ins (spec/costs.md section 5) --------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +245,7 @@ def composite_equality_fuel(left_nodes: int, right_nodes: int) -> int:
     return left_nodes + right_nodes
 
 
-# --- host bindings (digest 4.4) ----------------------------------------------------------------
+# --- host bindings (spec/costs.md section 7) ----------------------------------------------------------
 
 HOST_CALL_COUNT = 1
 """Each binding call takes one unit of ``MaxHostCalls`` and of the binding's ``maxCallsPerRun``; each

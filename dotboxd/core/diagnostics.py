@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dotboxd.core.codes import category_of
+from dotboxd.core.visible import visible
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +57,11 @@ class Diagnostic:
         }
 
     def render(self, source: str | None = None, filename: str = "<input>") -> str:
-        """Human-readable text: `file:line:col: CODE message`, an excerpt with a caret, evidence, hint."""
+        """Human-readable text: `file:line:col: CODE message`, an excerpt with a caret, evidence, hint.
+
+        Every part may hold author-controlled text (names, literals, the quoted source line), so each
+        line is passed through :func:`visible`: no control, bidi or zero-width character reaches the
+        reader's terminal raw."""
         where = f"{filename}:{self.span}" if self.span else filename
         lines = [f"{where}: error[{self.code}] {self.message}"]
         if self.pointer:
@@ -67,7 +72,7 @@ class Diagnostic:
             lines.append(f"  evidence: {key} = {_evidence_text(value)}")
         if self.hint:
             lines.append(f"  hint: {self.hint}")
-        return "\n".join(lines)
+        return "\n".join(visible(line) for line in lines)
 
 
 def _evidence_text(value: Any) -> str:
@@ -77,7 +82,10 @@ def _evidence_text(value: Any) -> str:
 
 
 def caret_excerpt(source: str, span: Span, width: int = 100) -> list[str]:
-    """The source line of ``span`` (clipped to ``width`` characters around the column) and a caret."""
+    """The source line of ``span`` (clipped to ``width`` characters around the column) and a caret.
+
+    The line is shown through :func:`visible` (a comment may hold ESC sequences or a bidi override),
+    and the caret is placed under the escaped text, so it still points at the offending character."""
     # Split on "\n" only: both parsers count lines that way, while str.splitlines() would also
     # break on U+2028, U+0085 and friends, which may stand raw inside string literals.
     source_lines = [line.removesuffix("\r") for line in source.split("\n")]
@@ -89,7 +97,8 @@ def caret_excerpt(source: str, span: Span, width: int = 100) -> list[str]:
     clipped = text[start : start + width]
     prefix = "..." if start > 0 else ""
     gutter = f"{span.line:>5} | "
-    return [gutter + prefix + clipped, " " * (len(gutter) + len(prefix) + col - start) + "^"]
+    lead = len(visible(clipped[: col - start]))
+    return [gutter + prefix + visible(clipped), " " * (len(gutter) + len(prefix) + lead) + "^"]
 
 
 class DotBoxDError(Exception):
@@ -100,7 +109,8 @@ class DotBoxDError(Exception):
             raise ValueError("DotBoxDError needs at least one diagnostic")
         self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
         first = self.diagnostics[0]
-        super().__init__(f"{first.code}: {first.message}")
+        # str(error) ends up in host logs and tracebacks: escaped like every other rendering
+        super().__init__(visible(f"{first.code}: {first.message}"))
 
     @property
     def diagnostic(self) -> Diagnostic:

@@ -5,7 +5,7 @@ network, host state, concurrency, audit) exists only through host bindings and m
 policy. The integers take part in the policy, binding-manifest and plan hashes, so they are fixed here
 once and never renumbered.
 
-Choice (digest section 12.11): we follow DotBoxD's *implemented* enum, not its spec text. The spec
+Choice (spec/validation.md section 9): we follow DotBoxD's *implemented* enum, not its spec text. The spec
 lists ``DatabaseRead=512`` and ``DatabaseWrite=1024``; the implementation dropped the database bits
 (databases are reached only through reviewed host facades, which declare HostState* effects) and
 reuses 512 for ``Concurrency`` (added by every async binding). Bit 1024 is unassigned: an effect set
@@ -54,7 +54,7 @@ ALL_EFFECTS: Effect = (
     | Effect.AUDIT
 )
 
-#: Effects a deterministic policy may neither require nor allow (digest 3.2).
+#: Effects a deterministic policy may neither require nor allow (spec/validation.md section 10).
 NONDETERMINISTIC_IO: Effect = (
     Effect.FILE_READ | Effect.FILE_WRITE | Effect.NETWORK | Effect.HOST_STATE_READ | Effect.HOST_STATE_WRITE
 )

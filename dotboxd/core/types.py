@@ -1,7 +1,7 @@
 """Semantic sandbox types and their resolution from syntactic ``TypeRef`` nodes.
 
 The AST only spells type names; this module decides which names exist. The vocabulary is DotBoxD's
-implemented one (digest section 2 and 12.12): the scalars ``Unit Bool I32 I64 F64 String Guid
+implemented one (spec/validation.md section 3): the scalars ``Unit Bool I32 I64 F64 String Guid
 SandboxPath SandboxUri``, opaque-id *brands* that a policy declares (``PlayerId``), and the
 composites ``List<T>``, ``Map<K,V>`` and positional ``Record<F1,...,Fn>``. Identity is structural:
 two types are equal when they print the same.

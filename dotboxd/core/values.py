@@ -188,7 +188,7 @@ class OpaqueId:
 
 @dataclass(frozen=True, slots=True)
 class Shape:
-    """What the meter charges for a value (digest 7.2 "value shapes").
+    """What the meter charges for a value (spec/costs.md section 3, "value shapes").
 
     ``nodes`` counts every value node (scalars, texts, composites, map keys and values);
     ``elements`` sums the sizes of every composite inside (list items, map entries, record fields);

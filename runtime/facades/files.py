@@ -4,7 +4,7 @@ Why a facade and not ``open()``: a kernel names files with a ``SandboxPath`` (a 
 path); only the host's grant says which directory that path is relative to. Everything between the
 two is hostile ground - ``..`` segments, absolute paths, symbolic links planted inside the root and
 pointing out of it, files bigger than the budget - so each step refuses rather than repairs
-(digest 4.3):
+(spec/semantics.md section 12):
 
 1. the capability's grant must exist (its ``root`` and ``maxBytesPerRun`` are trusted host data);
 2. the path is re-checked as a canonical relative ``SandboxPath``;

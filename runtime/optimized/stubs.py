@@ -294,7 +294,7 @@ def composite_equal(state: RunState, f: int, lref: int, site: int, a: Value, b: 
 def binding(
     state: RunState, f: int, lref: int, site: int, index: int, args: tuple[Value, ...]
 ) -> tuple[Value, int]:
-    """A host-binding call: the shared digest-4.4 sequence of ``runtime.binding_call``."""
+    """A host-binding call: the shared call sequence (spec/semantics.md section 7) of ``runtime.binding_call``."""
     meter = sync(state, pay(state, f, lref, site), 0)
     try:
         value = call_binding(state.run, state.bindings[index], args)

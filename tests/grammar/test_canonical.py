@@ -73,7 +73,7 @@ def return_line(expr: ast.Expr) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Golden: the loot-score module of digest section 11
+# Golden: DotBoxD's loot-score example module
 
 LOOT_SCORE_JSON = """
 {

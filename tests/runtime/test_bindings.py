@@ -1,4 +1,4 @@
-"""Host binding calls follow digest 4.4: plan membership, capability now, host-call charge, base fuel,
+"""Host binding calls follow spec/semantics.md section 7: plan membership, capability now, host-call charge, base fuel,
 async backstop, invoke, return validation, audit; host exceptions never leak."""
 
 from __future__ import annotations

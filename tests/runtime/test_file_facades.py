@@ -1,4 +1,4 @@
-"""The standard file facades (``file.readText`` / ``file.writeText``): every refusal of digest 4.3
+"""The standard file facades (``file.readText`` / ``file.writeText``): every refusal of spec/semantics.md section 12
 through a real host run, plus the facade's own re-checks called directly with a stand-in context."""
 
 from __future__ import annotations

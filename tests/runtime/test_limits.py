@@ -1,5 +1,5 @@
 """Every limit at its boundary, through real kernels: N is allowed, N + 1 is refused, with the limit's
-code, and the run stops exactly there (digest 7.1/7.2)."""
+code, and the run stops exactly there (spec/costs.md)."""
 
 from __future__ import annotations
 

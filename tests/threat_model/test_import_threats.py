@@ -168,7 +168,7 @@ def test_every_dangerous_fragment_is_rejected() -> None:
 @pytest.mark.parametrize(
     "name", ["System.IO.File.ReadAllText", "Type.GetType", "system.diagnostics.process.start"]
 )
-def test_the_digest_examples_cannot_name_host_code(name: str) -> None:
+def test_the_forbidden_call_examples_cannot_name_host_code(name: str) -> None:
     module = {
         "id": "m",
         "version": "1.0.0",

@@ -297,7 +297,7 @@ def conformance_entry(**changes: Any) -> dict[str, Any]:
     return entry
 
 
-def test_conformance_entry_and_digest_manifest_mean_the_same_binding() -> None:
+def test_conformance_entry_and_dotboxd_manifest_mean_the_same_binding() -> None:
     (from_case,) = load_binding_manifest([conformance_entry()])
     assert from_case == KILL
     manifest = manifest_to_json([from_case])

@@ -53,7 +53,7 @@ def refused(
     return info.value
 
 
-def test_catalogue_is_exactly_the_digest_list() -> None:
+def test_catalogue_is_exactly_dotboxds_list() -> None:
     assert set(BUILTINS) == EXPECTED_NAMES
     assert lookup("math.abs") is BUILTINS["math.abs"]
     assert lookup("nope") is None

@@ -52,10 +52,10 @@ def test_policy_codes_are_policy_denied_and_the_rest_validation_errors() -> None
 
 
 def test_canonical_record_field_encoding() -> None:
-    # digest 1.8: null -> n; ; text -> s<utf16 length of the escaped text>:<escaped>;
+    # spec/canonical.md section 2: null -> n; ; text -> s<utf16 length of the escaped text>:<escaped>;
     assert canonical_record(None, "ab", 12, True) == "n;s2:ab;s2:12;s4:true;"
     assert canonical_record("a\\b\n\t\r\x01") == "s16:a\\\\b\\n\\t\\r\\u0001;"
     assert canonical_record("\U0001f600") == "s2:\U0001f600;"
-    # and it is the grammar layer's encoding (an independent implementation of digest 1.8)
+    # and it is the grammar layer's encoding (an independent implementation of that encoding)
     for fields in (("policy", None, "x;y", "tab\there"), ("\x7f\x85", "\u00e9\U0001f600", "")):
         assert canonical_record(*fields) == encode_record(*fields)

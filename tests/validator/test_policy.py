@@ -21,7 +21,7 @@ from dotboxd.validator.policy import (
     limit_json_name,
 )
 
-DIGEST_DEFAULTS = {
+DOTBOXD_DEFAULTS = {
     "max_fuel": 100_000,
     "max_loop_iterations": 100_000,
     "max_wall_time_ms": 100,
@@ -49,9 +49,9 @@ def error_code(fn: object) -> str:
     return info.value.code
 
 
-def test_every_digest_limit_has_its_default() -> None:
-    assert set(LIMIT_FIELDS) == set(DIGEST_DEFAULTS)
-    assert dataclasses.asdict(Limits()) == DIGEST_DEFAULTS
+def test_every_dotboxd_limit_has_its_default() -> None:
+    assert set(LIMIT_FIELDS) == set(DOTBOXD_DEFAULTS)
+    assert dataclasses.asdict(Limits()) == DOTBOXD_DEFAULTS
 
 
 def test_default_policy_is_pure_only() -> None:
