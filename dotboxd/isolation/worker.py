@@ -1,0 +1,331 @@
+"""Run a third party's Python in a worker process behind the OS boundary (posture 3).
+
+The host side: check that the profile's required layers can exist here (else ``IsolationUnavailable``
+before anything runs), start ``unshare`` -> ``python -I -S bootstrap.py`` in a new session with an
+empty environment and a fresh empty working directory, hand it the job over stdin, and read at most
+two length-prefixed JSON frames back over a pipe: the layers frame (written by the bootstrap before
+the job's code runs, so trusted) and the result frame (written by code the job controls, so anything
+malformed or oversized is HostFailure ``R-WORKER-RESULT``). A watchdog kills the whole process group
+at the wall-time limit, and the group is killed again after every job, so no process survives it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes.util
+import importlib.util
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dotboxd.core.codes import category_of
+from dotboxd.core.diagnostics import Diagnostic, DotBoxDError
+from dotboxd.isolation import frames
+from dotboxd.isolation.profile import Profile, strict
+
+HERE = Path(__file__).resolve().parent
+BOOTSTRAP = HERE / "bootstrap.py"
+FRAMES = HERE / "frames.py"
+STDERR_CAP = 64 << 10
+NAMESPACE_LAYERS = ("user-ns", "net-ns", "mount-ns", "pid-ns")
+
+
+class IsolationUnavailable(DotBoxDError):
+    """A layer the profile requires cannot be set up here; nothing ran. ``layers`` names them."""
+
+    def __init__(self, layers: dict[str, str]) -> None:
+        self.layers = dict(layers)
+        names = ", ".join(sorted(layers))
+        why = "; ".join(f"{k}: {v}" for k, v in sorted(layers.items()))
+        super().__init__(
+            [
+                Diagnostic(
+                    "E-ISOLATION-UNAVAILABLE",
+                    f"required isolation layer(s) unavailable: {names} ({why})"[:600],
+                    evidence={"layers": sorted(layers)},
+                    hint="install what is missing, or lower the profile explicitly (best-effort, "
+                    "Profile.lowered) and accept the layers listed in the result",
+                )
+            ]
+        )
+
+
+@dataclass(frozen=True)
+class WorkerUsage:
+    cpu_ms: int
+    wall_ms: int
+    max_rss_kb: int
+
+
+@dataclass(frozen=True)
+class WorkerError:
+    code: str
+    message: str
+
+    @property
+    def category(self) -> str:
+        return category_of(self.code)
+
+
+@dataclass(frozen=True)
+class WorkerResult:
+    ok: bool
+    value: Any
+    error: WorkerError | None
+    layers: tuple[str, ...]
+    usage: WorkerUsage
+    missing: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "value": self.value,
+            "error": None
+            if self.error is None
+            else {"code": self.error.code, "category": self.error.category, "message": self.error.message},
+            "layers": list(self.layers),
+            "usage": {"cpuMs": self.usage.cpu_ms, "wallMs": self.usage.wall_ms, "maxRssKb": self.usage.max_rss_kb},
+        }
+
+
+def probe(profile: Profile) -> dict[str, str]:
+    """The attempted layers this machine cannot provide, each with the reason (checked before a run;
+    the bootstrap re-checks each layer as it sets it up)."""
+    missing: dict[str, str] = {}
+    if set(profile.attempt) & set(NAMESPACE_LAYERS) and shutil.which("unshare") is None:
+        for ns in NAMESPACE_LAYERS:
+            if ns in profile.attempt:
+                missing[ns] = "util-linux 'unshare' is not installed"
+    if "seccomp" in profile.attempt:
+        if importlib.util.find_spec("pyseccomp") is None:
+            missing["seccomp"] = "the pyseccomp package is not installed"
+        elif ctypes.util.find_library("seccomp") is None:
+            missing["seccomp"] = "libseccomp (Debian libseccomp2) is not installed"
+    if sys.platform != "linux":
+        missing.update({layer: "needs Linux" for layer in profile.attempt if layer not in ("interpreter",)})
+    return missing
+
+
+def _command(profile: Profile, result_fd: int) -> tuple[list[str], list[str]]:
+    namespaces = [ns for ns in NAMESPACE_LAYERS if ns in profile.attempt]
+    argv: list[str] = []
+    if namespaces and shutil.which("unshare") is not None:
+        argv = [str(shutil.which("unshare"))]
+        if "user-ns" in namespaces:
+            argv += ["--user", "--map-root-user"]
+        if "net-ns" in namespaces:
+            argv.append("--net")
+        if "mount-ns" in namespaces:
+            argv.append("--mount")
+        if "pid-ns" in namespaces:
+            argv += ["--pid", "--fork", "--kill-child"]
+        argv.append("--")
+    else:
+        namespaces = []
+    argv += [sys.executable, "-I", "-S", str(BOOTSTRAP), str(FRAMES), str(result_fd)]
+    return argv, namespaces
+
+
+def _binds() -> list[str]:
+    """Read-only paths the worker's root holds: the standard library and shared libraries."""
+    # the base interpreter's stdlib (lib-dynload inside it), never a venv's site-packages
+    paths = {os.path.dirname(os.__file__), "/usr/lib", "/usr/lib64"}
+    return sorted(p for p in paths if os.path.isdir(p))
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def run_python(
+    source: str,
+    job_input: Any = None,
+    *,
+    profile: Profile | None = None,
+) -> WorkerResult:
+    """Run ``source`` (a module defining ``main(input)``, or setting ``result``) in an isolated worker
+    and return its JSON value. Raises IsolationUnavailable when a required layer is missing; every
+    other outcome (the job raised, was killed, timed out, answered garbage) is a failed result."""
+    profile = profile or strict()
+    limits = profile.limits.check()
+    missing = {k: v for k, v in probe(profile).items() if k in profile.required}
+    if missing:
+        raise IsolationUnavailable(missing)
+    seccomp_spec = importlib.util.find_spec("pyseccomp")
+    workdir = tempfile.mkdtemp(prefix="dotboxd-worker-")
+    new_root = os.path.join(workdir, "root")
+    os.mkdir(new_root)
+    read_fd, write_fd = os.pipe()
+    argv, namespaces = _command(profile, write_fd)
+    config = {
+        "attempt": sorted(profile.attempt),
+        "required": sorted(profile.required),
+        "namespaces": namespaces,
+        "seccompModule": seccomp_spec.origin if seccomp_spec and seccomp_spec.origin else "",
+        "newRoot": new_root,
+        "binds": _binds(),
+        "limits": {
+            "cpuSeconds": -(-limits.timeout_ms // 1000),
+            "memoryBytes": limits.memory_mb << 20,
+            "openFiles": limits.open_files,
+            "fileBytes": limits.file_bytes,
+        },
+        "resultCap": limits.result_bytes,
+        "source": source,
+        "input": job_input,
+    }
+    try:
+        request = frames.encode(config)
+    except (frames.FrameError, TypeError, ValueError) as error:
+        os.close(read_fd)
+        os.close(write_fd)
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise DotBoxDError(
+            [Diagnostic("E-ISOLATION-PROFILE", f"the job does not fit in one request frame: {error}"[:300])]
+        ) from error
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env={},
+            cwd=workdir,
+            start_new_session=True,
+            pass_fds=(write_fd,),
+        )
+    finally:
+        os.close(write_fd)
+    try:
+        data, stderr, timed_out, overflow = _exchange(proc, request, read_fd, started, limits.timeout_ms, limits)
+        status, rusage = _reap(proc, started, limits.timeout_ms)
+        timed_out = timed_out or status is None
+    finally:
+        _kill_group(proc.pid)
+        if proc.returncode is None:
+            with contextlib.suppress(ChildProcessError):
+                _, raw_status, rusage = os.wait4(proc.pid, 0)
+                status = raw_status
+        os.close(read_fd)
+        shutil.rmtree(workdir, ignore_errors=True)
+    wall_ms = int((time.monotonic() - started) * 1000)
+    usage = WorkerUsage(
+        int((rusage.ru_utime + rusage.ru_stime) * 1000) if rusage else 0,
+        wall_ms,
+        int(rusage.ru_maxrss) if rusage else 0,
+    )
+    return _interpret(profile, data, stderr, timed_out, overflow, status, usage, namespaces)
+
+
+def _exchange(
+    proc: subprocess.Popen[bytes], request: bytes, read_fd: int, started: float, timeout_ms: int, limits: Any
+) -> tuple[bytes, bytes, bool, bool]:
+    """Send the request, then read the result pipe and stderr (both capped) until both close or the
+    watchdog fires. Returns (result bytes, stderr bytes, timed out, result over its cap)."""
+    assert proc.stdin is not None and proc.stderr is not None
+    with contextlib.suppress(BrokenPipeError, OSError):
+        proc.stdin.write(request)
+    with contextlib.suppress(OSError):
+        proc.stdin.close()
+    cap = 2 * frames.HEADER.size + frames.MAX_FRAME + limits.result_bytes
+    data, err = bytearray(), bytearray()
+    open_fds = {read_fd: data, proc.stderr.fileno(): err}
+    deadline = started + timeout_ms / 1000
+    while open_fds:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            _kill_group(proc.pid)
+            return bytes(data), bytes(err), True, False
+        ready, _, _ = select.select(list(open_fds), [], [], remaining)
+        for fd in ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                del open_fds[fd]
+                continue
+            sink = open_fds[fd]
+            if fd == read_fd and len(sink) + len(chunk) > cap:
+                _kill_group(proc.pid)
+                return bytes(data), bytes(err), False, True
+            if fd != read_fd and len(sink) >= STDERR_CAP:
+                continue
+            sink.extend(chunk)
+    return bytes(data), bytes(err), False, False
+
+
+def _reap(proc: subprocess.Popen[bytes], started: float, timeout_ms: int) -> tuple[int | None, Any]:
+    """Wait for the worker until the deadline (the watchdog kills it then): (wait status, rusage)."""
+    deadline = started + timeout_ms / 1000
+    while True:
+        pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
+        if pid == proc.pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return status, rusage
+        if time.monotonic() >= deadline:
+            _kill_group(proc.pid)
+            _, status, rusage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return None, rusage
+        time.sleep(0.005)
+
+
+def _interpret(
+    profile: Profile,
+    data: bytes,
+    stderr: bytes,
+    timed_out: bool,
+    overflow: bool,
+    status: int | None,
+    usage: WorkerUsage,
+    namespaces: Sequence[str],
+) -> WorkerResult:
+    layers: tuple[str, ...] = ()
+    try:
+        header, offset = frames.decode_one(data)
+        layers = (*tuple(str(x) for x in header.get("layers", [])), "watchdog")
+        missing = {str(k): str(v) for k, v in dict(header.get("missing", {})).items()}
+    except (frames.FrameError, TypeError, ValueError):
+        # no layers frame: the bootstrap never reached the job (e.g. unshare could not make a namespace)
+        required_ns = [ns for ns in namespaces if ns in profile.required]
+        why = stderr.decode("utf-8", "replace").strip().splitlines()
+        if required_ns and not timed_out:
+            raise IsolationUnavailable({ns: (why[0] if why else "unshare failed")[:200] for ns in required_ns}) from None
+        return _failed("R-WORKER-FAILED", "the worker exited before it reported its layers", layers, usage)
+    unmet = {k: v for k, v in missing.items() if k in profile.required}
+    if unmet:
+        raise IsolationUnavailable(unmet)
+    if timed_out:
+        return _failed("R-WORKER-TIMEOUT", "the watchdog killed the worker at its wall-time limit", layers, usage)
+    if overflow:
+        return _failed("R-WORKER-RESULT", "the worker's answer is over its size cap", layers, usage)
+    if offset == len(data):
+        if status is not None and os.WIFSIGNALED(status):
+            name = signal.Signals(os.WTERMSIG(status)).name
+            return _failed("R-WORKER-KILLED", f"the worker was killed by {name}", layers, usage)
+        code = os.waitstatus_to_exitcode(status) if status is not None else -1
+        return _failed("R-WORKER-FAILED", f"the worker exited ({code}) without a result", layers, usage)
+    try:
+        result, end = frames.decode_one(data, offset, profile.limits.result_bytes)
+        if end != len(data) or set(result) not in ({"ok", "value"}, {"ok", "error"}):
+            raise frames.FrameError("unexpected frame shape")
+    except frames.FrameError as error:
+        return _failed("R-WORKER-RESULT", f"malformed result from the worker: {error}", layers, usage)
+    if result["ok"] is True and "value" in result:
+        return WorkerResult(True, result["value"], None, layers, usage, missing)
+    message = result.get("error")
+    text = message if isinstance(message, str) else "the job failed"
+    return _failed("R-WORKER-FAILED", text[:500], layers, usage)
+
+
+def _failed(code: str, message: str, layers: tuple[str, ...], usage: WorkerUsage) -> WorkerResult:
+    return WorkerResult(False, None, WorkerError(code, message), layers, usage)
