@@ -12,11 +12,14 @@ This is the only posture in dotboxd for code that must not be trusted and is not
 in-process plugin API (``dotboxd.plugins``) is no substitute for it.
 """
 
-from dotboxd.isolation.profile import LAYERS, Limits, Profile, best_effort, named, strict
+from dotboxd.isolation.profile import LAYERS, PROFILES, Limits, Profile, best_effort, named, strict
 from dotboxd.isolation.worker import IsolationUnavailable, WorkerResult, probe, run_python
+
+PROFILE_NAMES: tuple[str, ...] = tuple(PROFILES)
 
 __all__ = [
     "LAYERS",
+    "PROFILE_NAMES",
     "IsolationUnavailable",
     "Limits",
     "Profile",
