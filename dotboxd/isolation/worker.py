@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +84,8 @@ class WorkerResult:
     layers: tuple[str, ...]
     usage: WorkerUsage
     missing: dict[str, str] = field(default_factory=dict)
+    pid: int = 0
+    """The worker's process id (and process group) as the host saw it; gone when this returns."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -106,13 +108,20 @@ def probe(profile: Profile) -> dict[str, str]:
             if ns in profile.attempt:
                 missing[ns] = "util-linux 'unshare' is not installed"
     if "seccomp" in profile.attempt:
-        if importlib.util.find_spec("pyseccomp") is None:
+        if not _seccomp_module_path():
             missing["seccomp"] = "the pyseccomp package is not installed"
         elif ctypes.util.find_library("seccomp") is None:
             missing["seccomp"] = "libseccomp (Debian libseccomp2) is not installed"
     if sys.platform != "linux":
         missing.update({layer: "needs Linux" for layer in profile.attempt if layer not in ("interpreter",)})
     return missing
+
+
+def _seccomp_module_path() -> str:
+    """Where the pyseccomp module file is ('' when it is not installed); the bootstrap loads it by
+    path because ``python -I -S`` does not see the venv's site-packages."""
+    spec = importlib.util.find_spec("pyseccomp")
+    return spec.origin if spec is not None and spec.origin else ""
 
 
 def _command(profile: Profile, result_fd: int) -> tuple[list[str], list[str]]:
@@ -147,6 +156,33 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes in process group or session ``pgid``, read from /proc."""
+    found: list[int] = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != b"Z" and pgid in (int(fields[2]), int(fields[3])):
+            found.append(int(entry.name))
+    return found
+
+
+def _kill_until_gone(pgid: int, budget_s: float = 2.0) -> None:
+    """SIGKILL the worker's group until no live member is left (a killed process takes a moment to
+    die, and one reparented away from the worker is no longer reaped by it)."""
+    deadline = time.monotonic() + budget_s
+    while True:
+        _kill_group(pgid)
+        if not group_members(pgid) or time.monotonic() >= deadline:
+            return
+        time.sleep(0.002)
+
+
 def run_python(
     source: str,
     job_input: Any = None,
@@ -161,7 +197,6 @@ def run_python(
     missing = {k: v for k, v in probe(profile).items() if k in profile.required}
     if missing:
         raise IsolationUnavailable(missing)
-    seccomp_spec = importlib.util.find_spec("pyseccomp")
     workdir = tempfile.mkdtemp(prefix="dotboxd-worker-")
     new_root = os.path.join(workdir, "root")
     os.mkdir(new_root)
@@ -171,7 +206,7 @@ def run_python(
         "attempt": sorted(profile.attempt),
         "required": sorted(profile.required),
         "namespaces": namespaces,
-        "seccompModule": seccomp_spec.origin if seccomp_spec and seccomp_spec.origin else "",
+        "seccompModule": _seccomp_module_path(),
         "newRoot": new_root,
         "binds": _binds(),
         "limits": {
@@ -212,7 +247,7 @@ def run_python(
         status, rusage = _reap(proc, started, limits.timeout_ms)
         timed_out = timed_out or status is None
     finally:
-        _kill_group(proc.pid)
+        _kill_until_gone(proc.pid)
         if proc.returncode is None:
             with contextlib.suppress(ChildProcessError):
                 _, raw_status, rusage = os.wait4(proc.pid, 0)
@@ -225,7 +260,8 @@ def run_python(
         wall_ms,
         int(rusage.ru_maxrss) if rusage else 0,
     )
-    return _interpret(profile, data, stderr, timed_out, overflow, status, usage, namespaces)
+    result = _interpret(profile, data, stderr, timed_out, overflow, status, usage, namespaces)
+    return replace(result, pid=proc.pid)
 
 
 def _exchange(
