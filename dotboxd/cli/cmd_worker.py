@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dotboxd.cli.output import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, Reporter, add_format_option, write_text
+from dotboxd.cli.output import EXIT_OK, EXIT_REJECTED, Reporter, add_format_option, write_text
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, read_json
 from dotboxd.isolation import PROFILE_NAMES, IsolationUnavailable, Limits, named, run_python
@@ -51,7 +51,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         source = raw.decode("utf-8")
         job_input = read_json(args.input, HOST_DOCUMENT_BUDGETS, code="E-JSON-INVALID", what="--input")
-        profile = named(args.profile).with_limits(Limits(timeout_ms=args.timeout_ms, memory_mb=args.memory_mb))
+        profile = named(args.profile).with_limits(
+            Limits(timeout_ms=args.timeout_ms, memory_mb=args.memory_mb)
+        )
     except UnicodeDecodeError:
         return reporter.failed("usage", f"{args.file} is not UTF-8 text")
     except DotBoxDError as error:

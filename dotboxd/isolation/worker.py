@@ -95,7 +95,11 @@ class WorkerResult:
             if self.error is None
             else {"code": self.error.code, "category": self.error.category, "message": self.error.message},
             "layers": list(self.layers),
-            "usage": {"cpuMs": self.usage.cpu_ms, "wallMs": self.usage.wall_ms, "maxRssKb": self.usage.max_rss_kb},
+            "usage": {
+                "cpuMs": self.usage.cpu_ms,
+                "wallMs": self.usage.wall_ms,
+                "maxRssKb": self.usage.max_rss_kb,
+            },
         }
 
 
@@ -243,7 +247,9 @@ def run_python(
     finally:
         os.close(write_fd)
     try:
-        data, stderr, timed_out, overflow = _exchange(proc, request, read_fd, started, limits.timeout_ms, limits)
+        data, stderr, timed_out, overflow = _exchange(
+            proc, request, read_fd, started, limits.timeout_ms, limits
+        )
         status, rusage = _reap(proc, started, limits.timeout_ms)
         timed_out = timed_out or status is None
     finally:
@@ -335,13 +341,17 @@ def _interpret(
         required_ns = [ns for ns in namespaces if ns in profile.required]
         why = stderr.decode("utf-8", "replace").strip().splitlines()
         if required_ns and not timed_out:
-            raise IsolationUnavailable({ns: (why[0] if why else "unshare failed")[:200] for ns in required_ns}) from None
+            raise IsolationUnavailable(
+                {ns: (why[0] if why else "unshare failed")[:200] for ns in required_ns}
+            ) from None
         return _failed("R-WORKER-FAILED", "the worker exited before it reported its layers", layers, usage)
     unmet = {k: v for k, v in missing.items() if k in profile.required}
     if unmet:
         raise IsolationUnavailable(unmet)
     if timed_out:
-        return _failed("R-WORKER-TIMEOUT", "the watchdog killed the worker at its wall-time limit", layers, usage)
+        return _failed(
+            "R-WORKER-TIMEOUT", "the watchdog killed the worker at its wall-time limit", layers, usage
+        )
     if overflow:
         return _failed("R-WORKER-RESULT", "the worker's answer is over its size cap", layers, usage)
     if offset == len(data):

@@ -61,7 +61,9 @@ def _library_files() -> list[tuple[Path, int]]:
 
 def test_layer_table_covers_every_library_folder() -> None:
     top = {p.name for p in (ROOT / "dotboxd").iterdir() if p.is_dir() and not p.name.startswith("__")}
-    assert top <= {"core", "host", "plugins", "isolation", "cli", "server"}, f"new sub-package needs a layer: {top}"
+    assert top <= {"core", "host", "plugins", "isolation", "cli", "server"}, (
+        f"new sub-package needs a layer: {top}"
+    )
 
 
 @pytest.mark.parametrize(

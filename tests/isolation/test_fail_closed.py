@@ -11,8 +11,7 @@ import pytest
 
 from dotboxd.cli.main import main
 from dotboxd.core.diagnostics import DotBoxDError
-from dotboxd.isolation import IsolationUnavailable, Limits, named, run_python, strict
-from dotboxd.isolation import frames
+from dotboxd.isolation import IsolationUnavailable, Limits, frames, named, run_python, strict
 from dotboxd.isolation import worker as worker_module
 
 JOB = "def main(x):\n    return x * 2\n"
@@ -48,7 +47,9 @@ def test_isolation_lowered_profile_runs_and_reports_seccomp_absent(
 
 def test_isolation_missing_unshare_refuses_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     real_which = shutil.which
-    monkeypatch.setattr(worker_module.shutil, "which", lambda name: None if name == "unshare" else real_which(name))
+    monkeypatch.setattr(
+        worker_module.shutil, "which", lambda name: None if name == "unshare" else real_which(name)
+    )
     started: list[object] = []
     real_popen = worker_module.subprocess.Popen
 

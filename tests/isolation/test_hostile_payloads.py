@@ -50,7 +50,16 @@ def run(body: str, job_input: Any = None, profile: Any = None) -> WorkerResult:
 
 
 def assert_strict_layers(result: WorkerResult) -> None:
-    expected = {"interpreter", "net-ns", "pid-ns", "mount-ns", "rlimits", "no-new-privs", "seccomp", "watchdog"}
+    expected = {
+        "interpreter",
+        "net-ns",
+        "pid-ns",
+        "mount-ns",
+        "rlimits",
+        "no-new-privs",
+        "seccomp",
+        "watchdog",
+    }
     expected.add("uid-drop" if os.geteuid() == 0 else "user-ns")
     assert expected <= set(result.layers)
 
@@ -224,7 +233,10 @@ def test_isolation_rlimit_as_stops_a_10_gib_allocation() -> None:
 
 
 def test_isolation_watchdog_kills_an_infinite_loop() -> None:
-    result = run("def main(_):\n    while True:\n        pass\n", profile=strict().with_limits(Limits(timeout_ms=1_000)))
+    result = run(
+        "def main(_):\n    while True:\n        pass\n",
+        profile=strict().with_limits(Limits(timeout_ms=1_000)),
+    )
     assert not result.ok and result.error is not None and result.error.code == "R-WORKER-TIMEOUT"
     assert result.error.category == "Timeout" and 1_000 <= result.usage.wall_ms < 3_000
 
@@ -320,9 +332,15 @@ def test_isolation_malformed_or_oversized_result_is_host_failure() -> None:
     garbage = run("import os, sys\nos.write(int(sys.argv[2]), b'\\x00' * 8 + b'{')\nos._exit(0)\n")
     assert garbage.error is not None and garbage.error.code == "R-WORKER-RESULT"
     assert garbage.error.category == "HostFailure"
-    huge_claim = run("import os, sys\nos.write(int(sys.argv[2]), (1 << 40).to_bytes(8, 'big'))\nos._exit(0)\n")
+    huge_claim = run(
+        "import os, sys\nos.write(int(sys.argv[2]), (1 << 40).to_bytes(8, 'big'))\nos._exit(0)\n"
+    )
     assert huge_claim.error is not None and huge_claim.error.code == "R-WORKER-RESULT"
     flood = run("import os, sys\nfd = int(sys.argv[2])\nwhile True:\n    os.write(fd, b'x' * 65536)\n")
     assert flood.error is not None and flood.error.code == "R-WORKER-RESULT"
     too_big = run("def main(_):\n    return 'x' * (2 << 20)\n")
-    assert too_big.error is not None and too_big.error.code == "R-WORKER-FAILED" and "cap" in too_big.error.message
+    assert (
+        too_big.error is not None
+        and too_big.error.code == "R-WORKER-FAILED"
+        and "cap" in too_big.error.message
+    )
