@@ -111,6 +111,18 @@ DENIED_SYSCALLS = (
     "setsid",
     "setpgid",
     "io_uring_setup",
+    # classic escape and host-wide knobs
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "syslog",
+    "settimeofday",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
+    "sethostname",
+    "setdomainname",
+    "vhangup",
+    "fanotify_init",
 )
 
 

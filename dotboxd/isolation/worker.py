@@ -15,7 +15,7 @@ import contextlib
 import ctypes.util
 import importlib.util
 import os
-import select
+import selectors
 import shutil
 import signal
 import subprocess
@@ -30,7 +30,7 @@ from typing import Any
 from dotboxd.core.codes import category_of
 from dotboxd.core.diagnostics import Diagnostic, DotBoxDError
 from dotboxd.isolation import frames
-from dotboxd.isolation.profile import Profile, strict
+from dotboxd.isolation.profile import Limits, Profile, strict
 
 HERE = Path(__file__).resolve().parent
 BOOTSTRAP = HERE / "bootstrap.py"
@@ -244,6 +244,10 @@ def run_python(
             start_new_session=True,
             pass_fds=(write_fd,),
         )
+    except OSError as error:
+        os.close(read_fd)
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise IsolationUnavailable({"interpreter": f"cannot start the worker: {error.strerror}"}) from error
     finally:
         os.close(write_fd)
     try:
@@ -259,6 +263,9 @@ def run_python(
                 _, raw_status, rusage = os.wait4(proc.pid, 0)
                 status = raw_status
         os.close(read_fd)
+        for stream in (proc.stdin, proc.stderr):
+            if stream is not None:
+                stream.close()
         shutil.rmtree(workdir, ignore_errors=True)
     wall_ms = int((time.monotonic() - started) * 1000)
     usage = WorkerUsage(
@@ -271,37 +278,61 @@ def run_python(
 
 
 def _exchange(
-    proc: subprocess.Popen[bytes], request: bytes, read_fd: int, started: float, timeout_ms: int, limits: Any
+    proc: subprocess.Popen[bytes],
+    request: bytes,
+    read_fd: int,
+    started: float,
+    timeout_ms: int,
+    limits: Limits,
 ) -> tuple[bytes, bytes, bool, bool]:
-    """Send the request, then read the result pipe and stderr (both capped) until both close or the
-    watchdog fires. Returns (result bytes, stderr bytes, timed out, result over its cap)."""
+    """Send the request and read the result pipe and stderr (both capped) until both close or the
+    watchdog fires; every pipe is non-blocking and polled, so no step can outlast the deadline (a
+    worker that never reads its request cannot stall the host). Returns (result bytes, stderr bytes,
+    timed out, result over its cap)."""
     assert proc.stdin is not None and proc.stderr is not None
-    with contextlib.suppress(BrokenPipeError, OSError):
-        proc.stdin.write(request)
-    with contextlib.suppress(OSError):
-        proc.stdin.close()
     cap = 2 * frames.HEADER.size + frames.MAX_FRAME + limits.result_bytes
     data, err = bytearray(), bytearray()
-    open_fds = {read_fd: data, proc.stderr.fileno(): err}
+    pending = memoryview(request)
+    stdin_fd = proc.stdin.fileno()
     deadline = started + timeout_ms / 1000
-    while open_fds:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            _kill_group(proc.pid)
-            return bytes(data), bytes(err), True, False
-        ready, _, _ = select.select(list(open_fds), [], [], remaining)
-        for fd in ready:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                del open_fds[fd]
-                continue
-            sink = open_fds[fd]
-            if fd == read_fd and len(sink) + len(chunk) > cap:
+    with selectors.DefaultSelector() as selector:
+        for fd in (stdin_fd, read_fd, proc.stderr.fileno()):
+            os.set_blocking(fd, False)
+        selector.register(stdin_fd, selectors.EVENT_WRITE)
+        selector.register(read_fd, selectors.EVENT_READ, data)
+        selector.register(proc.stderr.fileno(), selectors.EVENT_READ, err)
+        while selector.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
                 _kill_group(proc.pid)
-                return bytes(data), bytes(err), False, True
-            if fd != read_fd and len(sink) >= STDERR_CAP:
-                continue
-            sink.extend(chunk)
+                return bytes(data), bytes(err), True, False
+            for key, _ in selector.select(remaining):
+                fd = int(key.fd)
+                if fd == stdin_fd:
+                    try:
+                        pending = pending[os.write(fd, pending) :]
+                    except (BlockingIOError, InterruptedError):
+                        continue
+                    except OSError:  # the worker closed its end: nothing more to send
+                        pending = pending[len(pending) :]
+                    if not pending:
+                        selector.unregister(fd)
+                        proc.stdin.close()
+                    continue
+                try:
+                    chunk = os.read(fd, 65536)
+                except (BlockingIOError, InterruptedError):
+                    continue
+                if not chunk:
+                    selector.unregister(fd)
+                    continue
+                sink: bytearray = key.data
+                if fd == read_fd and len(sink) + len(chunk) > cap:
+                    _kill_group(proc.pid)
+                    return bytes(data), bytes(err), False, True
+                if fd != read_fd and len(sink) >= STDERR_CAP:
+                    continue
+                sink.extend(chunk)
     return bytes(data), bytes(err), False, False
 
 
@@ -340,7 +371,11 @@ def _interpret(
         # no layers frame: the bootstrap never reached the job (e.g. unshare could not make a namespace)
         required_ns = [ns for ns in namespaces if ns in profile.required]
         why = stderr.decode("utf-8", "replace").strip().splitlines()
-        if required_ns and not timed_out:
+        if timed_out:
+            return _failed(
+                "R-WORKER-TIMEOUT", "the watchdog killed the worker before it started", layers, usage
+            )
+        if required_ns:
             raise IsolationUnavailable(
                 {ns: (why[0] if why else "unshare failed")[:200] for ns in required_ns}
             ) from None

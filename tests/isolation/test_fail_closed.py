@@ -120,3 +120,23 @@ def test_cli_worker_run_exit_codes(
     assert main(["worker", "run", str(failing), "--format", "json"]) == 2
     out = json.loads(capsys.readouterr().out)
     assert out["error"]["kind"] == "isolation-unavailable" and "seccomp" in out["error"]["message"]
+
+
+def test_isolation_best_effort_profile_runs_and_lists_layers() -> None:
+    result = run_python(JOB, 4, profile=named("best-effort").with_limits(FAST))
+    assert result.ok and result.value == 8 and result.layers[-1] == "watchdog"
+    assert {"interpreter", "rlimits"} <= set(result.layers)
+
+
+def test_isolation_worker_that_cannot_start_is_unavailable_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(worker_module.sys, "executable", "/nonexistent/python")
+    monkeypatch.setattr(worker_module.shutil, "which", lambda name: None)
+    with pytest.raises(IsolationUnavailable) as refused:
+        run_python(
+            JOB,
+            1,
+            profile=named("best-effort").without("user-ns", "uid-drop", "net-ns", "mount-ns", "pid-ns"),
+        )
+    assert set(refused.value.layers) == {"interpreter"}
