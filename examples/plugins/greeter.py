@@ -2,6 +2,7 @@
 you would merge into the host yourself."""
 
 from dotboxd.host import Cost, Effect, Int32, host_binding
+from dotboxd.plugins import PluginRegistry
 
 name = "greeter"
 version = "1.0.0"
@@ -17,10 +18,10 @@ def double(x: Int32) -> Int32:
     return x * 2
 
 
-def setup(registry):  # type: ignore[no-untyped-def]
+def setup(registry: PluginRegistry) -> None:
     registry.add_binding(double)
     registry.add_method("greeter.hello", lambda who: f"hello, {who}")
 
 
-def teardown():  # type: ignore[no-untyped-def]
+def teardown() -> None:
     pass
