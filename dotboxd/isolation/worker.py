@@ -377,7 +377,7 @@ def _interpret(
             )
         if required_ns:
             raise IsolationUnavailable(
-                {ns: (why[0] if why else "unshare failed")[:200] for ns in required_ns}
+                {ns: (why[-1] if why else "unshare failed")[:200] for ns in required_ns}
             ) from None
         return _failed("R-WORKER-FAILED", "the worker exited before it reported its layers", layers, usage)
     unmet = {k: v for k, v in missing.items() if k in profile.required}
