@@ -1,6 +1,6 @@
 """The worker's first code: build the OS boundary around itself, report it, then run the job.
 
-Run as ``python -I -S bootstrap.py FRAMES_PY RESULT_FD`` (isolated mode, no site: no PYTHON* variables, no user
+Run as ``python -I -S bootstrap.py FRAMES_PY RESULT_FD STATUS_FD`` (isolated mode, no site: no PYTHON* variables, no user
 or site packages) with an empty environment, inside fresh user/net/mount/PID namespaces made by
 ``unshare``. Stdlib only: ``dotboxd`` is deliberately not importable here. It reads one config frame
 from stdin, then, in this order (each step needs the privilege the next one gives up):
@@ -208,6 +208,28 @@ def _seccomp(pyseccomp: Any) -> None:
     flt.load()
 
 
+def _supervise(frames: ModuleType, status_fd: int) -> None:
+    """As PID 1 of the namespace, fork the process that will build the layers and run the job, wait
+    for it and report how it ended on the status pipe, which only this process holds. Why: the
+    kernel shields a namespace's init from signals it has no handler for, so a job running as PID 1
+    would survive SIGXCPU and its death by a signal could not be told apart from an exit; this
+    process runs no job code, so its report is trusted. Returns only in the child."""
+    child = os.fork()
+    if child == 0:
+        return
+    os.close(RESULT_FD)
+    sys.stdin.close()
+    _, status = os.waitpid(child, 0)
+    if os.WIFSIGNALED(status):
+        report = {"signal": os.WTERMSIG(status)}
+    else:
+        report = {"exit": os.waitstatus_to_exitcode(status)}
+    view = memoryview(frames.encode(report))
+    while view:
+        view = view[os.write(status_fd, view) :]
+    os._exit(0)
+
+
 def main() -> None:
     global RESULT_FD
     frames = _load(sys.argv[1], "_dotboxd_frames")
@@ -238,6 +260,10 @@ def main() -> None:
     for ns in ("user-ns", "net-ns", "pid-ns"):
         if ns in want and ns in config["namespaces"]:
             in_force.append(ns)
+    status_fd = int(sys.argv[3])
+    if "pid-ns" in config["namespaces"]:
+        _supervise(frames, status_fd)
+    os.close(status_fd)
     layer("mount-ns", lambda: _mount_namespace_root(libc, config["newRoot"], list(config["binds"])))
 
     def drop() -> None:

@@ -128,7 +128,7 @@ def _seccomp_module_path() -> str:
     return spec.origin if spec is not None and spec.origin else ""
 
 
-def _command(profile: Profile, result_fd: int) -> tuple[list[str], list[str]]:
+def _command(profile: Profile, result_fd: int, status_fd: int) -> tuple[list[str], list[str]]:
     namespaces = [ns for ns in NAMESPACE_LAYERS if ns in profile.attempt]
     argv: list[str] = []
     if namespaces and shutil.which("unshare") is not None:
@@ -144,7 +144,7 @@ def _command(profile: Profile, result_fd: int) -> tuple[list[str], list[str]]:
         argv.append("--")
     else:
         namespaces = []
-    argv += [sys.executable, "-I", "-S", str(BOOTSTRAP), str(FRAMES), str(result_fd)]
+    argv += [sys.executable, "-I", "-S", str(BOOTSTRAP), str(FRAMES), str(result_fd), str(status_fd)]
     return argv, namespaces
 
 
@@ -205,7 +205,8 @@ def run_python(
     new_root = os.path.join(workdir, "root")
     os.mkdir(new_root)
     read_fd, write_fd = os.pipe()
-    argv, namespaces = _command(profile, write_fd)
+    status_read, status_write = os.pipe()
+    argv, namespaces = _command(profile, write_fd, status_write)
     config = {
         "attempt": sorted(profile.attempt),
         "required": sorted(profile.required),
@@ -226,8 +227,8 @@ def run_python(
     try:
         request = frames.encode(config)
     except (frames.FrameError, TypeError, ValueError) as error:
-        os.close(read_fd)
-        os.close(write_fd)
+        for fd in (read_fd, write_fd, status_read, status_write):
+            os.close(fd)
         shutil.rmtree(workdir, ignore_errors=True)
         raise DotBoxDError(
             [Diagnostic("E-ISOLATION-PROFILE", f"the job does not fit in one request frame: {error}"[:300])]
@@ -242,17 +243,19 @@ def run_python(
             env={},
             cwd=workdir,
             start_new_session=True,
-            pass_fds=(write_fd,),
+            pass_fds=(write_fd, status_write),
         )
     except OSError as error:
         os.close(read_fd)
+        os.close(status_read)
         shutil.rmtree(workdir, ignore_errors=True)
         raise IsolationUnavailable({"interpreter": f"cannot start the worker: {error.strerror}"}) from error
     finally:
         os.close(write_fd)
+        os.close(status_write)
     try:
-        data, stderr, timed_out, overflow = _exchange(
-            proc, request, read_fd, started, limits.timeout_ms, limits
+        data, stderr, supervisor, timed_out, overflow = _exchange(
+            proc, request, read_fd, status_read, started, limits.timeout_ms, limits
         )
         status, rusage = _reap(proc, started, limits.timeout_ms)
         timed_out = timed_out or status is None
@@ -263,6 +266,7 @@ def run_python(
                 _, raw_status, rusage = os.wait4(proc.pid, 0)
                 status = raw_status
         os.close(read_fd)
+        os.close(status_read)
         for stream in (proc.stdin, proc.stderr):
             if stream is not None:
                 stream.close()
@@ -273,31 +277,51 @@ def run_python(
         wall_ms,
         int(rusage.ru_maxrss) if rusage else 0,
     )
+    ended = _supervisor_status(supervisor)
+    if ended is not None:
+        status = ended
     result = _interpret(profile, data, stderr, timed_out, overflow, status, usage, namespaces)
     return replace(result, pid=proc.pid)
+
+
+def _supervisor_status(report: bytes) -> int | None:
+    """The job process's wait status as the namespace's PID 1 reported it (None without a report:
+    no PID namespace, or the supervisor was killed by the watchdog)."""
+    try:
+        frame, _ = frames.decode_one(report, 0, 256)
+    except frames.FrameError:
+        return None
+    sig, code = frame.get("signal"), frame.get("exit")
+    if isinstance(sig, int) and not isinstance(sig, bool) and 0 < sig < 128:
+        return sig  # a wait status whose low 7 bits are the signal: WIFSIGNALED
+    if isinstance(code, int) and not isinstance(code, bool) and 0 <= code < 256:
+        return code << 8
+    return None
 
 
 def _exchange(
     proc: subprocess.Popen[bytes],
     request: bytes,
     read_fd: int,
+    status_fd: int,
     started: float,
     timeout_ms: int,
     limits: Limits,
-) -> tuple[bytes, bytes, bool, bool]:
-    """Send the request and read the result pipe and stderr (both capped) until both close or the
+) -> tuple[bytes, bytes, bytes, bool, bool]:
+    """Send the request and read the result pipe, the supervisor's status pipe and stderr (all capped) until both close or the
     watchdog fires; every pipe is non-blocking and polled, so no step can outlast the deadline (a
     worker that never reads its request cannot stall the host). Returns (result bytes, stderr bytes,
-    timed out, result over its cap)."""
+    supervisor's status report, timed out, result over its cap)."""
     assert proc.stdin is not None and proc.stderr is not None
     cap = 2 * frames.HEADER.size + frames.MAX_FRAME + limits.result_bytes
-    data, err = bytearray(), bytearray()
+    data, err, supervisor = bytearray(), bytearray(), bytearray()
     pending = memoryview(request)
     stdin_fd = proc.stdin.fileno()
     deadline = started + timeout_ms / 1000
     with selectors.DefaultSelector() as selector:
-        for fd in (stdin_fd, read_fd, proc.stderr.fileno()):
+        for fd in (stdin_fd, read_fd, status_fd, proc.stderr.fileno()):
             os.set_blocking(fd, False)
+        selector.register(status_fd, selectors.EVENT_READ, supervisor)
         selector.register(stdin_fd, selectors.EVENT_WRITE)
         selector.register(read_fd, selectors.EVENT_READ, data)
         selector.register(proc.stderr.fileno(), selectors.EVENT_READ, err)
@@ -305,7 +329,7 @@ def _exchange(
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 _kill_group(proc.pid)
-                return bytes(data), bytes(err), True, False
+                return bytes(data), bytes(err), bytes(supervisor), True, False
             for key, _ in selector.select(remaining):
                 fd = int(key.fd)
                 if fd == stdin_fd:
@@ -329,11 +353,11 @@ def _exchange(
                 sink: bytearray = key.data
                 if fd == read_fd and len(sink) + len(chunk) > cap:
                     _kill_group(proc.pid)
-                    return bytes(data), bytes(err), False, True
-                if fd != read_fd and len(sink) >= STDERR_CAP:
+                    return bytes(data), bytes(err), bytes(supervisor), False, True
+                if fd != read_fd and len(sink) >= (256 if fd == status_fd else STDERR_CAP):
                     continue
                 sink.extend(chunk)
-    return bytes(data), bytes(err), False, False
+    return bytes(data), bytes(err), bytes(supervisor), False, False
 
 
 def _reap(proc: subprocess.Popen[bytes], started: float, timeout_ms: int) -> tuple[int | None, Any]:

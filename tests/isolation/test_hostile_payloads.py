@@ -241,6 +241,23 @@ def test_isolation_watchdog_kills_an_infinite_loop() -> None:
     assert result.error.category == "Timeout" and 1_000 <= result.usage.wall_ms < 3_000
 
 
+def test_isolation_rlimit_cpu_kill_is_reported_as_killed_not_as_an_exit() -> None:
+    """A job killed by the CPU rlimit is R-WORKER-KILLED: the namespace's PID 1 supervisor reports the
+    signal (a job running as PID 1 itself would be shielded from SIGXCPU, and unshare reports a
+    signalled child as a plain exit 1)."""
+    body = """
+    import resource
+    def main(_):
+        resource.setrlimit(resource.RLIMIT_CPU, (1, 1))
+        while True:
+            pass
+    """
+    result = run(body, profile=strict().with_limits(Limits(timeout_ms=15_000)))
+    assert result.error is not None and result.error.code == "R-WORKER-KILLED"
+    assert result.error.category == "QuotaExceeded" and "SIG" in result.error.message
+    assert 900 <= result.usage.cpu_ms < 3_000
+
+
 def test_isolation_rlimit_fsize_stops_a_huge_file() -> None:
     result = run(
         """
@@ -283,7 +300,9 @@ def test_isolation_pid_ns_and_mount_ns_hide_the_parents_proc() -> None:
         return out
     """
     result = run(body)
-    assert result.ok and result.value["ppid"] == 0 and result.value["pid"] == 1
+    # PID 1 of the namespace is the bootstrap's supervisor; the job is its child, numbered in the new
+    # namespace (the few pids before it went to the bootstrap's library lookup), never a host pid
+    assert result.ok and result.value["ppid"] == 1 and 1 < result.value["pid"] < 16
     assert {v for k, v in result.value.items() if k.startswith("/proc")} == {"FileNotFoundError"}
 
 
