@@ -3,7 +3,8 @@
 Run as ``python -I -S bootstrap.py FRAMES_PY RESULT_FD STATUS_FD`` (isolated mode, no site: no PYTHON* variables, no user
 or site packages) with an empty environment, inside fresh user/net/mount/PID namespaces made by
 ``unshare``. Stdlib only: ``dotboxd`` is deliberately not importable here. It reads one config frame
-from stdin, then, in this order (each step needs the privilege the next one gives up):
+from stdin; with a PID namespace it forks, and the parent (PID 1) only supervises (see
+``_supervise``); the job process then builds the layers, in this order (each step needs the privilege the next one gives up):
 
 1. mount-ns: a tmpfs root holding only read-only binds of the interpreter's files and an empty,
    writable ``/job``; ``pivot_root`` into it, so the host's files, ``/proc`` and ``/sys`` are gone;
