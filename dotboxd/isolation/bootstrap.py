@@ -23,6 +23,7 @@ the layers frame as missing and the job never runs (fail closed).
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 import errno
 import importlib.util
 import os
@@ -255,6 +256,9 @@ def main() -> None:
 
     if "seccomp" in want:
         try:
+            # the host resolved the library names once; looking them up here would spawn ldconfig
+            libraries = dict(config["libraries"])
+            ctypes.util.find_library = lambda name: libraries.get(name)
             pyseccomp = _load(config["seccompModule"], "pyseccomp")
         except Exception as error:
             missing["seccomp"] = f"libseccomp binding unavailable: {type(error).__name__}: {error}"[:300]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes.util
+import functools
 import importlib.util
 import os
 import selectors
@@ -114,11 +115,18 @@ def probe(profile: Profile) -> dict[str, str]:
     if "seccomp" in profile.attempt:
         if not _seccomp_module_path():
             missing["seccomp"] = "the pyseccomp package is not installed"
-        elif ctypes.util.find_library("seccomp") is None:
+        elif _libraries()["seccomp"] is None:
             missing["seccomp"] = "libseccomp (Debian libseccomp2) is not installed"
     if sys.platform != "linux":
         missing.update({layer: "needs Linux" for layer in profile.attempt if layer not in ("interpreter",)})
     return missing
+
+
+@functools.cache
+def _libraries() -> dict[str, str | None]:
+    """The shared-library names pyseccomp asks ``ctypes.util.find_library`` for, resolved once per
+    host process (each lookup spawns ldconfig, which the worker should not have to do)."""
+    return {name: ctypes.util.find_library(name) for name in ("c", "seccomp")}
 
 
 def _seccomp_module_path() -> str:
@@ -212,6 +220,7 @@ def run_python(
         "required": sorted(profile.required),
         "namespaces": namespaces,
         "seccompModule": _seccomp_module_path(),
+        "libraries": _libraries() if "seccomp" in profile.attempt else {},
         "newRoot": new_root,
         "binds": _binds(),
         "limits": {

@@ -66,7 +66,7 @@ def test_isolation_missing_unshare_refuses_before_anything_runs(monkeypatch: pyt
 
 
 def test_isolation_missing_libseccomp_is_reported_by_the_probe(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(worker_module.ctypes.util, "find_library", lambda name: None)
+    monkeypatch.setattr(worker_module, "_libraries", lambda: {"c": None, "seccomp": None})
     assert "seccomp" in worker_module.probe(strict())
     with pytest.raises(IsolationUnavailable):
         run_python(JOB, 1)
