@@ -238,7 +238,7 @@ def test_isolation_watchdog_kills_an_infinite_loop() -> None:
         profile=strict().with_limits(Limits(timeout_ms=1_000)),
     )
     assert not result.ok and result.error is not None and result.error.code == "R-WORKER-TIMEOUT"
-    assert result.error.category == "Timeout" and 1_000 <= result.usage.wall_ms < 3_000
+    assert result.error.category == "Timeout" and 1_000 <= result.usage.wall_ms < 5_000
 
 
 def test_isolation_rlimit_cpu_kill_is_reported_as_killed_not_as_an_exit() -> None:
