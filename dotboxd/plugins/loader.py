@@ -111,8 +111,8 @@ class PluginManager:
         init = target / "__init__.py" if target.is_dir() else target
         if not init.is_file():
             raise reject("E-PLUGIN-LOAD", f"no plugin file at {target}", hint="give a .py file or a package")
-        digest = hashlib.sha256(str(target).encode()).hexdigest()[:12]
-        module_name = f"dotboxd_plugin_{digest}_{target.stem}"
+        tag = hashlib.sha256(str(target).encode()).hexdigest()[:12]
+        module_name = f"dotboxd_plugin_{tag}_{target.stem}"
         locations = [str(target)] if target.is_dir() else None
         spec = importlib.util.spec_from_file_location(module_name, init, submodule_search_locations=locations)
         if spec is None or spec.loader is None:
