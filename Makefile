@@ -15,6 +15,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
+	bash tools/os-deps.sh
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 

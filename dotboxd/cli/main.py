@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cmd_run",
     "cmd_check",
     "cmd_prove",
+    "cmd_worker",
 )
 
 EXIT_OK = 0

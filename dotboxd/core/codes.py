@@ -210,6 +210,24 @@ _TABLE: tuple[CodeInfo, ...] = (
         Category.HOST_FAILURE,
         "a host command could not be applied after a successful run (committed commands rolled back)",
     ),
+    # --- postures 2 and 3 (issue 14): trusted plugins, the OS-boundary worker ------------------
+    CodeInfo(
+        "E-PLUGIN-LOAD",
+        Category.HOST_FAILURE,
+        "a plugin could not be loaded (missing, raised, or no contract)",
+    ),
+    CodeInfo("E-PLUGIN-CONFLICT", Category.HOST_FAILURE, "a plugin name, method, event or binding is taken"),
+    CodeInfo("E-PLUGIN-UNKNOWN", Category.HOST_FAILURE, "no plugin of that name is loaded"),
+    CodeInfo(
+        "E-ISOLATION-UNAVAILABLE",
+        Category.HOST_FAILURE,
+        "a layer the isolation profile requires cannot be set up on this machine (the run is refused)",
+    ),
+    CodeInfo("E-ISOLATION-PROFILE", Category.INVALID_INPUT, "an unknown isolation profile or a bad limit"),
+    CodeInfo("R-WORKER-FAILED", Category.INVALID_INPUT, "the isolated job raised or exited without a result"),
+    CodeInfo("R-WORKER-TIMEOUT", Category.TIMEOUT, "the watchdog killed the worker at its wall-time limit"),
+    CodeInfo("R-WORKER-KILLED", Category.QUOTA_EXCEEDED, "the worker was killed by a signal (an rlimit)"),
+    CodeInfo("R-WORKER-RESULT", Category.HOST_FAILURE, "the worker's result frame is malformed or too big"),
     # --- optimized backend (issue 7) -----------------------------------------------------------
     CodeInfo(
         "R-OPT-VERIFIER", Category.VERIFIER_FAILURE, "generated code failed the verifier and was quarantined"

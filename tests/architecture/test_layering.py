@@ -21,6 +21,8 @@ LAYER_OF_FOLDER: dict[str, tuple[str, int]] = {
     "validator": ("dotboxd.validator", 2),
     "runtime": ("dotboxd.runtime", 3),
     "dotboxd/host": ("dotboxd.host", 4),
+    "dotboxd/plugins": ("dotboxd.plugins", 4),
+    "dotboxd/isolation": ("dotboxd.isolation", 4),
     "conformance": ("dotboxd.conformance", 5),
     "dotboxd/cli": ("dotboxd.cli", 6),
 }
@@ -59,7 +61,9 @@ def _library_files() -> list[tuple[Path, int]]:
 
 def test_layer_table_covers_every_library_folder() -> None:
     top = {p.name for p in (ROOT / "dotboxd").iterdir() if p.is_dir() and not p.name.startswith("__")}
-    assert top <= {"core", "host", "cli", "server"}, f"new sub-package needs a layer: {top}"
+    assert top <= {"core", "host", "plugins", "isolation", "cli", "server"}, (
+        f"new sub-package needs a layer: {top}"
+    )
 
 
 @pytest.mark.parametrize(
