@@ -55,7 +55,24 @@ security-boundary: $(STAMP)
 pytest-rest: $(STAMP)
 	$(BIN)/python -m pytest -m "not security_boundary"
 
-test: lint typecheck security-boundary pytest-rest
+# Coverage-guided fuzzing (atheris) of the importer, text parser, validator, prover and both backends
+# differentially, over the committed corpus in fuzz/; any finding fails the step (see fuzz/run.py).
+FUZZ_SECONDS ?= 600
+fuzz-ci: $(STAMP)
+	$(BIN)/python -m fuzz.run --seconds 25 --budget 175
+
+fuzz: $(STAMP)
+	$(BIN)/python -m fuzz.run --seconds $(FUZZ_SECONDS) --work .fuzz-work
+
+# Mutation testing (not part of make test): writes reports/mutation-results.json and reports/mutation.md.
+MUTATION_BUDGET ?= 3000
+mutation: $(STAMP)
+	nice $(BIN)/python tools/mutation.py --budget $(MUTATION_BUDGET)
+	$(BIN)/python tools/mutation_report.py
+
+# The security suite first, then the bounded fuzz run, then everything else (the last pytest summary
+# line is the rest of the suite's).
+test: lint typecheck security-boundary fuzz-ci pytest-rest
 
 bench: $(STAMP)
 	$(BIN)/python -m pytest tests/benchmarks --benchmark-enable --benchmark-only --benchmark-columns=min,median,mean,rounds
