@@ -42,6 +42,7 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
         "validator/policy_resolution.py",
         [
             "tests/validator/test_policy_resolution.py",
+            "tests/validator/test_conformance_cases.py",
             "tests/validator/test_threats.py",
             "tests/validator/test_policy.py",
             "tests/validator/test_plan.py",
@@ -86,6 +87,7 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
         "validator/policy.py",
         [
             "tests/validator/test_policy.py",
+            "tests/validator/test_conformance_cases.py",
             "tests/validator/test_policy_resolution.py",
             "tests/validator/test_plan.py",
             "tests/validator/test_threats.py",
