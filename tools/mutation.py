@@ -50,7 +50,11 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
     ),
     "dotboxd.runtime.facades.files": (
         "runtime/facades/files.py",
-        ["tests/runtime/test_file_facades.py", "tests/conformance/test_standard_bindings.py"],
+        [
+            "tests/runtime/test_file_facades.py",
+            "tests/runtime/test_file_facade_hardening.py",
+            "tests/conformance/test_standard_bindings.py",
+        ],
     ),
     "dotboxd.validator.capabilities": (
         "validator/capabilities.py",
