@@ -1,9 +1,9 @@
 """One coverage-guided fuzzing process: ``python -m fuzz.harness TARGET [libFuzzer flags] CORPUS...``.
 
 libFuzzer (through atheris) owns the process and exits it when it is done, so ``fuzz/run.py`` starts
-one of these per target. Only the ``dotboxd`` package is instrumented for coverage (plus Lark for the
-text target: instrumenting it costs seconds of start-up), and everything a target imports lazily is
-imported here first so that it is instrumented too. An input on which the
+one of these per target. Only ``dotboxd`` is instrumented for coverage (plus Lark for the text target;
+atheris instruments whole top-level packages, about 8 s of start-up for ``dotboxd``), and everything
+a target imports lazily is imported here first so that it is instrumented too. An input on which the
 target raises (a ``Finding``, or anything else) is a crash: libFuzzer writes it to the artifact
 prefix and the process exits non-zero.
 """

@@ -17,6 +17,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -29,8 +30,11 @@ STAT = re.compile(r"^stat::(\w+):\s+(\d+)", re.MULTILINE)
 DONE = re.compile(r"#(\d+)\s+(?:DONE|INITED)\s+cov: (\d+) ft: (\d+)")
 
 
-def run_target(name: str, seconds: int, work: Path, artifacts: Path, wall: float) -> tuple[bool, str]:
-    """Fuzz one target for ``seconds`` (killed after ``wall`` seconds in all); (ok, summary line)."""
+def run_target(name: str, seconds: int, work: Path, artifacts: Path, wall: float) -> tuple[bool, int, str]:
+    """Fuzz one target for ``seconds`` (interrupted after ``wall`` seconds in all).
+
+    Returns (no finding, executions, summary). A target that never got past its start-up within
+    ``wall`` has no finding and zero executions, and says so."""
     work.mkdir(parents=True, exist_ok=True)
     artifacts.mkdir(parents=True, exist_ok=True)
     corpora = [str(work), str(ROOT / "fuzz" / "corpus" / name)]
@@ -51,12 +55,17 @@ def run_target(name: str, seconds: int, work: Path, artifacts: Path, wall: float
         *corpora,
     ]
     started = time.monotonic()
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=wall, check=False)
-    except subprocess.TimeoutExpired as expired:
-        out = expired.stdout or b""
-        text = out.decode(errors="replace") if isinstance(out, bytes) else out
-        return True, f"fuzz {name}: stopped at the time budget ({wall:.0f}s) {len(text)} bytes of log"
+        output, _ = process.communicate(timeout=wall)
+    except subprocess.TimeoutExpired:  # past its share of the budget: libFuzzer stops on SIGINT with stats
+        process.send_signal(signal.SIGINT)
+        try:
+            output, _ = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            output, _ = process.communicate()
+    done = subprocess.CompletedProcess(command, process.returncode, output, "")
     elapsed = time.monotonic() - started
     log = done.stdout + done.stderr
     stats = {key: int(value) for key, value in STAT.findall(log)}
@@ -66,15 +75,24 @@ def run_target(name: str, seconds: int, work: Path, artifacts: Path, wall: float
         f"fuzz {name}: {stats.get('number_of_executed_units', 0)} executions in {elapsed:.0f}s, "
         f"cov {cov} ft {ft}, {stats.get('new_units_added', 0)} new inputs"
     )
-    if done.returncode == 0 and stats:
-        return True, summary
+    executions = stats.get("number_of_executed_units", 0)
+    crashed = "==ERROR" in log or "Uncaught Python exception" in log or "Traceback" in log
+    interrupted = "run interrupted" in log or done.returncode in (-signal.SIGINT, 130)
+    if not crashed and executions == 0:
+        return True, 0, f"{summary} -- NOT FUZZED: start-up took its whole {wall:.0f}s share of the budget"
+    if not crashed and (done.returncode == 0 or interrupted):
+        return True, executions, summary
     crashes = sorted(p for p in artifacts.iterdir() if p.is_file())
     detail = "\n".join(log.splitlines()[-40:])
     where = "\n".join(f"  input saved at {p}" for p in crashes) or "  (no input saved)"
-    return False, (
-        f"{summary}\nFINDING in {name} (exit {done.returncode}):\n{detail}\n{where}\n"
-        f"  keep it as a regression case: copy it into fuzz/regressions/{name}/, fix the defect, and "
-        "tests/fuzz/test_fuzz_corpus.py replays it on every test run."
+    return (
+        False,
+        executions,
+        (
+            f"{summary}\nFINDING in {name} (exit {done.returncode}):\n{detail}\n{where}\n"
+            f"  keep it as a regression case: copy it into fuzz/regressions/{name}/, fix the defect, and "
+            "tests/fuzz/test_fuzz_corpus.py replays it on every test run."
+        ),
     )
 
 
@@ -92,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     scratch = Path(tempfile.mkdtemp(prefix="dotboxd-fuzz-"))
     os.environ.setdefault("PYTHONHASHSEED", "0")
-    failures = 0
+    failures = total = 0
     started = time.monotonic()
     try:
         for left, name in zip(range(len(args.targets), 0, -1), args.targets, strict=True):
@@ -101,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.budget:  # share what is left; start-up and the seed pass take about 10 s
                 wall = max(5.0, (args.budget - (time.monotonic() - started)) / left)
                 seconds = max(1, min(args.seconds, int(wall) - 10))
-            ok, summary = run_target(name, seconds, work, scratch / "artifacts" / name, wall)
+            ok, executions, summary = run_target(name, seconds, work, scratch / "artifacts" / name, wall)
+            total += executions
             print(summary, flush=True)
             failures += not ok
             if not ok:  # keep the crashing inputs where the message said they are
@@ -112,8 +131,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  (copied to {kept})")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    print(f"fuzz: {len(args.targets) - failures} targets clean, {failures} with findings")
-    return 1 if failures else 0
+    print(f"fuzz: {total} executions; {len(args.targets) - failures} targets clean, {failures} with findings")
+    if total == 0:
+        print("fuzz: nothing was fuzzed at all: failing rather than passing silently")
+    return 1 if failures or total == 0 else 0
 
 
 if __name__ == "__main__":
