@@ -56,9 +56,11 @@ def run_target(name: str, seconds: int, work: Path, artifacts: Path, wall: float
     ]
     started = time.monotonic()
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    stopped = False
     try:
         output, _ = process.communicate(timeout=wall)
     except subprocess.TimeoutExpired:  # past its share of the budget: libFuzzer stops on SIGINT with stats
+        stopped = True
         process.send_signal(signal.SIGINT)
         try:
             output, _ = process.communicate(timeout=30)
@@ -77,6 +79,8 @@ def run_target(name: str, seconds: int, work: Path, artifacts: Path, wall: float
     )
     executions = stats.get("number_of_executed_units", 0)
     crashed = "==ERROR" in log or "Uncaught Python exception" in log or "Traceback" in log
+    if stopped and executions == 0 and "KeyboardInterrupt" in log:
+        crashed = False  # our SIGINT landed while Python was still importing: no verdict, not a finding
     interrupted = "run interrupted" in log or done.returncode in (-signal.SIGINT, 130)
     if not crashed and executions == 0:
         return True, 0, f"{summary} -- NOT FUZZED: start-up took its whole {wall:.0f}s share of the budget"
@@ -110,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     scratch = Path(tempfile.mkdtemp(prefix="dotboxd-fuzz-"))
     os.environ.setdefault("PYTHONHASHSEED", "0")
-    failures = total = 0
+    failures = total = skipped = 0
     started = time.monotonic()
     try:
         for left, name in zip(range(len(args.targets), 0, -1), args.targets, strict=True):
@@ -121,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
                 seconds = max(1, min(args.seconds, int(wall) - 10))
             ok, executions, summary = run_target(name, seconds, work, scratch / "artifacts" / name, wall)
             total += executions
+            skipped += ok and executions == 0
             print(summary, flush=True)
             failures += not ok
             if not ok:  # keep the crashing inputs where the message said they are
@@ -131,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  (copied to {kept})")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    print(f"fuzz: {total} executions; {len(args.targets) - failures} targets clean, {failures} with findings")
+    clean = len(args.targets) - failures - skipped
+    print(f"fuzz: {total} executions; {clean} targets clean, {skipped} not fuzzed, {failures} with findings")
     if total == 0:
         print("fuzz: nothing was fuzzed at all: failing rather than passing silently")
     return 1 if failures or total == 0 else 0
