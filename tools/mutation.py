@@ -42,6 +42,7 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
         "validator/policy_resolution.py",
         [
             "tests/validator/test_policy_resolution.py",
+            "tests/validator/test_policy_resolution_edges.py",
             "tests/validator/test_conformance_cases.py",
             "tests/validator/test_threats.py",
             "tests/validator/test_policy.py",
@@ -85,7 +86,11 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
     ),
     "dotboxd.validator.structure": (
         "validator/structure.py",
-        ["tests/validator/test_structure.py", "tests/validator/test_threats.py"],
+        [
+            "tests/validator/test_structure.py",
+            "tests/validator/test_nesting_boundary.py",
+            "tests/validator/test_threats.py",
+        ],
     ),
     "dotboxd.validator.policy": (
         "validator/policy.py",
