@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_NAMES = ("importer", "text", "validator", "prover", "differential")
 STAT = re.compile(r"^stat::(\w+):\s+(\d+)", re.MULTILINE)
-DONE = re.compile(r"#(\d+)\s+(?:DONE|INITED)\s+cov: (\d+) ft: (\d+)")
+PROGRESS = re.compile(r"^#(\d+)\s+\w+\s+cov: (\d+) ft: (\d+)", re.MULTILINE)
 
 
 def run_target(name: str, seconds: int, work: Path, artifacts: Path, wall: float) -> tuple[bool, int, str]:
@@ -63,7 +63,7 @@ def run_target(name: str, seconds: int, work: Path, artifacts: Path, wall: float
         stopped = True
         process.send_signal(signal.SIGINT)
         try:
-            output, _ = process.communicate(timeout=30)
+            output, _ = process.communicate(timeout=5)
         except subprocess.TimeoutExpired:
             process.kill()
             output, _ = process.communicate()
@@ -71,8 +71,10 @@ def run_target(name: str, seconds: int, work: Path, artifacts: Path, wall: float
     elapsed = time.monotonic() - started
     log = done.stdout + done.stderr
     stats = {key: int(value) for key, value in STAT.findall(log)}
-    progress = DONE.findall(log)
+    progress = PROGRESS.findall(log)
     cov, ft = (progress[-1][1], progress[-1][2]) if progress else ("?", "?")
+    if progress and "number_of_executed_units" not in stats:  # killed before its final stats
+        stats["number_of_executed_units"] = int(progress[-1][0])
     summary = (
         f"fuzz {name}: {stats.get('number_of_executed_units', 0)} executions in {elapsed:.0f}s, "
         f"cov {cov} ft {ft}, {stats.get('new_units_added', 0)} new inputs"
