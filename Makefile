@@ -1,6 +1,9 @@
 # Two entry points for a fresh machine with python3, bash and make:
 #   make demo   - install into .venv and run the demo kernels through check, prove and run
-#   make test   - install into .venv with test extras and run lint, types and the whole test suite
+#   make test   - install into .venv with test extras and run lint, types, the security-boundary suite,
+#                 a bounded fuzz run (<= 3 min) and then the rest of the test suite
+#   make fuzz   - long local coverage-guided fuzzing (FUZZ_SECONDS per harness, default 600)
+#   make mutation - mutation testing of the validator and the file facade (report in reports/)
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
@@ -8,7 +11,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck pytest security-boundary pytest-rest fuzz-ci fuzz mutation bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,7 +47,33 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/python -m pytest
 
-test: lint typecheck pytest
+# The tests the threat tables name (tests/conftest.py marks them); closes with "security-boundary: N passed".
+# Pytest's exit 5 (no test collected) is a failure here: an empty security suite must never pass.
+security-boundary: $(STAMP)
+	$(BIN)/python -m pytest -m security_boundary
+
+# Everything else, so that the two steps together run each test exactly once.
+pytest-rest: $(STAMP)
+	$(BIN)/python -m pytest -m "not security_boundary"
+
+# Coverage-guided fuzzing (atheris) of the importer, text parser, validator, prover and both backends
+# differentially, over the committed corpus in fuzz/; any finding fails the step (see fuzz/run.py).
+FUZZ_SECONDS ?= 600
+fuzz-ci: $(STAMP)
+	$(BIN)/python -m fuzz.run --seconds 25 --budget 175
+
+fuzz: $(STAMP)
+	$(BIN)/python -m fuzz.run --seconds $(FUZZ_SECONDS) --work .fuzz-work
+
+# Mutation testing (not part of make test): writes reports/mutation-results.json and reports/mutation.md.
+MUTATION_BUDGET ?= 3000
+mutation: $(STAMP)
+	nice $(BIN)/python tools/mutation.py --budget $(MUTATION_BUDGET)
+	$(BIN)/python tools/mutation_report.py
+
+# The security suite first, then the bounded fuzz run, then everything else (the last pytest summary
+# line is the rest of the suite's).
+test: lint typecheck security-boundary fuzz-ci pytest-rest
 
 bench: $(STAMP)
 	$(BIN)/python -m pytest tests/benchmarks --benchmark-enable --benchmark-only --benchmark-columns=min,median,mean,rounds

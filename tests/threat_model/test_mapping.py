@@ -9,48 +9,11 @@ the check is fast and does not import the tests.
 from __future__ import annotations
 
 import ast
-import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-THREAT_DIR = ROOT / "threat-model"
-HEADER = ["id", "threat", "defending tests"]
-REFERENCE = re.compile(r"(tests/[\w/.-]+\.py)::([A-Za-z_]\w*(?:::[A-Za-z_]\w*)?)")
-
-
-@dataclass(frozen=True)
-class Row:
-    source: str
-    threat_id: str
-    tests: tuple[str, ...]
-
-
-def _cells(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
-
-
-def parse_tables(text: str, source: str) -> list[Row]:
-    """The rows of every ``id | threat | defending tests`` table in ``text``."""
-    rows: list[Row] = []
-    lines = text.splitlines()
-    index = 0
-    while index < len(lines):
-        line = lines[index]
-        if line.lstrip().startswith("|") and [c.lower() for c in _cells(line)] == HEADER:
-            index += 2  # skip the header and its |---| separator
-            while index < len(lines) and lines[index].lstrip().startswith("|"):
-                cells = _cells(lines[index])
-                tests = tuple(
-                    f"{path}::{name}" for path, name in REFERENCE.findall(cells[2] if len(cells) > 2 else "")
-                )
-                rows.append(Row(source, cells[0], tests))
-                index += 1
-            continue
-        index += 1
-    return rows
+from tests.threat_model.tables import ROOT, Row, all_rows, parse_tables
 
 
 def _defined(path: Path) -> set[str]:
@@ -92,13 +55,6 @@ def problems(rows: list[Row], root: Path) -> list[str]:
             elif name not in defined or not name.split("::")[-1].startswith("test"):
                 found.append(f"{where}: {reference} is not a test in that file")
     return found
-
-
-def all_rows() -> list[Row]:
-    rows: list[Row] = []
-    for path in sorted(THREAT_DIR.glob("*.md")):
-        rows.extend(parse_tables(path.read_text(encoding="utf-8"), path.name))
-    return rows
 
 
 def test_every_threat_names_existing_tests() -> None:
