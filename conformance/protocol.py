@@ -1,5 +1,8 @@
 """The ``--impl`` protocol: line-delimited JSON between the runner and an implementation.
 
+The first exchange is the handshake: the runner sends ``{"hello": {"protocol": N, "corpus": V}}``
+and the implementation answers ``{"hello": {"protocol": N, ...}}`` with the protocol it speaks
+(``dotboxd.conformance.versions``); any other answer is a ``HandshakeError`` with one message.
 Each request is one line ``{"case": <case without expect>, "backend": NAME, "stage": STAGE}``
 (``stage`` is our optional hint: where processing may stop); each response is one line with the
 keys of :meth:`Actual.to_json`. ``ImplClient`` is the runner's side (it starts the command once,
@@ -21,6 +24,7 @@ from typing import IO, Any
 from dotboxd.conformance.errors import CaseFormatError
 from dotboxd.conformance.model import CRASH, Actual, unsupported
 from dotboxd.conformance.shape import check_request_case
+from dotboxd.conformance.versions import CORPUS_VERSION, PROTOCOL_VERSION
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.jsonread import CASE_DOCUMENT_BUDGETS, read_json
 
@@ -40,6 +44,41 @@ def request_line(case: Mapping[str, Any], backend: str, stage: str | None) -> st
     if stage is not None:
         request["stage"] = stage
     return json.dumps(request, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n"
+
+
+class HandshakeError(Exception):
+    """The implementation did not complete the ``hello`` exchange, or speaks another protocol."""
+
+
+def hello_line() -> str:
+    """The runner's first line: the protocol and corpus versions it speaks."""
+    hello = {"hello": {"protocol": PROTOCOL_VERSION, "corpus": CORPUS_VERSION}}
+    return json.dumps(hello, separators=(",", ":")) + "\n"
+
+
+def hello_answer(implementation: str) -> dict[str, Any]:
+    """What ``serve`` answers to a ``hello``: its protocol and corpus versions and its name."""
+    return {
+        "hello": {"protocol": PROTOCOL_VERSION, "corpus": CORPUS_VERSION, "implementation": implementation}
+    }
+
+
+def check_hello(data: Any) -> str | None:
+    """``None`` for a valid answer speaking our protocol, else the one message that says why not.
+
+    A different ``corpus`` is allowed (an implementation may target an older corpus; the cases
+    decide); a different ``protocol`` is not, since requests would be misread."""
+    ours = f"this runner speaks conformance protocol {PROTOCOL_VERSION} (corpus {CORPUS_VERSION})"
+    if not isinstance(data, dict) or not isinstance(data.get("hello"), dict):
+        return (
+            f"the implementation did not answer the handshake: {ours} and sends "
+            '{"hello": {"protocol": ..., "corpus": ...}} first; answer it with '
+            '{"hello": {"protocol": ' + str(PROTOCOL_VERSION) + "}} (conformance/README.md section 7)"
+        )
+    protocol = data["hello"].get("protocol")
+    if protocol != PROTOCOL_VERSION or isinstance(protocol, bool):
+        return f"protocol mismatch: {ours}, the implementation speaks protocol {json.dumps(protocol)[:40]}"
+    return None
 
 
 def actual_from_response(data: Any) -> Actual:
@@ -106,7 +145,39 @@ class ImplClient:
         stdout = self.process.stdout
         assert stdout is not None
         threading.Thread(target=_pump, args=(stdout, self.lines), daemon=True).start()
+        self._handshake(self.process)
         return self.process
+
+    def connect(self) -> None:
+        """Start the implementation and complete the handshake now (the CLI does this before the
+        first case, so a version mismatch is one message, not a failure per case).
+
+        Raises ``HandshakeError`` or ``OSError``."""
+        self._start()
+
+    def _handshake(self, process: subprocess.Popen[bytes]) -> None:
+        stdin = process.stdin
+        assert stdin is not None
+        try:
+            stdin.write(hello_line().encode("ascii"))
+            stdin.flush()
+            line = self.lines.get(timeout=self.timeout)
+        except OSError:
+            line = _EOF
+        except queue.Empty:
+            self.close(kill=True)
+            raise HandshakeError(f"no answer to the handshake within {self.timeout:g} s") from None
+        if not isinstance(line, bytes):
+            self.close(kill=True)
+            raise HandshakeError("the implementation exited or sent an over-long line during the handshake")
+        try:
+            data = read_json(line, CASE_DOCUMENT_BUDGETS)
+        except DotBoxDError:
+            data = None
+        problem = check_hello(data)
+        if problem is not None:
+            self.close(kill=True)
+            raise HandshakeError(problem)
 
     def ask(self, case: Mapping[str, Any], backend: str, stage: str | None) -> Actual:
         """Send one case and wait for its response."""
@@ -114,6 +185,8 @@ class ImplClient:
             process = self._start()
         except OSError as exc:
             return Actual(stage=None, outcome=CRASH, message=f"cannot start the implementation: {exc}")
+        except HandshakeError as exc:
+            return Actual(stage=None, outcome=CRASH, message=f"handshake failed: {exc}")
         stdin = process.stdin
         assert stdin is not None
         try:
@@ -205,7 +278,7 @@ def _reason(error: DotBoxDError) -> str:
 Evaluator = Callable[[Mapping[str, Any], str, str], Actual]
 
 
-def serve(stdin: IO[bytes], stdout: IO[bytes], evaluate: Evaluator) -> int:
+def serve(stdin: IO[bytes], stdout: IO[bytes], evaluate: Evaluator, implementation: str = "dotboxd") -> int:
     """Answer requests until end of input; a bad request gets an ``unsupported`` response, never
     a dropped line, so the client stays in step. Returns the number of requests answered.
 
@@ -220,13 +293,30 @@ def serve(stdin: IO[bytes], stdout: IO[bytes], evaluate: Evaluator) -> int:
             return answered
         if line is not _TOO_LONG and isinstance(line, bytes) and not line.strip():
             continue
-        try:
-            actual = _answer(line, evaluate)
-        except Exception as exc:  # the loop must outlive any request
-            actual = Actual(stage=None, outcome=CRASH, message=f"internal error: {type(exc).__name__}")
-        stdout.write(json.dumps(actual.to_json(), ensure_ascii=True, allow_nan=False).encode("ascii") + b"\n")
+        answer: dict[str, Any]
+        if _is_hello(line):
+            answer = hello_answer(implementation)
+        else:
+            try:
+                actual = _answer(line, evaluate)
+            except Exception as exc:  # the loop must outlive any request
+                actual = Actual(stage=None, outcome=CRASH, message=f"internal error: {type(exc).__name__}")
+            answer = actual.to_json()
+        stdout.write(json.dumps(answer, ensure_ascii=True, allow_nan=False).encode("ascii") + b"\n")
         stdout.flush()
         answered += 1
+
+
+def _is_hello(line: bytes | object) -> bool:
+    """A handshake line: a JSON object whose only key is ``hello`` (answered whatever versions it
+    names, so the runner sees ours and reports any mismatch itself)."""
+    if not isinstance(line, bytes) or b'"hello"' not in line:
+        return False
+    try:
+        data = read_json(line, CASE_DOCUMENT_BUDGETS)
+    except DotBoxDError:
+        return False
+    return isinstance(data, dict) and set(data) == {"hello"}
 
 
 def _answer(line: bytes | object, evaluate: Evaluator) -> Actual:

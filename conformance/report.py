@@ -54,6 +54,10 @@ def render_text(report: RunReport) -> str:
         lines.append(
             f"not run: {len(report.not_applicable)} case(s) whose 'backends' list names none of the selected backends"
         )
+    if report.text_only:
+        lines.append(
+            f"not run: {len(report.text_only)} text-form case(s) with no wire form (--wire; they test the text importer)"
+        )
     lines.append("PASS" if report.ok else f"FAILED: {report.failed} of {len(report.results)}")
     return "\n".join(lines)
 
@@ -77,4 +81,5 @@ def render_json(report: RunReport) -> dict[str, Any]:
         "backends": list(report.backends),
         "unavailable": dict(sorted(report.unavailable.items())),
         "notRun": list(report.not_applicable),
+        "textOnly": dict(sorted(report.text_only.items())),
     }

@@ -36,6 +36,8 @@ class RunReport:
     backends: tuple[str, ...] = ()
     unavailable: dict[str, str] = field(default_factory=dict)
     not_applicable: list[str] = field(default_factory=list)
+    text_only: dict[str, str] = field(default_factory=dict)
+    """Cases not sent under ``--wire`` because they have no wire form, with the reason."""
 
     @property
     def passed(self) -> int:

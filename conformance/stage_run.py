@@ -41,6 +41,12 @@ def run_case(validated: Validated, raw: Mapping[str, Any], backend: str, via: Vi
         result = asyncio.run(host.execute_async(*call, backend=backend, encoding="json"))
     else:
         result = host.execute(*call, backend=backend, encoding="json")
+    return result_actual(result)
+
+
+def result_actual(result: Any) -> Actual:
+    """The protocol's ``Actual`` of a host ``ExecutionResult`` (shared with ``dotboxd.testing``,
+    which runs a host's own cases on its own ``SandboxHost``)."""
     usage = {key: value for key, value in result.usage.to_json().items() if isinstance(value, int)}
     calls = {str(key): int(value) for key, value in result.binding_calls.items()}
     if result.ok:

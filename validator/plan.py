@@ -34,6 +34,7 @@ from dotboxd.core.bindings import (
     sha256_lines,
 )
 from dotboxd.core.builtins import Builtin
+from dotboxd.core.costs import COST_TABLE_VERSION
 from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, reject
 from dotboxd.core.effects import PURE, Effect, effect_names, effects_text
 from dotboxd.core.types import SandboxType
@@ -252,11 +253,13 @@ class ExecutionPlan:
 
 
 def compute_plan_hash(plan: ExecutionPlan) -> str:
-    """SHA-256 over the three input hashes, the analysis versions and the derived facts."""
+    """SHA-256 over the three input hashes, the analysis and cost-table versions and the derived
+    facts (the cost table decides fuel verdicts and proofs, so a plan is tied to the table it was
+    validated under)."""
     lines = [
         canonical_record(PLAN_HASH_ID),
         canonical_record("inputs", plan.module_hash, plan.policy_hash, plan.binding_manifest_hash),
-        canonical_record("versions", TYPE_SYSTEM_VERSION, EFFECT_ANALYSIS_VERSION),
+        canonical_record("versions", TYPE_SYSTEM_VERSION, EFFECT_ANALYSIS_VERSION, COST_TABLE_VERSION),
         canonical_record("required-effects", int(plan.required_effects), effects_text(plan.required_effects)),
     ]
     lines.extend(canonical_record("capability", c) for c in plan.required_capabilities)

@@ -40,6 +40,11 @@ def register(subparsers: Any) -> None:
     run.add_argument(
         "--impl", metavar="COMMAND", help="check an external implementation speaking the protocol"
     )
+    run.add_argument(
+        "--wire",
+        action="store_true",
+        help="send every module as wire JSON (text-form cases converted; for implementations without the text form)",
+    )
     run.add_argument("--format", choices=("text", "json"), default="text")
     run.add_argument(
         "--name", action="append", default=[], metavar="GLOB", help="only cases whose name matches"
@@ -56,6 +61,11 @@ def register(subparsers: Any) -> None:
     run.set_defaults(handler=_run)
 
     serve = commands.add_parser("serve", help="answer the line-delimited JSON protocol on stdin/stdout")
+    serve.add_argument(
+        "--wire-only",
+        action="store_true",
+        help="behave like an implementation without the text form: refuse 'kernelText' requests",
+    )
     serve.set_defaults(handler=_serve)
 
     coverage = commands.add_parser("coverage", help="what the corpus exercises, and what it misses")
@@ -79,7 +89,7 @@ def _run(args: argparse.Namespace) -> int:
     from dotboxd.conformance.errors import CaseFormatError
     from dotboxd.conformance.loader import load_cases
     from dotboxd.conformance.model import BACKENDS
-    from dotboxd.conformance.protocol import ImplClient
+    from dotboxd.conformance.protocol import HandshakeError, ImplClient
     from dotboxd.conformance.report import render_json, render_text
     from dotboxd.conformance.runner import run_cases, select_cases
 
@@ -92,6 +102,12 @@ def _run(args: argparse.Namespace) -> int:
         write_text(sys.stderr, "dotboxd conformance: no cases match the given paths and filters\n")
         return EXIT_USAGE
 
+    text_only: dict[str, str] = {}
+    if args.wire:
+        from dotboxd.conformance.wire_form import wire_cases
+
+        selection = wire_cases(cases)
+        cases, text_only = selection.cases, selection.text_only
     choice = args.backend or ("reference" if args.impl else "all")
     requested = frozenset(BACKENDS) if choice == "all" else frozenset({choice})
     unavailable: dict[str, str] = {}
@@ -103,6 +119,14 @@ def _run(args: argparse.Namespace) -> int:
             except ValueError as exc:
                 write_text(sys.stderr, f"dotboxd conformance: {exc}\n")
                 return EXIT_USAGE
+            try:
+                client.connect()
+            except HandshakeError as exc:
+                write_text(sys.stderr, f"dotboxd conformance: {exc}\n")
+                return EXIT_USAGE
+            except OSError as exc:
+                write_text(sys.stderr, f"dotboxd conformance: cannot start the implementation: {exc}\n")
+                return EXIT_USAGE
             default = sorted(requested, key=BACKENDS.index)
             backends = {name: ImplBackend(client, name) for name in default}
         else:
@@ -113,6 +137,7 @@ def _run(args: argparse.Namespace) -> int:
                 backends[name] = InProcessBackend(name, args.via)
             default = list(available_backends()) if choice == "all" else [choice]
         report = run_cases(cases, backends, default, requested, unavailable)
+    report.text_only = text_only
     if args.format == "json":
         write_text(sys.stdout, json.dumps(render_json(report), ensure_ascii=False, indent=2) + "\n")
     else:
@@ -124,9 +149,17 @@ def _run(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from dotboxd.conformance.pipeline import evaluate
-    from dotboxd.conformance.protocol import serve
+    from dotboxd.conformance.protocol import Evaluator, serve
 
-    serve(sys.stdin.buffer, sys.stdout.buffer, lambda case, backend, stage: evaluate(case, backend, stage))
+    evaluator: Evaluator = lambda case, backend, stage: evaluate(case, backend, stage)  # noqa: E731
+    if args.wire_only:
+        from dotboxd.conformance.wire_form import wire_only
+
+        evaluator = wire_only(evaluator)
+    from dotboxd import __version__
+
+    name = f"dotboxd {__version__}" + (" (wire only)" if args.wire_only else "")
+    serve(sys.stdin.buffer, sys.stdout.buffer, evaluator, name)
     return EXIT_OK
 
 

@@ -16,6 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+COST_TABLE_VERSION = "dotboxd-costs-1"
+"""The version of this table. Any change to a charge, a limit default or a ceiling changes
+``fuelUsed`` or a verdict, so it bumps this version (CHANGELOG.md, versioning policy); the version is
+part of the plan hash, so a plan (and a compiled artifact keyed by it) made under one table is never
+taken for a plan of another."""
+
 # --- structural charges -----------------------------------------------------------------------
 
 STATEMENT_FUEL = 1

@@ -1,4 +1,4 @@
-"""Data flows one way: core <- grammar <- validator <- runtime <- host <- cli/server.
+"""Data flows one way: core <- grammar <- validator <- runtime <- host <- conformance <- testing <- cli.
 
 A layer may import itself and anything below it, never anything above. The check reads every
 module's import statements (including function-local imports) with ``ast``, so a lazy upward import
@@ -24,7 +24,8 @@ LAYER_OF_FOLDER: dict[str, tuple[str, int]] = {
     "dotboxd/plugins": ("dotboxd.plugins", 4),
     "dotboxd/isolation": ("dotboxd.isolation", 4),
     "conformance": ("dotboxd.conformance", 5),
-    "dotboxd/cli": ("dotboxd.cli", 6),
+    "dotboxd/testing": ("dotboxd.testing", 6),
+    "dotboxd/cli": ("dotboxd.cli", 7),
 }
 RANK = {package: rank for package, rank in LAYER_OF_FOLDER.values()}
 # Optional integrations a lower layer may load lazily by name (never by import statement) are not listed.
@@ -61,7 +62,7 @@ def _library_files() -> list[tuple[Path, int]]:
 
 def test_layer_table_covers_every_library_folder() -> None:
     top = {p.name for p in (ROOT / "dotboxd").iterdir() if p.is_dir() and not p.name.startswith("__")}
-    assert top <= {"core", "host", "plugins", "isolation", "cli", "server"}, (
+    assert top <= {"core", "host", "plugins", "isolation", "testing", "cli", "server"}, (
         f"new sub-package needs a layer: {top}"
     )
 

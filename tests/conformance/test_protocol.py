@@ -14,17 +14,25 @@ import pytest
 
 from dotboxd.cli.main import main
 from dotboxd.conformance.protocol import ImplClient, actual_from_response
+from dotboxd.conformance.versions import CORPUS_VERSION, PROTOCOL_VERSION
 from tests.conformance.helpers import GOOD_MODULE, case, write_cases
 
 CLI = [sys.executable, "-m", "dotboxd.cli.main"]
 SERVE = f"{shlex.quote(sys.executable)} -m dotboxd.cli.main conformance serve"
 
 
-def fake_impl(tmp_path: Path, body: str) -> str:
-    """A throwaway implementation: a Python script whose loop body handles one request ``line``."""
+HELLO = "    if line.startswith('{\"hello\"'):\n        print(json.dumps({'hello': {'protocol': %d}}), flush=True)\n        continue\n"
+
+
+def fake_impl(tmp_path: Path, body: str, handshake: bool = True) -> str:
+    """A throwaway implementation: a Python script whose loop body handles one request ``line``
+    (after answering the protocol handshake, unless ``handshake`` is false)."""
     script = tmp_path / "impl.py"
+    hello = HELLO % PROTOCOL_VERSION if handshake else ""
     script.write_text(
-        "import json, sys, time\nfor line in sys.stdin:\n" + textwrap.indent(textwrap.dedent(body), "    "),
+        "import json, sys, time\nfor line in sys.stdin:\n"
+        + hello
+        + textwrap.indent(textwrap.dedent(body), "    "),
         encoding="utf-8",
     )
     return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
@@ -197,3 +205,36 @@ def test_the_client_starts_the_command_once_for_many_cases(tmp_path: Path) -> No
 )
 def test_responses_are_checked(response: dict[str, Any], valid: bool) -> None:
     assert (actual_from_response(response).outcome != "crash") is valid
+
+
+def test_serve_answers_the_handshake_with_its_versions() -> None:
+    hello = json.dumps({"hello": {"protocol": PROTOCOL_VERSION, "corpus": CORPUS_VERSION}})
+    done = subprocess.run(
+        [*CLI, "conformance", "serve"], input=hello + "\n", capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["hello"]["protocol"] == PROTOCOL_VERSION
+    assert answer["hello"]["corpus"] == CORPUS_VERSION
+    assert answer["hello"]["implementation"].startswith("dotboxd ")
+
+
+@pytest.mark.parametrize(
+    ("hello_answer", "message"),
+    [
+        ("{'hello': {'protocol': 99}}", "protocol mismatch: this runner speaks conformance protocol"),
+        ("{'stage': None, 'outcome': 'unsupported'}", "the implementation did not answer the handshake"),
+    ],
+)
+def test_a_protocol_mismatch_is_one_clear_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], hello_answer: str, message: str
+) -> None:
+    write_cases(tmp_path, "cases/import/a.json", case("first"), case("second"))
+    impl = fake_impl(tmp_path, f"print(json.dumps({hello_answer}), flush=True)\n", handshake=False)
+    code = main(["conformance", "run", str(tmp_path), "--impl", impl, "--timeout", "5"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], captured.err
+    assert f"protocol {PROTOCOL_VERSION} (corpus {CORPUS_VERSION})" in lines[0]

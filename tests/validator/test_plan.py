@@ -168,6 +168,18 @@ def test_hashes() -> None:
     assert compute_plan_hash(plan) == plan.plan_hash
 
 
+def test_the_cost_table_version_is_part_of_the_plan_hash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan made under one cost table must not pass for a plan of another (its fuel verdicts and
+    proofs came from that table, and compiled artifacts are keyed by the plan hash)."""
+    plan = accept(text(main("return 1;")))
+    monkeypatch.setattr("dotboxd.validator.plan.COST_TABLE_VERSION", "dotboxd-costs-test")
+    assert compute_plan_hash(plan) != plan.plan_hash
+    assert accept(text(main("return 1;"))).plan_hash != plan.plan_hash
+    with pytest.raises(DotBoxDError) as info:
+        plan.verify_integrity()
+    assert info.value.code == "E-PLAN-INTEGRITY"
+
+
 def test_revocation_and_expiry_gate_an_existing_plan() -> None:
     m = text(main("ok = game.world.kill(1);\nreturn 1;"))
     policy = Policy.builder().grant("game.world.monster.write.kill", expires_at_unix_ms=10_000).build()
