@@ -11,6 +11,8 @@ rules. The walk is recursive, so ``source.check_depth`` must accept the tree fir
 from __future__ import annotations
 
 import ast as pyast
+import math
+import re
 from typing import NoReturn
 
 from dotboxd.core import ast
@@ -55,6 +57,7 @@ _LITERAL_CALLS: dict[str, ast.LiteralKind] = {
     "uri": ast.LiteralKind.URI,
     "guid": ast.LiteralKind.GUID,
 }
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _HEADER_CALLS = frozenset({"module", "requires", "meta"})
 _ANNOTATION_NAMES = {"None": "Unit", "Unit": "Unit"}
 
@@ -500,8 +503,24 @@ class Lowerer:
         if isinstance(value, int):
             return ast.Literal(ast.LiteralKind.I32, -value if negative else value, pointer=pointer, span=span)
         if isinstance(value, float):
+            if not math.isfinite(value):  # 1e999 parses to inf
+                raise reject(
+                    "E-JSON-TYPE",
+                    "the float literal is not a finite f64 (it overflows to infinity)",
+                    f"{pointer}/f64",
+                    span,
+                    "f64 literals must lie within +-1.7976931348623157e308",
+                )
             return ast.Literal(ast.LiteralKind.F64, -value if negative else value, pointer=pointer, span=span)
         if isinstance(value, str):
+            if _SURROGATE.search(value):  # "\ud800" in Python source: not valid Unicode text
+                raise reject(
+                    "E-PY-SYNTAX",
+                    "the string literal contains a lone UTF-16 surrogate",
+                    f"{pointer}/string",
+                    span,
+                    "strings must be valid Unicode; write the character itself or a surrogate pair",
+                )
             return ast.Literal(ast.LiteralKind.STRING, value, pointer=pointer, span=span)
         if value is None:
             return ast.Literal(ast.LiteralKind.UNIT, None, pointer=pointer, span=span)

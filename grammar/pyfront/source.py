@@ -121,19 +121,22 @@ def parse(src: PySource, filename: str) -> pyast.Module:
 
 def check_depth(src: PySource, root: pyast.AST) -> None:
     """Iteratively reject trees deeper than MAX_AST_DEPTH (before any recursive walk)."""
-    stack: list[tuple[pyast.AST, int]] = [(root, 1)]
+    # Each entry carries the nearest node with a position (contexts like Load have none).
+    stack: list[tuple[pyast.AST, int, pyast.AST]] = [(root, 1, root)]
     while stack:
-        node, depth = stack.pop()
+        node, depth, located = stack.pop()
+        if hasattr(node, "lineno"):
+            located = node
         if depth > MAX_AST_DEPTH:
             raise reject(
                 "E-JSON-LIMIT",
                 f"the kernel nests deeper than {MAX_AST_DEPTH} syntax levels",
                 "",
-                src.span(node),
+                src.span(located),
                 "split long expressions and deep blocks with locals and functions",
                 limit=MAX_AST_DEPTH,
             )
-        stack.extend((child, depth + 1) for child in pyast.iter_child_nodes(node))
+        stack.extend((child, depth + 1, located) for child in pyast.iter_child_nodes(node))
 
 
 __all__ = ["MAX_AST_DEPTH", "MAX_SOURCE_BYTES", "DotBoxDError", "PySource", "check_depth", "decode", "parse"]
