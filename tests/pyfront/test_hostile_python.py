@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from dotboxd.core import ast
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.grammar.pyfront import MAX_SOURCE_BYTES, lower_python
 
@@ -43,7 +44,8 @@ def test_python_coding_cookie_cannot_switch_the_codec() -> None:
     # utf-7 would turn this ASCII into other characters; the kernel reads it as plain UTF-8
     module = lower_python(b"# coding: utf-7\n" + kernel("s = '+AGEAYgBj-'").encode(), "u7.py")
     first = module.functions[0].body[0]
-    assert getattr(first, "value").value == "+AGEAYgBj-"
+    assert isinstance(first, ast.Set) and isinstance(first.value, ast.Literal)
+    assert first.value.value == "+AGEAYgBj-"
 
 
 def test_python_kernel_with_nul_byte_is_refused() -> None:
