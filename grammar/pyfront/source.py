@@ -18,6 +18,7 @@ every other DotBoxD diagnostic uses.
 from __future__ import annotations
 
 import ast as pyast
+import warnings
 from dataclasses import dataclass
 
 from dotboxd.core.diagnostics import DotBoxDError, Span, reject
@@ -87,8 +88,13 @@ def decode(source: str | bytes) -> PySource:
 def parse(src: PySource, filename: str) -> pyast.Module:
     """``ast.parse`` of the decoded text, every failure a located E-PY-SYNTAX; depth-checked."""
     try:
-        tree = pyast.parse(src.text, filename=filename, mode="exec", type_comments=False)
-    except SyntaxError as exc:  # IndentationError too; NUL bytes land here on 3.12+
+        with warnings.catch_warnings():
+            # Python only *warns* about "\\d" (an invalid escape) or "1if": a kernel must not print
+            # to the host's stderr, and the text form refuses bad escapes, so these are errors here.
+            warnings.simplefilter("error", SyntaxWarning)
+            warnings.simplefilter("error", DeprecationWarning)
+            tree = pyast.parse(src.text, filename=filename, mode="exec", type_comments=False)
+    except SyntaxError as exc:  # IndentationError and promoted SyntaxWarnings too; NUL bytes on 3.12+
         line = exc.lineno or 1
         column = exc.offset or 1
         raise reject(

@@ -96,3 +96,13 @@ def test_python_literals_outside_the_ir_are_refused_at_the_literal() -> None:
 def test_python_kernel_names_smuggling_host_references_are_refused() -> None:
     assert refused(HEAD.replace('"k"', '"System.IO"') + "    return a\n") == ("E-IR-CLR-REF", 2, 8)
     assert refused(kernel("s = System.IO.File.ReadAllText(1)"))[:2] == ("E-IR-CLR-REF", 5)
+
+
+@pytest.mark.parametrize(
+    ("line", "column"), [("s = '\\d'", 9), ("s = 1if a else 2", 9)], ids=["invalid_escape", "number_keyword"]
+)
+def test_python_parser_warnings_are_located_errors_not_host_stderr(
+    line: str, column: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert refused(kernel(line)) == ("E-PY-SYNTAX", 5, column)
+    assert capsys.readouterr().err == ""
