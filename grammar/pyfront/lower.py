@@ -459,6 +459,10 @@ class Lowerer:
 
     def expr(self, node: pyast.expr, pointer: str, declared: ast.TypeRef | None = None) -> ast.Expr:
         span = self.at(node, pointer)
+        if declared is not None and declared.name in ("I64", "F64") and not declared.arguments:
+            annotated = self.annotated_number(node, declared.name, pointer, span)
+            if annotated is not None:
+                return annotated
         if isinstance(node, pyast.Constant):
             return self.constant(node, pointer, span)
         if isinstance(node, pyast.Name):
@@ -495,6 +499,24 @@ class Lowerer:
                 "attributes only name built-ins and bindings in a call: math.clamp(x, 0, 9)",
             )
         refuse_node(self.src, node)
+
+    def annotated_number(
+        self, node: pyast.expr, type_name: str, pointer: str, span: Span
+    ) -> ast.Literal | None:
+        """``x: I64 = 5`` is the i64 literal 5 and ``x: F64 = 2`` the f64 literal 2.0: the local's
+        annotation chooses the kind of an integer constant (the IR has no implicit widening)."""
+        negative = isinstance(node, pyast.UnaryOp) and isinstance(node.op, pyast.USub)
+        inner = node.operand if isinstance(node, pyast.UnaryOp) and negative else node
+        if not (isinstance(inner, pyast.Constant) and type(inner.value) is int):
+            return None
+        value = -inner.value if negative else inner.value
+        if type_name == "I64":
+            return ast.Literal(ast.LiteralKind.I64, value, pointer=pointer, span=span)
+        try:
+            as_float = float(value)
+        except OverflowError:
+            as_float = math.inf
+        return self.constant(pyast.Constant(as_float), pointer, span)
 
     def constant(self, node: pyast.Constant, pointer: str, span: Span, negative: bool = False) -> ast.Literal:
         value = node.value

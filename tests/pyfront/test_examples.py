@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from dotboxd.cli.main import main
+from dotboxd.core import ast
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.grammar.canonical import module_hash
 from dotboxd.grammar.pyfront import lower_python
@@ -130,3 +131,28 @@ def test_run_diagnostics_point_at_the_python_line() -> None:
     for backend in BACKENDS:
         result = host.execute(host.prepare(module), "main", [1, 0], backend=backend)
         assert result.error is not None and result.error.code == "R-ARITH-DIVIDE-BY-ZERO"
+
+
+def test_local_annotation_chooses_the_kind_of_an_integer_constant() -> None:
+    source = (
+        "from dotboxd.lang import F64, I64, entrypoint, module\n"
+        'module("kinds", version="1.0.0")\n'
+        "\n"
+        "@entrypoint\n"
+        "def main() -> F64:\n"
+        "    big: I64 = -5\n"
+        "    ratio: F64 = 2\n"
+        "    plain = 3\n"
+        "    return ratio\n"
+    )
+    body = lower_python(source, "kinds.py").functions[0].body
+    values = [getattr(stmt, "value", None) for stmt in body[:3]]
+    assert [(v.kind.value, v.value) for v in values if isinstance(v, ast.Literal)] == [
+        ("i64", -5),
+        ("f64", 2.0),
+        ("i32", 3),
+    ]
+    assert parse_text(
+        'module "kinds" version "1.0.0";\n'
+        "entrypoint fn main() -> F64 { big = -5L; ratio = 2.0; plain = 3; return ratio; }"
+    ) == lower_python(source, "kinds.py")
