@@ -17,6 +17,7 @@ from typing import NoReturn
 
 from dotboxd.core import ast
 from dotboxd.core.diagnostics import Span, reject
+from dotboxd.grammar import literals
 from dotboxd.grammar.pyfront.refused import PYTHON_BUILTINS, refuse, refuse_node
 from dotboxd.grammar.pyfront.source import PySource
 from dotboxd.lang import LANG_NAMES
@@ -58,6 +59,8 @@ _LITERAL_CALLS: dict[str, ast.LiteralKind] = {
     "guid": ast.LiteralKind.GUID,
 }
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_LIST_MAKERS = frozenset({"list.of", "list.empty", "list.add"})
+_MAP_MAKERS = frozenset({"map.empty", "map.set", "map.remove"})
 _HEADER_CALLS = frozenset({"module", "requires", "meta"})
 _ANNOTATION_NAMES = {"None": "Unit", "Unit": "Unit"}
 
@@ -198,15 +201,27 @@ class Lowerer:
                 'write module("my-kernel", version="1.0.0")',
             )
         module_id = self.string_arg(call.args[0], "the module id")
-        version = self.string_arg(kws["version"], "the version")
-        target = (
-            self.string_arg(kws["target"], "the target") if "target" in kws else ast.DEFAULT_TARGET_VERSION
-        )
+        version = self.version(kws["version"], "the version")
+        target = self.version(kws["target"], "the target") if "target" in kws else ast.DEFAULT_TARGET_VERSION
         self.at(call.args[0], "/id")
         self.at(kws["version"], "/version")
         if "target" in kws:
             self.at(kws["target"], "/targetSandboxVersion")
         return module_id, version, target
+
+    def version(self, node: pyast.expr, what: str) -> str:
+        """A version in canonical M.m.p form, as the wire importer stores it ("2" is "2.0.0")."""
+        text = self.string_arg(node, what)
+        canonical = literals.canonical_version(text)
+        if canonical is None:
+            raise reject(
+                "E-JSON-VERSION",
+                f"{text!r} is not a version",
+                "",
+                self.src.span(node),
+                "write MAJOR.MINOR.PATCH (e.g. 1.0.0) or a bare major (1, v1)",
+            )
+        return canonical
 
     def request(self, call: pyast.Call, pointer: str) -> ast.CapabilityRequest:
         span = self.at(call, pointer)
@@ -379,7 +394,23 @@ class Lowerer:
         if declared is not None:
             self.local_types[target.id] = declared
         built = self.expr(value, f"{pointer}/value", declared)
+        if declared is None and target.id not in self.local_types:
+            inferred = self.collection_kind(built)
+            if inferred is not None:
+                self.local_types[target.id] = ast.TypeRef(inferred)
         return ast.Set(target.id, built, pointer=pointer, span=span)
+
+    def collection_kind(self, value: ast.Expr) -> str | None:
+        """``List`` or ``Map`` when the value is visibly one (a list.*/map.* constructor, or a copy
+        of a known local), so an unannotated ``zs = [1, 2]`` can still be indexed."""
+        if isinstance(value, ast.Call) and value.name in _LIST_MAKERS:
+            return "List"
+        if isinstance(value, ast.Call) and value.name in _MAP_MAKERS:
+            return "Map"
+        if isinstance(value, ast.Var) and value.name in self.local_types:
+            known = self.local_types[value.name].name
+            return known if known in ("List", "Map") else None
+        return None
 
     def store_item(self, target: pyast.Subscript, value: pyast.expr, pointer: str, span: Span) -> ast.Stmt:
         """``m[k] = v`` on a Map local is ``m = map.set(m, k, v)``; nothing else can be stored into."""
