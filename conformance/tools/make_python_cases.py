@@ -1,7 +1,7 @@
 """Write ``cases/import/python-form.json``: kernels in restricted Python (``kernelPython``).
 
-Two kinds of case: the examples in Python form import (and loot-score runs to the same value as its
-text twin), and a hostile-input suite of Python constructs that must be refused, each with the code
+Two kinds of case, all at the import stage (the directory's rule): the examples in Python form
+import, and a hostile-input suite of Python constructs that must be refused, each with the code
 and the Python line and column where the construct starts. The position is computed here from a
 marker in the case's own source, never from the front end, so the cases pin the front end's answer.
 
@@ -79,13 +79,12 @@ def _refused_case(name: str, source: str, marker: str, code: str) -> dict[str, o
 def cases() -> list[dict[str, object]]:
     out: list[dict[str, object]] = [
         {
-            "name": "python-loot-score-runs",
-            "description": "The loot-score example written in restricted Python lowers and runs like its "
-            "text twin.",
+            "name": "python-loot-score-imports",
+            "description": "The loot-score example written in restricted Python lowers and imports "
+            "(tests/pyfront runs every Python twin on both backends).",
             "tags": ["python-form", "example"],
             "kernelPython": (EXAMPLES / "loot_score.py").read_text("utf-8"),
-            "args": [3, 4],
-            "expect": {"stage": "run", "outcome": "ok", "value": 130, "fuelUsed": 12},
+            "expect": {"stage": "import", "outcome": "ok"},
         },
         {
             "name": "python-game-world-imports",
