@@ -34,6 +34,9 @@ demo: $(STAMP)
 	$(BIN)/python -c 'import json, os; print(json.dumps({"grants": [{"id": "file.read", "parameters": {"root": os.path.realpath("examples/config-root"), "maxBytesPerRun": "4096"}}], "allowRuntimeAsync": True}))' > $(VENV)/config-reader.policy.json
 	$(BIN)/dotboxd check examples/config-reader.json --policy $(VENV)/config-reader.policy.json
 	$(BIN)/dotboxd run examples/config-reader.json --policy $(VENV)/config-reader.policy.json
+	@echo "== lower: the loot-score kernel written in restricted Python (parsed, never run), then run it"
+	$(BIN)/dotboxd lower examples/kernels/loot_score.py --to text
+	$(BIN)/dotboxd run examples/kernels/loot_score.py --entry main --args '[3, 4]'
 	@echo "== the game-world host: granted, denied at install, starved mid-run"
 	$(BIN)/python examples/game_world_demo.py
 

@@ -44,6 +44,7 @@ FILE_AREAS: dict[str, str] = {
     "import/ops-and-versions.json": "import",
     "import/shape.json": "import",
     "import/text-form.json": "import",
+    "import/python-form.json": "import",
     # budgets at N and N+1
     "import/budgets.json": "limits",
     # parser differentials, smuggled host references, traversal paths, SSRF-shaped uris

@@ -44,10 +44,19 @@ CHARGE_COUNTERS: tuple[str, ...] = (
 )
 
 # The module sources: the three of the shared format plus our two optional ones.
-SOURCE_KEYS: tuple[str, ...] = ("module", "moduleText", "kernelText", "moduleTextGenerator", "moduleBase64")
+SOURCE_KEYS: tuple[str, ...] = (
+    "module",
+    "moduleText",
+    "kernelText",
+    "kernelPython",
+    "moduleTextGenerator",
+    "moduleBase64",
+)
 
 # Sources whose text is the exact input, so that line/column expectations mean something.
-TEXT_SOURCES: frozenset[str] = frozenset({"moduleText", "kernelText", "moduleTextGenerator", "moduleBase64"})
+TEXT_SOURCES: frozenset[str] = frozenset(
+    {"moduleText", "kernelText", "kernelPython", "moduleTextGenerator", "moduleBase64"}
+)
 
 # Outcomes an implementation may report beyond the three a case can expect: a request the
 # implementation cannot serve (unknown backend, stage not built yet) and an internal crash.

@@ -57,6 +57,11 @@ def import_stage(raw: Mapping[str, Any], where: str) -> Any:
         source = module_source(raw, key, where)
     except (CaseFormatError, ValueError) as exc:
         return unsupported("import", f"unusable module source: {exc}")
+    if source.form == "python":
+        pyfront = optional_module("dotboxd.grammar.pyfront")
+        if pyfront is None:
+            raise StageUnavailable("the Python front end (dotboxd.grammar.pyfront) is not available")
+        return pyfront.lower_python(source.data, "kernel.py")
     if source.form == "text":
         text = optional_module("dotboxd.grammar.text")
         if text is None:

@@ -19,7 +19,8 @@ from dotboxd.conformance.model import SOURCE_KEYS, Case
 
 @dataclass(frozen=True, slots=True)
 class ModuleSource:
-    """``form`` is ``"wire"`` (JSON IR) or ``"text"`` (the readable kernel text form)."""
+    """``form`` is ``"wire"`` (JSON IR), ``"text"`` (the readable kernel text form) or ``"python"``
+    (a kernel in restricted Python)."""
 
     form: str
     data: bytes | str
@@ -37,6 +38,8 @@ def module_source(raw: Mapping[str, Any], key: str, where: str = "case") -> Modu
         return ModuleSource("wire", json.dumps(raw["module"], ensure_ascii=False, allow_nan=False))
     if key == "kernelText":
         return ModuleSource("text", str(raw["kernelText"]))
+    if key == "kernelPython":  # a kernel in restricted Python: lowered, never run (spec/python-front.md)
+        return ModuleSource("python", str(raw["kernelPython"]))
     if key == "moduleBase64":
         return ModuleSource("wire", base64.b64decode(str(raw["moduleBase64"]), validate=True))
     if key == "moduleTextGenerator":

@@ -1,7 +1,8 @@
 """Load a module from a file or from source bytes, in either of its two forms.
 
 One entry point for every tool (CLI, conformance runner, host API) so that they all agree on how a
-form is chosen (``.json`` is the wire format, ``.dbk`` the readable text form) and on how far a file
+form is chosen (``.json`` is the wire format, ``.dbk`` the readable text form, ``.py`` a kernel in
+restricted Python that is lowered, never run) and on how far a file
 is read: never more than ``MAX_SOURCE_BYTES + 1`` bytes, so a huge or endless input costs a bounded
 read and then a clean rejection. Problems of *reading* (no such file, a directory, no permission)
 raise ``SourceError``: the input was never seen, so there is no verdict about it. Problems of the
@@ -18,10 +19,10 @@ from dotboxd.core.ast import Module
 from dotboxd.core.diagnostics import Span, reject
 from dotboxd.grammar.jsonscan import MAX_DOCUMENT_BYTES
 
-SourceKind = Literal["json", "text"]
+SourceKind = Literal["json", "text", "python"]
 
-KINDS: tuple[SourceKind, ...] = ("json", "text")
-SUFFIXES: dict[str, SourceKind] = {".json": "json", ".dbk": "text"}
+KINDS: tuple[SourceKind, ...] = ("json", "text", "python")
+SUFFIXES: dict[str, SourceKind] = {".json": "json", ".dbk": "text", ".py": "python"}
 
 MAX_SOURCE_BYTES = MAX_DOCUMENT_BYTES
 """The document budget of both forms (1 MiB); a file is never read beyond one byte more."""
@@ -94,6 +95,10 @@ def parse_source(data: bytes | str, kind: SourceKind, filename: str = "<input>")
         from dotboxd.grammar.wire import import_module
 
         return import_module(data)
+    if kind == "python":  # parsed and lowered, never executed (dotboxd.grammar.pyfront)
+        from dotboxd.grammar.pyfront import lower_python
+
+        return lower_python(data, filename)
     from dotboxd.grammar.text import parse_text
 
     return parse_text(data, filename)

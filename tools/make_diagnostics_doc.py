@@ -27,6 +27,7 @@ TARGET = ROOT / "spec" / "diagnostics.md"
 #: (prefix, stage) pairs, most specific first: the stage that reports codes with that prefix.
 STAGES: tuple[tuple[str, str], ...] = (
     ("E-TEXT-", "import (text form)"),
+    ("E-PY-", "import (Python form)"),
     ("E-JSON-", "import"),
     ("E-IR-VERSION", "validation: structure"),
     ("E-IR-CAPABILITY", "validation: structure"),
@@ -184,6 +185,9 @@ EXAMPLES: dict[str, str] = {
     "R-WORKER-TIMEOUT": "`while True: pass`",
     "R-WORKER-KILLED": "a job past its CPU rlimit",
     "R-WORKER-RESULT": "a job writing garbage to the result pipe",
+    "E-PY-SYNTAX": "`s = '\\d'` (invalid escape) or bytes that are not UTF-8",
+    "E-PY-UNSUPPORTED": "`y = lambda q: q`",
+    "E-PY-MODULE": 'a kernel file without `module("id", version="1")`',
     "R-ASYNC-LOOP": "a synchronous `execute` of a plan with an async binding, called on a thread whose event loop is running",
     "R-OPT-VERIFIER": "generated Python that calls a name outside the stub allowlist",
     "R-OPT-COMPILE": "the optimized backend asked to run a plan it cannot compile, with fallback off",

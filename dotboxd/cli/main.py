@@ -20,6 +20,7 @@ from dotboxd.cli.output import silence_stdout, write_text
 COMMAND_MODULES: tuple[str, ...] = (
     "cmd_parse",
     "cmd_fmt",
+    "cmd_lower",
     "cmd_hash",
     "cmd_conformance",
     "cmd_run",

@@ -53,7 +53,9 @@ STDIN_NAME = "-"
 def add_input_argument(parser: argparse.ArgumentParser) -> None:
     """``FILE`` (``-`` for stdin) and ``--from json|text`` to force the form."""
     parser.add_argument(
-        "file", metavar="FILE", help="a .json wire module or a .dbk text module ('-' for stdin)"
+        "file",
+        metavar="FILE",
+        help="a .json wire module, a .dbk text module or a .py Python kernel ('-' for stdin)",
     )
     parser.add_argument(
         "--from",

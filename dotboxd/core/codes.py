@@ -60,6 +60,11 @@ _TABLE: tuple[CodeInfo, ...] = (
     ),
     CodeInfo("E-IR-CLR-REF", _V, "a name or literal smuggles a host/CLR reference"),
     CodeInfo("E-TEXT-SYNTAX", _V, "the readable text form does not parse"),
+    CodeInfo("E-PY-SYNTAX", _V, "a Python kernel file is not UTF-8 or does not parse as Python"),
+    CodeInfo(
+        "E-PY-UNSUPPORTED", _V, "a Python construct outside the kernel subset (import, class, lambda, ...)"
+    ),
+    CodeInfo("E-PY-MODULE", _V, "a Python kernel file lacks, repeats or misspells its module(...) header"),
     # --- canonical form ------------------------------------------------------------------------
     CodeInfo(
         "E-CANON-LIMIT", _V, "the canonical form would exceed its budget (escapes double per nesting level)"
