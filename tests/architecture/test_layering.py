@@ -1,4 +1,4 @@
-"""Data flows one way: core <- grammar <- validator <- runtime <- host <- cli/server.
+"""Data flows one way: core <- grammar <- validator <- runtime <- host <- conformance/distributed <- cli/server.
 
 A layer may import itself and anything below it, never anything above. The check reads every
 module's import statements (including function-local imports) with ``ast``, so a lazy upward import
@@ -22,6 +22,7 @@ LAYER_OF_FOLDER: dict[str, tuple[str, int]] = {
     "runtime": ("dotboxd.runtime", 3),
     "dotboxd/host": ("dotboxd.host", 4),
     "conformance": ("dotboxd.conformance", 5),
+    "dotboxd/distributed": ("dotboxd.distributed", 5),
     "dotboxd/cli": ("dotboxd.cli", 6),
 }
 RANK = {package: rank for package, rank in LAYER_OF_FOLDER.values()}
@@ -59,7 +60,7 @@ def _library_files() -> list[tuple[Path, int]]:
 
 def test_layer_table_covers_every_library_folder() -> None:
     top = {p.name for p in (ROOT / "dotboxd").iterdir() if p.is_dir() and not p.name.startswith("__")}
-    assert top <= {"core", "host", "cli", "server"}, f"new sub-package needs a layer: {top}"
+    assert top <= {"core", "host", "cli", "server", "distributed"}, f"new sub-package needs a layer: {top}"
 
 
 @pytest.mark.parametrize(
