@@ -30,6 +30,7 @@ from dotboxd.core.diagnostics import DotBoxDError, reject
 from dotboxd.distributed.jobspec import JobSpec
 from dotboxd.distributed.outcome import JobResult, PartitionResult, RecordError
 from dotboxd.distributed.tasks import Kind, run_partition
+from dotboxd.runtime.execution import ArgEncoding
 
 OnError = Literal["collect", "fail"]
 
@@ -72,6 +73,7 @@ def run_job(
     spread: bool = False,
     on_error: OnError = "collect",
     fuel_budget: int | None = None,
+    encoding: ArgEncoding = "python",
 ) -> JobResult:
     """Run a job over ``partitions`` on ``client`` (a ``distributed.Client``; None runs in-process)."""
     if on_error not in ("collect", "fail"):
@@ -88,7 +90,9 @@ def run_job(
             _raise_if_refused_or_failed(result, fail_fast)
             results.append(result)
         return _job(results, fuel_budget)
-    return _run_on_cluster(spec, kind, partitions, entrypoint, client, spread, fail_fast, fuel_budget)
+    return _run_on_cluster(
+        spec, kind, partitions, entrypoint, client, spread, fail_fast, fuel_budget, encoding
+    )
 
 
 def _run_on_cluster(
@@ -100,6 +104,7 @@ def _run_on_cluster(
     spread: bool,
     fail_fast: bool,
     fuel_budget: int | None,
+    encoding: ArgEncoding,
 ) -> JobResult:
     from distributed import as_completed
 
@@ -122,6 +127,7 @@ def _run_on_cluster(
             spread,
             fail_fast,
             shares[number],
+            encoding,
             pure=False,
             retries=0,
         )

@@ -29,7 +29,8 @@ class RecordError:
 class PartitionResult:
     """One partition's outcome. ``values`` holds, for ``filter``, the records whose predicate was
     true; for ``map``, ``(index, value)`` pairs of the records that ran; for ``run_batch``, the one
-    value of the batch run (empty if it failed). ``not_run`` counts records the partition skipped
+    value of the batch run (empty if it failed). Map and batch values are in the typed JSON
+    encoding of ``ExecutionResult.value_json`` (plain JSON data that can cross processes). ``not_run`` counts records the partition skipped
     because its share of the job's fuel budget was spent, or because ``on_error="fail"`` stopped
     it at its first error. ``refusal`` is set (code, message) when the worker refused the job."""
 

@@ -5,7 +5,9 @@ way the job asks: once per record (``filter``, ``map``: each run under the polic
 or once for the whole partition (``batch``: one run, the partition as a list argument, under the
 same per-run limits). It never raises for a kernel fault or a refusal: those come back in the
 ``PartitionResult``, so the engine never retries a deterministic failure (Dask retries a task only
-when its worker dies).
+when its worker dies). Values travel back in the conformance typed JSON encoding
+(``ExecutionResult.value_json``): plain JSON data, because sandbox values are deliberately not
+picklable (they refuse attribute writes, so nothing can rebuild one from a byte stream).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dotboxd.distributed.jobspec import JobSpec
 from dotboxd.distributed.outcome import PartitionResult, RecordError, count_audit, sum_usage
 from dotboxd.distributed.worker import checked_plan
 from dotboxd.host.result import ExecutionResult
+from dotboxd.runtime.execution import ArgEncoding
 from dotboxd.runtime.meter import ResourceUsage
 
 Kind = Literal["filter", "map", "batch"]
@@ -32,10 +35,12 @@ def run_partition(
     spread: bool,
     fail_fast: bool,
     fuel_allowance: int | None,
+    encoding: ArgEncoding = "python",
 ) -> PartitionResult:
     """Run one partition. ``spread`` passes each record as the argument list (else as the one
     argument); ``fail_fast`` stops at the first failed run; ``fuel_allowance`` (this partition's
-    share of a job budget) stops starting runs once the fuel spent reaches it."""
+    share of a job budget) stops starting runs once the fuel spent reaches it. ``encoding`` is how
+    records encode arguments: Python values, or the conformance JSON encoding (``"json"``)."""
     records = list(records)
     try:
         host, plan = checked_plan(spec)
@@ -44,11 +49,11 @@ def run_partition(
             partition, (), (), ResourceUsage(), 0, len(records), {}, (refused.code, str(refused))
         )
     if kind == "batch":
-        result = host.execute(plan, entrypoint, [records], backend=spec.backend)
+        result = host.execute(plan, entrypoint, [records], backend=spec.backend, encoding=encoding)
         errors = () if result.ok else (_error(partition, 0, result),)
         return PartitionResult(
             partition,
-            (result.value,) if result.ok else (),
+            (result.value_json(),) if result.ok else (),
             errors,
             result.usage,
             1,
@@ -65,7 +70,7 @@ def run_partition(
         if fuel_allowance is not None and spent >= fuel_allowance:
             break
         args = list(record) if spread and isinstance(record, Sequence) else [record]
-        result = host.execute(plan, entrypoint, args, backend=spec.backend)
+        result = host.execute(plan, entrypoint, args, backend=spec.backend, encoding=encoding)
         ran += 1
         spent += result.usage.fuel_used
         usages.append(result.usage)
@@ -75,7 +80,7 @@ def run_partition(
             if fail_fast:
                 break
         elif kind == "map":
-            values.append((index, result.value))
+            values.append((index, result.value_json()))
         elif result.value is True:
             values.append(record)
     return PartitionResult(
