@@ -115,11 +115,13 @@ def _run_on_cluster(
         parts = _as_lists(partitions)
         sources = list(parts)
         shares = _shares(fuel_budget, [len(p) for p in parts])
+    # the spec goes to each worker once per job, not once per task
+    shipped = client.scatter(spec, broadcast=True, hash=False)
     futures = [
         # pure=False: a resubmitted job runs again (its records may be the same, its spec too)
         client.submit(
             run_partition,
-            spec,
+            shipped,
             kind,
             number,
             source,

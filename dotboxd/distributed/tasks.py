@@ -49,6 +49,8 @@ def run_partition(
             partition, (), (), ResourceUsage(), 0, len(records), {}, (refused.code, str(refused))
         )
     if kind == "batch":
+        if fuel_allowance is not None and fuel_allowance <= 0:
+            return PartitionResult(partition, (), (), ResourceUsage(), 0, 1, {})
         result = host.execute(plan, entrypoint, [records], backend=spec.backend, encoding=encoding)
         errors = () if result.ok else (_error(partition, 0, result),)
         return PartitionResult(
