@@ -137,7 +137,7 @@ def _run_on_cluster(
     ]
     results: dict[int, PartitionResult] = {}
     try:
-        for future in as_completed(futures):
+        for future in as_completed(futures):  # type: ignore[no-untyped-call]
             result: PartitionResult = future.result()
             _raise_if_refused_or_failed(result, fail_fast)
             results[result.partition] = result
