@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.core.types import BOOL
 from dotboxd.distributed.jobspec import JobSpec
 from dotboxd.distributed.outcome import PartitionResult, RecordError, count_audit, sum_usage
 from dotboxd.distributed.worker import checked_plan
@@ -48,6 +49,14 @@ def run_partition(
         return PartitionResult(
             partition, (), (), ResourceUsage(), 0, len(records), {}, (refused.code, str(refused))
         )
+    if kind == "filter":
+        info = plan.functions.get(entrypoint)
+        if info is not None and info.is_entrypoint and info.return_type != BOOL:
+            # a non-Bool "predicate" would keep nothing and drop every record silently
+            message = f"filter entrypoint '{entrypoint}' returns {info.return_type}, not Bool"
+            return PartitionResult(
+                partition, (), (), ResourceUsage(), 0, len(records), {}, ("E-DIST-OPTION", message)
+            )
     if kind == "batch":
         if fuel_allowance is not None and fuel_allowance <= 0:
             return PartitionResult(partition, (), (), ResourceUsage(), 0, 1, {})

@@ -122,3 +122,32 @@ def test_setup_name_without_function_is_rejected_on_the_client() -> None:
     with pytest.raises(DotBoxDError) as refused:
         job_spec(plan, "tests.distributed.worker_setup")
     assert refused.value.code == "E-DIST-SETUP"
+
+
+def test_filter_refuses_a_non_bool_predicate_instead_of_dropping_every_record() -> None:
+    with pytest.raises(DotBoxDError) as refused:
+        filter_records(events_spec(), PARTS, "inverse")
+    assert refused.value.code == "E-DIST-OPTION" and "not Bool" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("partitions", "options"),
+    [
+        ("abc", {}),
+        ([[1], 5], {}),
+        (PARTS, {"on_error": "ignore"}),
+        (PARTS, {"fuel_budget": -1}),
+    ],
+)
+def test_bad_job_options_are_rejected_with_a_code(partitions: object, options: dict[str, object]) -> None:
+    with pytest.raises(DotBoxDError) as refused:
+        filter_records(events_spec(), partitions, "keep", **options)
+    assert refused.value.code == "E-DIST-OPTION"
+
+
+def test_unknown_entrypoint_yields_an_error_per_record_never_a_silent_drop() -> None:
+    result = filter_records(events_spec(), PARTS, "nowhere")
+    assert len(result.errors) == 5 and result.values == []
+    host = client_host()
+    local = host.execute(host.prepare(EVENTS), "nowhere", [1])
+    assert local.error is not None and result.errors[0].code == local.error.code
