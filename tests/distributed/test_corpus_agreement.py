@@ -5,7 +5,8 @@ cannot have - no declared bindings (their fixture behaviours exist only in the c
 no ``files`` (a temporary root on the client's disk), no grants and no async capability. Each case is
 shipped as its own job (module, policy and an empty binding manifest as content) and run once
 through ``map_records`` on the LocalCluster; value, error (code, category, message) and usage must
-equal a local run of the same plan. A deterministic stride of the selection keeps the test short.
+equal a local run of the same plan (usage excepted for runs ended by their wall-clock limit, whose
+fuel depends on the machine's load). A deterministic stride of the selection keeps the test short.
 """
 
 from __future__ import annotations
@@ -62,7 +63,10 @@ def test_distributed_run_agrees_with_local_execute(case: Case, dask_client: Any)
     spec = job_spec(plan, SETUP)
     result = map_records(spec, [[args]], case.entrypoint, client=dask_client, spread=True, encoding="json")
     assert result.runs == 1 and result.not_run == 0
-    assert result.usage == local.usage
+    if local.error is None or local.error.category != "Timeout":
+        # a run stopped by its wall-clock limit got as far as the machine's load let it: its usage
+        # differs between any two runs, local or not; its error must still agree (below)
+        assert result.usage == local.usage
     if local.ok:
         assert result.errors == []
         assert result.values == [(0, local.value_json())]
