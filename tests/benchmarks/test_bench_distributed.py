@@ -45,7 +45,7 @@ def cluster_client(request: pytest.FixtureRequest) -> Iterator[Any]:
         n_workers=request.param,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=":0",  # a free port: None still binds the fixed 8787 here
         host="127.0.0.1",
         silence_logs=40,
     )
@@ -110,7 +110,7 @@ def test_bench_partition_overhead(benchmark: Any) -> None:
             n_workers=1,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",  # a free port: None still binds the fixed 8787 here
             host="127.0.0.1",
             silence_logs=40,
         ) as cluster,

@@ -20,7 +20,7 @@ def dask_client() -> Iterator[Any]:
         n_workers=2,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=":0",  # a free port: None still binds the fixed 8787 here
         host="127.0.0.1",
         silence_logs=40,
     )
