@@ -11,7 +11,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest security-boundary pytest-rest fuzz-ci fuzz mutation bench clean
+.PHONY: demo test lint typecheck pytest security-boundary pytest-rest fuzz-ci fuzz mutation bench bench-distributed clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -80,6 +80,12 @@ test: lint typecheck security-boundary fuzz-ci pytest-rest
 
 bench: $(STAMP)
 	$(BIN)/python -m pytest tests/benchmarks --benchmark-enable --benchmark-only --benchmark-columns=min,median,mean,rounds
+
+# events/s of a predicate on a LocalCluster of 1 and 2 workers next to one process (200k records by
+# default; DOTBOXD_DIST_RECORDS=10000000 for the 10M run)
+bench-distributed: $(STAMP)
+	$(BIN)/python -m pytest tests/benchmarks/test_bench_distributed.py -p no:logging --benchmark-enable --benchmark-only --benchmark-columns=min,rounds -s --benchmark-json=$(VENV)/bench-distributed.json
+	$(BIN)/python -c 'import json; [print(b["name"], b["extra_info"]) for b in json.load(open("$(VENV)/bench-distributed.json"))["benchmarks"]]'
 
 clean:
 	rm -rf $(VENV) .typecheck .pytest_cache .mypy_cache .ruff_cache .hypothesis .benchmarks

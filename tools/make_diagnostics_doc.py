@@ -45,6 +45,8 @@ STAGES: tuple[tuple[str, str], ...] = (
     ("W-POLICY-", "policy resolution (warning in the plan)"),
     ("E-PLAN-", "plan (execution time re-check)"),
     ("E-PROOF-", "prover (requireStaticBound)"),
+    ("E-DIST-", "distributed job (client or worker)"),
+    ("R-JOB-", "distributed job (client)"),
     ("R-OPT-", "run: optimized backend"),
     ("E-PLUGIN-", "plugins (trusted, not a boundary)"),
     ("E-ISOLATION-", "isolated worker (setup)"),
@@ -191,6 +193,10 @@ EXAMPLES: dict[str, str] = {
     "R-ASYNC-LOOP": "a synchronous `execute` of a plan with an async binding, called on a thread whose event loop is running",
     "R-OPT-VERIFIER": "generated Python that calls a name outside the stub allowlist",
     "R-OPT-COMPILE": "the optimized backend asked to run a plan it cannot compile, with fallback off",
+    "E-DIST-INTEGRITY": "a worker receives module bytes whose hash is not the job's `moduleHash`",
+    "E-DIST-SETUP": "worker setup `myapp.workers:missing` names no importable function",
+    "E-DIST-OPTION": '`on_error="ignore"`, or a partition that is not a list',
+    "R-JOB-RECORD": '`on_error="fail"` and a record\'s run ends with `R-QUOTA-FUEL`',
 }
 
 HEADER = """# Diagnostics and error codes

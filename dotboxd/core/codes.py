@@ -233,6 +233,25 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("R-WORKER-TIMEOUT", Category.TIMEOUT, "the watchdog killed the worker at its wall-time limit"),
     CodeInfo("R-WORKER-KILLED", Category.QUOTA_EXCEEDED, "the worker was killed by a signal (an rlimit)"),
     CodeInfo("R-WORKER-RESULT", Category.HOST_FAILURE, "the worker's result frame is malformed or too big"),
+    # --- distributed jobs (issue 21) ----------------------------------------------------------
+    CodeInfo(
+        "E-DIST-INTEGRITY",
+        _V,
+        "a distributed job's module, policy, binding manifest or plan hash differs on the worker",
+    ),
+    CodeInfo(
+        "E-DIST-SETUP",
+        _V,
+        "a distributed job's worker setup function is missing, fails or returns no bindings",
+    ),
+    CodeInfo(
+        "E-DIST-OPTION", Category.INVALID_INPUT, "a distributed job was called with a bad option or partition"
+    ),
+    CodeInfo(
+        "R-JOB-RECORD",
+        Category.HOST_FAILURE,
+        "a record of a distributed job failed and the job was told to fail",
+    ),
     # --- optimized backend (issue 7) -----------------------------------------------------------
     CodeInfo(
         "R-OPT-VERIFIER", Category.VERIFIER_FAILURE, "generated code failed the verifier and was quarantined"
