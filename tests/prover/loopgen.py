@@ -145,6 +145,9 @@ class _Gen:
         bound = self.draw(st.sampled_from(bounds))
         step = self.draw(st.sampled_from(["1", "2"]))
         body = self.block([*ints, k], depth + 1, True, 3)
+        if self.draw(st.booleans()):  # the same counter, left by an early break (ranking read off it)
+            head = ["while true {", f"if {k} >= {bound} {{ break; }}"]
+            return [f"{k} = 0;", *head, f"{k} = {k} + {step};", *body, "}"]
         return [f"{k} = 0;", f"while {k} < {bound} {{", f"{k} = {k} + {step};", *body, "}"]
 
 

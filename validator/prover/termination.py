@@ -97,6 +97,53 @@ def guard_comparisons(e: ast.Expr) -> list[tuple[ast.Expr, ast.Expr, bool]]:
     return out
 
 
+def _always_leaves(block: tuple[ast.Stmt, ...]) -> bool:
+    """``block`` ends in ``break`` or ``return`` and has no ``continue`` anywhere: every path
+    through it that finishes leaves the loop (no path goes on to the next iteration)."""
+    if not block or not isinstance(block[-1], ast.Break | ast.Return):
+        return False
+    stack: list[ast.Stmt] = list(block)
+    while stack:
+        st = stack.pop()
+        if isinstance(st, ast.Continue):
+            return False
+        if isinstance(st, ast.If):
+            stack.extend((*st.then, *st.else_))
+        elif isinstance(st, ast.While | ast.ForRange):
+            stack.extend(st.body)
+    return True
+
+
+def _negated_comparisons(e: ast.Expr) -> list[tuple[ast.Expr, ast.Expr, bool]]:
+    """The comparisons that hold when ``e`` is false, as :func:`guard_comparisons` gives them."""
+    if isinstance(e, ast.Binary) and e.op is ast.BinaryOp.OR:
+        return _negated_comparisons(e.left) + _negated_comparisons(e.right)
+    if isinstance(e, ast.Unary) and e.op is ast.UnaryOp.NOT:
+        return guard_comparisons(e.operand)
+    if not isinstance(e, ast.Binary):
+        return []
+    flips = {
+        ast.BinaryOp.GTE: (e.left, e.right, True),  # not (a >= b): a < b
+        ast.BinaryOp.GT: (e.left, e.right, False),  # not (a > b): a <= b
+        ast.BinaryOp.LTE: (e.right, e.left, True),  # not (a <= b): b < a
+        ast.BinaryOp.LT: (e.right, e.left, False),  # not (a < b): b <= a
+    }
+    return [flips[e.op]] if e.op in flips else []
+
+
+def exit_comparisons(body: tuple[ast.Stmt, ...]) -> list[tuple[ast.Expr, ast.Expr, bool]]:
+    """Comparisons every iteration that goes on to the next one has passed, read at the loop head:
+    the negated conditions of the leading ``if C { ...; break }`` (or ``return``) statements of the
+    body. Leading means nothing before them changes a local, so ``C`` sees the loop-head values;
+    this is how ``while true { if i >= n { break; } ... }`` gets the ranking function ``n - i``."""
+    out: list[tuple[ast.Expr, ast.Expr, bool]] = []
+    for st in body:
+        if not (isinstance(st, ast.If) and not st.else_ and _always_leaves(st.then)):
+            break
+        out.extend(_negated_comparisons(st.condition))
+    return out
+
+
 # --- facets ------------------------------------------------------------------------------------
 
 
@@ -532,8 +579,10 @@ def _ranking(
         if tr.atom is not None and fv is not None:
             temp_facts[tr.atom] = [s.le(fv[0], _atom(tr.atom)), s.le(_atom(tr.atom), fv[1])]
     candidates: list[Poly] = []
+    from_exit: set[Poly] = set()  # candidates only an early exit keeps >= 1 (one more iteration)
     implied: list[Cond] = []
-    for small_e, big_e, strict in guard_comparisons(node.condition):
+    in_guard = guard_comparisons(node.condition)
+    for k, (small_e, big_e, strict) in enumerate([*in_guard, *exit_comparisons(node.body)]):
         if an.plan.type_of(small_e) not in INT_RANGES:
             continue
         small, big = an.peek(small_e, head), an.peek(big_e, head)
@@ -544,6 +593,8 @@ def _ranking(
         implied.append(s.ge(s.add_const(r, -1)))
         if s.atoms(r) & by_atom.keys() and r not in candidates:
             candidates.append(r)
+            if k >= len(in_guard):
+                from_exit.add(r)
     obligations: list[str] = []
     for r in candidates[:6]:
         mapping: dict[int, Poly] = {}
@@ -588,7 +639,10 @@ def _ranking(
                 entry_elim[fid] = fe
         n_up = s.max(s.bound(r, entry_elim, True), ZERO)
         n_lo = ZERO
-        if guard is not None:
+        if r in from_exit:
+            # r >= 1 is known only on iterations that go on; the one that leaves comes on top
+            n_up = s.add_const(n_up, 1)
+        elif guard is not None:
             # exactly r(entry) iterations if r drops by at most 1 and the guard fails only at r <= 0
             slow = s.lt(r_post, s.add_const(r, -1))
             ob2, res2 = an.log.ask(
@@ -619,7 +673,7 @@ def _ranking(
             node.pointer,
             "while",
             Verdict.PROVED,
-            f"ranking function r = {text}",
+            f"ranking function r = {text}" + (" (read off an early exit)" if r in from_exit else ""),
             an.namer.poly(n_up),
             tuple(obligations),
         )
