@@ -145,7 +145,10 @@ class _Gen:
         bound = self.draw(st.sampled_from(bounds))
         step = self.draw(st.sampled_from(["1", "2"]))
         body = self.block([*ints, k], depth + 1, True, 3)
-        if self.draw(st.booleans()):  # the same counter, left by an early break (ranking read off it)
+        shape = self.draw(st.sampled_from(["guard", "break", "halve"]))
+        if shape == "halve":  # halved down to 0: the logarithmic bound
+            return [f"{k} = {bound};", f"while {k} > 0 {{", f"{k} = {k} / {step} / 2;", *body, "}"]
+        if shape == "break":  # the same counter, left by an early break (ranking read off it)
             head = ["while true {", f"if {k} >= {bound} {{ break; }}"]
             return [f"{k} = 0;", *head, f"{k} = {k} + {step};", *body, "}"]
         return [f"{k} = 0;", f"while {k} < {bound} {{", f"{k} = {k} + {step};", *body, "}"]

@@ -557,6 +557,50 @@ def _probe_exit(
     return out
 
 
+def _divides(s: Sym, polys: Iterable[Poly]) -> bool:
+    """Does a step involve a division (an ``fdiv`` factor)? Only then can it halve, so only then
+    is the halving question worth one of the module's solver queries."""
+    todo = [f for p in polys for mono, _ in p.terms for f in mono]
+    seen: set[int] = set()
+    while todo:
+        fid = todo.pop()
+        if fid in seen:
+            continue
+        seen.add(fid)
+        factor = s.factors[fid]
+        if factor.kind == "fdiv":
+            return True
+        todo.extend(f for p in factor.args for mono, _ in p.terms for f in mono)
+    return False
+
+
+def _halves(
+    an: Analyzer,
+    node: ast.While,
+    r: Poly,
+    r_post: Poly,
+    premises: list[Cond],
+    facts: dict[int, list[Cond]],
+    obligations: list[str],
+) -> bool:
+    """Does every iteration take a ranking function ``r >= 1`` to at most ``r / 2``? (``x = x / 2``
+    down to 0.) Then the loop runs at most ``floor(log2 r(entry)) + 1`` times instead of ``r``."""
+    s = an.sym
+    ob, result = an.log.ask(
+        s,
+        kind="ranking",
+        function=an.function,
+        pointer=node.pointer,
+        claim=f"every iteration at least halves r = {an.namer.poly(r)}",
+        goal=s.and_(s.ge(s.add_const(r, -1)), s.ge(s.add_const(s.sub(s.scale(r_post, 2), r), -1))),
+        premises=premises,
+        facts=facts,
+    )
+    if ob.name:
+        obligations.append(ob.name)
+    return result.status == "unsat"
+
+
 def _ranking(
     an: Analyzer,
     node: ast.While,
@@ -639,6 +683,13 @@ def _ranking(
                 entry_elim[fid] = fe
         n_up = s.max(s.bound(r, entry_elim, True), ZERO)
         n_lo = ZERO
+        steps = [p for fid in s.atoms(r) & by_atom.keys() for p in (by_atom[fid].post or ())]
+        halving = _divides(s, steps) and _halves(an, node, r, r_post, premises, temp_facts, obligations)
+        if halving:
+            # r >= 1 at least halves per iteration: at most bit_length(max r(entry)) iterations
+            top = s.range(n_up)[1]
+            if top is not None and top >= 0:
+                n_up = s.min(n_up, const(int(top).bit_length()))
         if r in from_exit:
             # r >= 1 is known only on iterations that go on; the one that leaves comes on top
             n_up = s.add_const(n_up, 1)
@@ -673,7 +724,9 @@ def _ranking(
             node.pointer,
             "while",
             Verdict.PROVED,
-            f"ranking function r = {text}" + (" (read off an early exit)" if r in from_exit else ""),
+            f"ranking function r = {text}"
+            + (" (read off an early exit)" if r in from_exit else "")
+            + (", at least halved by every iteration" if halving else ""),
             an.namer.poly(n_up),
             tuple(obligations),
         )
