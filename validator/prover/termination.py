@@ -639,8 +639,16 @@ def _ranking(
             candidates.append(r)
             if k >= len(in_guard):
                 from_exit.add(r)
+    singles = candidates[:6]
+    for i, r1 in enumerate(singles):  # x > 0 && y > 0 where each path lowers one: r = x + y
+        for r2 in singles[i + 1 :]:
+            both = s.add(r1, r2)
+            if both not in candidates:
+                candidates.append(both)
+                if r1 in from_exit or r2 in from_exit:
+                    from_exit.add(both)
     obligations: list[str] = []
-    for r in candidates[:6]:
+    for r in candidates[:12]:
         mapping: dict[int, Poly] = {}
         premises: list[Cond] = [*head.pc, *implied]
         ok = True
