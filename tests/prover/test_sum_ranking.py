@@ -3,6 +3,8 @@ lower one of the two is ranked by ``x + y``; a path that lowers neither keeps th
 
 from __future__ import annotations
 
+import pytest
+
 from dotboxd.grammar.text import parse_text
 from dotboxd.host import Policy, SandboxHost
 from dotboxd.validator.prover import Verdict, prove_plan
@@ -39,3 +41,27 @@ def test_a_path_that_lowers_neither_local_leaves_the_conjunctive_loop_unproved()
     """Threat: non-termination accepted (T-PRV-05): for k <= 0 this loop never ends."""
     plan = SandboxHost().prepare(_kernel("y = y + 0;"), Policy.default())
     assert prove_plan(plan).function("main").loops[0].verdict is Verdict.UNKNOWN
+
+
+DISJUNCTIVE = (
+    'module "t" version "1.0.0";\nentrypoint fn main(x I32, y I32) -> I32 {\n'
+    "c = 0;\nwhile x > 0 || y > 0 {\nif x > 0 { x = x - 1; } else { y = y - 1; }\nc = c + 1;\n}\n"
+    "return c;\n}\n"
+)
+
+
+@pytest.mark.parametrize("limit", [39, 40])
+def test_disjunctive_guard_is_ranked_by_the_positive_parts_and_no_fewer_iterations(limit: int) -> None:
+    """Threat: an unsound bound (T-PRV-01): x = y = 20 runs 40 iterations; a limit of 39 must not
+    be PROVED, 40 must be."""
+    policy = {
+        "limits": {"maxLoopIterations": limit, "maxWallTimeMs": 60000},
+        "inputBounds": {"main": {"x": [0, 20], "y": [0, 20]}},
+    }
+    prepared = prepare(parse_text(DISJUNCTIVE), policy, [], "main")
+    assert prepared is not None
+    loop = prepared.report.function("main").loops[0]
+    assert loop.verdict is Verdict.PROVED and "max(0, x) + max(0, y)" in loop.method
+    budget = prepared.report.function("main").budget("loopIterations")
+    assert budget is not None and (budget.verdict is Verdict.PROVED) is (limit == 40)
+    assert check_program(prepared, [[20, 20], [0, 20], [20, 0], [3, 7]]).violations == []

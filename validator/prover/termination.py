@@ -557,6 +557,36 @@ def _probe_exit(
     return out
 
 
+def _disjunctive_candidate(an: Analyzer, guard: ast.Expr, head: State) -> Poly | None:
+    """For a guard ``a || b`` of comparisons (``x > 0 || y > 0``): the sum of each side's
+    positive part, ``max(0, x) + max(0, y)``, which is ``>= 1`` exactly when some side holds. Unlike
+    a conjunctive comparison, no side is implied by the guard, so the ranking obligation's own
+    ``r < 1`` disjunct (against the guard in the path condition) is what shows ``r >= 1``."""
+    if not (isinstance(guard, ast.Binary) and guard.op is ast.BinaryOp.OR):
+        return None
+    s = an.sym
+    total: Poly | None = None
+    stack: list[ast.Expr] = [guard]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, ast.Binary) and e.op is ast.BinaryOp.OR:
+            stack.extend((e.right, e.left))
+            continue
+        sides = guard_comparisons(e)
+        if not sides:
+            return None
+        small_e, big_e, strict = sides[0]
+        if an.plan.type_of(small_e) not in INT_RANGES:
+            return None
+        small, big = an.peek(small_e, head), an.peek(big_e, head)
+        if not (isinstance(small, AInt) and isinstance(big, AInt)):
+            return None
+        r = s.sub(big.hi, small.lo) if strict else s.add_const(s.sub(big.hi, small.lo), 1)
+        part = s.max(r, ZERO)
+        total = part if total is None else s.add(total, part)
+    return total
+
+
 def _divides(s: Sym, polys: Iterable[Poly]) -> bool:
     """Does a step involve a division (an ``fdiv`` factor)? Only then can it halve, so only then
     is the halving question worth one of the module's solver queries."""
@@ -639,7 +669,10 @@ def _ranking(
             candidates.append(r)
             if k >= len(in_guard):
                 from_exit.add(r)
-    singles = candidates[:6]
+    either = _disjunctive_candidate(an, node.condition, head)
+    if either is not None and s.atoms(either) & by_atom.keys() and either not in candidates:
+        candidates.append(either)  # checked like the others, but no guard-implied "r >= 1"
+    singles = [r for r in candidates[:6] if r != either]
     for i, r1 in enumerate(singles):  # x > 0 && y > 0 where each path lowers one: r = x + y
         for r2 in singles[i + 1 :]:
             both = s.add(r1, r2)
