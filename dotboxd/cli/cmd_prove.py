@@ -146,7 +146,8 @@ def human_report(
     counts = report.counts()
     summary = ", ".join(f"{k} {v}" for k, v in counts.items())
     lines.append(
-        f"summary: {len(report.functions)} function(s): {summary}; {len(report.obligations)} obligation(s)"
+        f"summary: budgets of {len(report.functions)} function(s): {summary}; "
+        f"{len(report.obligations)} obligation(s)"
     )
     if smt_dir:
         lines.append(
@@ -158,9 +159,18 @@ def human_report(
     return "\n".join(lines)
 
 
+_BUDGET_WORDS = {
+    Verdict.PROVED: "every resource limit holds for every allowed input",
+    Verdict.REFUTED: "an input is proved to exceed a resource limit",
+    Verdict.UNKNOWN: "some resource limit is neither proved nor refuted; the meter decides at run time",
+}
+"""What the per-function verdict claims: it covers the budgets only (arithmetic safety is listed
+separately, per operation), so the line says so in words."""
+
+
 def _function_lines(proof: FunctionProof) -> list[str]:
     role = "entrypoint" if proof.entrypoint else "private: any arguments"
-    lines = [f"fn {proof.function} ({role}): {proof.verdict.value}"]
+    lines = [f"fn {proof.function} ({role}): budgets {proof.verdict.value} - {_BUDGET_WORDS[proof.verdict]}"]
     if proof.note:
         lines.append(f"  note: {proof.note}")
     own = [loop for loop in proof.loops if loop.function == proof.function]
@@ -178,20 +188,31 @@ def _function_lines(proof: FunctionProof) -> list[str]:
         lines.append(f"    {b.resource}: {b.verdict.value} (max {worst}, limit {limit})")
         lines.append(f"      bound: {b.bound}")
         if b.verdict is Verdict.REFUTED and b.witness is not None and b.reached is not None:
+            over = (
+                ""
+                if b.limit is None
+                else f", over the limit of {b.limit:,} ({b.reached / max(b.limit, 1):,.2f}x)"
+            )
             lines.append(
-                f"      counterexample: {b.witness.text()} needs at least {b.reached:,}: "
-                f"it exceeds the budget by {b.factor or 0.0:,.1f}x"
+                f"      counterexample (proved): {b.witness.text()} needs at least {b.reached:,}{over}; "
+                "a run on it is stopped by the quota"
             )
         elif b.verdict is Verdict.UNKNOWN:
             lines.append(f"      not proved: {b.reason}; runtime metering decides")
         if b.verdict is not Verdict.PROVED and b.estimated_factor is not None and b.estimated_factor > 1:
-            lines.append(f"      estimated worst case exceeds the budget by {b.estimated_factor:,.1f}x")
+            lines.append(
+                f"      estimate only (proves nothing): the worst case may reach {b.estimated_factor:,.1f}x the limit"
+            )
         if b.hint and b.verdict is not Verdict.PROVED:
             lines.append(f"      hint: {b.hint}")
     safe = [s for s in proof.safety if s.verdict is Verdict.PROVED]
     other = [s for s in proof.safety if s.verdict is not Verdict.PROVED]
     if proof.safety:
-        lines.append(f"  arithmetic: {len(safe)} operation(s) proved safe, {len(other)} not")
+        refuted = sum(1 for s in other if s.verdict is Verdict.REFUTED)
+        lines.append(
+            f"  arithmetic: {len(safe)} operation(s) proved never to fail, {refuted} refuted "
+            f"(an input that makes it fail is shown), {len(other) - refuted} unknown (checked at run time)"
+        )
         for s in other:
             extra = f"; e.g. {s.witness.text()}" if s.witness is not None else ""
             lines.append(f"    {s.op} at {s.pointer}: {s.verdict.value} - {s.reason}{extra}")

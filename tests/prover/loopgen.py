@@ -145,6 +145,33 @@ class _Gen:
         bound = self.draw(st.sampled_from(bounds))
         step = self.draw(st.sampled_from(["1", "2"]))
         body = self.block([*ints, k], depth + 1, True, 3)
+        shape = self.draw(st.sampled_from(["guard", "break", "halve", "either", "or"]))
+        if shape == "or":  # x > 0 || y > 0, the positive one lowered: max(0, x) + max(0, y)
+            k2 = self.fresh("k")
+            return [
+                f"{k} = {bound};",
+                f"{k2} = {bound};",
+                f"while {k} > 0 || {k2} > 0 {{",
+                f"if {k} > 0 {{ {k} = {k} - 1; }} else {{ {k2} = {k2} - {step}; }}",
+                *body,
+                "}",
+            ]
+        if shape == "either":  # x > 0 && y > 0, each path lowering one: ranked by x + y, path by path
+            k2 = self.fresh("k")
+            pick = self.cond([*ints, k])
+            return [
+                f"{k} = {bound};",
+                f"{k2} = {bound};",
+                f"while {k} > 0 && {k2} > 0 {{",
+                f"if {pick} {{ {k} = {k} - 1; }} else {{ {k2} = {k2} - {step}; }}",
+                *body,
+                "}",
+            ]
+        if shape == "halve":  # halved down to 0: the logarithmic bound
+            return [f"{k} = {bound};", f"while {k} > 0 {{", f"{k} = {k} / {step} / 2;", *body, "}"]
+        if shape == "break":  # the same counter, left by an early break (ranking read off it)
+            head = ["while true {", f"if {k} >= {bound} {{ break; }}"]
+            return [f"{k} = 0;", *head, f"{k} = {k} + {step};", *body, "}"]
         return [f"{k} = 0;", f"while {k} < {bound} {{", f"{k} = {k} + {step};", *body, "}"]
 
 

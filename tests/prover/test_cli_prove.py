@@ -16,9 +16,9 @@ def test_over_budget_kernel_prints_a_counterexample_and_fails(capsys: pytest.Cap
     code = main(["prove", str(EXAMPLES / "over-budget.json")])
     out = capsys.readouterr().out
     assert code == 1
-    assert "fn main (entrypoint): REFUTED" in out
+    assert "fn main (entrypoint): budgets REFUTED" in out
     assert "ranking function r = |items| - i" in out
-    assert "counterexample: items=a list of" in out and "exceeds the budget by" in out
+    assert "counterexample (proved): items=a list of" in out and "over the limit of" in out
     assert "hint: bound `items` in inputBounds or raise maxFuel" in out
 
 
@@ -63,7 +63,7 @@ def test_policy_with_input_bounds_makes_it_pass(tmp_path: Path, capsys: pytest.C
     code = main(["prove", str(EXAMPLES / "over-budget.json"), "--policy", str(policy)])
     out = capsys.readouterr().out
     assert code == 0
-    assert "fn main (entrypoint): PROVED" in out and "requireStaticBound: met" in out
+    assert "fn main (entrypoint): budgets PROVED" in out and "requireStaticBound: met" in out
 
 
 def test_strict_policy_not_met_exits_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,6 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from dotboxd.cli.main import main
+from dotboxd.conformance.generator import RandomSource, build_program
+from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.grammar.source import load_module
 from dotboxd.host import Policy, SandboxHost
 from dotboxd.validator.prover import prove_plan
@@ -49,3 +52,55 @@ def test_same_report_regardless_of_history_and_process() -> None:
         [sys.executable, "-c", SCRIPT, str(target)], capture_output=True, text=True, check=True, timeout=300
     )
     assert out.stdout.strip() == first
+
+
+def _plans() -> list[object]:
+    """A bounded slice of prover input: the examples that prepare plus generated loop programs."""
+    plans: list[object] = []
+    for path in sorted(EXAMPLES.glob("*.json")):
+        try:
+            plans.append(SandboxHost().prepare(load_module(path)[0], Policy.default()))
+        except DotBoxDError:
+            continue  # needs bindings this host does not register: not prover input here
+    for i in range(12):
+        program = build_program(RandomSource(f"determinism-{i}"))
+        if program.bindings_json:
+            continue
+        try:
+            plans.append(SandboxHost().prepare(program.module, Policy.default()))
+        except DotBoxDError:
+            continue  # declares policy types the default policy lacks
+    return plans
+
+
+def _verdicts(plans: list[object]) -> list[str]:
+    return [json.dumps(prove_plan(plan).to_json(), sort_keys=True) for plan in plans]  # type: ignore[arg-type]
+
+
+HOSTILE_SCRIPT = (
+    "(set-option :timeout 1)\n(set-option :rlimit 3000)\n(set-option :smt.random_seed 5)\n"
+    "(set-option :smt.arith.solver 2)\n(declare-const x Int)\n(assert (> (* x x x) 7))\n(check-sat)\n"
+)
+
+
+def test_verdicts_ignore_z3_global_state_left_by_replays_and_other_z3_users(tmp_path: Path) -> None:
+    """Threat: a kernel accepted or refused in strict mode depending on what the process did
+    before. Z3's parameter table is process-wide: a replayed script's ``set-option`` lines (parsed
+    in a fresh context) and another library's ``z3.set_param`` both write it."""
+    import z3  # type: ignore[import-untyped]
+
+    plans = _plans()
+    first = _verdicts(plans)
+    assert any('"PROVED"' in v for v in first)  # the slice has proofs that could flip
+    try:
+        out = tmp_path / "smt"
+        assert main(["prove", str(EXAMPLES / "over-budget.json"), "--emit-smt", str(out)]) in (0, 1)
+        for script in sorted(out.glob("*.smt2"))[:5]:  # replays of our own evidence, in-process
+            z3.Solver(ctx=z3.Context()).from_string(script.read_text(encoding="utf-8"))
+        z3.Solver(ctx=z3.Context()).from_string(HOSTILE_SCRIPT)  # someone else's script
+        z3.set_param("sat.random_seed", 11)  # and another Z3 user's global settings
+        z3.set_param("nlsat.seed", 4)
+        assert _verdicts(plans) == first
+        assert _verdicts(plans) == first  # and again, after our own queries ran in between
+    finally:
+        z3.reset_params()

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import intervals
+from . import intervals, smt
 from .smt import _z3
 
 LEMMA_RLIMIT = 20_000_000
@@ -289,9 +289,10 @@ def check_lemmas() -> list[LemmaResult]:
     results: list[LemmaResult] = []
     for name, statement, build in _lemmas():
         premises, conclusion = build(z3, algebra)
-        solver = z3.Solver()
-        solver.set("rlimit", LEMMA_RLIMIT)
+        solver = smt.pinned_solver(LEMMA_RLIMIT)
         solver.add(*premises)
         solver.add(z3.Not(conclusion))
-        results.append(LemmaResult(name, statement, str(solver.check())))
+        with smt.pinned_globals():
+            answer = str(solver.check())
+        results.append(LemmaResult(name, statement, answer))
     return results

@@ -9,11 +9,20 @@ question the prover asked, and the ``z3`` binary alone replays it to the same an
 Determinism: each query runs in a fresh solver with a fixed ``random_seed`` and a resource limit
 (``rlimit``, Z3's deterministic work counter) instead of a wall-clock timeout, so a verdict never
 depends on machine speed or load. Running out of rlimit is the answer ``unknown``.
+
+Isolation: Z3 keeps one process-wide parameter table, and a ``set-option`` line parsed by
+``from_string`` writes into it (even in a fresh context). So the prover never lets its scripts'
+option lines reach Z3: they are cut off before parsing and applied as *solver* parameters instead,
+and every setting that could steer a search (timeouts, resource limits, seeds, arithmetic engine)
+is pinned on each solver, which overrides whatever another Z3 user in the process has set
+globally. A verdict is thus a function of the module, the policy and the prover version only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +35,38 @@ MODULE_RLIMIT = 15_000_000
 """Z3 work units for all the obligations of one module together (a few seconds at most)."""
 
 RANDOM_SEED = 0
+
+PINNED_PARAMS: tuple[tuple[str, int | bool], ...] = (
+    ("timeout", 4294967295),  # Z3's "no wall-clock limit": only rlimit may stop a query
+    ("auto_config", True),
+    ("smt.auto_config", True),
+    ("smt.arith.solver", 6),
+    ("smt.phase_selection", 3),
+    ("smt.relevancy", 2),
+)
+"""Z3's own defaults for the process-wide parameters that steer a search, set on every solver so
+that another library's ``z3.set_param`` (or a replayed script) cannot change a verdict."""
+
+GLOBAL_PINS: tuple[tuple[str, str], ...] = (("sat.random_seed", "0"), ("nlsat.seed", "0"))
+"""Seeds Z3 reads only from its process-wide table (a solver refuses them as its own parameters):
+set to these values for the duration of each query and restored afterwards, under a lock."""
+
+_GLOBAL_LOCK = threading.Lock()
+
+
+@contextmanager
+def pinned_globals() -> Iterator[None]:
+    """Hold :data:`GLOBAL_PINS` for one query, then give the process its own values back."""
+    z3 = _z3()
+    with _GLOBAL_LOCK:
+        saved = [(name, str(z3.get_param(name))) for name, _ in GLOBAL_PINS]
+        try:
+            for name, value in GLOBAL_PINS:
+                z3.set_param(name, value)
+            yield
+        finally:
+            for name, value in saved:
+                z3.set_param(name, value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,14 +213,13 @@ def solve(text: str, rlimit: int, seed: int = RANDOM_SEED, ctx: Any = None) -> S
     """Ask Z3 whether the script is satisfiable; a model maps atom ids to values."""
     z3 = _z3()
 
-    solver = z3.Solver(ctx=ctx) if ctx is not None else z3.Solver()
-    solver.set("rlimit", rlimit)
-    solver.set("random_seed", seed)
+    solver = pinned_solver(rlimit, seed, ctx)
     try:
-        solver.from_string(text)
-        before = _rlimit_count(solver)
-        answer = solver.check()
-        used = max(0, _rlimit_count(solver) - before)
+        with pinned_globals():
+            solver.from_string(script_body(text))
+            before = _rlimit_count(solver)
+            answer = solver.check()
+            used = max(0, _rlimit_count(solver) - before)
     except z3.Z3Exception as error:  # a malformed script would be a prover bug: fail closed
         return SolveResult("unknown", reason=f"z3 error: {error}")
     if answer == z3.unsat:
@@ -197,6 +237,24 @@ def solve(text: str, rlimit: int, seed: int = RANDOM_SEED, ctx: Any = None) -> S
                     model[int(name[1:])] = 1 if z3.is_true(value) else 0
         return SolveResult("sat", model, used=used)
     return SolveResult("unknown", reason=str(solver.reason_unknown()), used=used)
+
+
+def pinned_solver(rlimit: int, seed: int = RANDOM_SEED, ctx: Any = None) -> Any:
+    """A solver whose every search-steering parameter is ours, whatever the global table says."""
+    z3 = _z3()
+    solver = z3.Solver(ctx=ctx) if ctx is not None else z3.Solver()
+    for name, value in PINNED_PARAMS:
+        solver.set(name, value)
+    solver.set("rlimit", rlimit)
+    solver.set("random_seed", seed)
+    solver.set("smt.random_seed", seed)
+    return solver
+
+
+def script_body(text: str) -> str:
+    """The script without its ``set-option`` lines: parsed, they would write Z3's process-wide
+    parameter table; :func:`pinned_solver` applies the same settings to the one solver instead."""
+    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith("(set-option "))
 
 
 def _rlimit_count(solver: Any) -> int:

@@ -97,6 +97,53 @@ def guard_comparisons(e: ast.Expr) -> list[tuple[ast.Expr, ast.Expr, bool]]:
     return out
 
 
+def _always_leaves(block: tuple[ast.Stmt, ...]) -> bool:
+    """``block`` ends in ``break`` or ``return`` and has no ``continue`` anywhere: every path
+    through it that finishes leaves the loop (no path goes on to the next iteration)."""
+    if not block or not isinstance(block[-1], ast.Break | ast.Return):
+        return False
+    stack: list[ast.Stmt] = list(block)
+    while stack:
+        st = stack.pop()
+        if isinstance(st, ast.Continue):
+            return False
+        if isinstance(st, ast.If):
+            stack.extend((*st.then, *st.else_))
+        elif isinstance(st, ast.While | ast.ForRange):
+            stack.extend(st.body)
+    return True
+
+
+def _negated_comparisons(e: ast.Expr) -> list[tuple[ast.Expr, ast.Expr, bool]]:
+    """The comparisons that hold when ``e`` is false, as :func:`guard_comparisons` gives them."""
+    if isinstance(e, ast.Binary) and e.op is ast.BinaryOp.OR:
+        return _negated_comparisons(e.left) + _negated_comparisons(e.right)
+    if isinstance(e, ast.Unary) and e.op is ast.UnaryOp.NOT:
+        return guard_comparisons(e.operand)
+    if not isinstance(e, ast.Binary):
+        return []
+    flips = {
+        ast.BinaryOp.GTE: (e.left, e.right, True),  # not (a >= b): a < b
+        ast.BinaryOp.GT: (e.left, e.right, False),  # not (a > b): a <= b
+        ast.BinaryOp.LTE: (e.right, e.left, True),  # not (a <= b): b < a
+        ast.BinaryOp.LT: (e.right, e.left, False),  # not (a < b): b <= a
+    }
+    return [flips[e.op]] if e.op in flips else []
+
+
+def exit_comparisons(body: tuple[ast.Stmt, ...]) -> list[tuple[ast.Expr, ast.Expr, bool]]:
+    """Comparisons every iteration that goes on to the next one has passed, read at the loop head:
+    the negated conditions of the leading ``if C { ...; break }`` (or ``return``) statements of the
+    body. Leading means nothing before them changes a local, so ``C`` sees the loop-head values;
+    this is how ``while true { if i >= n { break; } ... }`` gets the ranking function ``n - i``."""
+    out: list[tuple[ast.Expr, ast.Expr, bool]] = []
+    for st in body:
+        if not (isinstance(st, ast.If) and not st.else_ and _always_leaves(st.then)):
+            break
+        out.extend(_negated_comparisons(st.condition))
+    return out
+
+
 # --- facets ------------------------------------------------------------------------------------
 
 
@@ -510,6 +557,80 @@ def _probe_exit(
     return out
 
 
+def _disjunctive_candidate(an: Analyzer, guard: ast.Expr, head: State) -> Poly | None:
+    """For a guard ``a || b`` of comparisons (``x > 0 || y > 0``): the sum of each side's
+    positive part, ``max(0, x) + max(0, y)``, which is ``>= 1`` exactly when some side holds. Unlike
+    a conjunctive comparison, no side is implied by the guard, so the ranking obligation's own
+    ``r < 1`` disjunct (against the guard in the path condition) is what shows ``r >= 1``."""
+    if not (isinstance(guard, ast.Binary) and guard.op is ast.BinaryOp.OR):
+        return None
+    s = an.sym
+    total: Poly | None = None
+    stack: list[ast.Expr] = [guard]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, ast.Binary) and e.op is ast.BinaryOp.OR:
+            stack.extend((e.right, e.left))
+            continue
+        sides = guard_comparisons(e)
+        if not sides:
+            return None
+        small_e, big_e, strict = sides[0]
+        if an.plan.type_of(small_e) not in INT_RANGES:
+            return None
+        small, big = an.peek(small_e, head), an.peek(big_e, head)
+        if not (isinstance(small, AInt) and isinstance(big, AInt)):
+            return None
+        r = s.sub(big.hi, small.lo) if strict else s.add_const(s.sub(big.hi, small.lo), 1)
+        part = s.max(r, ZERO)
+        total = part if total is None else s.add(total, part)
+    return total
+
+
+def _divides(s: Sym, polys: Iterable[Poly]) -> bool:
+    """Does a step involve a division (an ``fdiv`` factor)? Only then can it halve, so only then
+    is the halving question worth one of the module's solver queries."""
+    todo = [f for p in polys for mono, _ in p.terms for f in mono]
+    seen: set[int] = set()
+    while todo:
+        fid = todo.pop()
+        if fid in seen:
+            continue
+        seen.add(fid)
+        factor = s.factors[fid]
+        if factor.kind == "fdiv":
+            return True
+        todo.extend(f for p in factor.args for mono, _ in p.terms for f in mono)
+    return False
+
+
+def _halves(
+    an: Analyzer,
+    node: ast.While,
+    r: Poly,
+    r_post: Poly,
+    premises: list[Cond],
+    facts: dict[int, list[Cond]],
+    obligations: list[str],
+) -> bool:
+    """Does every iteration take a ranking function ``r >= 1`` to at most ``r / 2``? (``x = x / 2``
+    down to 0.) Then the loop runs at most ``floor(log2 r(entry)) + 1`` times instead of ``r``."""
+    s = an.sym
+    ob, result = an.log.ask(
+        s,
+        kind="ranking",
+        function=an.function,
+        pointer=node.pointer,
+        claim=f"every iteration at least halves r = {an.namer.poly(r)}",
+        goal=s.and_(s.ge(s.add_const(r, -1)), s.ge(s.add_const(s.sub(s.scale(r_post, 2), r), -1))),
+        premises=premises,
+        facts=facts,
+    )
+    if ob.name:
+        obligations.append(ob.name)
+    return result.status == "unsat"
+
+
 def _ranking(
     an: Analyzer,
     node: ast.While,
@@ -532,8 +653,10 @@ def _ranking(
         if tr.atom is not None and fv is not None:
             temp_facts[tr.atom] = [s.le(fv[0], _atom(tr.atom)), s.le(_atom(tr.atom), fv[1])]
     candidates: list[Poly] = []
+    from_exit: set[Poly] = set()  # candidates only an early exit keeps >= 1 (one more iteration)
     implied: list[Cond] = []
-    for small_e, big_e, strict in guard_comparisons(node.condition):
+    in_guard = guard_comparisons(node.condition)
+    for k, (small_e, big_e, strict) in enumerate([*in_guard, *exit_comparisons(node.body)]):
         if an.plan.type_of(small_e) not in INT_RANGES:
             continue
         small, big = an.peek(small_e, head), an.peek(big_e, head)
@@ -544,8 +667,21 @@ def _ranking(
         implied.append(s.ge(s.add_const(r, -1)))
         if s.atoms(r) & by_atom.keys() and r not in candidates:
             candidates.append(r)
+            if k >= len(in_guard):
+                from_exit.add(r)
+    either = _disjunctive_candidate(an, node.condition, head)
+    if either is not None and s.atoms(either) & by_atom.keys() and either not in candidates:
+        candidates.append(either)  # checked like the others, but no guard-implied "r >= 1"
+    singles = [r for r in candidates[:6] if r != either]
+    for i, r1 in enumerate(singles):  # x > 0 && y > 0 where each path lowers one: r = x + y
+        for r2 in singles[i + 1 :]:
+            both = s.add(r1, r2)
+            if both not in candidates:
+                candidates.append(both)
+                if r1 in from_exit or r2 in from_exit:
+                    from_exit.add(both)
     obligations: list[str] = []
-    for r in candidates[:6]:
+    for r in candidates[:12]:
         mapping: dict[int, Poly] = {}
         premises: list[Cond] = [*head.pc, *implied]
         ok = True
@@ -588,7 +724,17 @@ def _ranking(
                 entry_elim[fid] = fe
         n_up = s.max(s.bound(r, entry_elim, True), ZERO)
         n_lo = ZERO
-        if guard is not None:
+        steps = [p for fid in s.atoms(r) & by_atom.keys() for p in (by_atom[fid].post or ())]
+        halving = _divides(s, steps) and _halves(an, node, r, r_post, premises, temp_facts, obligations)
+        if halving:
+            # r >= 1 at least halves per iteration: at most bit_length(max r(entry)) iterations
+            top = s.range(n_up)[1]
+            if top is not None and top >= 0:
+                n_up = s.min(n_up, const(int(top).bit_length()))
+        if r in from_exit:
+            # r >= 1 is known only on iterations that go on; the one that leaves comes on top
+            n_up = s.add_const(n_up, 1)
+        elif guard is not None:
             # exactly r(entry) iterations if r drops by at most 1 and the guard fails only at r <= 0
             slow = s.lt(r_post, s.add_const(r, -1))
             ob2, res2 = an.log.ask(
@@ -619,7 +765,9 @@ def _ranking(
             node.pointer,
             "while",
             Verdict.PROVED,
-            f"ranking function r = {text}",
+            f"ranking function r = {text}"
+            + (" (read off an early exit)" if r in from_exit else "")
+            + (", at least halved by every iteration" if halving else ""),
             an.namer.poly(n_up),
             tuple(obligations),
         )
