@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from dotboxd.core import arith, costs
+from dotboxd.core import arith, costs, textops
 from dotboxd.core.builtins import BUILTINS
 from dotboxd.core.values import (
     ListValue,
@@ -138,6 +138,34 @@ def _equals(meter: Meter, args: tuple[Value, ...]) -> Value:
 def _compare(meter: Meter, args: tuple[Value, ...]) -> Value:
     a, b = _compare_inputs(meter, "string.compareOrdinal", args)
     return compare_ordinal(a, b)
+
+
+def _search(name: str, fn: Callable[[str, str], Value]) -> Intrinsic:
+    """``string.contains``/``indexOf``/``startsWith``/``endsWith``: base fuel plus one fuel per
+    UTF-16 unit of both inputs (the search reads each at most a bounded number of times)."""
+
+    def impl(meter: Meter, args: tuple[Value, ...]) -> Value:
+        a, b = _compare_inputs(meter, name, args)
+        return fn(a, b)
+
+    return impl
+
+
+def _case_map(name: str, fn: Callable[[str], str]) -> Intrinsic:
+    """``string.toLowerInvariant``/``toUpperInvariant``: base fuel, one fuel per input unit (the
+    per-character mapping), then the built string (shape, per-byte fuel). The result has the input's
+    length in units (``textops``), so every charge is known before the mapping runs."""
+    cost = _B[name]
+
+    def impl(meter: Meter, args: tuple[Value, ...]) -> Value:
+        (s,) = args
+        assert isinstance(s, str)
+        units = utf16_len(s)
+        meter.fuel(cost.fuel(units))
+        _charge_built_text(meter, name, units)
+        return fn(s)
+
+    return impl
 
 
 def _charge_built_text(meter: Meter, name: str, length16: int) -> None:
@@ -335,6 +363,15 @@ _IMPLEMENTATIONS: Mapping[str, Intrinsic] = MappingProxyType(
         "string.concatBudgeted": _concat,
         "string.equals": _equals,
         "string.compareOrdinal": _compare,
+        "string.contains": _search("string.contains", textops.contains),
+        "string.indexOf": _search("string.indexOf", textops.index_of),
+        "string.startsWith": _search("string.startsWith", textops.starts_with),
+        "string.endsWith": _search("string.endsWith", textops.ends_with),
+        "string.toLowerInvariant": _case_map("string.toLowerInvariant", textops.to_lower_invariant),
+        "string.toUpperInvariant": _case_map("string.toUpperInvariant", textops.to_upper_invariant),
+        "math.sin": _unary_f64("math.sin", arith.sin_f64),
+        "math.cos": _unary_f64("math.cos", arith.cos_f64),
+        "math.tan": _unary_f64("math.tan", arith.tan_f64),
         "numeric.toI64": _to_i64,
         "numeric.toF64": _to_f64,
         "list.empty": _list_empty,

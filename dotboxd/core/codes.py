@@ -89,6 +89,9 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("E-LOCAL-SHADOW", _V, "a forRange local reuses a name that is already in scope"),
     CodeInfo("E-LOCAL-LOOP-VAR", _V, "a forRange loop variable is assigned inside its loop"),
     CodeInfo("E-CALL-UNKNOWN", _V, "a call names no built-in, module function or registered binding"),
+    CodeInfo(
+        "E-CALL-SURFACE", _V, "a call names a built-in outside the policy's languageSurface (an extension)"
+    ),
     CodeInfo("E-CALL-ARITY", _V, "a call has the wrong number of arguments"),
     CodeInfo("E-CALL-GENERIC", _V, "genericType is missing where required or present where not allowed"),
     CodeInfo("E-CALL-RECORD-INDEX", _V, "record.get index is not a constant i32 within the record"),

@@ -109,6 +109,45 @@ WORKLOADS: dict[str, Workload] = {
         lambda: [SHORT_TEXT, _copy(SHORT_TEXT)],
         lambda: [TEXT, _copy(TEXT)],
     ),
+    "string.contains": Workload(
+        "s String, t String",
+        "string.contains(s, t)",
+        lambda: [SHORT_TEXT, "ab"],
+        lambda: [TEXT, "a" * 60 + "z"],  # absent, and a near-match at every "a": the search's worst
+    ),
+    "string.indexOf": Workload(
+        "s String, t String",
+        "string.indexOf(s, t)",
+        lambda: [SHORT_TEXT, "😀"],
+        lambda: [TEXT, TEXT[-5:]],  # found near the end: the offset is converted to UTF-16 units
+    ),
+    "string.startsWith": Workload(
+        "s String, t String",
+        "string.startsWith(s, t)",
+        lambda: [SHORT_TEXT, _copy(SHORT_TEXT)],
+        lambda: [TEXT, _copy(TEXT)],
+    ),
+    "string.endsWith": Workload(
+        "s String, t String",
+        "string.endsWith(s, t)",
+        lambda: [SHORT_TEXT, _copy(SHORT_TEXT)],
+        lambda: [TEXT, _copy(TEXT)],
+    ),
+    "string.toLowerInvariant": Workload(
+        "s String",
+        "string.toLowerInvariant(s)",
+        lambda: [SHORT_TEXT],
+        lambda: [TEXT.upper()],
+    ),
+    "string.toUpperInvariant": Workload(
+        "s String",
+        "string.toUpperInvariant(s)",
+        lambda: [SHORT_TEXT],
+        lambda: [TEXT],
+    ),
+    "math.sin": Workload("x F64", "math.sin(x)", lambda: [0.5], lambda: [1.7e308]),
+    "math.cos": Workload("x F64", "math.cos(x)", lambda: [0.5], lambda: [1.7e308]),
+    "math.tan": Workload("x F64", "math.tan(x)", lambda: [0.5], lambda: [1.7e308]),
     "numeric.toI64": _same("a I32", "numeric.toI64(a)", [7]),
     "numeric.toF64": _same("a I32", "numeric.toF64(a)", [7]),
     "list.empty": _same("a I32", "list.count(list.empty[I32]())", [0]),

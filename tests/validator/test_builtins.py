@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from dotboxd.core.builtins import BUILTINS, EXACT_STUBS, CallSite, CallTypeError, GenericRule, lookup
+from dotboxd.core.builtins import (
+    BASE_SURFACE,
+    BUILTINS,
+    EXACT_STUBS,
+    EXT_SURFACE,
+    CallSite,
+    CallTypeError,
+    GenericRule,
+    lookup,
+    surface_needed,
+)
 from dotboxd.core.effects import PURE, Effect
 from dotboxd.core.types import BOOL, F64, I32, I64, STRING, UNIT, ListType, MapType, RecordType, SandboxType
 
@@ -39,6 +49,17 @@ EXPECTED_NAMES = {
     "numeric.toI64",
     "numeric.toF64",
 }
+EXTENSION_NAMES = {
+    "string.contains",
+    "string.indexOf",
+    "string.startsWith",
+    "string.endsWith",
+    "string.toLowerInvariant",
+    "string.toUpperInvariant",
+    "math.sin",
+    "math.cos",
+    "math.tan",
+}
 
 
 def typed(name: str, *args: object, generic: object = None, consts: tuple[int | None, ...] = ()) -> object:
@@ -54,7 +75,9 @@ def refused(
 
 
 def test_catalogue_is_exactly_dotboxds_list() -> None:
-    assert set(BUILTINS) == EXPECTED_NAMES
+    assert set(BUILTINS) == EXPECTED_NAMES | EXTENSION_NAMES
+    assert {n for n, b in BUILTINS.items() if b.surface == EXT_SURFACE} == EXTENSION_NAMES
+    assert {n for n, b in BUILTINS.items() if b.surface == BASE_SURFACE} == EXPECTED_NAMES
     assert lookup("math.abs") is BUILTINS["math.abs"]
     assert lookup("nope") is None
 
@@ -92,6 +115,14 @@ def test_generic_rules() -> None:
         ("string.length", (STRING,), I32),
         ("string.substringBudgeted", (STRING, I32, I32), STRING),
         ("string.compareOrdinal", (STRING, STRING), I32),
+        ("string.contains", (STRING, STRING), BOOL),
+        ("string.indexOf", (STRING, STRING), I32),
+        ("string.startsWith", (STRING, STRING), BOOL),
+        ("string.endsWith", (STRING, STRING), BOOL),
+        ("string.toLowerInvariant", (STRING,), STRING),
+        ("string.toUpperInvariant", (STRING,), STRING),
+        ("math.sin", (F64,), F64),
+        ("math.tan", (F64,), F64),
         ("numeric.toI64", (I32,), I64),
         ("numeric.toF64", (I32,), F64),
         ("numeric.toF64", (I64,), F64),
@@ -108,6 +139,12 @@ def test_generic_rules() -> None:
 )
 def test_signatures(name: str, args: tuple[object, ...], result: object) -> None:
     assert typed(name, *args) == result
+
+
+def test_surface_needed_is_the_smallest_surface_holding_every_builtin() -> None:
+    assert surface_needed([]) == BASE_SURFACE
+    assert surface_needed(["string.length", "my.binding"]) == BASE_SURFACE
+    assert surface_needed(["string.length", "string.contains"]) == EXT_SURFACE
 
 
 def test_generic_builtins() -> None:

@@ -197,6 +197,23 @@ def _concat(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -
     return _built_text(an, s, st, "string.concatBudgeted", s.add(alo, blo), s.add(ahi, bhi))
 
 
+def _index_of(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    """``string.indexOf``: the input charge, then a result in -1 .. len(text) - len(part)."""
+    _compare_inputs(UNKNOWN_BOOL)(an, s, args, node, st)
+    _, ahi = _text_len(an, args[0])
+    return AInt(const(-1), s.max(ahi, ZERO), I32)
+
+
+def _case_map(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    """Case mapping keeps the length in units (``core.textops``): input fuel, then the built text."""
+    name = node.name
+    lo, hi = _text_len(an, args[0])
+    lo = s.max(lo, ZERO)
+    per = _B[name].per_input_unit
+    an.fuel(st, s.scale(hi, per), s.scale(lo, per))
+    return _built_text(an, s, st, name, lo, hi)
+
+
 # --- collections -------------------------------------------------------------------------------
 
 
@@ -344,6 +361,15 @@ _RULES: dict[str, _Rule] = {
     "string.concatBudgeted": _concat,
     "string.equals": _compare_inputs(UNKNOWN_BOOL),
     "string.compareOrdinal": _compare_inputs(AInt(const(-1), const(1), I32)),
+    "string.contains": _compare_inputs(UNKNOWN_BOOL),
+    "string.indexOf": _index_of,
+    "string.startsWith": _compare_inputs(UNKNOWN_BOOL),
+    "string.endsWith": _compare_inputs(UNKNOWN_BOOL),
+    "string.toLowerInvariant": _case_map,
+    "string.toUpperInvariant": _case_map,
+    "math.sin": _f64,
+    "math.cos": _f64,
+    "math.tan": _f64,
     "numeric.toI64": _to_i64,
     "numeric.toF64": _f64,
 }
