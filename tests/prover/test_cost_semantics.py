@@ -56,6 +56,16 @@ CASES: list[tuple[str, str, str, list[list[Any]]]] = [
     ),
     ('return string.equals(s, "abc");', "(s String) -> Bool", "", [[""], ["abcd"]]),
     ('return string.compareOrdinal("zz", s);', "(s String) -> I32", "", [[""], ["abcd"]]),
+    ('return string.contains(s, "bc");', "(s String) -> Bool", "", [[""], ["abcd"], ["é😀bc"]]),
+    ('return string.indexOf(s, "c");', "(s String) -> I32", "", [[""], ["abcd"]]),
+    (
+        'a = string.startsWith(s, "ab");\nb = string.endsWith(s, "d");\nreturn a == b;',
+        "(s String) -> Bool",
+        "",
+        [[""], ["abcd"]],
+    ),
+    ("return string.toUpperInvariant(string.toLowerInvariant(s));", "(s String) -> String", "", [[""], ["AbÇ😀ß"]]),
+    ("return math.sin(x) + math.cos(x) + math.tan(x);", "(x F64) -> F64", "", [[0.5]]),
     (
         "return string.substringBudgeted(s, 0, string.length(s));",
         "(s String) -> String",

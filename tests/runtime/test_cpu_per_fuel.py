@@ -113,7 +113,7 @@ WORKLOADS: dict[str, Workload] = {
         "s String, t String",
         "string.contains(s, t)",
         lambda: [SHORT_TEXT, "ab"],
-        lambda: [TEXT, "a" * 60 + "z"],  # absent, and a near-match at every "a": the search's worst
+        lambda: ["a" * 100_000, "a" * 60 + "z"],  # absent, a 60-unit near-match at every offset
     ),
     "string.indexOf": Workload(
         "s String, t String",
@@ -182,6 +182,7 @@ WORKLOADS: dict[str, Workload] = {
 _LIMITS = {
     "max_fuel": 2_000_000_000,
     "max_loop_iterations": 1_000_000,
+    "max_host_calls": 1_000_000,  # every pure-function call is a host call (MAX_LOOPS of them)
     "max_wall_time_ms": 600_000,
     "max_allocated_bytes": 2**40,
     "max_string_length": 2_000_000,
