@@ -88,7 +88,7 @@ EXAMPLES: dict[str, str] = {
     "E-LOCAL-LOOP-VAR": "`for i in 0..3 { i = 5; }`",
     "E-CALL-UNKNOWN": "`return nosuch.call();`",
     "E-CALL-ARITY": "`math.abs(1, 2)`",
-    "E-CALL-SURFACE": "`string.contains(s, \"spam\")` under a policy whose `languageSurface` is `dotboxd-1`",
+    "E-CALL-SURFACE": '`string.contains(s, "spam")` under a policy whose `languageSurface` is `dotboxd-1`',
     "E-CALL-GENERIC": "`list.empty()` without `[I32]`",
     "E-CALL-RECORD-INDEX": "`record.get(r, 5)` on a two-field record",
     "E-CALL-RECURSION": "`fn f() -> I32 { return f(); }`",

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any
 
-from dotboxd.core.builtins import EXT_SURFACE, SURFACES
 from dotboxd.core.bindings import ASYNC_CAPABILITY, REENTRANT_CAPABILITY, canonical_record, sha256_lines
+from dotboxd.core.builtins import EXT_SURFACE, SURFACES
 from dotboxd.core.costs import MAX_CALL_DEPTH_CEILING
 from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, reject
 from dotboxd.core.effects import PURE, Effect, effect_names, parse_effect_names, unknown_bits

@@ -3,7 +3,7 @@
     python conformance/tools/make_ext_builtin_cases.py          # rewrite the case file
     python conformance/tools/make_ext_builtin_cases.py --check  # fail if it is out of date
 
-Like ``make_run_cases.py`` (whose helpers and fuel constants it reuses), nothing here runs the
+Like ``make_run_cases.py`` (whose conventions it follows), nothing here runs the
 runtime: every expected value is written by hand from ``spec/semantics.md`` (searches are checked
 against plain UTF-16 arithmetic below, case mappings are literal expected strings) and every
 ``fuelUsed`` is a formula over the cost table following ``spec/costs.md`` section 5. The file also
@@ -18,10 +18,26 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from make_run_cases import CASES, E, S, WALL, kernel, sb, units  # noqa: E402
+from dotboxd.core import costs as C
 
-from dotboxd.core import costs as C  # noqa: E402
+CASES = Path(__file__).resolve().parents[1] / "cases"
+S = C.STATEMENT_FUEL
+E = C.EXPRESSION_FUEL
+WALL = {"maxWallTimeMs": 60_000}  # generous: no expectation depends on the machine's speed
+
+
+def units(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def sb(text: str) -> int:
+    """String bytes of a text (2 per UTF-16 unit)."""
+    return C.string_bytes(units(text))
+
+
+def kernel(body: str, sig: str = "main() -> I32") -> str:
+    return f'module "t" version "1.0.0";\nentrypoint fn {sig} {{\n{body}\n}}\n'
+
 
 TARGET = CASES / "strings" / "ext-builtins.json"  # outside run/, which make_run_cases.py owns
 Case = dict[str, Any]
@@ -82,7 +98,7 @@ def build() -> list[Case]:
     for index, (a, b) in enumerate(SEARCHES):
         lit_bytes = sb(a) + sb(b)
         found = _utf16_index(a, b)
-        checks = [
+        checks: list[tuple[str, str, Any]] = [
             ("contains", "Bool", found >= 0),
             ("indexOf", "I32", found),
             ("startsWith", "Bool", found == 0 and a.encode("utf-16-le").startswith(b.encode("utf-16-le"))),
@@ -101,29 +117,29 @@ def build() -> list[Case]:
                 )
             )
     for index, (text, lower, upper) in enumerate(CASE_MAPS):
-        for op, expected in (("toLowerInvariant", lower), ("toUpperInvariant", upper)):
+        for op, mapped in (("toLowerInvariant", lower), ("toUpperInvariant", upper)):
             name = f"string.{op}"
             cost = C.BUILTIN_COSTS[name]
             n = units(text)
-            assert units(expected) == n  # the mapping never changes the length in units
-            fuel = S + 2 * E + cost.base + cost.per_input_unit * n + cost.per_result_byte * sb(expected)
+            assert units(mapped) == n  # the mapping never changes the length in units
+            fuel = S + 2 * E + cost.base + cost.per_input_unit * n + cost.per_result_byte * sb(mapped)
             cases.append(
                 _run(
                     f"{op.lower()}-{index}",
                     kernel(f'return {name}("{text}");', "main() -> String"),
-                    expected,
+                    mapped,
                     fuel,
-                    {"stringBytes": sb(text) + sb(expected), "hostCalls": 1},
+                    {"stringBytes": sb(text) + sb(mapped), "hostCalls": 1},
                     name,
                 )
             )
-    for op, expected in (("sin", 0.0), ("cos", 1.0), ("tan", 0.0)):
+    for op, expected_f64 in (("sin", 0.0), ("cos", 1.0), ("tan", 0.0)):
         name = f"math.{op}"
         cases.append(
             _run(
                 op,
                 kernel(f"return {name}(0.0);", "main() -> F64"),
-                expected,
+                expected_f64,
                 S + 2 * E + C.BUILTIN_COSTS[name].base,
                 {"hostCalls": 1},
                 name,

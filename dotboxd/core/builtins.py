@@ -50,7 +50,6 @@ from dotboxd.core.types import (
     is_map_key_type,
 )
 
-
 BASE_SURFACE = "dotboxd-1"
 """The language surface of DotBoxD itself: every built-in DotBoxD ships."""
 EXT_SURFACE = "dotboxd-1+ext1"

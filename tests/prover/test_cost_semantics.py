@@ -64,7 +64,12 @@ CASES: list[tuple[str, str, str, list[list[Any]]]] = [
         "",
         [[""], ["abcd"]],
     ),
-    ("return string.toUpperInvariant(string.toLowerInvariant(s));", "(s String) -> String", "", [[""], ["AbÇ😀ß"]]),
+    (
+        "return string.toUpperInvariant(string.toLowerInvariant(s));",
+        "(s String) -> String",
+        "",
+        [[""], ["AbÇ😀ß"]],
+    ),
     ("return math.sin(x) + math.cos(x) + math.tan(x);", "(x F64) -> F64", "", [[0.5]]),
     (
         "return string.substringBudgeted(s, 0, string.length(s));",

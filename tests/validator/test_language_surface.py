@@ -84,7 +84,9 @@ def test_moderation_example_fails_cleanly_under_a_dotboxd1_only_policy() -> None
 @pytest.mark.parametrize("backend", ["reference", "optimized"])
 def test_moderation_example_folds_case(backend: str) -> None:
     host = SandboxHost()
-    plan = host.prepare(MODERATION.read_text(encoding="utf-8"), Policy.from_json({"limits": {"maxWallTimeMs": 60000}}))
+    plan = host.prepare(
+        MODERATION.read_text(encoding="utf-8"), Policy.from_json({"limits": {"maxWallTimeMs": 60000}})
+    )
     verdicts = {
         message: host.execute(plan, "main", [message], backend=backend).value  # type: ignore[arg-type]
         for message in ("hello", "SPAM spam", "Free Money, no ScAm", "spa m")
