@@ -274,6 +274,32 @@ def _list_add(meter: Meter, args: tuple[Value, ...]) -> Value:
     return value
 
 
+def _list_slice(meter: Meter, args: tuple[Value, ...]) -> Value:
+    """The base fuel, the range check, then the rest of ``costs.list_slice`` and the new shape."""
+    lst, start, count = args
+    assert isinstance(lst, ListValue) and isinstance(start, int) and isinstance(count, int)
+    meter.fuel(costs.COLLECTION_BASE_FUEL)
+    if start < 0 or count < 0 or start + count > lst.size:
+        raise SandboxFault("R-LIST-INDEX", "list slice is out of range")
+    op = costs.list_slice(count)
+    rest = op.fuel - costs.COLLECTION_BASE_FUEL
+    if rest:
+        meter.fuel(rest)
+    if op.alloc:
+        meter.alloc(op.alloc)
+    value = ListValue(tuple(lst[i] for i in range(start, start + count)))
+    meter.shape(value.shape)
+    return value
+
+
+def _map_count(meter: Meter, args: tuple[Value, ...]) -> Value:
+    (m,) = args
+    assert isinstance(m, MapValue)
+    size = len(m.entries)
+    meter.fuel(_read_fuel(size))
+    return size
+
+
 def _map_empty(meter: Meter, args: tuple[Value, ...]) -> Value:
     meter.fuel(costs.MAP_EMPTY_FUEL)
     meter.alloc(costs.MAP_EMPTY_ALLOC)
@@ -379,6 +405,8 @@ _IMPLEMENTATIONS: Mapping[str, Intrinsic] = MappingProxyType(
         "list.count": _list_count,
         "list.get": _list_get,
         "list.add": _list_add,
+        "list.slice": _list_slice,
+        "map.count": _map_count,
         "map.empty": _map_empty,
         "map.containsKey": _map_contains,
         "map.get": _map_get,

@@ -145,6 +145,7 @@ def build() -> list[Case]:
                 name,
             )
         )
+    cases.extend(_collection_cases())
     surface_only = {"languageSurface": "dotboxd-1", "limits": dict(WALL)}
     cases.append(
         {
@@ -173,6 +174,49 @@ def build() -> list[Case]:
         )
         | {"policy": surface_only}
     )
+    return cases
+
+
+def _collection_cases() -> list[Case]:
+    """``list.slice`` and ``map.count`` (spec/costs.md section 4): literal-built inputs, so every
+    charge is a call node, its literal arguments and the collection charges."""
+    cases: list[Case] = []
+    of3 = E + 3 * E + C.copy_fuel(3)  # list.of(1, 2, 3)
+    of3_alloc = C.list_of_alloc(3)
+    items = [1, 2, 3]
+    for start, count in ((1, 2), (0, 3), (3, 0), (0, 0)):
+        fuel = S + E + of3 + 2 * E + C.list_slice(count).fuel
+        cases.append(
+            _run(
+                f"list-slice-{start}-{count}",
+                kernel(f"return list.slice(list.of(1, 2, 3), {start}, {count});", "main() -> List<I32>"),
+                items[start : start + count],
+                fuel,
+                {"allocatedBytes": of3_alloc + C.list_slice(count).alloc},
+                "list.slice",
+            )
+        )
+    for start, count in ((2, 2), (-1, 1), (0, -1), (4, 0)):
+        case = _run(
+            f"list-slice-out-of-range-{start}-{count}".replace("--", "-minus-"),
+            kernel(f"return list.slice(list.of(1, 2, 3), {start}, {count});", "main() -> List<I32>"),
+            None,
+            S + E + of3 + 2 * E + C.COLLECTION_BASE_FUEL,  # only the base fuel before the range check
+            {"allocatedBytes": of3_alloc},
+            "list.slice",
+        )
+        expect = case["expect"]
+        del expect["value"]
+        expect.update(outcome="error", error="InvalidInput", diagnostic="R-LIST-INDEX")
+        cases.append(case)
+    for n in (0, 1, 3):
+        body = "m = map.empty[Map<I32, I32>]();\n"
+        body += "".join(f"m = map.set(m, {k}, {k});\n" for k in range(n))
+        body += "return map.count(m);"
+        fuel = S + E + C.MAP_EMPTY_FUEL  # m = map.empty()
+        fuel += sum(S + E + 3 * E + C.copy_fuel(k, 1) for k in range(n))  # m = map.set(m, k, k)
+        fuel += S + 2 * E + C.read_fuel(n)  # return map.count(m)
+        cases.append(_run(f"map-count-{n}", kernel(body), n, fuel, {}, "map.count"))
     return cases
 
 

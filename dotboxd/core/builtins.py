@@ -250,6 +250,20 @@ def _list_add(site: CallSite) -> SandboxType:
     return lt
 
 
+def _list_slice(site: CallSite) -> SandboxType:
+    _arity(site, 3, "list.slice")
+    lt = _list_arg(site, 0, "list.slice")
+    _expect(site, 1, I32, "list.slice")
+    _expect(site, 2, I32, "list.slice")
+    return lt
+
+
+def _map_count(site: CallSite) -> SandboxType:
+    _arity(site, 1, "map.count")
+    _map_arg(site, 0, "map.count")
+    return I32
+
+
 def _map_empty(site: CallSite) -> SandboxType:
     _arity(site, 0, "map.empty")
     if not isinstance(site.generic, MapType):
@@ -386,6 +400,17 @@ _ENTRIES: tuple[Builtin, ...] = (
     Builtin("list.count", _IN, "(List<T>) -> I32", _C, False, _NO, _list_count),
     Builtin("list.get", _IN, "(List<T>, I32) -> T", _C, False, _NO, _list_get, _INVALID),
     Builtin("list.add", _IN, "(List<T>, T) -> List<T>", _CA, True, _NO, _list_add),
+    Builtin(
+        "list.slice",
+        _IN,
+        "(List<T>, I32 start, I32 count) -> List<T>",
+        _CA,
+        True,
+        _NO,
+        _list_slice,
+        _INVALID,
+        surface=EXT_SURFACE,
+    ),
     # map.*
     Builtin("map.empty", _IN, "<Map<K, V>>() -> Map<K, V>", _CA, True, GenericRule.WHOLE, _map_empty),
     Builtin(
@@ -425,6 +450,7 @@ _ENTRIES: tuple[Builtin, ...] = (
         _NO,
         _map_key_op("map.remove", lambda m: m),
     ),
+    Builtin("map.count", _IN, "(Map<K, V>) -> I32", _C, False, _NO, _map_count, surface=EXT_SURFACE),
     # record.*
     Builtin(
         "record.new", _IN, "<Record<F...>>(F...) -> Record<F...>", _CA, True, GenericRule.WHOLE, _record_new

@@ -100,6 +100,12 @@ def copy_fuel(source_size: int, added: int = 0) -> int:
     return fuel
 
 
+def list_slice(count: int) -> OpCost:
+    """``list.slice`` of ``count`` elements (extension): fuel 2 + count, allocation 16 count. Only the
+    base 2 is charged before the range check; a refused slice costs nothing more."""
+    return OpCost(copy_fuel(count), list_of_alloc(count))
+
+
 def list_of_alloc(n: int) -> int:
     """``list.of`` with ``n`` items: 16 n bytes."""
     return LIST_ELEMENT_ALLOC * n
@@ -185,6 +191,8 @@ COLLECTION_INTRINSICS = frozenset(
         "list.count",
         "list.get",
         "list.add",
+        "list.slice",
+        "map.count",
         "map.empty",
         "map.containsKey",
         "map.get",

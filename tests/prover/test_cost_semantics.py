@@ -83,6 +83,18 @@ CASES: list[tuple[str, str, str, list[list[Any]]]] = [
         "",
         [[[]], [[[1, 2], [3, 4]]]],
     ),
+    (
+        "return list.count(list.slice(xs, 1, 2)) + map.count(m);",
+        "(xs List<I32>, m Map<I32, I32>) -> I32",
+        "",
+        [[[1, 2, 3], []], [[5, 6, 7, 8], [[1, 2], [3, 4]]]],
+    ),
+    (
+        'return list.slice(list.of("ab", "cé", "😀"), 1, n);',
+        "(n I32) -> List<String>",
+        "",
+        [[0], [2]],
+    ),
     ("return map.containsKey(m, 3);", "(m Map<I32, I32>) -> Bool", "", [[[]], [[[1, 2], [3, 4]]]]),
     (
         'r = record.new[Record<I32, String>](n, "q");\nreturn record.get(r, 0);',

@@ -155,6 +155,15 @@ WORKLOADS: dict[str, Workload] = {
     "list.count": Workload("l List<I32>", "list.count(l)", lambda: [_ints(2)], lambda: [_ints(10_000)]),
     "list.get": Workload("l List<I32>", "list.get(l, 1)", lambda: [_ints(2)], lambda: [_ints(10_000)]),
     "list.add": Workload("l List<I32>", "list.add(l, 1)", lambda: [_ints(2)], lambda: [_ints(10_000)]),
+    "list.slice": Workload(
+        "l List<I32>, i I32",
+        "list.slice(l, i, 2)",
+        lambda: [_ints(4), 1],
+        lambda: [_ints(10_000), 9_990],  # a short slice far into a long list: O(count), not O(start)
+    ),
+    "map.count": Workload(
+        "m Map<I32, I32>", "map.count(m)", lambda: [_int_map(2)], lambda: [_int_map(10_000)]
+    ),
     "map.empty": _same("a I32", "map.empty[Map<I32, I32>]()", [0]),
     "map.containsKey": Workload(
         "m Map<I32, I32>", "map.containsKey(m, 1)", lambda: [_int_map(2)], lambda: [_int_map(10_000)]

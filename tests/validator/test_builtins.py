@@ -59,6 +59,8 @@ EXTENSION_NAMES = {
     "math.sin",
     "math.cos",
     "math.tan",
+    "list.slice",
+    "map.count",
 }
 
 
@@ -97,7 +99,14 @@ def test_pure_functions_count_as_host_calls_and_intrinsics_do_not() -> None:
 def test_only_builtins_that_cannot_fail_may_be_reordered() -> None:
     # fuel aside, these can end a run with nothing: no value error, no host call, nothing built
     cannot_fail = {n for n, b in BUILTINS.items() if not b.can_fail}
-    assert cannot_fail == {"list.count", "map.containsKey", "record.get", "numeric.toI64", "numeric.toF64"}
+    assert cannot_fail == {
+        "list.count",
+        "map.count",
+        "map.containsKey",
+        "record.get",
+        "numeric.toI64",
+        "numeric.toF64",
+    }
 
 
 def test_generic_rules() -> None:
@@ -132,6 +141,8 @@ def test_generic_rules() -> None:
         ("list.of", (I64, I64), ListType(I64)),
         ("list.of", (), ListType(UNIT)),
         ("map.get", (MapType(STRING, F64), STRING), F64),
+        ("map.count", (MapType(STRING, F64),), I32),
+        ("list.slice", (ListType(BOOL), I32, I32), ListType(BOOL)),
         ("map.containsKey", (MapType(I32, F64), I32), BOOL),
         ("map.set", (MapType(I32, F64), I32, F64), MapType(I32, F64)),
         ("map.remove", (MapType(I32, F64), I32), MapType(I32, F64)),

@@ -259,10 +259,12 @@ def _collection(an: Analyzer, name: str, args: list[AVal], node: ast.Call, st: S
             value = AList(const(n), const(n), elem)
         an._shape_charge(st, value)
         return value
-    if name in ("list.count", "list.get", "map.containsKey", "map.get"):
+    if name == "list.slice":
+        return _list_slice(an, s, args, node, st)
+    if name in ("list.count", "map.count", "list.get", "map.containsKey", "map.get"):
         coll = args[0]
         lo, hi = _read_charge(an, s, st, coll)
-        if name == "list.count":
+        if name in ("list.count", "map.count"):
             size = _size(coll)
             if size is not None:
                 return AInt(size[0], size[1], I32)
@@ -328,6 +330,39 @@ def _collection(an: Analyzer, name: str, args: list[AVal], node: ast.Call, st: S
     an.stop(st)
     an.charge(st, "fuel", None)
     return dom.top(t) if not isinstance(t, RecordType | ListType) else OTHER
+
+
+def _list_slice(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    """``list.slice``: base fuel, the range check, then ``costs.list_slice(count)`` and the shape."""
+    coll, start, count = args
+    an.fuel(st, costs.COLLECTION_BASE_FUEL)
+    size = _size(coll)
+    if not isinstance(start, AInt) or not isinstance(count, AInt) or size is None:
+        an.stop(st)
+        n_lo, n_hi = ZERO, const(an.dom.q.list_length)
+    else:
+        exact = start.exact is not None and count.exact is not None and size[0] == size[1]
+        if exact:
+            assert start.exact is not None and count.exact is not None
+            fault = s.or_(
+                s.or_(s.lt(start.exact, ZERO), s.lt(count.exact, ZERO)),
+                s.lt(size[0], s.add(start.exact, count.exact)),
+            )
+        else:
+            fault = s.or_(
+                s.or_(s.lt(start.lo, ZERO), s.lt(count.lo, ZERO)),
+                s.lt(size[0], s.add(start.hi, count.hi)),
+            )
+        an.safety_check(st, node, "list.slice", fault, "slice out of range", exact)
+        n_lo, n_hi = s.max(count.lo, ZERO), s.max(s.min(count.hi, size[1]), ZERO)
+    an.fuel(st, n_hi, n_lo)
+    per = costs.LIST_ELEMENT_ALLOC
+    an.charge(st, ALLOCATION, s.scale(n_hi, per), s.scale(n_lo, per))
+    st.risk = True
+    elem = coll.elem if isinstance(coll, AList) else None
+    value = AList(n_lo, n_hi, elem)
+    an._shape_charge(st, value)
+    return value
 
 
 def _index_check(an: Analyzer, s: Sym, st: State, node: ast.Call, coll: AVal, index: AVal) -> None:
