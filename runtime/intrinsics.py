@@ -151,6 +151,14 @@ def _search(name: str, fn: Callable[[str, str], Value]) -> Intrinsic:
     return impl
 
 
+def _parse_int(meter: Meter, args: tuple[Value, ...]) -> Value:
+    """``parse.int``: base fuel and one fuel per input unit (the scan), then the parse (may fail)."""
+    (s,) = args
+    assert isinstance(s, str)
+    meter.fuel(_B["parse.int"].fuel(utf16_len(s)))
+    return textops.parse_int(s)
+
+
 def _case_map(name: str, fn: Callable[[str], str]) -> Intrinsic:
     """``string.toLowerInvariant``/``toUpperInvariant``: base fuel, one fuel per input unit (the
     per-character mapping), then the built string (shape, per-byte fuel). The result has the input's
@@ -395,6 +403,7 @@ _IMPLEMENTATIONS: Mapping[str, Intrinsic] = MappingProxyType(
         "string.endsWith": _search("string.endsWith", textops.ends_with),
         "string.toLowerInvariant": _case_map("string.toLowerInvariant", textops.to_lower_invariant),
         "string.toUpperInvariant": _case_map("string.toUpperInvariant", textops.to_upper_invariant),
+        "parse.int": _parse_int,
         "math.sin": _unary_f64("math.sin", arith.sin_f64),
         "math.cos": _unary_f64("math.cos", arith.cos_f64),
         "math.tan": _unary_f64("math.tan", arith.tan_f64),

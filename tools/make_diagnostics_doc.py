@@ -132,6 +132,7 @@ EXAMPLES: dict[str, str] = {
     "R-ARITH-CLAMP-RANGE": "`math.clamp(5, 10, 1)`",
     "R-STRING-RANGE": '`string.substring("abc", 2, 5)`',
     "R-LIST-INDEX": "`list.get(xs, 10)` on a three-element list",
+    "R-PARSE-INT": '`parse.int("12a")` or `parse.int("2147483648")`',
     "R-RECORD-INDEX": "a record read past its fields by a Python-built plan",
     "R-VALUE-TYPE": '`main(level I32)` called with `"ten"`',
     "R-ENTRY-UNKNOWN": "executing entrypoint `nosuch`",

@@ -93,6 +93,24 @@ CASE_MAPS = [
 ]
 
 
+PARSES: list[tuple[str, int | None]] = [
+    # (text, value or None for R-PARSE-INT), from spec/semantics.md by hand
+    ("42", 42),
+    ("-2147483648", -2147483648),
+    ("+2147483647", 2147483647),
+    ("000123", 123),
+    ("-0", 0),
+    ("2147483648", None),
+    ("-2147483649", None),
+    ("", None),
+    (" 1", None),
+    ("1,000", None),
+    ("12a", None),
+    ("٣", None),  # a non-ASCII digit
+    ("99999999999999999999", None),
+]
+
+
 def build() -> list[Case]:
     cases: list[Case] = []
     for index, (a, b) in enumerate(SEARCHES):
@@ -133,6 +151,21 @@ def build() -> list[Case]:
                     name,
                 )
             )
+    parse_cost = C.BUILTIN_COSTS["parse.int"]
+    for index, (text, parsed) in enumerate(PARSES):
+        case = _run(
+            f"parse-int-{index}",
+            kernel(f'return parse.int("{text}");'),
+            parsed,
+            S + 2 * E + parse_cost.base + parse_cost.per_input_unit * units(text),
+            {"stringBytes": sb(text), "hostCalls": 1},
+            "parse.int",
+        )
+        if parsed is None:
+            expect = case["expect"]
+            del expect["value"]
+            expect.update(outcome="error", error="InvalidInput", diagnostic="R-PARSE-INT")
+        cases.append(case)
     for op, expected_f64 in (("sin", 0.0), ("cos", 1.0), ("tan", 0.0)):
         name = f"math.{op}"
         cases.append(

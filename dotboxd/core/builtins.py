@@ -6,7 +6,7 @@ cost table lives in ``dotboxd.core.costs`` and refers to built-ins by name.
 
 Two families, both pure (effects within Cpu|Alloc, no capability, no audit):
 
-* **pure functions** (DotBoxD's default pure bindings): ``math.*``, ``string.*`` and
+* **pure functions** (DotBoxD's default pure bindings): ``math.*``, ``string.*``, ``parse.int`` and
   ``int32.toStringInvariant``. As in DotBoxD, every call of one *is a binding call*
   (``Builtin.counts_as_host_call``): it takes one unit of ``maxHostCalls`` and shows in
   ``usage.hostCalls`` and ``bindingCalls`` under its own name;
@@ -391,6 +391,7 @@ _ENTRIES: tuple[Builtin, ...] = (
     _ext("string.endsWith", [STRING, STRING], BOOL),
     _ext("string.toLowerInvariant", [STRING], STRING),
     _ext("string.toUpperInvariant", [STRING], STRING),
+    _pure("parse.int", [STRING], I32, fails=True, surface=EXT_SURFACE),
     _ext("math.sin", [F64], F64),
     _ext("math.cos", [F64], F64),
     _ext("math.tan", [F64], F64),

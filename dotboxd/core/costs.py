@@ -242,6 +242,7 @@ BUILTIN_COSTS: Mapping[str, BuiltinCost] = MappingProxyType(
         "string.endsWith": BuiltinCost(2, per_input_unit=1),
         "string.toLowerInvariant": BuiltinCost(2, per_input_unit=1, per_result_byte=1),
         "string.toUpperInvariant": BuiltinCost(2, per_input_unit=1, per_result_byte=1),
+        "parse.int": BuiltinCost(2, per_input_unit=1),
         "math.sin": BuiltinCost(2),
         "math.cos": BuiltinCost(2),
         "math.tan": BuiltinCost(2),

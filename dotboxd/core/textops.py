@@ -18,9 +18,11 @@ The tables are those of the running Python's ``unicodedata`` (Unicode 14.0 on Py
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from dotboxd.core.utf16 import utf16_len
+from dotboxd.core.values import I32_MAX, I32_MIN, SandboxFault
 
 
 def contains(text: str, part: str) -> bool:
@@ -42,6 +44,25 @@ def starts_with(text: str, part: str) -> bool:
 
 def ends_with(text: str, part: str) -> bool:
     return text.endswith(part)
+
+
+_DECIMAL = re.compile(r"([+-]?)0*([0-9]{1,11})")
+"""Optional sign, leading zeros, then the significant digits: more than 11 of them (more than the
+10 any I32 has, plus one so the overflow check below still sees them) never match."""
+
+
+def parse_int(text: str) -> int:
+    """``parse.int``: an optional ``+``/``-`` and ASCII decimal digits (leading zeros allowed), nothing
+    else (no spaces, no grouping), whose value fits in I32; anything else is R-PARSE-INT. Linear
+    time: Python's own ``int()`` is quadratic in the digits and refuses long texts."""
+    match = _DECIMAL.fullmatch(text) if text.isascii() else None
+    if match is None:
+        raise SandboxFault("R-PARSE-INT", "text is not a decimal I32")
+    sign, digits = match.groups()
+    value = -int(digits) if sign == "-" else int(digits)
+    if not I32_MIN <= value <= I32_MAX:
+        raise SandboxFault("R-PARSE-INT", "decimal text is outside the I32 range")
+    return value
 
 
 def _simple(mapping: Callable[[str], str]) -> Callable[[str], str]:

@@ -70,6 +70,7 @@ CASES: list[tuple[str, str, str, list[list[Any]]]] = [
         "",
         [[""], ["AbÇ😀ß"]],
     ),
+    ("return parse.int(s);", "(s String) -> I32", "", [["12"], ["-0042"], ["+2147483647"]]),
     ("return math.sin(x) + math.cos(x) + math.tan(x);", "(x F64) -> F64", "", [[0.5]]),
     (
         "return string.substringBudgeted(s, 0, string.length(s));",

@@ -145,6 +145,12 @@ WORKLOADS: dict[str, Workload] = {
         lambda: [SHORT_TEXT],
         lambda: [TEXT],
     ),
+    "parse.int": Workload(
+        "s String",
+        "parse.int(s)",
+        lambda: ["-12"],
+        lambda: ["-" + "0" * 100_000 + "2147483648"],  # long, and parsed digit by digit only up to 11
+    ),
     "math.sin": Workload("x F64", "math.sin(x)", lambda: [0.5], lambda: [1.7e308]),
     "math.cos": Workload("x F64", "math.cos(x)", lambda: [0.5], lambda: [1.7e308]),
     "math.tan": Workload("x F64", "math.tan(x)", lambda: [0.5], lambda: [1.7e308]),

@@ -12,6 +12,7 @@ import pytest
 
 from dotboxd.core import textops
 from dotboxd.core.utf16 import utf16_len
+from dotboxd.core.values import SandboxFault
 from dotboxd.host import SandboxHost
 
 from .kernels import module, policy
@@ -42,6 +43,32 @@ def test_case_mapping_is_simple_and_context_free() -> None:
 )
 def test_index_of_counts_utf16_units(text: str, part: str, expected: int) -> None:
     assert textops.index_of(text, part) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("0", 0), ("-0", 0), ("+17", 17), ("007", 7), ("2147483647", 2**31 - 1), ("-2147483648", -(2**31))],
+)
+def test_parse_int_accepts_decimal_i32(text: str, expected: int) -> None:
+    assert textops.parse_int(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["", "-", "+", " 1", "1 ", "1_000", "1,000", "2147483648", "-2147483649", "١٢", "0x10", "9" * 12]
+)
+def test_parse_int_refuses_anything_else_with_r_parse_int(text: str) -> None:
+    with pytest.raises(SandboxFault) as info:
+        textops.parse_int(text)
+    assert info.value.code == "R-PARSE-INT"
+
+
+def test_parse_int_of_a_huge_digit_string_is_a_clean_error_not_a_python_limit() -> None:
+    """T-RUN: Python's ``int()`` refuses more than 4,300 digits with ValueError and is quadratic below
+    that; ``parse.int`` must give R-PARSE-INT (or the value, for leading zeros) in linear time."""
+    with pytest.raises(SandboxFault) as info:
+        textops.parse_int("9" * 100_000)
+    assert info.value.code == "R-PARSE-INT"
+    assert textops.parse_int("0" * 100_000 + "42") == 42
 
 
 @pytest.mark.parametrize("backend", ["reference", "optimized"])

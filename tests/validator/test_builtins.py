@@ -61,6 +61,7 @@ EXTENSION_NAMES = {
     "math.tan",
     "list.slice",
     "map.count",
+    "parse.int",
 }
 
 
@@ -93,7 +94,7 @@ def test_every_builtin_is_pure_and_alloc_matches_effects() -> None:
 def test_pure_functions_count_as_host_calls_and_intrinsics_do_not() -> None:
     # DotBoxD registers math.*, string.* and int32.toStringInvariant as pure bindings
     counted = {n for n, b in BUILTINS.items() if b.counts_as_host_call}
-    assert counted == {n for n in BUILTINS if n.split(".")[0] in ("math", "string", "int32")}
+    assert counted == {n for n in BUILTINS if n.split(".")[0] in ("math", "string", "int32", "parse")}
 
 
 def test_only_builtins_that_cannot_fail_may_be_reordered() -> None:
@@ -131,6 +132,7 @@ def test_generic_rules() -> None:
         ("string.toLowerInvariant", (STRING,), STRING),
         ("string.toUpperInvariant", (STRING,), STRING),
         ("math.sin", (F64,), F64),
+        ("parse.int", (STRING,), I32),
         ("math.tan", (F64,), F64),
         ("numeric.toI64", (I32,), I64),
         ("numeric.toF64", (I32,), F64),

@@ -18,7 +18,13 @@ from dotboxd.host import Policy, SandboxHost
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MODERATION = EXAMPLES / "moderation.dbk"
 
-_SAMPLE_ARGS = {"I32": "1", "F64": "1.0", "String": '"a"'}
+_SAMPLE_ARGS = {
+    "I32": "1",
+    "F64": "1.0",
+    "String": '"a"',
+    "List<T>": "list.of(1)",
+    "Map<K, V>": "map.empty[Map<I32, I32>]()",
+}
 
 
 def _cli(*argv: str) -> tuple[int, str]:
@@ -29,8 +35,10 @@ def _cli(*argv: str) -> tuple[int, str]:
 
 
 def _call_kernel(name: str) -> str:
-    params = BUILTINS[name].signature.split(" -> ")[0].strip("()").split(", ")
-    args = ", ".join(_SAMPLE_ARGS[p] for p in params)
+    params = BUILTINS[name].signature.split(" -> ")[0][1:-1]  # "(List<T>, I32 start)" -> inner text
+    for generic in _SAMPLE_ARGS:  # a comma inside Map<K, V> is not a parameter separator
+        params = params.replace(generic, generic.replace(", ", ","))
+    args = ", ".join(_SAMPLE_ARGS[p.split(" ")[0].replace(",", ", ")] for p in params.split(", "))
     # the call sits in a branch that never runs: a dead call is refused all the same
     return f'module "t" version "1.0.0";\nentrypoint fn main() -> I32 {{\nif false {{ {name}({args}); }}\nreturn 0;\n}}\n'
 

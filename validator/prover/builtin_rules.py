@@ -204,6 +204,15 @@ def _index_of(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State)
     return AInt(const(-1), s.max(ahi, ZERO), I32)
 
 
+def _parse_int(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    """``parse.int``: one fuel per input unit; text that is not a decimal I32 fails (not tracked)."""
+    lo, hi = _text_len(an, args[0])
+    per = _B["parse.int"].per_input_unit
+    an.fuel(st, s.scale(hi, per), s.scale(s.max(lo, ZERO), per))
+    an.stop(st)  # R-PARSE-INT: string contents are not tracked, so any call may fail
+    return an.dom.top(I32)
+
+
 def _case_map(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
     """Case mapping keeps the length in units (``core.textops``): input fuel, then the built text."""
     name = node.name
@@ -402,6 +411,7 @@ _RULES: dict[str, _Rule] = {
     "string.endsWith": _compare_inputs(UNKNOWN_BOOL),
     "string.toLowerInvariant": _case_map,
     "string.toUpperInvariant": _case_map,
+    "parse.int": _parse_int,
     "math.sin": _f64,
     "math.cos": _f64,
     "math.tan": _f64,
