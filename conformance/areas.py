@@ -65,6 +65,9 @@ FILE_AREAS: dict[str, str] = {
     "policy/policy.json": "policy",
     # run-stage cases (conformance/tools/make_run_cases.py writes these files, one per area)
     **{f"run/{area}.json": area for area in AREAS if area not in ("import", "policy", "generated")},
+    # the extension built-ins of dotboxd-1+ext1 (conformance/tools/make_ext_builtin_cases.py); the
+    # file sits in its area's directory, listed here so the generator's output has one named owner
+    "strings/ext-builtins.json": "strings",
 }
 
 

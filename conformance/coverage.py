@@ -126,6 +126,9 @@ _ELEMENT_GENERIC = frozenset(
     {"list.empty", "list.of", "list.count", "list.get", "list.add", "record.new", "record.get"}
 )
 _KEY_GENERIC = frozenset({"map.empty", "map.containsKey", "map.get", "map.set", "map.remove"})
+_ANY_KIND = frozenset({"list.slice", "map.count"})
+"""Extension intrinsics whose work never looks at an element or key (they copy or count): one case
+of any kind covers them (``name:any``)."""
 
 
 def required_operators() -> list[str]:
@@ -153,6 +156,8 @@ def required_builtins() -> list[str]:
             keys += [f"{name}:{kind}" for kind in ALL_KINDS]
         elif name in _KEY_GENERIC:
             keys += [f"{name}:{kind}" for kind in MAP_KEY_KINDS]
+        elif name in _ANY_KIND:
+            keys.append(f"{name}:any")
         else:
             params = builtin.signature.split(")")[0].lstrip("(")
             keys += [f"{name}:{alternative.strip()}" for alternative in params.split("|")]
@@ -457,6 +462,8 @@ def _builtin_operands(plan: ExecutionPlan, call: ast.Call) -> list[str]:
         return [kind_of(result.element)]
     if name in ("list.count", "list.get", "list.add") and isinstance(first, ListType):
         return [kind_of(first.element)]
+    if name in _ANY_KIND:
+        return ["any"]
     if name == "map.empty" and isinstance(result, MapType):
         return [kind_of(result.key)]
     if name in _KEY_GENERIC and isinstance(first, MapType):

@@ -65,6 +65,7 @@ POLICY_KEYS = frozenset(
         "inputBounds",
         "requireStaticBound",
         "rejectUnusedGrants",
+        "languageSurface",
     }
 )
 BINDING_KEYS = frozenset(

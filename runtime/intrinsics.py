@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from dotboxd.core import arith, costs
+from dotboxd.core import arith, costs, textops
 from dotboxd.core.builtins import BUILTINS
 from dotboxd.core.values import (
     ListValue,
@@ -140,6 +140,42 @@ def _compare(meter: Meter, args: tuple[Value, ...]) -> Value:
     return compare_ordinal(a, b)
 
 
+def _search(name: str, fn: Callable[[str, str], Value]) -> Intrinsic:
+    """``string.contains``/``indexOf``/``startsWith``/``endsWith``: base fuel plus one fuel per
+    UTF-16 unit of both inputs (the search reads each at most a bounded number of times)."""
+
+    def impl(meter: Meter, args: tuple[Value, ...]) -> Value:
+        a, b = _compare_inputs(meter, name, args)
+        return fn(a, b)
+
+    return impl
+
+
+def _parse_int(meter: Meter, args: tuple[Value, ...]) -> Value:
+    """``parse.int``: base fuel and one fuel per input unit (the scan), then the parse (may fail)."""
+    (s,) = args
+    assert isinstance(s, str)
+    meter.fuel(_B["parse.int"].fuel(utf16_len(s)))
+    return textops.parse_int(s)
+
+
+def _case_map(name: str, fn: Callable[[str], str]) -> Intrinsic:
+    """``string.toLowerInvariant``/``toUpperInvariant``: base fuel, one fuel per input unit (the
+    per-character mapping), then the built string (shape, per-byte fuel). The result has the input's
+    length in units (``textops``), so every charge is known before the mapping runs."""
+    cost = _B[name]
+
+    def impl(meter: Meter, args: tuple[Value, ...]) -> Value:
+        (s,) = args
+        assert isinstance(s, str)
+        units = utf16_len(s)
+        meter.fuel(cost.fuel(units))
+        _charge_built_text(meter, name, units)
+        return fn(s)
+
+    return impl
+
+
 def _charge_built_text(meter: Meter, name: str, length16: int) -> None:
     """A built string: its shape (length, bytes, allocation) first, then the per-byte fuel."""
     meter.shape(text_shape(length16))
@@ -246,6 +282,32 @@ def _list_add(meter: Meter, args: tuple[Value, ...]) -> Value:
     return value
 
 
+def _list_slice(meter: Meter, args: tuple[Value, ...]) -> Value:
+    """The base fuel, the range check, then the rest of ``costs.list_slice`` and the new shape."""
+    lst, start, count = args
+    assert isinstance(lst, ListValue) and isinstance(start, int) and isinstance(count, int)
+    meter.fuel(costs.COLLECTION_BASE_FUEL)
+    if start < 0 or count < 0 or start + count > lst.size:
+        raise SandboxFault("R-LIST-INDEX", "list slice is out of range")
+    op = costs.list_slice(count)
+    rest = op.fuel - costs.COLLECTION_BASE_FUEL
+    if rest:
+        meter.fuel(rest)
+    if op.alloc:
+        meter.alloc(op.alloc)
+    value = ListValue(tuple(lst[i] for i in range(start, start + count)))
+    meter.shape(value.shape)
+    return value
+
+
+def _map_count(meter: Meter, args: tuple[Value, ...]) -> Value:
+    (m,) = args
+    assert isinstance(m, MapValue)
+    size = len(m.entries)
+    meter.fuel(_read_fuel(size))
+    return size
+
+
 def _map_empty(meter: Meter, args: tuple[Value, ...]) -> Value:
     meter.fuel(costs.MAP_EMPTY_FUEL)
     meter.alloc(costs.MAP_EMPTY_ALLOC)
@@ -335,6 +397,16 @@ _IMPLEMENTATIONS: Mapping[str, Intrinsic] = MappingProxyType(
         "string.concatBudgeted": _concat,
         "string.equals": _equals,
         "string.compareOrdinal": _compare,
+        "string.contains": _search("string.contains", textops.contains),
+        "string.indexOf": _search("string.indexOf", textops.index_of),
+        "string.startsWith": _search("string.startsWith", textops.starts_with),
+        "string.endsWith": _search("string.endsWith", textops.ends_with),
+        "string.toLowerInvariant": _case_map("string.toLowerInvariant", textops.to_lower_invariant),
+        "string.toUpperInvariant": _case_map("string.toUpperInvariant", textops.to_upper_invariant),
+        "parse.int": _parse_int,
+        "math.sin": _unary_f64("math.sin", arith.sin_f64),
+        "math.cos": _unary_f64("math.cos", arith.cos_f64),
+        "math.tan": _unary_f64("math.tan", arith.tan_f64),
         "numeric.toI64": _to_i64,
         "numeric.toF64": _to_f64,
         "list.empty": _list_empty,
@@ -342,6 +414,8 @@ _IMPLEMENTATIONS: Mapping[str, Intrinsic] = MappingProxyType(
         "list.count": _list_count,
         "list.get": _list_get,
         "list.add": _list_add,
+        "list.slice": _list_slice,
+        "map.count": _map_count,
         "map.empty": _map_empty,
         "map.containsKey": _map_contains,
         "map.get": _map_get,

@@ -33,7 +33,7 @@ from dotboxd.core.bindings import (
     same_implementation,
     sha256_lines,
 )
-from dotboxd.core.builtins import Builtin
+from dotboxd.core.builtins import Builtin, surface_needed
 from dotboxd.core.costs import COST_TABLE_VERSION
 from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, reject
 from dotboxd.core.effects import PURE, Effect, effect_names, effects_text
@@ -226,6 +226,12 @@ class ExecutionPlan:
 
     # -- reporting ------------------------------------------------------------------------------
 
+    @property
+    def language_surface(self) -> str:
+        """The smallest language surface (``dotboxd.core.builtins.SURFACES``) holding every built-in
+        the module calls: ``dotboxd-1`` unless it uses an extension built-in."""
+        return surface_needed(t.name for t in self.call_targets.values() if t.kind is CallKind.BUILTIN)
+
     def summary(self) -> dict[str, Any]:
         """A stable JSON view (the ``dotboxd check --format json`` payload)."""
         return {
@@ -236,6 +242,7 @@ class ExecutionPlan:
             "requestedCapabilities": list(self.requested_capabilities),
             "capabilityPaths": {k: list(v) for k, v in sorted(self.capability_paths.items())},
             "bindings": sorted(self.bindings),
+            "languageSurface": self.language_surface,
             "functions": {
                 fid: {
                     "entrypoint": info.is_entrypoint,

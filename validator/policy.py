@@ -28,6 +28,7 @@ from types import MappingProxyType
 from typing import Any
 
 from dotboxd.core.bindings import ASYNC_CAPABILITY, REENTRANT_CAPABILITY, canonical_record, sha256_lines
+from dotboxd.core.builtins import EXT_SURFACE, SURFACES
 from dotboxd.core.costs import MAX_CALL_DEPTH_CEILING
 from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, reject
 from dotboxd.core.effects import PURE, Effect, effect_names, parse_effect_names, unknown_bits
@@ -218,6 +219,7 @@ class Policy:
     )
     require_static_bound: bool = False
     reject_unused_grants: bool = False
+    language_surface: str = EXT_SURFACE
     revocations: Revocations = field(default_factory=Revocations, compare=False, repr=False)
     policy_hash: str = field(default="", init=False, compare=False, repr=False)
 
@@ -264,6 +266,8 @@ class Policy:
         out["requireStaticBound"] = self.require_static_bound
         if self.reject_unused_grants:
             out["rejectUnusedGrants"] = True
+        if self.language_surface != EXT_SURFACE:
+            out["languageSurface"] = self.language_surface
         return out
 
     # -- queries --------------------------------------------------------------------------------
@@ -334,6 +338,8 @@ def _policy_hash(p: Policy) -> str:
         ),
         canonical_record("limits", *(x for n in LIMIT_FIELDS for x in (n, getattr(p.limits, n)))),
     ]
+    if p.language_surface != EXT_SURFACE:  # the default leaves every existing policy hash unchanged
+        lines.append(canonical_record("language-surface", p.language_surface))
     lines.extend(sorted(g.record() for g in p.grants))
     lines.extend(sorted(canonical_record("opaque-id-type", b) for b in p.declared_opaque_id_types))
     lines.extend(
@@ -367,6 +373,7 @@ class PolicyBuilder:
         self._bounds: dict[str, dict[str, tuple[int, int]]] = {}
         self._static = False
         self._reject_unused = False
+        self._surface = EXT_SURFACE
         self._revocations: Revocations | None = None
 
     # -- identity and effects -------------------------------------------------------------------
@@ -577,6 +584,13 @@ class PolicyBuilder:
         self._reject_unused = reject
         return self
 
+    def with_language_surface(self, surface: str) -> PolicyBuilder:
+        """Limit kernels to a language surface (``dotboxd.core.builtins.SURFACES``): under
+        ``dotboxd-1`` a call of an extension built-in is E-CALL-SURFACE. The default,
+        ``dotboxd-1+ext1``, admits every built-in."""
+        self._surface = surface
+        return self
+
     def tolerate_unused_grants(self, tolerate: bool = True) -> PolicyBuilder:
         """The inverse of ``reject_unused_grants``: unused grants of capabilities the host knows are
         a warning (W-POLICY-UNUSED-GRANT), not an error. This is the default."""
@@ -659,6 +673,17 @@ class PolicyBuilder:
                     "",
                 )
             )
+        if self._surface not in SURFACES:
+            diags.append(
+                Diagnostic(
+                    "E-POLICY-SCHEMA",
+                    f"unknown language surface {self._surface!r}",
+                    "/languageSurface",
+                    None,
+                    {"surface": self._surface},
+                    f"use one of {', '.join(SURFACES)}",
+                )
+            )
         if diags:
             raise DotBoxDError(diags)
         return Policy(
@@ -674,6 +699,7 @@ class PolicyBuilder:
             input_bounds=MappingProxyType({k: MappingProxyType(dict(v)) for k, v in self._bounds.items()}),
             require_static_bound=self._static,
             reject_unused_grants=self._reject_unused,
+            language_surface=self._surface,
             revocations=self._revocations or Revocations(),
         )
 
@@ -825,6 +851,7 @@ _POLICY_KEYS = frozenset(
         "inputBounds",
         "requireStaticBound",
         "rejectUnusedGrants",
+        "languageSurface",
     }
 )
 _GRANT_KEYS = frozenset({"id", "parameters", "effects", "expiresAtUnixMillis", "grantedBy", "reason"})
@@ -923,6 +950,12 @@ def _policy_from_json(data: bytes | str | Mapping[str, Any], variables: Mapping[
     if not isinstance(reject_unused, bool):
         raise _schema("rejectUnusedGrants must be a boolean", "/rejectUnusedGrants")
     b.reject_unused_grants(reject_unused)
+    surface = obj.get("languageSurface", EXT_SURFACE)
+    if surface not in SURFACES:
+        raise _schema(
+            f"languageSurface must be one of {', '.join(SURFACES)}, got {surface!r}", "/languageSurface"
+        )
+    b.with_language_surface(surface)
     return b.build()
 
 

@@ -58,7 +58,7 @@ from dotboxd.core.ast import (
     Var,
     While,
 )
-from dotboxd.core.builtins import BUILTINS, CallSite, CallTypeError, GenericRule
+from dotboxd.core.builtins import BUILTINS, SURFACES, CallSite, CallTypeError, GenericRule
 from dotboxd.core.effects import Effect
 from dotboxd.core.types import (
     BOOL,
@@ -547,6 +547,7 @@ class _Checker:
         builtin = BUILTINS.get(name) if facts is None else None
         if builtin is not None:
             self.targets[id(e)] = CallTarget(CallKind.BUILTIN, name, builtin=builtin)
+            self.surface_check(e, builtin.surface)
             if live and builtin.allocates:
                 self.effects |= Effect.ALLOC
             return self.builtin_call(e, builtin.generic, arg_types)
@@ -599,6 +600,22 @@ class _Checker:
                 fragment=dangerous_fragment(e.name) or "",
             )
         return ok
+
+    def surface_check(self, e: Call, surface: str) -> None:
+        """A built-in outside the policy's language surface is E-CALL-SURFACE, naming the built-in
+        and the surface it needs (``dotboxd.core.builtins.SURFACES``, smallest first)."""
+        allowed = self.ctx.policy.language_surface
+        if SURFACES.index(surface) <= SURFACES.index(allowed):
+            return
+        self.ctx.report(
+            "E-CALL-SURFACE",
+            f"built-in '{e.name}' belongs to language surface {surface}, but the policy allows only {allowed}",
+            e.pointer,
+            e.span,
+            f"write it with {allowed} built-ins, or use a policy whose languageSurface is {surface}",
+            call=e.name,
+            surface=surface,
+        )
 
     def unknown_call(self, e: Call) -> None:
         known = sorted({*BUILTINS, *self.ctx.functions, *self.ctx.catalog})

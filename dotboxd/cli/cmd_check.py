@@ -91,6 +91,7 @@ def human_summary(plan: ExecutionPlan, filename: str) -> str:
     else:
         lines.append("  required capabilities: none")
     lines.append(f"  bindings: {', '.join(sorted(plan.bindings)) or 'none'}")
+    lines.append(f"  language surface: {plan.language_surface}")
     for fid, info in sorted(plan.functions.items()):
         role = (
             "entrypoint" if info.is_entrypoint else ("private" if info.reachable else "private, unreachable")

@@ -210,6 +210,20 @@ def clamp_i32(value: int, low: int, high: int) -> int:
     return low if value < low else high if value > high else value
 
 
+def sin_f64(a: float) -> float:
+    """Sine of a finite value: always finite (|sin| <= 1), so it cannot fail."""
+    return finite(math.sin(a))
+
+
+def cos_f64(a: float) -> float:
+    return finite(math.cos(a))
+
+
+def tan_f64(a: float) -> float:
+    """Tangent of a finite value: no double is exactly an odd multiple of pi/2, so it is finite."""
+    return finite(math.tan(a))
+
+
 def sqrt_f64(a: float) -> float:
     if a < 0.0:
         raise _not_finite()  # NaN

@@ -6,7 +6,7 @@ cost table lives in ``dotboxd.core.costs`` and refers to built-ins by name.
 
 Two families, both pure (effects within Cpu|Alloc, no capability, no audit):
 
-* **pure functions** (DotBoxD's default pure bindings): ``math.*``, ``string.*`` and
+* **pure functions** (DotBoxD's default pure bindings): ``math.*``, ``string.*``, ``parse.int`` and
   ``int32.toStringInvariant``. As in DotBoxD, every call of one *is a binding call*
   (``Builtin.counts_as_host_call``): it takes one unit of ``maxHostCalls`` and shows in
   ``usage.hostCalls`` and ``bindingCalls`` under its own name;
@@ -29,7 +29,7 @@ naming the rule's diagnostic code and, where it applies, the offending argument.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
@@ -49,6 +49,13 @@ from dotboxd.core.types import (
     SandboxType,
     is_map_key_type,
 )
+
+BASE_SURFACE = "dotboxd-1"
+"""The language surface of DotBoxD itself: every built-in DotBoxD ships."""
+EXT_SURFACE = "dotboxd-1+ext1"
+"""DotBoxD's surface plus the extension built-ins (``string.contains`` ... ``math.tan``)."""
+SURFACES: tuple[str, ...] = (BASE_SURFACE, EXT_SURFACE)
+"""Every language surface, smallest first: a later one contains every earlier one."""
 
 
 class BuiltinKind(StrEnum):
@@ -115,6 +122,7 @@ class Builtin:
     typer: Typer
     failures: frozenset[str] = frozenset()
     stub: str | None = None
+    surface: str = "dotboxd-1"
 
     @property
     def counts_as_host_call(self) -> bool:
@@ -242,6 +250,20 @@ def _list_add(site: CallSite) -> SandboxType:
     return lt
 
 
+def _list_slice(site: CallSite) -> SandboxType:
+    _arity(site, 3, "list.slice")
+    lt = _list_arg(site, 0, "list.slice")
+    _expect(site, 1, I32, "list.slice")
+    _expect(site, 2, I32, "list.slice")
+    return lt
+
+
+def _map_count(site: CallSite) -> SandboxType:
+    _arity(site, 1, "map.count")
+    _map_arg(site, 0, "map.count")
+    return I32
+
+
 def _map_empty(site: CallSite) -> SandboxType:
     _arity(site, 0, "map.empty")
     if not isinstance(site.generic, MapType):
@@ -320,13 +342,28 @@ def _pure(
     stub: str | None = None,
     *,
     fails: bool = False,
+    surface: str = "dotboxd-1",
 ) -> Builtin:
     allocates = result == STRING
     sig = f"({', '.join(str(p) for p in params)}) -> {result}"
     failures = _INVALID if fails else frozenset()
     return Builtin(
-        name, _PF, sig, _CA if allocates else _C, allocates, _NO, fixed(params, result, name), failures, stub
+        name,
+        _PF,
+        sig,
+        _CA if allocates else _C,
+        allocates,
+        _NO,
+        fixed(params, result, name),
+        failures,
+        stub,
+        surface,
     )
+
+
+def _ext(name: str, params: Sequence[SandboxType], result: SandboxType) -> Builtin:
+    """A pure function of the extension set ``dotboxd-1+ext1`` (spec/validation.md section 5.2)."""
+    return _pure(name, params, result, surface=EXT_SURFACE)
 
 
 _ENTRIES: tuple[Builtin, ...] = (
@@ -347,12 +384,34 @@ _ENTRIES: tuple[Builtin, ...] = (
     _pure("string.concatBudgeted", [STRING, STRING], STRING, "ConcatString"),
     _pure("string.equals", [STRING, STRING], BOOL),
     _pure("string.compareOrdinal", [STRING, STRING], I32),
+    # the extension set dotboxd-1+ext1 (never inside a dotboxd-1-only policy)
+    _ext("string.contains", [STRING, STRING], BOOL),
+    _ext("string.indexOf", [STRING, STRING], I32),
+    _ext("string.startsWith", [STRING, STRING], BOOL),
+    _ext("string.endsWith", [STRING, STRING], BOOL),
+    _ext("string.toLowerInvariant", [STRING], STRING),
+    _ext("string.toUpperInvariant", [STRING], STRING),
+    _pure("parse.int", [STRING], I32, fails=True, surface=EXT_SURFACE),
+    _ext("math.sin", [F64], F64),
+    _ext("math.cos", [F64], F64),
+    _ext("math.tan", [F64], F64),
     # list.*
     Builtin("list.empty", _IN, "<T>() -> List<T>", _CA, True, GenericRule.ELEMENT, _list_empty),
     Builtin("list.of", _IN, "(T, ...) -> List<T>  (no arguments: List<Unit>)", _CA, True, _NO, _list_of),
     Builtin("list.count", _IN, "(List<T>) -> I32", _C, False, _NO, _list_count),
     Builtin("list.get", _IN, "(List<T>, I32) -> T", _C, False, _NO, _list_get, _INVALID),
     Builtin("list.add", _IN, "(List<T>, T) -> List<T>", _CA, True, _NO, _list_add),
+    Builtin(
+        "list.slice",
+        _IN,
+        "(List<T>, I32 start, I32 count) -> List<T>",
+        _CA,
+        True,
+        _NO,
+        _list_slice,
+        _INVALID,
+        surface=EXT_SURFACE,
+    ),
     # map.*
     Builtin("map.empty", _IN, "<Map<K, V>>() -> Map<K, V>", _CA, True, GenericRule.WHOLE, _map_empty),
     Builtin(
@@ -392,6 +451,7 @@ _ENTRIES: tuple[Builtin, ...] = (
         _NO,
         _map_key_op("map.remove", lambda m: m),
     ),
+    Builtin("map.count", _IN, "(Map<K, V>) -> I32", _C, False, _NO, _map_count, surface=EXT_SURFACE),
     # record.*
     Builtin(
         "record.new", _IN, "<Record<F...>>(F...) -> Record<F...>", _CA, True, GenericRule.WHOLE, _record_new
@@ -423,6 +483,16 @@ EXACT_STUBS: Mapping[str, tuple[tuple[SandboxType, ...], SandboxType]] = Mapping
 )
 #: The generic stub, allowed for every binding (it enforces the descriptor at run time).
 GENERIC_STUB = "CallBinding"
+
+
+def surface_needed(names: Iterable[str]) -> str:
+    """The smallest surface that holds every built-in among ``names`` (other names are ignored)."""
+    rank = 0
+    for name in names:
+        builtin = BUILTINS.get(name)
+        if builtin is not None:
+            rank = max(rank, SURFACES.index(builtin.surface))
+    return SURFACES[rank]
 
 
 def lookup(name: str) -> Builtin | None:

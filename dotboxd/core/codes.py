@@ -94,6 +94,9 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("E-LOCAL-SHADOW", _V, "a forRange local reuses a name that is already in scope"),
     CodeInfo("E-LOCAL-LOOP-VAR", _V, "a forRange loop variable is assigned inside its loop"),
     CodeInfo("E-CALL-UNKNOWN", _V, "a call names no built-in, module function or registered binding"),
+    CodeInfo(
+        "E-CALL-SURFACE", _V, "a call names a built-in outside the policy's languageSurface (an extension)"
+    ),
     CodeInfo("E-CALL-ARITY", _V, "a call has the wrong number of arguments"),
     CodeInfo("E-CALL-GENERIC", _V, "genericType is missing where required or present where not allowed"),
     CodeInfo("E-CALL-RECORD-INDEX", _V, "record.get index is not a constant i32 within the record"),
@@ -164,7 +167,8 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("R-ARITH-NOT-FINITE", Category.INVALID_INPUT, "an F64 operation produced NaN or an infinity"),
     CodeInfo("R-ARITH-CLAMP-RANGE", Category.INVALID_INPUT, "math.clamp called with low > high"),
     CodeInfo("R-STRING-RANGE", Category.INVALID_INPUT, "substring outside the string or cutting a pair"),
-    CodeInfo("R-LIST-INDEX", Category.INVALID_INPUT, "list.get index out of range"),
+    CodeInfo("R-LIST-INDEX", Category.INVALID_INPUT, "list.get or list.slice index out of range"),
+    CodeInfo("R-PARSE-INT", Category.INVALID_INPUT, "parse.int of text that is not a decimal I32"),
     CodeInfo("R-RECORD-INDEX", Category.INVALID_INPUT, "record.get index out of range"),
     CodeInfo("R-VALUE-TYPE", Category.INVALID_INPUT, "an input value does not match its declared type"),
     CodeInfo("R-ENTRY-UNKNOWN", Category.INVALID_INPUT, "the entrypoint does not exist or is not visible"),

@@ -106,6 +106,12 @@ def copy_fuel(source_size: int, added: int = 0) -> int:
     return fuel
 
 
+def list_slice(count: int) -> OpCost:
+    """``list.slice`` of ``count`` elements (extension): fuel 2 + count, allocation 16 count. Only the
+    base 2 is charged before the range check; a refused slice costs nothing more."""
+    return OpCost(copy_fuel(count), list_of_alloc(count))
+
+
 def list_of_alloc(n: int) -> int:
     """``list.of`` with ``n`` items: 16 n bytes."""
     return LIST_ELEMENT_ALLOC * n
@@ -191,6 +197,8 @@ COLLECTION_INTRINSICS = frozenset(
         "list.count",
         "list.get",
         "list.add",
+        "list.slice",
+        "map.count",
         "map.empty",
         "map.containsKey",
         "map.get",
@@ -234,6 +242,16 @@ BUILTIN_COSTS: Mapping[str, BuiltinCost] = MappingProxyType(
         "string.concatBudgeted": BuiltinCost(2, per_result_byte=1),
         "string.equals": BuiltinCost(2, per_input_unit=1),
         "string.compareOrdinal": BuiltinCost(2, per_input_unit=1),
+        "string.contains": BuiltinCost(2, per_input_unit=1),
+        "string.indexOf": BuiltinCost(2, per_input_unit=1),
+        "string.startsWith": BuiltinCost(2, per_input_unit=1),
+        "string.endsWith": BuiltinCost(2, per_input_unit=1),
+        "string.toLowerInvariant": BuiltinCost(2, per_input_unit=1, per_result_byte=1),
+        "string.toUpperInvariant": BuiltinCost(2, per_input_unit=1, per_result_byte=1),
+        "parse.int": BuiltinCost(2, per_input_unit=1),
+        "math.sin": BuiltinCost(2),
+        "math.cos": BuiltinCost(2),
+        "math.tan": BuiltinCost(2),
         "numeric.toI64": BuiltinCost(0),
         "numeric.toF64": BuiltinCost(0),
     }

@@ -93,6 +93,7 @@ def test_only_timeout_cases_run_under_a_tight_wall_clock() -> None:
         "make_facade_cases.py",
         "make_validation_parity_cases.py",
         "make_runtime_parity_cases.py",
+        "make_ext_builtin_cases.py",
     ],
 )
 def test_generator_scripts_reproduce_the_committed_files(tool: str) -> None:

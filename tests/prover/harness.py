@@ -49,13 +49,13 @@ _FAULT_OPS = {
     "R-ARITH-OVERFLOW": frozenset({"add", "sub", "mul", "div", "rem", "-", "math.abs"}),
     "R-ARITH-DIVIDE-BY-ZERO": frozenset({"div", "rem"}),
     "R-ARITH-CLAMP-RANGE": frozenset({"math.clamp"}),
-    "R-LIST-INDEX": frozenset({"list.get"}),
+    "R-LIST-INDEX": frozenset({"list.get", "list.slice"}),
 }
 
 
 def fault_capable_nodes(plan: ExecutionPlan, code: str) -> set[int]:
     """``id()`` of every node of the plan's module that can raise ``code`` (integer operators,
-    ``math.abs``, ``math.clamp``, ``list.get``). Used instead of asking the interpreter which node
+    ``math.abs``, ``math.clamp``, ``list.get``, ``list.slice``). Used instead of asking the interpreter which node
     failed, so the check does not depend on the interpreter's internals."""
     ops = _FAULT_OPS.get(code, frozenset())
     out: set[int] = set()

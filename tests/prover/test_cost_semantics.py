@@ -56,6 +56,22 @@ CASES: list[tuple[str, str, str, list[list[Any]]]] = [
     ),
     ('return string.equals(s, "abc");', "(s String) -> Bool", "", [[""], ["abcd"]]),
     ('return string.compareOrdinal("zz", s);', "(s String) -> I32", "", [[""], ["abcd"]]),
+    ('return string.contains(s, "bc");', "(s String) -> Bool", "", [[""], ["abcd"], ["é😀bc"]]),
+    ('return string.indexOf(s, "c");', "(s String) -> I32", "", [[""], ["abcd"]]),
+    (
+        'a = string.startsWith(s, "ab");\nb = string.endsWith(s, "d");\nreturn a == b;',
+        "(s String) -> Bool",
+        "",
+        [[""], ["abcd"]],
+    ),
+    (
+        "return string.toUpperInvariant(string.toLowerInvariant(s));",
+        "(s String) -> String",
+        "",
+        [[""], ["AbÇ😀ß"]],
+    ),
+    ("return parse.int(s);", "(s String) -> I32", "", [["12"], ["-0042"], ["+2147483647"]]),
+    ("return math.sin(x) + math.cos(x) + math.tan(x);", "(x F64) -> F64", "", [[0.5]]),
     (
         "return string.substringBudgeted(s, 0, string.length(s));",
         "(s String) -> String",
@@ -67,6 +83,18 @@ CASES: list[tuple[str, str, str, list[list[Any]]]] = [
         "(m Map<I32, I32>) -> I32",
         "",
         [[[]], [[[1, 2], [3, 4]]]],
+    ),
+    (
+        "return list.count(list.slice(xs, 1, 2)) + map.count(m);",
+        "(xs List<I32>, m Map<I32, I32>) -> I32",
+        "",
+        [[[1, 2, 3], []], [[5, 6, 7, 8], [[1, 2], [3, 4]]]],
+    ),
+    (
+        'return list.slice(list.of("ab", "cé", "😀"), 1, n);',
+        "(n I32) -> List<String>",
+        "",
+        [[0], [2]],
     ),
     ("return map.containsKey(m, 3);", "(m Map<I32, I32>) -> Bool", "", [[[]], [[[1, 2], [3, 4]]]]),
     (

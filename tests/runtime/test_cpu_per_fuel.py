@@ -109,6 +109,51 @@ WORKLOADS: dict[str, Workload] = {
         lambda: [SHORT_TEXT, _copy(SHORT_TEXT)],
         lambda: [TEXT, _copy(TEXT)],
     ),
+    "string.contains": Workload(
+        "s String, t String",
+        "string.contains(s, t)",
+        lambda: [SHORT_TEXT, "ab"],
+        lambda: ["a" * 100_000, "a" * 60 + "z"],  # absent, a 60-unit near-match at every offset
+    ),
+    "string.indexOf": Workload(
+        "s String, t String",
+        "string.indexOf(s, t)",
+        lambda: [SHORT_TEXT, "😀"],
+        lambda: [TEXT, TEXT[-5:]],  # found near the end: the offset is converted to UTF-16 units
+    ),
+    "string.startsWith": Workload(
+        "s String, t String",
+        "string.startsWith(s, t)",
+        lambda: [SHORT_TEXT, _copy(SHORT_TEXT)],
+        lambda: [TEXT, _copy(TEXT)],
+    ),
+    "string.endsWith": Workload(
+        "s String, t String",
+        "string.endsWith(s, t)",
+        lambda: [SHORT_TEXT, _copy(SHORT_TEXT)],
+        lambda: [TEXT, _copy(TEXT)],
+    ),
+    "string.toLowerInvariant": Workload(
+        "s String",
+        "string.toLowerInvariant(s)",
+        lambda: [SHORT_TEXT],
+        lambda: [TEXT.upper()],
+    ),
+    "string.toUpperInvariant": Workload(
+        "s String",
+        "string.toUpperInvariant(s)",
+        lambda: [SHORT_TEXT],
+        lambda: [TEXT],
+    ),
+    "parse.int": Workload(
+        "s String",
+        "parse.int(s)",
+        lambda: ["-12"],
+        lambda: ["-" + "0" * 100_000 + "2147483648"],  # long, and parsed digit by digit only up to 11
+    ),
+    "math.sin": Workload("x F64", "math.sin(x)", lambda: [0.5], lambda: [1.7e308]),
+    "math.cos": Workload("x F64", "math.cos(x)", lambda: [0.5], lambda: [1.7e308]),
+    "math.tan": Workload("x F64", "math.tan(x)", lambda: [0.5], lambda: [1.7e308]),
     "numeric.toI64": _same("a I32", "numeric.toI64(a)", [7]),
     "numeric.toF64": _same("a I32", "numeric.toF64(a)", [7]),
     "list.empty": _same("a I32", "list.count(list.empty[I32]())", [0]),
@@ -116,6 +161,15 @@ WORKLOADS: dict[str, Workload] = {
     "list.count": Workload("l List<I32>", "list.count(l)", lambda: [_ints(2)], lambda: [_ints(10_000)]),
     "list.get": Workload("l List<I32>", "list.get(l, 1)", lambda: [_ints(2)], lambda: [_ints(10_000)]),
     "list.add": Workload("l List<I32>", "list.add(l, 1)", lambda: [_ints(2)], lambda: [_ints(10_000)]),
+    "list.slice": Workload(
+        "l List<I32>, i I32",
+        "list.slice(l, i, 2)",
+        lambda: [_ints(4), 1],
+        lambda: [_ints(10_000), 9_990],  # a short slice far into a long list: O(count), not O(start)
+    ),
+    "map.count": Workload(
+        "m Map<I32, I32>", "map.count(m)", lambda: [_int_map(2)], lambda: [_int_map(10_000)]
+    ),
     "map.empty": _same("a I32", "map.empty[Map<I32, I32>]()", [0]),
     "map.containsKey": Workload(
         "m Map<I32, I32>", "map.containsKey(m, 1)", lambda: [_int_map(2)], lambda: [_int_map(10_000)]

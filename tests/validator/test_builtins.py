@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from dotboxd.core.builtins import BUILTINS, EXACT_STUBS, CallSite, CallTypeError, GenericRule, lookup
+from dotboxd.core.builtins import (
+    BASE_SURFACE,
+    BUILTINS,
+    EXACT_STUBS,
+    EXT_SURFACE,
+    CallSite,
+    CallTypeError,
+    GenericRule,
+    lookup,
+    surface_needed,
+)
 from dotboxd.core.effects import PURE, Effect
 from dotboxd.core.types import BOOL, F64, I32, I64, STRING, UNIT, ListType, MapType, RecordType, SandboxType
 
@@ -39,6 +49,20 @@ EXPECTED_NAMES = {
     "numeric.toI64",
     "numeric.toF64",
 }
+EXTENSION_NAMES = {
+    "string.contains",
+    "string.indexOf",
+    "string.startsWith",
+    "string.endsWith",
+    "string.toLowerInvariant",
+    "string.toUpperInvariant",
+    "math.sin",
+    "math.cos",
+    "math.tan",
+    "list.slice",
+    "map.count",
+    "parse.int",
+}
 
 
 def typed(name: str, *args: object, generic: object = None, consts: tuple[int | None, ...] = ()) -> object:
@@ -54,7 +78,9 @@ def refused(
 
 
 def test_catalogue_is_exactly_dotboxds_list() -> None:
-    assert set(BUILTINS) == EXPECTED_NAMES
+    assert set(BUILTINS) == EXPECTED_NAMES | EXTENSION_NAMES
+    assert {n for n, b in BUILTINS.items() if b.surface == EXT_SURFACE} == EXTENSION_NAMES
+    assert {n for n, b in BUILTINS.items() if b.surface == BASE_SURFACE} == EXPECTED_NAMES
     assert lookup("math.abs") is BUILTINS["math.abs"]
     assert lookup("nope") is None
 
@@ -68,13 +94,20 @@ def test_every_builtin_is_pure_and_alloc_matches_effects() -> None:
 def test_pure_functions_count_as_host_calls_and_intrinsics_do_not() -> None:
     # DotBoxD registers math.*, string.* and int32.toStringInvariant as pure bindings
     counted = {n for n, b in BUILTINS.items() if b.counts_as_host_call}
-    assert counted == {n for n in BUILTINS if n.split(".")[0] in ("math", "string", "int32")}
+    assert counted == {n for n in BUILTINS if n.split(".")[0] in ("math", "string", "int32", "parse")}
 
 
 def test_only_builtins_that_cannot_fail_may_be_reordered() -> None:
     # fuel aside, these can end a run with nothing: no value error, no host call, nothing built
     cannot_fail = {n for n, b in BUILTINS.items() if not b.can_fail}
-    assert cannot_fail == {"list.count", "map.containsKey", "record.get", "numeric.toI64", "numeric.toF64"}
+    assert cannot_fail == {
+        "list.count",
+        "map.count",
+        "map.containsKey",
+        "record.get",
+        "numeric.toI64",
+        "numeric.toF64",
+    }
 
 
 def test_generic_rules() -> None:
@@ -92,6 +125,15 @@ def test_generic_rules() -> None:
         ("string.length", (STRING,), I32),
         ("string.substringBudgeted", (STRING, I32, I32), STRING),
         ("string.compareOrdinal", (STRING, STRING), I32),
+        ("string.contains", (STRING, STRING), BOOL),
+        ("string.indexOf", (STRING, STRING), I32),
+        ("string.startsWith", (STRING, STRING), BOOL),
+        ("string.endsWith", (STRING, STRING), BOOL),
+        ("string.toLowerInvariant", (STRING,), STRING),
+        ("string.toUpperInvariant", (STRING,), STRING),
+        ("math.sin", (F64,), F64),
+        ("parse.int", (STRING,), I32),
+        ("math.tan", (F64,), F64),
         ("numeric.toI64", (I32,), I64),
         ("numeric.toF64", (I32,), F64),
         ("numeric.toF64", (I64,), F64),
@@ -101,6 +143,8 @@ def test_generic_rules() -> None:
         ("list.of", (I64, I64), ListType(I64)),
         ("list.of", (), ListType(UNIT)),
         ("map.get", (MapType(STRING, F64), STRING), F64),
+        ("map.count", (MapType(STRING, F64),), I32),
+        ("list.slice", (ListType(BOOL), I32, I32), ListType(BOOL)),
         ("map.containsKey", (MapType(I32, F64), I32), BOOL),
         ("map.set", (MapType(I32, F64), I32, F64), MapType(I32, F64)),
         ("map.remove", (MapType(I32, F64), I32), MapType(I32, F64)),
@@ -108,6 +152,12 @@ def test_generic_rules() -> None:
 )
 def test_signatures(name: str, args: tuple[object, ...], result: object) -> None:
     assert typed(name, *args) == result
+
+
+def test_surface_needed_is_the_smallest_surface_holding_every_builtin() -> None:
+    assert surface_needed([]) == BASE_SURFACE
+    assert surface_needed(["string.length", "my.binding"]) == BASE_SURFACE
+    assert surface_needed(["string.length", "string.contains"]) == EXT_SURFACE
 
 
 def test_generic_builtins() -> None:

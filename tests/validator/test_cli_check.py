@@ -126,6 +126,7 @@ def test_json_output_is_stable(files: dict[str, str]) -> None:
         "requestedCapabilities",
         "capabilityPaths",
         "bindings",
+        "languageSurface",
         "functions",
         "moduleHash",
         "policyHash",

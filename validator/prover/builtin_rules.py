@@ -197,6 +197,32 @@ def _concat(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -
     return _built_text(an, s, st, "string.concatBudgeted", s.add(alo, blo), s.add(ahi, bhi))
 
 
+def _index_of(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    """``string.indexOf``: the input charge, then a result in -1 .. len(text) - len(part)."""
+    _compare_inputs(UNKNOWN_BOOL)(an, s, args, node, st)
+    _, ahi = _text_len(an, args[0])
+    return AInt(const(-1), s.max(ahi, ZERO), I32)
+
+
+def _parse_int(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    """``parse.int``: one fuel per input unit; text that is not a decimal I32 fails (not tracked)."""
+    lo, hi = _text_len(an, args[0])
+    per = _B["parse.int"].per_input_unit
+    an.fuel(st, s.scale(hi, per), s.scale(s.max(lo, ZERO), per))
+    an.stop(st)  # R-PARSE-INT: string contents are not tracked, so any call may fail
+    return an.dom.top(I32)
+
+
+def _case_map(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    """Case mapping keeps the length in units (``core.textops``): input fuel, then the built text."""
+    name = node.name
+    lo, hi = _text_len(an, args[0])
+    lo = s.max(lo, ZERO)
+    per = _B[name].per_input_unit
+    an.fuel(st, s.scale(hi, per), s.scale(lo, per))
+    return _built_text(an, s, st, name, lo, hi)
+
+
 # --- collections -------------------------------------------------------------------------------
 
 
@@ -242,10 +268,12 @@ def _collection(an: Analyzer, name: str, args: list[AVal], node: ast.Call, st: S
             value = AList(const(n), const(n), elem)
         an._shape_charge(st, value)
         return value
-    if name in ("list.count", "list.get", "map.containsKey", "map.get"):
+    if name == "list.slice":
+        return _list_slice(an, s, args, node, st)
+    if name in ("list.count", "map.count", "list.get", "map.containsKey", "map.get"):
         coll = args[0]
         lo, hi = _read_charge(an, s, st, coll)
-        if name == "list.count":
+        if name in ("list.count", "map.count"):
             size = _size(coll)
             if size is not None:
                 return AInt(size[0], size[1], I32)
@@ -313,6 +341,39 @@ def _collection(an: Analyzer, name: str, args: list[AVal], node: ast.Call, st: S
     return dom.top(t) if not isinstance(t, RecordType | ListType) else OTHER
 
 
+def _list_slice(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    """``list.slice``: base fuel, the range check, then ``costs.list_slice(count)`` and the shape."""
+    coll, start, count = args
+    an.fuel(st, costs.COLLECTION_BASE_FUEL)
+    size = _size(coll)
+    if not isinstance(start, AInt) or not isinstance(count, AInt) or size is None:
+        an.stop(st)
+        n_lo, n_hi = ZERO, const(an.dom.q.list_length)
+    else:
+        exact = start.exact is not None and count.exact is not None and size[0] == size[1]
+        if exact:
+            assert start.exact is not None and count.exact is not None
+            fault = s.or_(
+                s.or_(s.lt(start.exact, ZERO), s.lt(count.exact, ZERO)),
+                s.lt(size[0], s.add(start.exact, count.exact)),
+            )
+        else:
+            fault = s.or_(
+                s.or_(s.lt(start.lo, ZERO), s.lt(count.lo, ZERO)),
+                s.lt(size[0], s.add(start.hi, count.hi)),
+            )
+        an.safety_check(st, node, "list.slice", fault, "slice out of range", exact)
+        n_lo, n_hi = s.max(count.lo, ZERO), s.max(s.min(count.hi, size[1]), ZERO)
+    an.fuel(st, n_hi, n_lo)
+    per = costs.LIST_ELEMENT_ALLOC
+    an.charge(st, ALLOCATION, s.scale(n_hi, per), s.scale(n_lo, per))
+    st.risk = True
+    elem = coll.elem if isinstance(coll, AList) else None
+    value = AList(n_lo, n_hi, elem)
+    an._shape_charge(st, value)
+    return value
+
+
 def _index_check(an: Analyzer, s: Sym, st: State, node: ast.Call, coll: AVal, index: AVal) -> None:
     size = _size(coll)
     if not isinstance(index, AInt) or size is None:
@@ -344,6 +405,16 @@ _RULES: dict[str, _Rule] = {
     "string.concatBudgeted": _concat,
     "string.equals": _compare_inputs(UNKNOWN_BOOL),
     "string.compareOrdinal": _compare_inputs(AInt(const(-1), const(1), I32)),
+    "string.contains": _compare_inputs(UNKNOWN_BOOL),
+    "string.indexOf": _index_of,
+    "string.startsWith": _compare_inputs(UNKNOWN_BOOL),
+    "string.endsWith": _compare_inputs(UNKNOWN_BOOL),
+    "string.toLowerInvariant": _case_map,
+    "string.toUpperInvariant": _case_map,
+    "parse.int": _parse_int,
+    "math.sin": _f64,
+    "math.cos": _f64,
+    "math.tan": _f64,
     "numeric.toI64": _to_i64,
     "numeric.toF64": _f64,
 }

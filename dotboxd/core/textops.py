@@ -1,0 +1,85 @@
+"""The semantics of the extension set's string built-ins (``dotboxd-1+ext1``), defined once.
+
+Why a module of its own: both backends run these through ``runtime.intrinsics`` and the prover
+reasons about their results; keeping the definitions here (next to ``utf16`` and ``values``) means
+the meaning of "contains" or "lower case" cannot differ between consumers.
+
+Search is ordinal: a sandbox string never holds an unpaired surrogate (``values.has_lone_surrogate``),
+so a match of code points is exactly a match of UTF-16 code units, and a needle can never match half
+of a surrogate pair. Offsets returned to a kernel are UTF-16 code units, like every other index.
+
+Case mapping is *invariant* and *simple*: each code point is mapped on its own, with no locale and
+no context (no final-sigma rule), and a code point whose full Unicode mapping is longer than one
+code point (``ß`` upper-cases to ``SS``, ``İ`` lower-cases to ``i̇``) is left unchanged. The mapping
+therefore never changes a string's length in UTF-16 units (``tests/runtime/test_text_builtins.py``
+checks every code point), which lets the cost and the prover bound of the result be its input's.
+The tables are those of the running Python's ``unicodedata`` (Unicode 14.0 on Python 3.11).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from dotboxd.core.utf16 import utf16_len
+from dotboxd.core.values import I32_MAX, I32_MIN, SandboxFault
+
+
+def contains(text: str, part: str) -> bool:
+    """Whether ``part`` occurs in ``text`` (the empty string occurs everywhere)."""
+    return part in text
+
+
+def index_of(text: str, part: str) -> int:
+    """The UTF-16 offset of the first occurrence of ``part`` in ``text``, or -1 (empty: 0)."""
+    at = text.find(part)
+    if at <= 0:
+        return at
+    return utf16_len(text[:at])
+
+
+def starts_with(text: str, part: str) -> bool:
+    return text.startswith(part)
+
+
+def ends_with(text: str, part: str) -> bool:
+    return text.endswith(part)
+
+
+_DECIMAL = re.compile(r"([+-]?)0*([0-9]{1,11})")
+"""Optional sign, leading zeros, then the significant digits: more than 11 of them (more than the
+10 any I32 has, plus one so the overflow check below still sees them) never match."""
+
+
+def parse_int(text: str) -> int:
+    """``parse.int``: an optional ``+``/``-`` and ASCII decimal digits (leading zeros allowed), nothing
+    else (no spaces, no grouping), whose value fits in I32; anything else is R-PARSE-INT. Linear
+    time: Python's own ``int()`` is quadratic in the digits and refuses long texts."""
+    match = _DECIMAL.fullmatch(text) if text.isascii() else None
+    if match is None:
+        raise SandboxFault("R-PARSE-INT", "text is not a decimal I32")
+    sign, digits = match.groups()
+    value = -int(digits) if sign == "-" else int(digits)
+    if not I32_MIN <= value <= I32_MAX:
+        raise SandboxFault("R-PARSE-INT", "decimal text is outside the I32 range")
+    return value
+
+
+def _simple(mapping: Callable[[str], str]) -> Callable[[str], str]:
+    def one(ch: str) -> str:
+        mapped = mapping(ch)
+        return mapped if len(mapped) == 1 else ch
+
+    def convert(text: str) -> str:
+        if text.isascii():
+            return mapping(text)  # ASCII case mapping is simple and context-free
+        return "".join(map(one, text))
+
+    return convert
+
+
+to_lower_invariant: Callable[[str], str] = _simple(str.lower)
+"""Simple, locale-independent lower case of every code point (see the module docstring)."""
+
+to_upper_invariant: Callable[[str], str] = _simple(str.upper)
+"""Simple, locale-independent upper case of every code point (see the module docstring)."""
