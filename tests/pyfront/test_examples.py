@@ -24,6 +24,7 @@ TWINS = [
     ("kernels/game_world.py", "game-world.dbk"),
     ("kernels/loot_score.py", "loot-score.dbk"),
     ("kernels/config_reader.py", "config-reader.dbk"),
+    ("kernels/moderation.py", "moderation.dbk"),
 ]
 BACKENDS = ("reference", "optimized")
 
@@ -156,3 +157,34 @@ def test_local_annotation_chooses_the_kind_of_an_integer_constant() -> None:
         'module "kinds" version "1.0.0";\n'
         "entrypoint fn main() -> F64 { big = -5L; ratio = 2.0; plain = 3; return ratio; }"
     ) == lower_python(source, "kinds.py")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("message", ["hello", "FREE Money and SPAM", "no scаm here", "sCaM spam"])
+def test_moderation_python_kernel_runs_like_the_text_kernel(backend: str, message: str) -> None:
+    policy = Policy.from_json((EXAMPLES / "moderation-policy.json").read_text("utf-8"))
+    host = SandboxHost()
+    outcomes = [
+        _outcome(host.execute(host.prepare(EXAMPLES / name, policy), "main", [message], backend=backend))
+        for name in ("kernels/moderation.py", "moderation.dbk")
+    ]
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][0] is True
+
+
+def test_moderation_python_kernel_proves_within_budget_like_the_text_kernel() -> None:
+    policy = Policy.from_json((EXAMPLES / "moderation-policy.json").read_text("utf-8"))
+    host = SandboxHost()
+    reports = [
+        prove_plan(host.prepare(EXAMPLES / name, policy))
+        for name in ("kernels/moderation.py", "moderation.dbk")
+    ]
+    assert reports[0] == reports[1]
+    assert reports[0].all_proved()
+
+
+def test_moderation_python_kernel_is_refused_under_the_dotboxd_surface_only() -> None:
+    policy = Policy.from_json((EXAMPLES / "moderation-dotboxd1-policy.json").read_text("utf-8"))
+    with pytest.raises(DotBoxDError) as refused:
+        SandboxHost().prepare(EXAMPLES / "kernels" / "moderation.py", policy)
+    assert refused.value.code == "E-CALL-SURFACE"
