@@ -28,6 +28,9 @@ class SandboxError(SandboxFault):
             raise ValueError(f"unregistered error code {code!r}")
         super().__init__(code, safe_message)
         self.diagnostic = diagnostic
+        self.host_exception: BaseException | None = None
+        """A binding's own exception, carried only from the binding call to its failure audit
+        event (``runtime.binding_call``); never part of ``info()``."""
 
     @classmethod
     def from_fault(cls, fault: SandboxFault) -> SandboxError:
