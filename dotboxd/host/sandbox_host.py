@@ -25,8 +25,10 @@ its parameter checks - and later calls only do the per-run work, every check of 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -52,8 +54,11 @@ _OPTIONAL_BACKENDS: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "auto": ("dotboxd.runtime.optimized", ("AutoBackend",)),
 }
 
-_PREPARED_CALLS = 256
-"""How many (plan, entrypoint, backend, encoding) dispatch records a host keeps (oldest dropped)."""
+DEFAULT_DISPATCH_CACHE_SIZE = 1024
+"""How many (plan, entrypoint, backend, encoding) dispatch records a host keeps by default; the least
+recently used is dropped first. A multi-tenant host that round-robins more distinct plans than this
+should raise it (``SandboxHost(dispatch_cache_size=...)``): a miss re-runs the catalogue checks and
+rebuilds the ``EntryCall``, roughly ten times the cost of a hit."""
 
 
 class _Dispatch:
@@ -81,12 +86,19 @@ class SandboxHost:
         backends: Mapping[str, Backend] | None = None,
         observers: Iterable[Observer] = (),
         standard_facades: bool = True,
+        dispatch_cache_size: int = DEFAULT_DISPATCH_CACHE_SIZE,
     ) -> None:
         """Build the binding catalogue (DotBoxDError ``E-BINDING-*`` for a bad binding). With
         ``standard_facades`` a standard binding registered without an invoker (``file.readText``,
         ``file.writeText``, ``time.nowUnixMillis``, ``random.nextI32``, ``log.info``, ``log.warn``)
         gets the runtime's safe facade (``dotboxd.runtime.facades``); ``net.http.get`` gets a
-        stand-in that fails clearly until the host supplies an HTTP invoker of its own."""
+        stand-in that fails clearly until the host supplies an HTTP invoker of its own.
+        ``dispatch_cache_size`` bounds the per-entrypoint records kept between calls (LRU; at
+        least 1, else ValueError)."""
+        if isinstance(dispatch_cache_size, bool) or not isinstance(dispatch_cache_size, int):
+            raise TypeError("dispatch_cache_size must be an int")
+        if dispatch_cache_size < 1:
+            raise ValueError("dispatch_cache_size must be at least 1")
         self.catalog = _build_catalog(bindings)
         if standard_facades:
             self.catalog = attach_standard_facades(self.catalog)
@@ -95,7 +107,8 @@ class SandboxHost:
         if backends:
             self._backends.update(backends)
         self._observers = tuple(observers)
-        self._dispatch: dict[tuple[int, str, str, str], _Dispatch] = {}
+        self._dispatch: OrderedDict[tuple[int, str, str, str], _Dispatch] = OrderedDict()
+        self._dispatch_limit = dispatch_cache_size
 
     # --- install ---------------------------------------------------------------------------
 
@@ -127,8 +140,12 @@ class SandboxHost:
     ) -> ExecutionResult:
         """Run ``entrypoint`` with ``args`` (one per parameter; Python values, or the conformance
         JSON encoding with ``encoding="json"``). Kernel faults come back as a failed result."""
-        dispatch = self._dispatch.get((id(plan), entrypoint, backend, encoding))
-        if dispatch is None or dispatch.plan is not plan or dispatch.catalog is not self.catalog:
+        key = (id(plan), entrypoint, backend, encoding)
+        dispatch = self._dispatch.get(key)
+        if dispatch is not None and dispatch.plan is plan and dispatch.catalog is self.catalog:
+            with contextlib.suppress(KeyError):  # dropped by a concurrent call: this run keeps it
+                self._dispatch.move_to_end(key)  # most recently used
+        else:
             prepared = self._prepare_dispatch(plan, entrypoint, backend, encoding)
             if isinstance(prepared, ExecutionResult):
                 return prepared
@@ -185,9 +202,14 @@ class SandboxHost:
             missing = SandboxError("R-BACKEND-UNAVAILABLE", f"backend '{backend}' is not available")
             return _failed(plan, missing.info(), backend)
         dispatch = _Dispatch(plan, catalog, chosen, EntryCall(plan, entrypoint, encoding))
-        if len(self._dispatch) >= _PREPARED_CALLS:
-            self._dispatch.pop(next(iter(self._dispatch)), None)
-        self._dispatch[(id(plan), entrypoint, backend, encoding)] = dispatch
+        key = (id(plan), entrypoint, backend, encoding)
+        self._dispatch.pop(key, None)  # a stale record of a dead plan whose id was reused
+        while len(self._dispatch) >= self._dispatch_limit:
+            try:
+                self._dispatch.popitem(last=False)  # least recently used
+            except KeyError:
+                break  # emptied by a concurrent call
+        self._dispatch[key] = dispatch
         return dispatch
 
     def run(

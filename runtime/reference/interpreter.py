@@ -14,6 +14,8 @@ type, so block scoping needs no run-time representation.
 
 from __future__ import annotations
 
+import contextlib
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -63,8 +65,10 @@ _COMPOSITES = (ListType, MapType, RecordType)
 
 BinaryRule = Callable[["_Machine", ast.Binary, Env], Value]
 
-_PLAN_CACHES = 64
-"""How many plans' resolved node rules a reference backend keeps (oldest dropped)."""
+_PLAN_CACHES = 1024
+"""How many plans' resolved node rules a reference backend keeps (least recently used dropped):
+as many as a host keeps dispatch records by default, so a host cycling through many tenants'
+plans does not re-derive every literal and operator rule on each run."""
 
 
 class _PlanCache:
@@ -86,7 +90,7 @@ class ReferenceBackend:
     name: str = "reference"
 
     def __init__(self) -> None:
-        self._plans: dict[int, _PlanCache] = {}
+        self._plans: OrderedDict[int, _PlanCache] = OrderedDict()
 
     def run(self, run: RunContext, function_id: str, args: tuple[Value, ...]) -> Value:
         run.executed_by = self.name  # also when another backend hands the run to this one
@@ -94,12 +98,20 @@ class ReferenceBackend:
 
     def _cache(self, plan: ExecutionPlan) -> _PlanCache:
         """The plan's cache, by identity (the entry holds the plan, so its id cannot be reused)."""
-        cache = self._plans.get(id(plan))
+        plans = self._plans
+        cache = plans.get(id(plan))
         if cache is None or cache.plan is not plan:
             cache = _PlanCache(plan)
-            if len(self._plans) >= _PLAN_CACHES:
-                self._plans.pop(next(iter(self._plans)), None)
-            self._plans[id(plan)] = cache
+            plans.pop(id(plan), None)
+            while len(plans) >= _PLAN_CACHES:
+                try:
+                    plans.popitem(last=False)  # least recently used
+                except KeyError:
+                    break  # emptied by a concurrent run
+            plans[id(plan)] = cache
+        else:
+            with contextlib.suppress(KeyError):  # dropped by a concurrent run: this one keeps it
+                plans.move_to_end(id(plan))
         return cache
 
 

@@ -34,9 +34,7 @@ def count_items(name: str) -> int:
 
 def _execute(backend: str, observers: list[AuditEvent] | None = None) -> ExecutionResult:
     host = SandboxHost(bindings=[count_items], observers=[observers.append] if observers is not None else [])
-    plan = host.prepare(
-        module('return inventory.count("pear");'), Policy.builder().grant(CAP).build()
-    )
+    plan = host.prepare(module('return inventory.count("pear");'), Policy.builder().grant(CAP).build())
     return host.execute(plan, backend=backend)
 
 
