@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dotboxd.core.codes import all_codes, category_of
-from dotboxd.core.diagnostics import Diagnostic
+from dotboxd.core.diagnostics import Diagnostic, DotBoxDException
 from dotboxd.core.values import SandboxFault
 
 
@@ -74,7 +74,7 @@ _BINDING_CODES = {
 }
 
 
-class BindingError(Exception):
+class BindingError(DotBoxDException):
     """Raised by a binding to refuse a request with a chosen, safe category.
 
     ``BindingError("NotFound", "no such monster")`` becomes a NotFound SandboxError carrying that

@@ -30,12 +30,13 @@ from itertools import islice
 from typing import Any, Protocol, TypeAlias, TypeVar
 
 from dotboxd.core.codes import category_of
+from dotboxd.core.diagnostics import DotBoxDException
 
 # ---------------------------------------------------------------------------------------------
 # Faults
 
 
-class SandboxFault(Exception):
+class SandboxFault(DotBoxDException):
     """A run-time failure of sandboxed code, named by a stable ``R-*`` code.
 
     Raised by value operations, arithmetic and the meter; the runtime turns it into a
