@@ -30,7 +30,7 @@ from itertools import islice
 from typing import Any, Protocol, TypeAlias, TypeVar
 
 from dotboxd.core.codes import category_of
-from dotboxd.core.diagnostics import DotBoxDException
+from dotboxd.core.diagnostics import DotBoxDException, Span
 
 # ---------------------------------------------------------------------------------------------
 # Faults
@@ -48,6 +48,9 @@ class SandboxFault(DotBoxDException):
         super().__init__(f"{code}: {safe_message}")
         self.code = code
         self.safe_message = safe_message
+        self.location: tuple[str, Span | None] | None = None
+        """The JSON pointer and span of the operation that raised, once the runtime knows it
+        (``runtime.locations``); None for an error no single node caused."""
 
     @property
     def category(self) -> str:

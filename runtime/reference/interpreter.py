@@ -24,6 +24,7 @@ from dotboxd.core.types import F64, I32, I64, ListType, MapType, RecordType, San
 from dotboxd.core.values import (
     Guid,
     OpaqueId,
+    SandboxFault,
     SandboxPath,
     SandboxUri,
     Shape,
@@ -35,6 +36,7 @@ from dotboxd.runtime.binding_call import call_binding
 from dotboxd.runtime.context import RunContext
 from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.intrinsics import INTRINSICS
+from dotboxd.runtime.locations import locate
 from dotboxd.validator.plan import CallKind, ExecutionPlan
 
 BREAK: Final = object()
@@ -231,7 +233,11 @@ class _Machine:
         operand = self.eval(node.operand, env)
         if node.op is ast.UnaryOp.NOT:
             return not operand
-        negated: Value = _NEGATE[self.expr_types[id(node)]](operand)
+        try:
+            negated: Value = _NEGATE[self.expr_types[id(node)]](operand)
+        except SandboxFault as fault:
+            locate(fault, node)
+            raise
         return negated
 
     def _binary(self, node: ast.Binary, env: Env) -> Value:
@@ -244,11 +250,15 @@ class _Machine:
     def _call(self, node: ast.Call, env: Env) -> Value:
         args = tuple(self.eval(arg, env) for arg in node.args)
         target = self.call_targets[id(node)]
-        if target.kind is CallKind.BUILTIN:
-            return INTRINSICS[target.name](self.meter, args)
         if target.kind is CallKind.FUNCTION:
             return self.invoke(target.name, args)
-        return call_binding(self.run, target.name, args)
+        try:
+            if target.kind is CallKind.BUILTIN:
+                return INTRINSICS[target.name](self.meter, args)
+            return call_binding(self.run, target.name, args)
+        except SandboxFault as fault:  # the built-in's or binding's own failure (runtime.locations)
+            locate(fault, node)
+            raise
 
 
 _EVAL: dict[type, Callable[[_Machine, Any, Env], Value]] = {
@@ -290,9 +300,23 @@ def _resolve_binary(plan: ExecutionPlan, node: ast.Binary) -> BinaryRule:
         return equality
     fn = _COMPARE.get(kind) or _ARITH[operand_type][kind]
 
+    if kind in _COMPARE:
+
+        def compare(m: _Machine, n: ast.Binary, env: Env) -> Value:
+            left = m.eval(n.left, env)
+            result: Value = fn(left, m.eval(n.right, env))
+            return result
+
+        return compare
+
     def apply(m: _Machine, n: ast.Binary, env: Env) -> Value:
         left = m.eval(n.left, env)
-        result: Value = fn(left, m.eval(n.right, env))
+        right = m.eval(n.right, env)
+        try:
+            result: Value = fn(left, right)
+        except SandboxFault as fault:  # the operator's own failure (runtime.locations)
+            locate(fault, n)
+            raise
         return result
 
     return apply
