@@ -322,4 +322,8 @@ def test_an_artifact_loaded_from_disk_locates_run_errors_like_the_reference(tmp_
         reference = host.execute(plan, "main", args).error
         assert reader.stats.disk_hits == 1 and reader.stats.compiles == 0
         assert loaded is not None and reference is not None and loaded.pointer
-        assert (loaded.code, loaded.pointer, loaded.span) == (reference.code, reference.pointer, reference.span)
+        assert (loaded.code, loaded.pointer, loaded.span) == (
+            reference.code,
+            reference.pointer,
+            reference.span,
+        )
