@@ -212,7 +212,12 @@ def draw_opaque_value(src: Source) -> str:
     if src.chance(70):
         return src.choice(_OPAQUE_VALUES)
     alphabet = "abcXYZ019_.:-"
-    return "".join(alphabet[src.integer(0, len(alphabet) - 1)] for _ in range(src.integer(1, 6)))
+    drawn = "".join(alphabet[src.integer(0, len(alphabet) - 1)] for _ in range(src.integer(1, 6)))
+    # ``..`` in an opaque value is E-JSON-ID (a path traversal); the draw count stays the same, so
+    # every seed still produces the programs it did before
+    while ".." in drawn:
+        drawn = drawn.replace("..", ".-")
+    return drawn
 
 
 # ---------------------------------------------------------------------------------------------
