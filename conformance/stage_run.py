@@ -53,13 +53,16 @@ def result_actual(result: Any) -> Actual:
         return Actual(stage="run", outcome="ok", value=result.value_json(), usage=usage, binding_calls=calls)
     error = result.error
     diagnostic = error.diagnostic.code if error.diagnostic is not None else error.code
-    pointer = error.diagnostic.pointer if error.diagnostic is not None else None
+    pointer = error.diagnostic.pointer if error.diagnostic is not None else error.pointer or None
+    span = error.diagnostic.span if error.diagnostic is not None else error.span
     return Actual(
         stage="run",
         outcome="error",
         error=error.category,
         diagnostic=diagnostic,
         pointer=pointer,
+        line=span.line if span is not None else None,
+        column=span.column if span is not None else None,
         usage=usage,
         binding_calls=calls,
         message=error.safe_message,

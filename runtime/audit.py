@@ -11,6 +11,7 @@ raises is isolated (its failure is swallowed, never the run's).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -71,7 +72,13 @@ def sanitize_resource(resource_id: str) -> str:
 @dataclass(frozen=True, slots=True)
 class AuditEvent:
     """One audit record (DotBoxD's ``SandboxAuditEvent``). ``success`` holds exactly when
-    ``error_code`` is None."""
+    ``error_code`` is None.
+
+    ``host_exception`` is for the trusted host only: on the copy of a binding's failure event that
+    live observers receive it holds the exception the binding raised (type, text, traceback), so a
+    host can debug its own code. It is never stored in the run's trail (the events of an
+    ``ExecutionResult``), never serialized by ``to_json`` and takes no part in equality or ``repr``.
+    """
 
     run_id: str
     kind: str
@@ -86,6 +93,7 @@ class AuditEvent:
     message: str | None = None
     bytes: int | None = None
     fields: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    host_exception: BaseException | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -245,7 +253,10 @@ class AuditLog:
         message: str | None = None,
         bytes: int | None = None,
         fields: Mapping[str, Any] | None = None,
+        host_exception: BaseException | None = None,
     ) -> AuditEvent:
+        """Append one event (free text sanitized) and deliver it to the observers; the observers'
+        copy also carries ``host_exception`` (see ``AuditEvent``), the stored event never does."""
         return self._append(
             kind,
             success,
@@ -259,6 +270,7 @@ class AuditLog:
             MappingProxyType({str(k): _safe_field(v) for k, v in (fields or {}).items()})
             if fields
             else _NO_FIELDS,
+            host_exception,
         )
 
     def write_safe_fields(
@@ -284,6 +296,7 @@ class AuditLog:
         message: str | None,
         bytes: int | None,
         fields: Mapping[str, Any],
+        host_exception: BaseException | None = None,
     ) -> AuditEvent:
         if kind not in KINDS:
             raise ValueError(f"unknown audit event kind {kind!r}")
@@ -306,9 +319,13 @@ class AuditLog:
                 fields,
             )
             self._events.append(event)
-        for observer in self._observers:
-            with contextlib.suppress(Exception):  # observer failures are isolated
-                observer(event)
+        if self._observers:
+            delivered = event
+            if host_exception is not None:
+                delivered = dataclasses.replace(event, host_exception=host_exception)
+            for observer in self._observers:
+                with contextlib.suppress(Exception):  # observer failures are isolated
+                    observer(delivered)
         return event
 
     def checkpoint(self) -> int:

@@ -20,12 +20,17 @@ Order, each step failing closed:
     PerResource bindings must have written one themselves (else ``R-BINDING-AUDIT``).
 
 On any failure an audited binding gets a sanitized failure event (``binding:<id>``) unless it
-wrote one, and the original error is kept. Host exceptions never leak: their text, type, path and
-traceback are dropped and the kernel sees ``R-BINDING-FAILED`` ("binding '<id>' failed").
+wrote one, and the original error is kept. Host exceptions never leak to the kernel: their text,
+type, path and traceback are dropped and the kernel sees ``R-BINDING-FAILED`` ("binding '<id>'
+failed"). The trusted host still gets them, because a host cannot fix a binding it cannot see
+fail: each is logged with its traceback on the ``dotboxd.binding`` logger (``LOGGER``), and the
+observers' copy of the failure event carries it as ``host_exception``. The exception rides on the
+``SandboxError`` only until that audit write and is cleared before the error travels on.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from dotboxd.core import costs
@@ -36,6 +41,10 @@ from dotboxd.grammar import literals
 from dotboxd.runtime import awaiting
 from dotboxd.runtime.context import BindingContext, RunContext
 from dotboxd.runtime.errors import BindingError, SandboxError
+
+LOGGER = logging.getLogger("dotboxd.binding")
+"""Where a binding's own exception is reported to the host (level ERROR, with ``exc_info``; the
+record's ``dotboxd_binding_id`` and ``dotboxd_run_id`` attributes say which call failed)."""
 
 _AUTO_AUDITED = frozenset({AuditLevel.SUMMARY, AuditLevel.PER_CALL, AuditLevel.FULL_INPUT_OUTPUT})
 
@@ -51,7 +60,8 @@ def call_binding(run: RunContext, binding_id: str, args: tuple[Value, ...]) -> V
     try:
         return _call(run, desc, args, checkpoint)
     except SandboxError as error:
-        _failure_audit(run, desc, checkpoint, error)
+        host_exception, error.host_exception = error.host_exception, None
+        _failure_audit(run, desc, checkpoint, error, host_exception)
         raise
 
 
@@ -106,16 +116,30 @@ def _invoke(run: RunContext, desc: BindingDescriptor, args: tuple[Value, ...]) -
     except BindingError as refusal:
         raise refusal.to_sandbox_error() from None
     except SandboxFault as fault:  # a core value fault raised by host code: keep only the category
-        raise _sanitized(desc, fault.category) from None
-    except Exception:
-        raise SandboxError("R-BINDING-FAILED", f"binding '{desc.id}' failed") from None
+        raise _host_failure(run, desc, fault, f"binding '{desc.id}' failed ({fault.category})") from None
+    except Exception as exc:
+        raise _host_failure(run, desc, exc, f"binding '{desc.id}' failed") from None
     finally:
         if context is not None:
             context.close()
 
 
-def _sanitized(desc: BindingDescriptor, category: str) -> SandboxError:
-    return SandboxError("R-BINDING-FAILED", f"binding '{desc.id}' failed ({category})")
+def _host_failure(
+    run: RunContext, desc: BindingDescriptor, exc: BaseException, safe_message: str
+) -> SandboxError:
+    """The kernel's sanitized ``R-BINDING-FAILED`` for a binding that raised ``exc``; the host's log
+    gets ``exc`` with its traceback now, its observers get it on the failure event."""
+    LOGGER.error(
+        "binding '%s' raised %s in run %s",
+        desc.id,
+        type(exc).__name__,
+        run.audit.run_id,
+        exc_info=(type(exc), exc, exc.__traceback__),
+        extra={"dotboxd_binding_id": desc.id, "dotboxd_run_id": run.audit.run_id},
+    )
+    error = SandboxError("R-BINDING-FAILED", safe_message)
+    error.host_exception = exc
+    return error
 
 
 def _accept_return(run: RunContext, desc: BindingDescriptor, raw: Any) -> Value:
@@ -141,7 +165,13 @@ def _accept_return(run: RunContext, desc: BindingDescriptor, raw: Any) -> Value:
     return value
 
 
-def _failure_audit(run: RunContext, desc: BindingDescriptor, checkpoint: int, error: SandboxError) -> None:
+def _failure_audit(
+    run: RunContext,
+    desc: BindingDescriptor,
+    checkpoint: int,
+    error: SandboxError,
+    host_exception: BaseException | None,
+) -> None:
     if desc.audit is AuditLevel.NONE or run.audit.has_binding_event_since(desc.id, checkpoint, False):
         return
     run.audit.write(
@@ -154,4 +184,5 @@ def _failure_audit(run: RunContext, desc: BindingDescriptor, checkpoint: int, er
         error_code=error.category,
         message="binding failed",
         fields={"code": error.code},
+        host_exception=host_exception,
     )

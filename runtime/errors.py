@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dotboxd.core.codes import all_codes, category_of
-from dotboxd.core.diagnostics import Diagnostic
+from dotboxd.core.diagnostics import Diagnostic, DotBoxDException, Span
 from dotboxd.core.values import SandboxFault
 
 
@@ -28,15 +28,23 @@ class SandboxError(SandboxFault):
             raise ValueError(f"unregistered error code {code!r}")
         super().__init__(code, safe_message)
         self.diagnostic = diagnostic
+        self.host_exception: BaseException | None = None
+        """A binding's own exception, carried only from the binding call to its failure audit
+        event (``runtime.binding_call``); never part of ``info()``."""
 
     @classmethod
     def from_fault(cls, fault: SandboxFault) -> SandboxError:
         if isinstance(fault, SandboxError):
             return fault
-        return cls(fault.code, fault.safe_message)
+        error = cls(fault.code, fault.safe_message)
+        error.location = fault.location
+        return error
 
     def info(self) -> ErrorInfo:
-        return ErrorInfo(self.category, self.code, self.safe_message, self.diagnostic)
+        location = self.location
+        if location is None:
+            return ErrorInfo(self.category, self.code, self.safe_message, self.diagnostic)
+        return ErrorInfo(self.category, self.code, self.safe_message, self.diagnostic, *location)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +55,10 @@ class ErrorInfo:
     code: str
     safe_message: str
     diagnostic: Diagnostic | None = None
+    pointer: str = ""
+    """For a run-time error raised by an operation: the JSON pointer of its node (else empty)."""
+    span: Span | None = None
+    """... and the node's ``line:column`` in the source, when the source was text or JSON."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,7 +66,16 @@ class ErrorInfo:
             "code": self.code,
             "message": self.safe_message,
             "diagnostic": self.diagnostic.to_json() if self.diagnostic else None,
+            "pointer": self.pointer,
+            "line": self.span.line if self.span else None,
+            "column": self.span.column if self.span else None,
         }
+
+    def located(self) -> Diagnostic | None:
+        """The error as a ``Diagnostic`` at its node (for a caret excerpt), when it has a location."""
+        if not self.pointer and self.span is None:
+            return None
+        return Diagnostic(self.code, self.safe_message, self.pointer, self.span)
 
 
 def error_info_from_diagnostic(diagnostic: Diagnostic) -> ErrorInfo:
@@ -71,7 +92,7 @@ _BINDING_CODES = {
 }
 
 
-class BindingError(Exception):
+class BindingError(DotBoxDException):
     """Raised by a binding to refuse a request with a chosen, safe category.
 
     ``BindingError("NotFound", "no such monster")`` becomes a NotFound SandboxError carrying that

@@ -8,6 +8,8 @@ per parameter, in the conformance typed encoding. Manifest entries may carry a c
 ``--format json`` prints the run in the conformance ``expect`` shape (``stage``, ``outcome``,
 ``value`` or ``error``/``diagnostic``, ``fuelUsed``, ``usage``, ``bindingCalls``) plus the hashes.
 Exit codes: 0 the run succeeded, 1 the module was rejected or the run failed, 2 usage or I/O error.
+A run-time error raised by an operation (``runtime.locations``) is printed as ``file:line:col`` with
+its JSON pointer and a caret excerpt of the source, like a static diagnostic.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 from dotboxd.cli.output import Input, Reporter, add_format_option, add_input_argument, load_input, write_text
 from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_manifest, standard_bindings
-from dotboxd.core.diagnostics import DotBoxDError, reject
+from dotboxd.core.diagnostics import DotBoxDError, caret_excerpt, reject
 from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, read_document_bytes, read_json
 from dotboxd.host import ExecutionResult, SandboxHost
 from dotboxd.runtime.fixtures import fixture_invokers
@@ -124,10 +126,10 @@ def run(args: argparse.Namespace) -> int:
         }
         return reporter.rejected(error, loaded.source, loaded.filename, payload)
     result = host.execute(plan, args.entry, run_args, backend=args.backend, encoding="json")
-    return _report(reporter, result, loaded.filename)
+    return _report(reporter, result, loaded.filename, loaded.source)
 
 
-def _report(reporter: Reporter, result: ExecutionResult, filename: str) -> int:
+def _report(reporter: Reporter, result: ExecutionResult, filename: str, source: str | None = None) -> int:
     payload = {"file": filename, **result.to_json()}
     if reporter.machine:
         reporter.emit({"ok": result.ok, "command": reporter.command, **payload})
@@ -140,5 +142,11 @@ def _report(reporter: Reporter, result: ExecutionResult, filename: str) -> int:
         return 0
     assert result.error is not None
     error = result.error
-    write_text(reporter.err, f"{filename}: {error.category} [{error.code}] {error.safe_message} ({tail})\n")
+    where = f"{filename}:{error.span}" if error.span is not None else filename
+    lines = [f"{where}: {error.category} [{error.code}] {error.safe_message} ({tail})"]
+    if error.pointer:  # a run-time error raised by an operation: show the node (runtime.locations)
+        lines.append(f"  at {error.pointer}")
+        if source is not None and error.span is not None:
+            lines.extend(caret_excerpt(source, error.span))
+    write_text(reporter.err, "\n".join(lines) + "\n")
     return EXIT_FAILED_RUN

@@ -101,7 +101,14 @@ def caret_excerpt(source: str, span: Span, width: int = 100) -> list[str]:
     return [gutter + prefix + visible(clipped), " " * (len(gutter) + len(prefix) + lead) + "^"]
 
 
-class DotBoxDError(Exception):
+class DotBoxDException(Exception):
+    """The one base class of every exception DotBoxD defines, so a host needs one ``except``:
+    ``DotBoxDError`` (an input rejected before running: import, validation, policy, bindings),
+    ``SandboxFault``/``SandboxError`` (a run-time failure; ``execute`` returns these as a failed
+    result rather than raising) and ``BindingError`` (raised by a binding to refuse on purpose)."""
+
+
+class DotBoxDError(DotBoxDException):
     """Raised by every stage for a rejected input; carries one or more diagnostics (root cause first)."""
 
     def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:

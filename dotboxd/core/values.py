@@ -31,6 +31,7 @@ from itertools import islice
 from typing import Any, Protocol, TypeAlias, TypeVar
 
 from dotboxd.core.codes import category_of
+from dotboxd.core.diagnostics import DotBoxDException, Span
 from dotboxd.core.utf16 import code_point_offset, index_of
 from dotboxd.core.utf16 import utf16_len as utf16_len  # re-exported: part of the value API
 
@@ -38,7 +39,7 @@ from dotboxd.core.utf16 import utf16_len as utf16_len  # re-exported: part of th
 # Faults
 
 
-class SandboxFault(Exception):
+class SandboxFault(DotBoxDException):
     """A run-time failure of sandboxed code, named by a stable ``R-*`` code.
 
     Raised by value operations, arithmetic and the meter; the runtime turns it into a
@@ -50,6 +51,9 @@ class SandboxFault(Exception):
         super().__init__(f"{code}: {safe_message}")
         self.code = code
         self.safe_message = safe_message
+        self.location: tuple[str, Span | None] | None = None
+        """The JSON pointer and span of the operation that raised, once the runtime knows it
+        (``runtime.locations``); None for an error no single node caused."""
 
     @property
     def category(self) -> str:

@@ -79,6 +79,11 @@ class ExecutionResult:
                 out["diagnostic"] = self.error.diagnostic.code
                 if self.error.diagnostic.pointer:
                     out["pointer"] = self.error.diagnostic.pointer
+            elif self.error.pointer:  # a run-time error raised by an operation: where it stands
+                out["pointer"] = self.error.pointer
+                if self.error.span is not None:
+                    out["line"] = self.error.span.line
+                    out["column"] = self.error.span.column
         if self.stage == "run":
             out["fuelUsed"] = self.usage.fuel_used
             out["usage"] = self.usage.to_json()

@@ -34,8 +34,10 @@ shared loop thread (``dotboxd.runtime.awaiting``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import os
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -63,8 +65,11 @@ _OPTIONAL_BACKENDS: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "auto": ("dotboxd.runtime.optimized", ("AutoBackend",)),
 }
 
-_PREPARED_CALLS = 256
-"""How many (plan, entrypoint, backend, encoding) dispatch records a host keeps (oldest dropped)."""
+DEFAULT_DISPATCH_CACHE_SIZE = 1024
+"""How many (plan, entrypoint, backend, encoding) dispatch records a host keeps by default; the least
+recently used is dropped first. A multi-tenant host that round-robins more distinct plans than this
+should raise it (``SandboxHost(dispatch_cache_size=...)``): a miss re-runs the catalogue checks and
+rebuilds the ``EntryCall``, roughly ten times the cost of a hit."""
 
 
 class _Dispatch:
@@ -93,6 +98,7 @@ class SandboxHost:
         observers: Iterable[Observer] = (),
         standard_facades: bool = True,
         async_loop: asyncio.AbstractEventLoop | None = None,
+        dispatch_cache_size: int = DEFAULT_DISPATCH_CACHE_SIZE,
     ) -> None:
         """Build the binding catalogue (DotBoxDError ``E-BINDING-*`` for a bad binding). With
         ``standard_facades`` a standard binding registered without an invoker (``file.readText``,
@@ -103,7 +109,14 @@ class SandboxHost:
         ``async_loop`` is where the synchronous ``execute`` awaits async bindings: an event loop
         the host runs in another thread (work tied to that loop then completes). Without it they
         are awaited on the runtime's one shared loop thread. ``execute_async`` ignores it: it
-        always awaits on the caller's loop."""
+        always awaits on the caller's loop.
+
+        ``dispatch_cache_size`` bounds the per-entrypoint records kept between calls, by
+        ``execute`` and ``execute_async`` alike (one LRU; at least 1, else ValueError)."""
+        if isinstance(dispatch_cache_size, bool) or not isinstance(dispatch_cache_size, int):
+            raise TypeError("dispatch_cache_size must be an int")
+        if dispatch_cache_size < 1:
+            raise ValueError("dispatch_cache_size must be at least 1")
         self.catalog = _build_catalog(bindings)
         if standard_facades:
             self.catalog = attach_standard_facades(self.catalog)
@@ -112,7 +125,8 @@ class SandboxHost:
         if backends:
             self._backends.update(backends)
         self._observers = tuple(observers)
-        self._dispatch: dict[tuple[int, str, str, str], _Dispatch] = {}
+        self._dispatch: OrderedDict[tuple[int, str, str, str], _Dispatch] = OrderedDict()
+        self._dispatch_limit = dispatch_cache_size
         self._sync_awaiter: Awaiter | None = None if async_loop is None else LoopAwaiter(async_loop)
 
     # --- install ---------------------------------------------------------------------------
@@ -209,8 +223,12 @@ class SandboxHost:
         awaiter: Awaiter | None,
     ) -> ExecutionResult:
         """The body of ``execute`` and ``execute_async``: they differ only in ``awaiter``."""
-        dispatch = self._dispatch.get((id(plan), entrypoint, backend, encoding))
-        if dispatch is None or dispatch.plan is not plan or dispatch.catalog is not self.catalog:
+        key = (id(plan), entrypoint, backend, encoding)
+        dispatch = self._dispatch.get(key)
+        if dispatch is not None and dispatch.plan is plan and dispatch.catalog is self.catalog:
+            with contextlib.suppress(KeyError):  # dropped by a concurrent call: this run keeps it
+                self._dispatch.move_to_end(key)  # most recently used
+        else:
             prepared = self._prepare_dispatch(plan, entrypoint, backend, encoding)
             if isinstance(prepared, ExecutionResult):
                 return prepared
@@ -274,9 +292,14 @@ class SandboxHost:
             missing = SandboxError("R-BACKEND-UNAVAILABLE", f"backend '{backend}' is not available")
             return _failed(plan, missing.info(), backend)
         dispatch = _Dispatch(plan, catalog, chosen, EntryCall(plan, entrypoint, encoding))
-        if len(self._dispatch) >= _PREPARED_CALLS:
-            self._dispatch.pop(next(iter(self._dispatch)), None)
-        self._dispatch[(id(plan), entrypoint, backend, encoding)] = dispatch
+        key = (id(plan), entrypoint, backend, encoding)
+        self._dispatch.pop(key, None)  # a stale record of a dead plan whose id was reused
+        while len(self._dispatch) >= self._dispatch_limit:
+            try:
+                self._dispatch.popitem(last=False)  # least recently used
+            except KeyError:
+                break  # emptied by a concurrent call
+        self._dispatch[key] = dispatch
         return dispatch
 
     def run(

@@ -39,7 +39,7 @@ from .stubs import RunState, namespace_base, sync
 from .tables import Tables, function_name
 from .verifier import VERIFIER_VERSION, allowed_globals, verify_code, verify_cold_module, verify_module
 
-COMPILER_VERSION = "dotboxd-py-opt-codegen-5"
+COMPILER_VERSION = "dotboxd-py-opt-codegen-6"  # 6: per-operation sites for run-time error locations
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +107,7 @@ class Artifact:
     totals: tuple[int, ...]
     texts: tuple[Any, ...]
     bindings: tuple[str, ...]
+    site_nodes: tuple[int, ...]
     ir_nodes: int
     build_seconds: float
     cold: ColdPaths
@@ -124,7 +125,7 @@ class Artifact:
             meter.check_cancelled()
         else:
             meter.call_depth = depth  # ``Meter.enter_call`` when it cannot refuse
-        state = RunState(run, self.sites, self.totals, self.texts, self.bindings)
+        state = RunState(run, self.sites, self.totals, self.texts, self.bindings, self.site_nodes)
         value, fuel = self.functions[function_id](
             state, meter.max_fuel - meter.fuel_used, max_depth - depth, 0, *args
         )
@@ -232,6 +233,7 @@ def bind(
         totals=tables.totals(),
         texts=tables.resolved_texts(),
         bindings=tuple(tables.bindings),
+        site_nodes=tables.resolved_site_nodes(),
         ir_nodes=ir_nodes,
         build_seconds=time.perf_counter() - started,
         cold=cold,
@@ -278,7 +280,14 @@ def _execute(code: CodeType, namespace: dict[str, Any], globals_allowed: frozens
         raise CompileFailure("generated module left unexpected names in its namespace")
 
 
-_Built = tuple[list[Callable[..., Any]], tuple[Any, ...], tuple[int, ...], tuple[Any, ...], tuple[str, ...]]
+_Built = tuple[
+    list[Callable[..., Any]],
+    tuple[Any, ...],
+    tuple[int, ...],
+    tuple[Any, ...],
+    tuple[str, ...],
+    tuple[int, ...],
+]
 
 
 class ColdPaths:
@@ -312,8 +321,10 @@ class ColdPaths:
     def _entry(self, index: int) -> Callable[..., Any]:
         def enter(state: RunState, f: int, d: int, lr: int, *args: Any) -> Any:
             built = self._built or self._build(state, f, lr)
-            functions, sites, totals, texts, bindings = built
-            return functions[index](RunState(state.run, sites, totals, texts, bindings), f, d, lr, *args)
+            functions, sites, totals, texts, bindings, nodes = built
+            return functions[index](
+                RunState(state.run, sites, totals, texts, bindings, nodes), f, d, lr, *args
+            )
 
         return enter
 
@@ -347,4 +358,5 @@ class ColdPaths:
             tables.totals(),
             tables.resolved_texts(),
             tuple(tables.bindings),
+            tables.resolved_site_nodes(),
         )

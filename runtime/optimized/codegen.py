@@ -41,6 +41,7 @@ from dotboxd.core import ast as ir
 from dotboxd.core import costs
 from dotboxd.core.types import F64, I32, I64, SandboxType
 from dotboxd.core.values import I32_MAX, I32_MIN, I64_MAX, I64_MIN
+from dotboxd.runtime.locations import NO_ORDINAL, operation_ordinals
 from dotboxd.validator.plan import CallKind, ExecutionPlan
 
 from . import pyast as P
@@ -295,6 +296,13 @@ class _FunctionEmitter:
         self.segment = None
         return self.tables.segment(tuple(segment.charges))
 
+    def take_located_segment(self, at: int) -> int:
+        """``take_segment`` for the stub call of operation ``at``: a site of its own (an empty
+        segment too), so the stub can locate the error the operation raises."""
+        segment = self.segment
+        self.segment = None
+        return self.tables.located_segment(tuple(segment.charges) if segment is not None else (), at)
+
     def fuel(self) -> ast.expr:
         """The exact remaining fuel here (call ``barrier`` first in checked code)."""
         if self.chunk is not None and self.chunk.fast:
@@ -318,32 +326,40 @@ class _FunctionEmitter:
         self.barrier()
         return [_R, self.fuel(), self.lref()]
 
-    def fault_call(self, op: str, *operands: ast.expr) -> ast.expr:
+    def ordinal(self, node: ir.Node) -> int:
+        """The operation ordinal of ``node`` (``runtime.locations``): its failures are located there."""
+        return self.gen.operations.get(id(node), NO_ORDINAL)
+
+    def fault_call(self, op: str, at: int, *operands: ast.expr) -> ast.expr:
+        """The call of the fault stub for ``op`` at operation ``at`` (one site per operation, so the
+        stub can locate the error it raises)."""
         chunk = self.chunk
         if chunk is not None and chunk.fast:
             # the exact fuel and refund are computed by the stub from the site's constants
-            site = self.tables.chunk_fault_site(op, chunk.ahead, chunk.started)
+            site = self.tables.chunk_fault_site(op, chunk.ahead, chunk.started, at)
             chunk.fault_sites.append(site)
             stub = ("_s_c1", "_s_c2", "_s_c3")[len(operands) - 1]
             return P.call(stub, _R, _F, P.name(chunk.ivar), P.const(site), *operands)
-        site = self.tables_fault_site(op)
+        site = self.tables_fault_site(op, at)
         stub = ("_s_f1", "_s_f2", "_s_f3")[len(operands) - 1]
         return P.call(stub, *self.fault_args(), P.const(site), *operands)
 
-    def tables_fault_site(self, op: str) -> int:
-        site = self.gen.fault_sites.get(op)
+    def tables_fault_site(self, op: str, at: int) -> int:
+        site = self.gen.fault_sites.get((op, at))
         if site is None:
-            site = self.tables.fault_site(op)
-            self.gen.fault_sites[op] = site
+            site = self.tables.fault_site(op, at)
+            self.gen.fault_sites[(op, at)] = site
         return site
 
-    def stub_pair(self, stub: str, *args: ast.expr, dest: str | None = None) -> ast.expr:
+    def stub_pair(
+        self, stub: str, *args: ast.expr, dest: str | None = None, at: int = NO_ORDINAL
+    ) -> ast.expr:
         """``t, f = stub(R, f, lref, site, *args)``: a stub that first pays the open segment
         ``site``, then syncs the meter, does its work and returns its value and the new fuel. The
         value goes straight to the statement's variable ``dest`` when there is one (the stub has
         read its arguments by then, and nothing reads them after)."""
         assert self.chunk is None or not self.chunk.fast, "fast code never calls a syncing stub"
-        site = self.take_segment()
+        site = self.take_segment() if at == NO_ORDINAL else self.take_located_segment(at)
         temp = dest if dest is not None else self.slots.new("t")
         call = P.call(stub, _R, _F, self.lref(), P.Constant(site), *args)
         self.out.append(P.Assign([P.Tuple([P.Name(temp, P.STORE), _F_STORE], P.STORE)], call))
@@ -764,7 +780,10 @@ class _FunctionEmitter:
             return P.name(out)
         op = "neg_" + _suffix(t)
         self.emit(
-            P.if_(P.compare(P.name(out), P.GT, P.const(high)), [P.assign(out, self.fault_call(op, operand))])
+            P.if_(
+                P.compare(P.name(out), P.GT, P.const(high)),
+                [P.assign(out, self.fault_call(op, self.ordinal(node), operand))],
+            )
         )
         return P.name(out)
 
@@ -781,7 +800,7 @@ class _FunctionEmitter:
         if op in _COMPARE:
             return P.compare(left, _COMPARE[op], right)
         if left_type == F64:
-            return self.arith_f64(op.value, left, right, dest)
+            return self.arith_f64(op.value, self.ordinal(node), left, right, dest)
         return self.arith_int(node, left_type, left, right, dest)
 
     def short_circuit(self, node: ir.Binary) -> ast.expr:
@@ -809,6 +828,7 @@ class _FunctionEmitter:
         self, node: ir.Binary, t: SandboxType, left: ast.expr, right: ast.expr, dest: str | None
     ) -> ast.expr:
         op = node.op.value
+        at = self.ordinal(node)
         low, high = _RANGES[t]
         fault = f"{op}_{_suffix(t)}"
         both_nonneg = self.is_nonneg(left) and self.is_nonneg(right)
@@ -824,7 +844,7 @@ class _FunctionEmitter:
             self.emit(
                 P.if_(
                     test,
-                    [P.assign(out, self.fault_call(fault, left, right))],
+                    [P.assign(out, self.fault_call(fault, at, left, right))],
                     [P.assign(out, P.binop(left, _PY_OPS[op], right))],
                 )
             )
@@ -842,7 +862,7 @@ class _FunctionEmitter:
             else:
                 checks = _range_checks(op, out, right, low, high)
             if checks is not None:
-                self.emit(P.if_(checks, [P.assign(out, self.fault_call(fault, left, right))]))
+                self.emit(P.if_(checks, [P.assign(out, self.fault_call(fault, at, left, right))]))
             return P.name(out)
         # div / rem: Python's // and % agree with truncation when both operands are >= 0
         py_op: ast.operator = P.FLOORDIV if op == "div" else P.MOD
@@ -859,32 +879,32 @@ class _FunctionEmitter:
             self.emit(P.assign(dest, P.binop(left, py_op, right)))
             return P.name(dest)
         fast: list[ast.stmt] = [P.assign(out, P.binop(left, py_op, right))]
-        slow: list[ast.stmt] = [P.assign(out, self.fault_call(fault, left, right))]
+        slow: list[ast.stmt] = [P.assign(out, self.fault_call(fault, at, left, right))]
         self.emit(P.if_(guards[0] if len(guards) == 1 else P.and_(*guards), fast, slow))
         return P.name(out)
 
-    def arith_f64(self, op: str, left: ast.expr, right: ast.expr, dest: str | None) -> ast.expr:
+    def arith_f64(self, op: str, at: int, left: ast.expr, right: ast.expr, dest: str | None) -> ast.expr:
         fault = f"{op}_f64"
         out = self.temp(dest, (left, right))
         if op == "rem":
-            self.emit(P.assign(out, self.fault_call(fault, left, right)))
+            self.emit(P.assign(out, self.fault_call(fault, at, left, right)))
             return P.name(out)
         not_finite = P.binop(P.name(out), P.SUB, P.name(out))  # NaN (truthy) for +-inf
         if op == "div":
             computed = [
                 P.assign(out, P.binop(left, P.DIV, right)),
-                P.if_(not_finite, [P.assign(out, self.fault_call(fault, left, right))]),
+                P.if_(not_finite, [P.assign(out, self.fault_call(fault, at, left, right))]),
             ]
             self.emit(
                 P.if_(
                     P.compare(right, P.NOTEQ, P.const(0.0)),
                     computed,
-                    [P.assign(out, self.fault_call(fault, left, right))],
+                    [P.assign(out, self.fault_call(fault, at, left, right))],
                 )
             )
             return P.name(out)
         self.emit(P.assign(out, P.binop(left, _PY_OPS[op], right)))
-        self.emit(P.if_(not_finite, [P.assign(out, self.fault_call(fault, left, right))]))
+        self.emit(P.if_(not_finite, [P.assign(out, self.fault_call(fault, at, left, right))]))
         return P.name(out)
 
     # --- calls ------------------------------------------------------------------------------------
@@ -895,7 +915,7 @@ class _FunctionEmitter:
             return self.inline_call(node, target.name)
         args = [self.expr(a) for a in node.args]
         if target.kind is CallKind.BUILTIN:
-            return self.builtin(target.name, args, dest)
+            return self.builtin(target.name, args, dest, self.ordinal(node))
         if target.kind is CallKind.FUNCTION:
             self.barrier()
             self.emit(
@@ -910,14 +930,16 @@ class _FunctionEmitter:
             self.emit(P.assign2(out, "f", P.call(callee, _R, _F, depth, self.lref(), *args)))
             return P.name(out)
         index = self.tables.binding(target.name)
-        return self.stub_pair("_s_bind", P.const(index), P.tuple_(*args), dest=dest)
+        return self.stub_pair("_s_bind", P.const(index), P.tuple_(*args), dest=dest, at=self.ordinal(node))
 
-    def builtin(self, builtin: str, args: list[ast.expr], dest: str | None = None) -> ast.expr:
+    def builtin(
+        self, builtin: str, args: list[ast.expr], dest: str | None = None, at: int = NO_ORDINAL
+    ) -> ast.expr:
         if builtin not in _INLINE_BUILTINS:
             stub = _STUB_NAMES.get(builtin)
             if stub is None:
                 stub = _STUB_NAMES[builtin] = intrinsic_stub_name(builtin)
-            return self.stub_pair(stub, *args, dest=dest)
+            return self.stub_pair(stub, *args, dest=dest, at=at)
         self.charge(costs.BUILTIN_COSTS[builtin].base)
         if builtin == "numeric.toI64":
             return args[0]
@@ -1062,7 +1084,9 @@ class _Generator:
     def __init__(self, plan: ExecutionPlan, options: GenOptions, tables: Tables | None = None) -> None:
         self.plan = plan
         self.options = options
-        self.fault_sites: dict[str, int] = {}
+        self.fault_sites: dict[tuple[str, int], int] = {}
+        self.operations = operation_ordinals(plan.module)
+        """``id(node)`` -> operation ordinal (``runtime.locations``), for the sites of failures."""
         self.ordinals: dict[str, dict[int, int]] = {}
         self.safe_nodes: frozenset[int] = frozenset()
         self.inline_left = 0

@@ -21,11 +21,12 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from dotboxd.core import arith, costs
-from dotboxd.core.values import Shape, Value, shape_of, utf16_len, values_equal
+from dotboxd.core.values import SandboxFault, Shape, Value, shape_of, utf16_len, values_equal
 from dotboxd.runtime.binding_call import call_binding
 from dotboxd.runtime.context import RunContext
 from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.intrinsics import INTRINSICS
+from dotboxd.runtime.locations import locate_ordinal
 from dotboxd.runtime.meter import Meter
 from dotboxd.runtime.optimized.fastops import FAST_PATHS
 from dotboxd.runtime.optimized.work import CHUNK_WORK, chunk_limit, heavy_weight
@@ -55,7 +56,7 @@ the canonical fault (or, where the inline check was only conservative, returns t
 class RunState:
     """Per-run state the stubs need: the meter, the run context and the artifact's resolved tables."""
 
-    __slots__ = ("bindings", "chunk", "meter", "run", "sites", "texts", "totals", "work")
+    __slots__ = ("bindings", "chunk", "meter", "nodes", "run", "sites", "texts", "totals", "work")
 
     def __init__(
         self,
@@ -64,6 +65,7 @@ class RunState:
         totals: tuple[int, ...],
         texts: tuple[tuple[Value, Shape], ...],
         bindings: tuple[str, ...],
+        nodes: tuple[int, ...] = (),
     ) -> None:
         self.run = run
         self.meter: Meter = run.meter
@@ -71,6 +73,8 @@ class RunState:
         self.totals = totals
         self.texts = texts
         self.bindings = bindings
+        self.nodes = nodes
+        """Site -> operation ordinal (``Tables.resolved_site_nodes``): where a failure is located."""
         self.chunk: tuple[int, int, int] = (0, 0, 0)
         """(start, size, caller's refund) of the fast chunk running now (``reserve``)."""
         self.work = 0
@@ -113,12 +117,20 @@ def exhaust(state: RunState, f_after: int, lref: int, site: int) -> None:
     raise _internal("fuel check disagreed with the meter")
 
 
+def _locate(state: RunState, error: Exception, site: int) -> None:
+    """Locate a run-time error raised at ``site`` at its operation node (``runtime.locations``)."""
+    nodes = state.nodes
+    if isinstance(error, SandboxFault) and site < len(nodes):
+        locate_ordinal(error, state.run.plan.module, nodes[site])
+
+
 def _fault(state: RunState, f: int, lref: int, site: int, args: tuple[Any, ...]) -> Any:
     op = state.sites[site]
     try:
         return op(*args)
-    except Exception:
+    except Exception as error:
         sync(state, f, lref)
+        _locate(state, error, site)
         raise
 
 
@@ -141,10 +153,11 @@ def _chunk_fault(state: RunState, f: int, i: int, site: int, args: tuple[Any, ..
     op, base, ahead, started = state.sites[site]
     try:
         return op(*args)
-    except Exception:
+    except Exception as error:
         start, n, lr = state.chunk
         j = i - start
         sync(state, f - j * base + ahead, lr + n - j - started)
+        _locate(state, error, site)
         raise
 
 
@@ -298,9 +311,10 @@ def binding(
     meter = sync(state, pay(state, f, lref, site), 0)
     try:
         value = call_binding(state.run, state.bindings[index], args)
-    except Exception:
+    except Exception as error:
         if lref:
             meter.loop_iterations -= lref
+        _locate(state, error, site)
         raise
     return value, meter.max_fuel - meter.fuel_used
 
@@ -319,9 +333,10 @@ def _intrinsic_stub(builtin: str) -> Callable[..., tuple[Value, int]]:
         meter.fuel_used = meter.max_fuel - f
         try:
             value = impl(meter, args)
-        except Exception:
+        except Exception as error:
             if lref:
                 meter.loop_iterations -= lref
+            _locate(state, error, site)
             raise
         return value, meter.max_fuel - meter.fuel_used
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from dotboxd.core import ast
 from dotboxd.core.values import Guid, OpaqueId, SandboxPath, SandboxUri, Shape, Value, shape_of
+from dotboxd.runtime.locations import NO_ORDINAL
 
 from .stubs import FAULT_OPS
 
@@ -34,7 +35,10 @@ class Tables:
     * ``bindings``: binding ids (``_s_bind`` takes an index);
     * ``functions``: plan function ids, in the order of their generated names ``_fn<i>``;
     * ``colds``: the cold exact paths ``_x<i>`` (``cold.py``), each as (index into ``functions``,
-      ordinal of the loop among that function's live loops).
+      ordinal of the loop among that function's live loops);
+    * ``site_nodes``: site -> the operation ordinal (``runtime.locations``) of the node whose failure
+      the site reports: fault sites and the segments of built-in and binding stub calls. A run-time
+      error raised there is located at that node; sites without an entry locate nothing.
     """
 
     sites: list[tuple[str, Any]] = field(default_factory=lambda: [(CHARGES, ())])
@@ -43,6 +47,7 @@ class Tables:
     bindings: list[str] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)
     colds: list[tuple[int, int]] = field(default_factory=list)
+    site_nodes: dict[int, int] = field(default_factory=dict)
 
     # --- building ------------------------------------------------------------------------------
 
@@ -51,20 +56,30 @@ class Tables:
         self.sites.append((CHARGES, charges))
         return len(self.sites) - 1
 
-    def fault_site(self, op: str) -> int:
+    def fault_site(self, op: str, ordinal: int = NO_ORDINAL) -> int:
         if op not in FAULT_OPS:
             raise KeyError(op)
         self.sites.append((OP, op))
-        return len(self.sites) - 1
+        return self._at(len(self.sites) - 1, ordinal)
 
-    def chunk_fault_site(self, op: str, ahead: int, started: int) -> int:
+    def located_segment(self, charges: tuple[int, ...], ordinal: int) -> int:
+        """A segment of its own (even an empty one) for the stub call of operation ``ordinal``."""
+        self.sites.append((CHARGES, charges))
+        return self._at(len(self.sites) - 1, ordinal)
+
+    def _at(self, site: int, ordinal: int) -> int:
+        if ordinal != NO_ORDINAL:
+            self.site_nodes[site] = ordinal
+        return site
+
+    def chunk_fault_site(self, op: str, ahead: int, started: int, ordinal: int = NO_ORDINAL) -> int:
         """A fault site inside a fast bulk chunk: the operation, and the constants the stub needs to
         recover the exact fuel (``f - j * base + ahead``) and refund (``n - j - started``); ``base``
         is filled in when the loop body is complete (``set_chunk_base``)."""
         if op not in FAULT_OPS:
             raise KeyError(op)
         self.sites.append((CHUNK_OP, (op, 0, ahead, started)))
-        return len(self.sites) - 1
+        return self._at(len(self.sites) - 1, ordinal)
 
     def set_chunk_base(self, sites: list[int], base: int) -> None:
         for site in sites:
@@ -95,6 +110,7 @@ class Tables:
             list(self.bindings),
             list(self.functions),
             list(self.colds),
+            dict(self.site_nodes),
         )
 
     # --- resolving for a run -------------------------------------------------------------------
@@ -110,6 +126,11 @@ class Tables:
             else:
                 out.append(FAULT_OPS[str(payload)])
         return tuple(out)
+
+    def resolved_site_nodes(self) -> tuple[int, ...]:
+        """``site_nodes`` as a tuple aligned with ``sites`` (``NO_ORDINAL`` where a site has none)."""
+        nodes = self.site_nodes
+        return tuple(nodes.get(site, NO_ORDINAL) for site in range(len(self.sites)))
 
     def totals(self) -> tuple[int, ...]:
         return tuple(sum(payload) if kind == CHARGES else 0 for kind, payload in self.sites)
@@ -134,6 +155,7 @@ class Tables:
             "bindings": list(self.bindings),
             "functions": list(self.functions),
             "colds": [list(entry) for entry in self.colds],
+            "siteNodes": [[site, ordinal] for site, ordinal in sorted(self.site_nodes.items())],
         }
 
     @classmethod
@@ -146,6 +168,7 @@ class Tables:
             "bindings",
             "functions",
             "colds",
+            "siteNodes",
         }:
             raise ValueError("malformed tables")
         tables = cls()
@@ -188,6 +211,12 @@ class Tables:
             if not (isinstance(item, list) and len(item) == 2 and all(_is_int(v) and v >= 0 for v in item)):
                 raise ValueError("malformed cold path")
             tables.colds.append((item[0], item[1]))
+        for item in data["siteNodes"]:
+            if not (isinstance(item, list) and len(item) == 2 and all(_is_int(v) and v >= 0 for v in item)):
+                raise ValueError("malformed site node")
+            if item[0] >= len(tables.sites) or item[0] in tables.site_nodes:
+                raise ValueError("malformed site node")
+            tables.site_nodes[item[0]] = item[1]
         return tables
 
 

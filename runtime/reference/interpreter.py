@@ -14,6 +14,8 @@ type, so block scoping needs no run-time representation.
 
 from __future__ import annotations
 
+import contextlib
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -22,6 +24,7 @@ from dotboxd.core.types import F64, I32, I64, ListType, MapType, RecordType, San
 from dotboxd.core.values import (
     Guid,
     OpaqueId,
+    SandboxFault,
     SandboxPath,
     SandboxUri,
     Shape,
@@ -33,6 +36,7 @@ from dotboxd.runtime.binding_call import call_binding
 from dotboxd.runtime.context import RunContext
 from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.intrinsics import INTRINSICS
+from dotboxd.runtime.locations import locate
 from dotboxd.runtime.stack import (
     REFERENCE_CALL_FRAMES,
     call_with_headroom,
@@ -69,8 +73,10 @@ _COMPOSITES = (ListType, MapType, RecordType)
 
 BinaryRule = Callable[["_Machine", ast.Binary, Env], Value]
 
-_PLAN_CACHES = 64
-"""How many plans' resolved node rules a reference backend keeps (oldest dropped)."""
+_PLAN_CACHES = 1024
+"""How many plans' resolved node rules a reference backend keeps (least recently used dropped):
+as many as a host keeps dispatch records by default, so a host cycling through many tenants'
+plans does not re-derive every literal and operator rule on each run."""
 
 
 class _PlanCache:
@@ -93,7 +99,7 @@ class ReferenceBackend:
     name: str = "reference"
 
     def __init__(self) -> None:
-        self._plans: dict[int, _PlanCache] = {}
+        self._plans: OrderedDict[int, _PlanCache] = OrderedDict()
 
     def run(self, run: RunContext, function_id: str, args: tuple[Value, ...]) -> Value:
         run.executed_by = self.name  # also when another backend hands the run to this one
@@ -101,12 +107,20 @@ class ReferenceBackend:
 
     def _cache(self, plan: ExecutionPlan) -> _PlanCache:
         """The plan's cache, by identity (the entry holds the plan, so its id cannot be reused)."""
-        cache = self._plans.get(id(plan))
+        plans = self._plans
+        cache = plans.get(id(plan))
         if cache is None or cache.plan is not plan:
             cache = _PlanCache(plan)
-            if len(self._plans) >= _PLAN_CACHES:
-                self._plans.pop(next(iter(self._plans)), None)
-            self._plans[id(plan)] = cache
+            plans.pop(id(plan), None)
+            while len(plans) >= _PLAN_CACHES:
+                try:
+                    plans.popitem(last=False)  # least recently used
+                except KeyError:
+                    break  # emptied by a concurrent run
+            plans[id(plan)] = cache
+        else:
+            with contextlib.suppress(KeyError):  # dropped by a concurrent run: this one keeps it
+                plans.move_to_end(id(plan))
         return cache
 
 
@@ -238,7 +252,11 @@ class _Machine:
         operand = self.eval(node.operand, env)
         if node.op is ast.UnaryOp.NOT:
             return not operand
-        negated: Value = _NEGATE[self.expr_types[id(node)]](operand)
+        try:
+            negated: Value = _NEGATE[self.expr_types[id(node)]](operand)
+        except SandboxFault as fault:
+            locate(fault, node)
+            raise
         return negated
 
     def _binary(self, node: ast.Binary, env: Env) -> Value:
@@ -251,15 +269,19 @@ class _Machine:
     def _call(self, node: ast.Call, env: Env) -> Value:
         args = tuple(self.eval(arg, env) for arg in node.args)
         target = self.call_targets[id(node)]
-        if target.kind is CallKind.BUILTIN:
-            return INTRINSICS[target.name](self.meter, args)
         if target.kind is CallKind.FUNCTION:
             if self.meter.call_depth % self._check_every or has_headroom(REFERENCE_CALL_FRAMES):
                 return self.invoke(target.name, args)
             # the thread's stack runs low: the call chain continues on a fresh helper thread, so
             # only ``maxCallDepth`` bounds it, never Python's stack (``runtime/stack.py``)
             return call_with_headroom(REFERENCE_CALL_FRAMES, self.invoke, target.name, args)
-        return call_binding(self.run, target.name, args)
+        try:
+            if target.kind is CallKind.BUILTIN:
+                return INTRINSICS[target.name](self.meter, args)
+            return call_binding(self.run, target.name, args)
+        except SandboxFault as fault:  # the built-in's or binding's own failure (runtime.locations)
+            locate(fault, node)
+            raise
 
 
 _EVAL: dict[type, Callable[[_Machine, Any, Env], Value]] = {
@@ -301,9 +323,23 @@ def _resolve_binary(plan: ExecutionPlan, node: ast.Binary) -> BinaryRule:
         return equality
     fn = _COMPARE.get(kind) or _ARITH[operand_type][kind]
 
+    if kind in _COMPARE:
+
+        def compare(m: _Machine, n: ast.Binary, env: Env) -> Value:
+            left = m.eval(n.left, env)
+            result: Value = fn(left, m.eval(n.right, env))
+            return result
+
+        return compare
+
     def apply(m: _Machine, n: ast.Binary, env: Env) -> Value:
         left = m.eval(n.left, env)
-        result: Value = fn(left, m.eval(n.right, env))
+        right = m.eval(n.right, env)
+        try:
+            result: Value = fn(left, right)
+        except SandboxFault as fault:  # the operator's own failure (runtime.locations)
+            locate(fault, n)
+            raise
         return result
 
     return apply

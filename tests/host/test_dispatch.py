@@ -4,6 +4,8 @@ equals the one written at once, and the result says which tier ran."""
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import re
 from typing import Any
 
@@ -192,13 +194,11 @@ def test_async_is_asked_of_the_policy_on_every_run_when_it_could_be_granted() ->
 
 
 def test_the_dispatch_cache_is_bounded() -> None:
-    from dotboxd.host import sandbox_host
-
-    host = SandboxHost()
+    host = SandboxHost(dispatch_cache_size=16)
     plan = host.prepare(PURE)
-    for i in range(sandbox_host._PREPARED_CALLS + 20):
+    for i in range(16 + 20):
         host.execute(plan, f"e{i}", [])
-    assert len(host._dispatch) <= sandbox_host._PREPARED_CALLS
+    assert len(host._dispatch) <= 16
     assert host.execute(plan, "main", [1, "a"]).ok
 
 
@@ -250,3 +250,60 @@ def test_a_fallback_run_is_reported_as_run_by_the_reference(monkeypatch: pytest.
     assert result.ok and result.backend == "optimized" and result.executed_by == "reference"
     assert _summary_mode(result) == "reference"
     assert "ExecutionFallback" in [e.kind for e in result.audit_events]
+
+
+def _count_preparations(host: SandboxHost, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Spy on the host's dispatch misses: each entry is the id of a plan that had to be prepared."""
+    misses: list[int] = []
+    prepare = host._prepare_dispatch
+
+    def counting(plan: Any, *rest: Any) -> Any:
+        misses.append(id(plan))
+        return prepare(plan, *rest)
+
+    monkeypatch.setattr(host, "_prepare_dispatch", counting)
+    return misses
+
+
+def test_the_dispatch_cache_drops_the_least_recently_used_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    host = SandboxHost(dispatch_cache_size=2)
+    a, b, c = (host.prepare(PURE.replace('"t"', f'"{name}"')) for name in "abc")
+    misses = _count_preparations(host, monkeypatch)
+    for plan in (a, b, a, c, a, b):  # c evicts b (a was used more recently), then b evicts c
+        assert host.execute(plan, "main", [1, "x"]).value == 2
+    assert misses == [id(a), id(b), id(c), id(b)]
+
+
+def test_execute_async_and_execute_share_one_lru_dispatch_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    host = SandboxHost(dispatch_cache_size=2)
+    a, b, c = (host.prepare(PURE.replace('"t"', f'"{name}"')) for name in "abc")
+    misses = _count_preparations(host, monkeypatch)
+
+    async def run_async(plan: Any) -> Any:
+        return await host.execute_async(plan, "main", [1, "x"])
+
+    # the same order as the synchronous test above, alternating the two calls: one cache, one LRU
+    for plan, is_async in ((a, False), (b, True), (a, True), (c, False), (a, False), (b, True)):
+        result = asyncio.run(run_async(plan)) if is_async else host.execute(plan, "main", [1, "x"])
+        assert result.value == 2
+        assert len(host._dispatch) <= 2
+    assert misses == [id(a), id(b), id(c), id(b)]
+
+
+def test_a_host_round_robin_within_its_dispatch_cache_size_never_misses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    host = SandboxHost(dispatch_cache_size=300)
+    plans = [host.prepare(PURE.replace('"t"', f'"p{i}"')) for i in range(3)]
+    plans += [copy.copy(plans[i % 3]) for i in range(297)]  # 300 identity-distinct plans
+    misses = _count_preparations(host, monkeypatch)
+    for _ in range(2):
+        for plan in plans:
+            assert host.execute(plan, "main", [1, "ab"]).value == 3
+    assert len(misses) == 300
+
+
+@pytest.mark.parametrize("size", [0, -1, True, 2.5])
+def test_a_bad_dispatch_cache_size_is_refused(size: Any) -> None:
+    with pytest.raises((ValueError, TypeError)):
+        SandboxHost(dispatch_cache_size=size)

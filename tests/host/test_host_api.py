@@ -207,3 +207,18 @@ def test_game_world_demo_runs_from_the_command_line() -> None:
     assert out.returncode == 0, out.stderr
     assert "fuel used" in out.stdout and "install rejected with E-POLICY-CAP" in out.stdout
     assert "no kill applied" in out.stdout
+
+
+def test_one_exception_hierarchy_covers_what_prepare_raises_and_what_a_run_reports() -> None:
+    import dotboxd.host as api
+
+    host = api.SandboxHost()
+    with pytest.raises(api.DotBoxDException) as caught:
+        host.prepare('module "t" version "1.0.0";\nentrypoint fn main() -> I32 { return true; }\n')
+    assert isinstance(caught.value, api.DotBoxDError)
+    assert isinstance(caught.value.diagnostic, api.Diagnostic) and caught.value.diagnostic.span is not None
+    for cls in (api.DotBoxDError, api.SandboxError, api.BindingError):
+        assert issubclass(cls, api.DotBoxDException)
+    for name in ("AuditEvent", "Observer", "BindingDescriptor", "Diagnostic", "DotBoxDError", "Span"):
+        assert name in api.__all__ and getattr(api, name) is not None
+    assert api.BINDING_LOGGER.name == "dotboxd.binding"

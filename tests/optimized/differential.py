@@ -1,7 +1,8 @@
 """Running one program on both backends and comparing everything a host can observe.
 
 ``observe`` reduces an ``ExecutionResult`` to the fields that must be identical across backends:
-the value (typed encoding), the error category, code and safe message, every ``ResourceUsage``
+the value (typed encoding), the error category, code, safe message and location (pointer and
+``line:column``), every ``ResourceUsage``
 counter, the per-binding call counts, the queued host commands, and the audit events (kind,
 success, sequence, binding, capability, effect, resource, error code, message, bytes, fields).
 Only what cannot be the same is left out: the run id, timestamps, and the ``executionMode`` field
@@ -50,6 +51,7 @@ def observe(result: ExecutionResult) -> Observation:
         "ok": result.ok,
         "value": result.value_json() if result.ok else None,
         "error": (error.category, error.code, error.safe_message) if error is not None else None,
+        "location": (error.pointer, str(error.span)) if error is not None else None,
         "usage": result.usage.to_json(),
         "bindingCalls": dict(sorted(result.binding_calls.items())),
         "commands": [(c.kind, repr(c.payload)) for c in result.commands],

@@ -302,3 +302,28 @@ def test_only_an_artifact_built_to_keep_its_module_has_source(tmp_path: Path) ->
     assert ArtifactCache().get_or_compile(plan).module is None
     on_disk = ArtifactCache(directory=tmp_path).get_or_compile(plan)
     assert on_disk.source() == kept.source()
+
+
+def test_an_artifact_loaded_from_disk_locates_run_errors_like_the_reference(tmp_path: Path) -> None:
+    source = (
+        'module "loc" version "1.0.0";\n'
+        "entrypoint fn main(xs List<I32>, n I32) -> I32 {\n"
+        "    total = 0;\n"
+        "    for i in 0 .. n { total = total + list.get(xs, i) / (2 - i); }\n"
+        "    return total;\n"
+        "}\n"
+    )
+    plan = prepare(source)
+    ArtifactCache(directory=tmp_path).get_or_compile(plan)
+    reader = ArtifactCache(directory=tmp_path)
+    host = SandboxHost(backends={"optimized": OptimizedBackend(cache=reader)})
+    for args in ([[1, 2], 3], [[1, 2, 3], 3]):  # an index out of range, then a division by zero
+        loaded = host.execute(plan, "main", args, backend="optimized").error
+        reference = host.execute(plan, "main", args).error
+        assert reader.stats.disk_hits == 1 and reader.stats.compiles == 0
+        assert loaded is not None and reference is not None and loaded.pointer
+        assert (loaded.code, loaded.pointer, loaded.span) == (
+            reference.code,
+            reference.pointer,
+            reference.span,
+        )
