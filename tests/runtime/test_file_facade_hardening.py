@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from dotboxd.core.values import SandboxPath
+from dotboxd.runtime.command_batch import apply_commands
 from dotboxd.runtime.errors import BindingError
 from dotboxd.runtime.facades import files
 from dotboxd.runtime.facades.files import read_text, write_text
@@ -140,25 +141,33 @@ def test_an_existing_nested_target_is_refused_at_call_time_without_overwrite(roo
     fake, ctx = _ctx({"root": str(root), "maxBytesPerRun": "100", "allowCreate": "true"})
     refused = _refusal(lambda: write_text(ctx, SandboxPath("sub/t.txt"), "new"))
     assert refused.safe_message == "overwriting files is not allowed by the grant"
-    assert fake.commands == [] and (root / "sub" / "t.txt").read_text() == "keep"
+    assert len(fake.queue) == 0 and (root / "sub" / "t.txt").read_text() == "keep"
 
 
-def test_a_create_under_a_partly_existing_chain_is_accepted_and_made_private_enough(root: Path) -> None:
-    (root / "a").mkdir()
+def test_a_create_in_an_existing_nested_directory_is_private_enough_and_leaves_no_temp_file(
+    root: Path,
+) -> None:
+    (root / "a" / "b").mkdir(parents=True)
     fake, ctx = _ctx({"root": str(root), "maxBytesPerRun": "100", "allowCreate": "true"})
     write_text(ctx, SandboxPath("a/b/c.txt"), "made")
-    (apply,) = fake.commands
-    assert apply is not None
     old = os.umask(0o022)
     try:
-        apply()
+        report = apply_commands(fake.queue.close())
     finally:
         os.umask(old)
+    assert report.ok and len(report.applied) == 1
     made = root / "a" / "b" / "c.txt"
     assert made.read_text() == "made"
     assert stat.S_IMODE(made.stat().st_mode) == 0o644, "a written file is never executable"
-    assert stat.S_IMODE((root / "a" / "b").stat().st_mode) == 0o755
     assert sorted(p.name for p in (root / "a" / "b").iterdir()) == ["c.txt"], "no temp file is left"
+
+
+def test_a_create_under_a_partly_existing_chain_is_refused_and_creates_nothing(root: Path) -> None:
+    (root / "a").mkdir()
+    fake, ctx = _ctx({"root": str(root), "maxBytesPerRun": "100", "allowCreate": "true"})
+    refused = _refusal(lambda: write_text(ctx, SandboxPath("a/b/c.txt"), "made"))
+    assert refused.category == "PermissionDenied"
+    assert len(fake.queue) == 0 and list((root / "a").iterdir()) == [], "a write never creates directories"
 
 
 def test_the_per_run_tally_forgets_the_oldest_run_never_the_newest() -> None:

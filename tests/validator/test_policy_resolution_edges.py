@@ -38,7 +38,8 @@ def test_a_deterministic_policy_names_the_io_the_module_requires() -> None:
 
 
 def test_an_unused_grant_says_whether_its_capability_is_known() -> None:
-    known = rejection(PURE_MAIN, Policy.builder().grant("game.world.read").build(), registry(PEEK, KILL))
+    strict = Policy.builder().grant("game.world.read").reject_unused_grants().build()
+    known = rejection(PURE_MAIN, strict, registry(PEEK, KILL))  # unused grants are refused in strict mode
     assert known.code == "E-POLICY-GRANT"
     assert known.message == "grant 'game.world.read' is not used by this module"
     unknown = rejection(PURE_MAIN, Policy.builder().grant("nobody.needs.this").build(), registry(PEEK, KILL))
