@@ -34,7 +34,7 @@ import contextvars
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import Final, TypeVar
+from typing import Final, TypeVar, cast
 
 from dotboxd.core import ast
 from dotboxd.core.costs import MAX_CALL_DEPTH_CEILING
@@ -186,9 +186,9 @@ def _on_fresh_thread(fn: Callable[..., _T], args: tuple[object, ...]) -> _T:
     worker = threading.Thread(target=target, name="dotboxd-stack", daemon=True)
     worker.start()
     if waiter is not None:
-        return waiter(outcome)  # type: ignore[return-value]  # ``fn``'s own result
+        return cast(_T, waiter(outcome))  # ``fn``'s own result
     worker.join()
-    return outcome.result()  # type: ignore[return-value]  # ``fn``'s own result (or its exception)
+    return cast(_T, outcome.result())  # ``fn``'s own result (or its exception)
 
 
 __all__ = [
