@@ -107,10 +107,26 @@ HOST_FEATURE_CODES: dict[str, str] = {
         code: "a distributed job's outcome (dotboxd.distributed), decided around kernel runs, not in one"
         for code in ("E-DIST-INTEGRITY", "E-DIST-SETUP", "E-DIST-OPTION", "R-JOB-RECORD")
     },
+    **{
+        code: "an event-kernel envelope's install, settings or publish outcome (dotboxd.events), "
+        "decided around kernel runs, not in one"
+        for code in (
+            "E-EVENT-CONTRACT",
+            "E-EVENT-UNKNOWN",
+            "E-EVENT-ENTRYPOINT",
+            "E-EVENT-PARAM",
+            "E-EVENT-SETTING",
+            "E-EVENT-FILTER-IMPURE",
+            "E-EVENT-DUPLICATE",
+            "E-EVENT-QUOTA",
+            "E-EVENT-NOT-INSTALLED",
+            "E-EVENT-FIELDS",
+        )
+    },
 }
-"""Codes of host features around kernel runs (plugins, isolated Python jobs, distributed jobs): a
-kernel case cannot reach them, and their own test suites pin them (tests/plugins, tests/isolation,
-tests/distributed)."""
+"""Codes of host features around kernel runs (plugins, isolated Python jobs, distributed jobs, event
+kernels): a kernel case cannot reach them, and their own test suites pin them (tests/plugins,
+tests/isolation, tests/distributed, tests/events)."""
 UNREACHABLE_CATEGORIES: dict[str, str] = {
     "Cancelled": "cancellation is a host API call (R-CANCELLED)",
     "VerifierFailure": "raised only when generated code fails the optimized backend's verifier; a module "
