@@ -312,10 +312,16 @@ class SandboxHost:
 
         A host that installs and uninstalls kernels (an event hub, a server) calls this when it
         drops a plan: otherwise the LRU would keep up to ``dispatch_cache_size`` dead plans, each
-        with its module and catalogue, alive until newer runs push them out."""
+        with its module and catalogue, alive until newer runs push them out. Each backend that keeps
+        per-plan state (``release(plan)``: the reference interpreter's node caches, the optimized
+        backend's recent runs) forgets the plan too."""
         stale = [key for key, record in self._dispatch.items() if record.plan is plan]
         for key in stale:
             self._dispatch.pop(key, None)
+        for backend in list(self._backends.values()):
+            forget = getattr(backend, "release", None)  # backends that cache per plan offer it
+            if callable(forget):
+                forget(plan)
         return len(stale)
 
     def run(
