@@ -133,12 +133,15 @@ def checked_update(specs: Mapping[str, SettingSpec], values: Mapping[str, object
         value = spec.coerce(values[name])
         problem = spec.problem(value)
         if problem is not None:
+            bounds: dict[str, Any] = {"min": spec.minimum, "max": spec.maximum}
             raise reject(
                 "E-EVENT-SETTING",
                 f"setting {name}: {problem}",
                 "/" + name,
+                None,
+                "",
                 setting=name,
-                **{k: v for k, v in (("min", spec.minimum), ("max", spec.maximum)) if v is not None},
+                **{key: bound for key, bound in bounds.items() if bound is not None},
             )
         accepted[name] = value
     return accepted
