@@ -360,10 +360,10 @@ class EventHub:
     def _settle_disconnects(self) -> None:
         while self._pending_disconnects:
             owner = self._pending_disconnects.pop()
-            if self.uninstall_owner(owner) or owner not in self._owners:
-                self.disconnects += 1
-                if self.on_disconnect is not None:
-                    self.on_disconnect(owner, "outbox-overflow")
+            self.uninstall_owner(owner)
+            self.disconnects += 1
+            if self.on_disconnect is not None:
+                self.on_disconnect(owner, "outbox-overflow")
 
     # --- publish ---------------------------------------------------------------------------
 
