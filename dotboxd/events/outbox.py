@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 Overflow = Literal["drop", "disconnect"]
 
@@ -37,6 +37,15 @@ class OutboxMessage:
     event_id: int
     event_type: str
     text: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The message as pushed to a client (the owner is implied by the connection)."""
+        return {
+            "pluginId": self.plugin_id,
+            "eventId": self.event_id,
+            "eventType": self.event_type,
+            "text": self.text,
+        }
 
 
 Sink = Callable[[OutboxMessage], bool]
