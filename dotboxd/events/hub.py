@@ -128,9 +128,16 @@ class EventHub:
 
     def set_quota(self, owner: str, quota: OwnerQuota) -> None:
         """Give ``owner`` its own quota (applies to installs from now on and to its bucket and
-        outbox when it has none yet; an owner with live state keeps its current bucket size)."""
+        outbox when it has none yet; an owner with live state keeps its current bucket size). A
+        quota is the host's configuration, so it outlives ``uninstall_owner`` (a tenant that
+        reconnects gets it again); ``clear_quota`` removes it."""
         with self._lock:
             self._quotas[owner] = quota
+
+    def clear_quota(self, owner: str) -> None:
+        """Forget ``owner``'s own quota; its next state uses the hub's default."""
+        with self._lock:
+            self._quotas.pop(owner, None)
 
     def _owner(self, owner: str) -> _Owner:
         state = self._owners.get(owner)
