@@ -12,7 +12,10 @@ overflow rule, chosen per owner by its quota:
 Either way only that owner is affected. A sink (``attach_sink``) is a callable the hub offers each
 queued message to, oldest first, after every run; it returns True when it took the message and
 False when it cannot take more now (its own queue is full), in which case the message waits in the
-outbox. ``drain`` hands over (and removes) everything queued, for owners that pull.
+outbox. A sink is called on the thread that runs ``publish``, under the hub's lock: an asyncio server
+hands the message to its loop (``loop.call_soon_threadsafe``) and answers from its own bounded
+queue's fill level, never blocking. ``drain`` hands over (and removes) everything queued, for owners
+that pull.
 """
 
 from __future__ import annotations
