@@ -8,7 +8,7 @@ import threading
 from world import GameWorld, load_envelope, player_policy
 
 PUBLISHERS = 4
-EVENTS_EACH = 60
+EVENTS_EACH = 40
 
 
 def test_events_delivery_rule_holds_under_concurrent_calls() -> None:
