@@ -40,7 +40,7 @@ from dotboxd.grammar import literals
 from dotboxd.grammar.wire import dumps_wire
 from dotboxd.host.result import ExecutionResult, new_execution_result
 from dotboxd.isolation.kernel_worker import error_frame, fault_from_frame, spec_key
-from dotboxd.isolation.pool import KernelWorker, WorkerLost, WorkerPool
+from dotboxd.isolation.pool import PREPARE_MS, KernelWorker, WorkerLost, WorkerPool
 from dotboxd.runtime.binding_call import call_binding
 from dotboxd.runtime.command_batch import apply_batch
 from dotboxd.runtime.commands import Command
@@ -152,11 +152,17 @@ class WorkerBackend:
             "meter": meter.state(),
             "seconds": meter.seconds_left(),
         }
-        # waiting for a free worker is part of the run's wall time (then the watchdog's grace)
-        with self.pool.worker(max(0.0, meter.seconds_left()) + WATCHDOG_GRACE_S) as worker:
+        # Getting a worker ready (starting it, having it check the plan) is the host's overhead,
+        # not the kernel's: the run's wall time left is given back once it is done.
+        left = meter.seconds_left()
+        with self.pool.worker(max(0.0, left) + PREPARE_MS / 1000) as worker:
             self.layers = worker.layers
+            session = _Session(worker, run, spec)
             try:
-                return _Session(worker, run, spec).drive(request, info.return_type)
+                session.prepare(key)
+                meter.deadline_in(left)
+                request["seconds"] = left
+                return session.drive(request, info.return_type)
             except WorkerLost as lost:
                 raise SandboxError(lost.code, lost.message) from None
 
@@ -173,26 +179,40 @@ class _Session:
     def _deadline(self) -> float:
         return time.monotonic() + max(0.0, self.run.meter.seconds_left()) + WATCHDOG_GRACE_S
 
+    def prepare(self, key: str) -> None:
+        """Make sure the worker holds the checked plan (it asks for the content when it does not)."""
+        worker = self.worker
+        worker.send({"t": "prepare", "key": key})
+        deadline = time.monotonic() + PREPARE_MS / 1000
+        frame = worker.receive(deadline)
+        if frame == {"t": "need"}:
+            worker.send({"t": "plan", "spec": self.spec})
+            frame = worker.receive(deadline)
+        if frame == {"t": "ready"}:
+            return
+        self._refused(frame)
+
+    def _refused(self, frame: dict[str, Any]) -> None:
+        if frame.get("t") == "refused" and frame.get("code") == "R-WORKER-INTEGRITY":
+            message = frame.get("message")
+            raise WorkerLost(
+                "R-WORKER-INTEGRITY",
+                message[:300] if isinstance(message, str) else "the worker refused the plan",
+            )
+        raise _bad("an unexpected frame")
+
     def drive(self, request: dict[str, Any], return_type: Any) -> Value:
         worker = self.worker
         worker.send(request)
         while True:
             frame = worker.receive(self._deadline())
             kind = frame.get("t")
-            if kind == "need":
-                worker.send({"t": "plan", "spec": self.spec})
-            elif kind == "call":
+            if kind == "call":
                 self._serve_call(frame)
             elif kind == "done":
                 return self._finish(frame, return_type)
-            elif kind == "refused" and frame.get("code") == "R-WORKER-INTEGRITY":
-                message = frame.get("message")
-                raise WorkerLost(
-                    "R-WORKER-INTEGRITY",
-                    message[:300] if isinstance(message, str) else "the worker refused the plan",
-                )
             else:
-                raise _bad("an unexpected frame")
+                self._refused(frame)
 
     def _serve_call(self, frame: dict[str, Any]) -> None:
         run = self.run

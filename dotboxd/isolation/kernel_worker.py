@@ -20,10 +20,10 @@ Frames (length-prefixed JSON, ``frames``): host -> worker ``run`` (and ``plan`` 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import resource
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -253,35 +253,50 @@ def _run(link: _Link, plan: ExecutionPlan, request: dict[str, Any]) -> dict[str,
 
 
 def serve(read_fd: int, write_fd: int) -> None:
-    """Answer ``run`` frames until the host closes the pipe (or sends something else)."""
+    """Say ``up``, then answer ``prepare`` and ``run`` frames until the host closes the pipe (or
+    sends anything else). The backends are built first, so a worker is ready when it says so."""
     link = _Link(read_fd, write_fd)
+    for name in ("reference", "optimized"):
+        with contextlib.suppress(ImportError, Refused):
+            _backend(name)
+    link.send({"t": "up"})
     plans: OrderedDict[str, ExecutionPlan] = OrderedDict()
     while True:
         request = link.receive()
-        if request is None or request.get("t") != "run":
+        kind = None if request is None else request.get("t")
+        if request is None or kind not in ("prepare", "run"):
             return
         key = str(request.get("key"))
+        if kind == "prepare":
+            if key not in plans and not _prepare(link, plans):
+                continue
+            plans.move_to_end(key)
+            link.send({"t": "ready"})
+            continue
         plan = plans.get(key)
         if plan is None:
-            link.send({"t": "need"})
-            answer = link.receive()
-            if answer is None or answer.get("t") != "plan" or not isinstance(answer.get("spec"), dict):
-                return
-            spec = answer["spec"]
-            try:
-                plan = check_plan(spec)
-            except Refused as refused:
-                link.send({"t": "refused", "code": "R-WORKER-INTEGRITY", "message": refused.message})
-                continue
-            key = spec_key(spec)  # kept under what it was checked as, never the claimed key
-            plans[key] = plan
-            while len(plans) > PLAN_CACHE:
-                plans.popitem(last=False)
-        plans.move_to_end(key)
-        started = time.monotonic()
-        done = _run(link, plan, request)
-        done["workerMs"] = int((time.monotonic() - started) * 1000)
-        link.send(done)
+            link.send({"t": "refused", "code": "R-WORKER-INTEGRITY", "message": "the plan was not prepared"})
+            continue
+        link.send(_run(link, plan, request))
+
+
+def _prepare(link: _Link, plans: OrderedDict[str, ExecutionPlan]) -> bool:
+    """Ask for a plan's content, check it and keep it under the digest of what arrived (never the
+    key the host claimed): True when kept, False when refused (the host was told)."""
+    link.send({"t": "need"})
+    answer = link.receive()
+    if answer is None or answer.get("t") != "plan" or not isinstance(answer.get("spec"), dict):
+        os._exit(4)
+    spec = answer["spec"]
+    try:
+        plan = check_plan(spec)
+    except Refused as refused:
+        link.send({"t": "refused", "code": "R-WORKER-INTEGRITY", "message": refused.message})
+        return False
+    plans[spec_key(spec)] = plan
+    while len(plans) > PLAN_CACHE:
+        plans.popitem(last=False)
+    return True
 
 
 __all__ = [

@@ -61,8 +61,11 @@ STACK_BYTES = 256 << 20
 RECURSION_LIMIT = 60_000
 """Python frames the worker allows: a run's call chain at ``maxCallDepth`` fits in place."""
 
-STARTUP_MS = 10_000
-"""How long a worker may take to report its layers and be ready."""
+STARTUP_MS = 20_000
+"""How long a worker may take to report its layers and be ready (imports included)."""
+
+PREPARE_MS = 30_000
+"""How long a worker may take to check a plan it has not seen (import, validation, hashes)."""
 
 FRAME_CAP = frames.MAX_FRAME
 """The largest frame a kernel worker may send (a binding call or a result: 1 MiB)."""
@@ -194,6 +197,14 @@ class KernelWorker:
         unmet = {k: v for k, v in missing.items() if k in profile.required}
         if unmet:
             raise IsolationUnavailable(unmet)
+        try:
+            up = self.receive(time.monotonic() + STARTUP_MS / 1000)
+        except WorkerLost as lost:
+            raise IsolationUnavailable(
+                {"interpreter": f"the kernel worker did not start ({lost.message})"}
+            ) from None
+        if up != {"t": "up"}:
+            raise IsolationUnavailable({"interpreter": "the kernel worker did not start (no 'up' frame)"})
         return (*layers, "watchdog")
 
     def send(self, frame: dict[str, Any]) -> None:
