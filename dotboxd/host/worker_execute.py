@@ -111,6 +111,9 @@ class _Specs:
             "module": dumps_wire(plan.module, indent=None),
             "policy": json.dumps(plan.policy.to_json(), sort_keys=True, separators=(",", ":")),
             "manifest": json.dumps(plan.catalog.to_manifest(), sort_keys=True, separators=(",", ":")),
+            "withoutValidator": ",".join(
+                sorted(k for k, d in plan.catalog.items() if d.grant_validator is None)
+            ),
             "moduleHash": plan.module_hash,
             "policyHash": plan.policy_hash,
             "manifestHash": plan.binding_manifest_hash,
@@ -155,16 +158,26 @@ class WorkerBackend:
         # Getting a worker ready (starting it, having it check the plan) is the host's overhead,
         # not the kernel's: the run's wall time left is given back once it is done.
         left = meter.seconds_left()
-        with self.pool.worker(max(0.0, left) + PREPARE_MS / 1000) as worker:
+        worker = self.pool.acquire(max(0.0, left) + PREPARE_MS / 1000)
+        healthy = False  # kept only after a clean answer: a refusal, a value or the kernel's error
+        try:
             self.layers = worker.layers
             session = _Session(worker, run, spec)
             try:
                 session.prepare(key)
                 meter.deadline_in(left)
                 request["seconds"] = left
-                return session.drive(request, info.return_type)
+                value = session.drive(request, info.return_type)
             except WorkerLost as lost:
+                healthy = lost.code == "R-WORKER-INTEGRITY"
                 raise SandboxError(lost.code, lost.message) from None
+            except SandboxError:
+                healthy = True
+                raise
+            healthy = True
+            return value
+        finally:
+            self.pool.release(worker, healthy=healthy)
 
 
 class _Session:

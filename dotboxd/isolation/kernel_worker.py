@@ -26,6 +26,7 @@ import os
 import resource
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from dotboxd.core.bindings import BindingRegistry, load_binding_manifest
@@ -46,7 +47,19 @@ from dotboxd.validator.policy import Policy
 PLAN_CACHE = 32
 """Checked plans one worker keeps (least recently used dropped)."""
 
-SPEC_KEYS = ("module", "policy", "manifest", "moduleHash", "policyHash", "manifestHash", "planHash")
+SPEC_KEYS = (
+    "module",
+    "policy",
+    "manifest",
+    "withoutValidator",
+    "moduleHash",
+    "policyHash",
+    "manifestHash",
+    "planHash",
+)
+"""A plan's content: ``withoutValidator`` lists (comma-separated) the bindings declared with no
+grant validator at all, which the manifest form cannot say (it reads a missing one as the
+parameterless validator) and the manifest hash tells apart."""
 
 
 def spec_key(spec: dict[str, str]) -> str:
@@ -77,9 +90,14 @@ def check_plan(spec: dict[str, Any]) -> ExecutionPlan:
         _same("module", module_hash(module), spec["moduleHash"])
         policy = Policy.from_json(spec["policy"])
         _same("policy", policy.policy_hash, spec["policyHash"])
-        catalog = BindingRegistry(list(load_binding_manifest(spec["manifest"]))).build()
+        bare = set(filter(None, spec["withoutValidator"].split(",")))
+        declared = [
+            replace(d, grant_validator=None) if d.id in bare else d
+            for d in load_binding_manifest(spec["manifest"])
+        ]
+        catalog = BindingRegistry(declared).build()
         _same("binding manifest", catalog.manifest_hash, spec["manifestHash"])
-        plan = validate(module, policy, catalog)
+        plan = validate(module, policy, catalog, prove=False)  # the host proved it (strict mode)
         _same("plan", plan.plan_hash, spec["planHash"])
     except DotBoxDError as refused:
         raise Refused(f"the worker refused the plan ({refused.code})") from None
