@@ -114,6 +114,9 @@ class _Specs:
             "withoutValidator": ",".join(
                 sorted(k for k, d in plan.catalog.items() if d.grant_validator is None)
             ),
+            "hostRoots": json.dumps(
+                sorted({g.parameters["root"] for g in plan.policy.grants if "root" in g.parameters})
+            ),
             "moduleHash": plan.module_hash,
             "policyHash": plan.policy_hash,
             "manifestHash": plan.binding_manifest_hash,

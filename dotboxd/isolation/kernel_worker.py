@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import resource
 from collections import OrderedDict
@@ -42,7 +43,7 @@ from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.execution import Backend
 from dotboxd.validator.api import validate
 from dotboxd.validator.plan import ExecutionPlan, module_hash
-from dotboxd.validator.policy import Policy
+from dotboxd.validator.policy import VOUCHED_ROOTS, Policy
 
 PLAN_CACHE = 32
 """Checked plans one worker keeps (least recently used dropped)."""
@@ -52,6 +53,7 @@ SPEC_KEYS = (
     "policy",
     "manifest",
     "withoutValidator",
+    "hostRoots",
     "moduleHash",
     "policyHash",
     "manifestHash",
@@ -59,7 +61,9 @@ SPEC_KEYS = (
 )
 """A plan's content: ``withoutValidator`` lists (comma-separated) the bindings declared with no
 grant validator at all, which the manifest form cannot say (it reads a missing one as the
-parameterless validator) and the manifest hash tells apart."""
+parameterless validator) and the manifest hash tells apart. ``hostRoots`` (a JSON list) names the
+file-grant roots the host checked on its own filesystem, which the worker cannot see
+(``validator.policy.VOUCHED_ROOTS``)."""
 
 
 def spec_key(spec: dict[str, str]) -> str:
@@ -88,6 +92,10 @@ def check_plan(spec: dict[str, Any]) -> ExecutionPlan:
     try:
         module = import_module(spec["module"])
         _same("module", module_hash(module), spec["moduleHash"])
+        roots = json.loads(spec["hostRoots"])
+        if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
+            raise Refused("the host's file-grant roots are malformed")
+        VOUCHED_ROOTS.update(roots)
         policy = Policy.from_json(spec["policy"])
         _same("policy", policy.policy_hash, spec["policyHash"])
         bare = set(filter(None, spec["withoutValidator"].split(",")))
@@ -101,6 +109,8 @@ def check_plan(spec: dict[str, Any]) -> ExecutionPlan:
         _same("plan", plan.plan_hash, spec["planHash"])
     except DotBoxDError as refused:
         raise Refused(f"the worker refused the plan ({refused.code})") from None
+    except ValueError:  # the roots' JSON
+        raise Refused("the plan content is malformed") from None
     return plan
 
 
