@@ -30,6 +30,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from dotboxd.core.codes import all_codes
@@ -48,7 +49,7 @@ from dotboxd.runtime.context import RunContext
 from dotboxd.runtime.errors import ErrorInfo, SandboxError, error_info_from_diagnostic
 from dotboxd.runtime.execution import ArgEncoding, EntryCall
 from dotboxd.runtime.locations import operation_nodes
-from dotboxd.runtime.meter import STATE_COUNTERS, CancelToken, ResourceUsage
+from dotboxd.runtime.meter import STATE_COUNTERS, CancelToken, MeterLimits, ResourceUsage
 from dotboxd.validator.plan import ExecutionPlan
 
 if TYPE_CHECKING:
@@ -134,21 +135,22 @@ _SPECS = _Specs()
 
 
 class WorkerBackend:
-    """The backend of an isolated run: the named backend, run in ``pool``'s worker."""
+    """The backend of an isolated run: the named backend, run by ``session``'s worker, which
+    already holds the checked plan. ``healthy`` says whether the worker answered cleanly (a value
+    or the kernel's own error) and may be kept."""
 
-    def __init__(self, name: str, pool: WorkerPool) -> None:
+    def __init__(self, name: str, session: _Session, key: str) -> None:
         self.name = name
-        self.pool = pool
-        self.layers: tuple[str, ...] = ()
+        self.session = session
+        self.key = key
+        self.healthy = False
 
     def run(self, run: RunContext, function_id: str, args: tuple[Value, ...]) -> Value:
-        plan = run.plan
-        spec, key = _SPECS.of(plan)
-        info = plan.functions[function_id]
+        info = run.plan.functions[function_id]
         meter = run.meter
         request = {
             "t": "run",
-            "key": key,
+            "key": self.key,
             "runId": run.run_id,
             "backend": self.name,
             "fn": function_id,
@@ -158,39 +160,26 @@ class WorkerBackend:
             "meter": meter.state(),
             "seconds": meter.seconds_left(),
         }
-        # Getting a worker ready (starting it, having it check the plan) is the host's overhead,
-        # not the kernel's: the run's wall time left is given back once it is done.
-        left = meter.seconds_left()
-        worker = self.pool.acquire(max(0.0, left) + PREPARE_MS / 1000)
-        healthy = False  # kept only after a clean answer: a refusal, a value or the kernel's error
         try:
-            self.layers = worker.layers
-            session = _Session(worker, run, spec)
-            try:
-                session.prepare(key)
-                meter.deadline_in(left)
-                request["seconds"] = left
-                value = session.drive(request, info.return_type)
-            except WorkerLost as lost:
-                healthy = lost.code == "R-WORKER-INTEGRITY"
-                raise SandboxError(lost.code, lost.message) from None
-            except SandboxError:
-                healthy = True
-                raise
-            healthy = True
-            return value
-        finally:
-            self.pool.release(worker, healthy=healthy)
+            value = self.session.drive(run, request, info.return_type)
+        except WorkerLost as lost:
+            raise SandboxError(lost.code, lost.message) from None
+        except SandboxError:
+            self.healthy = True  # the kernel's own error, cleanly reported
+            raise
+        self.healthy = True
+        return value
 
 
 class _Session:
-    """One run's conversation with its worker."""
+    """A run's conversation with its worker: the plan first (outside the run's meter: getting a
+    worker ready is the host's overhead, not the kernel's), then the run itself."""
 
-    def __init__(self, worker: KernelWorker, run: RunContext, spec: dict[str, str]) -> None:
+    def __init__(self, worker: KernelWorker, spec: dict[str, str]) -> None:
         self.worker = worker
-        self.run = run
         self.spec = spec
-        self.known: dict[str, Any] = run.meter.state()
+        self.run: RunContext = None  # type: ignore[assignment]  # set by ``drive``
+        self.known: dict[str, Any] = {}
 
     def _deadline(self) -> float:
         return time.monotonic() + max(0.0, self.run.meter.seconds_left()) + WATCHDOG_GRACE_S
@@ -217,7 +206,9 @@ class _Session:
             )
         raise _bad("an unexpected frame")
 
-    def drive(self, request: dict[str, Any], return_type: Any) -> Value:
+    def drive(self, run: RunContext, request: dict[str, Any], return_type: Any) -> Value:
+        self.run = run
+        self.known = run.meter.state()
         worker = self.worker
         worker.send(request)
         while True:
@@ -443,12 +434,48 @@ def execute_isolated(
         missing = SandboxError("R-BACKEND-UNAVAILABLE", f"backend '{backend}' is not available in a worker")
         return _refused(plan, missing.info(), backend)
     pool = worker_pool if worker_pool is not None else default_pool()
-    remote = WorkerBackend(backend, pool)
+    wait_s = MeterLimits.from_object(plan.policy.limits).wall_time_ms / 1000 + WATCHDOG_GRACE_S
+    try:
+        worker = pool.acquire(wait_s)  # IsolationUnavailable propagates: nothing ran
+    except WorkerLost as busy:
+        return _refused(plan, SandboxError(busy.code, busy.message).info(), backend)
+    healthy = False
+    try:
+        spec, key = _SPECS.of(plan)
+        session = _Session(worker, spec)
+        try:
+            session.prepare(key)
+        except WorkerLost as lost:
+            healthy = lost.code == "R-WORKER-INTEGRITY"  # a clean refusal: the worker is sound
+            refusal = SandboxError(lost.code, lost.message).info()
+            return replace(_refused(plan, refusal, backend), isolation_layers=worker.layers)
+        remote = WorkerBackend(backend, session, key)
+        result = _run(
+            host, plan, entrypoint, args, encoding, cancel, apply_commands_on_success, run_id, remote
+        )
+        healthy = remote.healthy or session.run is None  # None: the run never reached the worker
+        return result
+    finally:
+        pool.release(worker, healthy=healthy)
+
+
+def _run(
+    host: SandboxHost,
+    plan: ExecutionPlan,
+    entrypoint: str,
+    args: Sequence[object],
+    encoding: ArgEncoding,
+    cancel: CancelToken | None,
+    apply_commands_on_success: bool,
+    run_id: str | None,
+    remote: WorkerBackend,
+) -> ExecutionResult:
+    """The host's ``EntryCall`` pipeline and command batch (as ``SandboxHost.execute``) with the
+    worker as the backend."""
     entry = _entry(plan, entrypoint, encoding)
     observers = host._observers
-    awaiter = host._sync_awaiter
     run_id, value, error, usage, events, commands, calls, return_type, executed_by = entry.run_record(
-        args, remote, cancel, observers, run_id, awaiter=awaiter
+        args, remote, cancel, observers, run_id, awaiter=host._sync_awaiter
     )
     applied: tuple[Command, ...] = ()
     if error is None and commands and apply_commands_on_success and any(c.applicable for c in commands):
@@ -457,7 +484,7 @@ def execute_isolated(
         error = report.error()
         if error is not None:
             value = None
-    result = new_execution_result(
+    return new_execution_result(
         error is None,
         value,
         error,
@@ -467,7 +494,7 @@ def execute_isolated(
         plan.plan_hash,
         plan.policy_hash,
         run_id,
-        backend,
+        remote.name,
         "run",
         return_type,
         commands,
@@ -475,9 +502,8 @@ def execute_isolated(
         calls,
         executed_by,
         applied,
-        remote.layers,
+        remote.session.worker.layers,
     )
-    return result
 
 
 def _refused(plan: ExecutionPlan, error: ErrorInfo, backend: str) -> ExecutionResult:

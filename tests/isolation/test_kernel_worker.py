@@ -93,6 +93,10 @@ def pool() -> Iterator[WorkerPool]:
         yield shared
 
 
+def _isolated(isolation: str, pool: WorkerPool) -> dict[str, Any]:
+    return {"isolation": "worker", "worker_pool": pool} if isolation == "worker" else {}
+
+
 def expected_layers() -> set[str]:
     return STRICT_LAYERS | {"uid-drop" if os.geteuid() == 0 else "user-ns"}
 
@@ -101,7 +105,7 @@ def test_worker_kernel_run_is_the_in_process_run_and_applies_its_commands(pool: 
     observed = []
     for isolation in ("none", "worker"):
         world, host, plan = game({1, 2, 3, 7})
-        result = host.execute(plan, "main", [[1, 2, 3, 4]], isolation=isolation, worker_pool=pool)
+        result = host.execute(plan, "main", [[1, 2, 3, 4]], **_isolated(isolation, pool))
         observed.append(observe(result))
         assert result.ok and result.value == 3 and world.monsters == {7} and world.calls == 4
         if isolation == "worker":
@@ -117,7 +121,7 @@ def test_worker_kernel_failed_run_applies_no_command_all_or_nothing_on_the_host(
     for isolation in ("none", "worker"):
         # enough fuel for some kills, not for the whole list: the queued kills must all be dropped
         world, host, plan = game({1, 2, 3, 4, 5, 6}, max_fuel=60)
-        result = host.execute(plan, "main", [[1, 2, 3, 4, 5, 6]], isolation=isolation, worker_pool=pool)
+        result = host.execute(plan, "main", [[1, 2, 3, 4, 5, 6]], **_isolated(isolation, pool))
         observed.append(observe(result))
         assert not result.ok and result.error is not None and result.error.code == "R-QUOTA-FUEL"
         assert world.calls >= 1 and world.monsters == {1, 2, 3, 4, 5, 6} and result.commands_applied == 0
