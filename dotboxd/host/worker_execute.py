@@ -40,7 +40,7 @@ from dotboxd.core.values import SandboxFault, Value, decode_typed, encode_typed
 from dotboxd.grammar import literals
 from dotboxd.grammar.wire import dumps_wire
 from dotboxd.host.result import ExecutionResult, new_execution_result
-from dotboxd.isolation.kernel_worker import error_frame, fault_from_frame, spec_key
+from dotboxd.isolation.kernel_worker import PLAN_CACHE, error_frame, fault_from_frame, spec_key
 from dotboxd.isolation.pool import PREPARE_MS, KernelWorker, WorkerLost, WorkerPool
 from dotboxd.runtime.binding_call import call_binding
 from dotboxd.runtime.command_batch import apply_batch
@@ -187,15 +187,21 @@ class _Session:
     def prepare(self, key: str) -> None:
         """Make sure the worker holds the checked plan (it asks for the content when it does not)."""
         worker = self.worker
+        held = worker.plans
+        if key in held:  # checked on an earlier run (the worker keeps the same LRU): no round trip
+            held.move_to_end(key)
+            return
         worker.send({"t": "prepare", "key": key})
         deadline = time.monotonic() + PREPARE_MS / 1000
         frame = worker.receive(deadline)
         if frame == {"t": "need"}:
             worker.send({"t": "plan", "spec": self.spec})
             frame = worker.receive(deadline)
-        if frame == {"t": "ready"}:
-            return
-        self._refused(frame)
+        if frame != {"t": "ready"}:
+            self._refused(frame)
+        held[key] = None
+        while len(held) > PLAN_CACHE:
+            held.popitem(last=False)
 
     def _refused(self, frame: dict[str, Any]) -> None:
         if frame.get("t") == "refused" and frame.get("code") == "R-WORKER-INTEGRITY":
@@ -214,7 +220,9 @@ class _Session:
         while True:
             frame = worker.receive(self._deadline())
             kind = frame.get("t")
-            if kind == "call":
+            if kind == "need":  # the worker no longer holds the plan the host thought it did
+                self.worker.send({"t": "plan", "spec": self.spec})
+            elif kind == "call":
                 self._serve_call(frame)
             elif kind == "done":
                 return self._finish(frame, return_type)

@@ -301,11 +301,10 @@ def serve(read_fd: int, write_fd: int) -> None:
             plans.move_to_end(key)
             link.send({"t": "ready"})
             continue
-        plan = plans.get(key)
-        if plan is None:
-            link.send({"t": "refused", "code": "R-WORKER-INTEGRITY", "message": "the plan was not prepared"})
+        if key not in plans and not _prepare(link, plans):  # the host thought it was here
             continue
-        link.send(_run(link, plan, request))
+        plans.move_to_end(key)
+        link.send(_run(link, plans[key], request))
 
 
 def _prepare(link: _Link, plans: OrderedDict[str, ExecutionPlan]) -> bool:

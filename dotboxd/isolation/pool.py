@@ -32,6 +32,7 @@ import tempfile
 import threading
 import time
 import weakref
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -114,6 +115,8 @@ class KernelWorker:
             raise IsolationUnavailable(missing)
         self.profile = profile
         self.runs = 0
+        self.plans: OrderedDict[str, None] = OrderedDict()
+        """The plans this worker checked, most recently used last (it keeps the same LRU)."""
         self.cpu_ms = 0
         self.cpu_budget_ms = -(-limits.timeout_ms // 1000) * 1000
         self._workdir = tempfile.mkdtemp(prefix="dotboxd-kernel-worker-")

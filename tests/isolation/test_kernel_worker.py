@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -263,6 +264,7 @@ class ScriptedWorker:
         self.layers = ("interpreter",)
         self.closed = False
         self.cpu_ms = 0
+        self.plans: OrderedDict[str, None] = OrderedDict()
 
     def send(self, frame: dict[str, Any]) -> None:
         self.sent.append(frame)
