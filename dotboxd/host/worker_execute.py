@@ -300,7 +300,7 @@ class _Session:
             span = _spans(self.run.plan).get(pointer, _NOWHERE)
             if span is _NOWHERE:
                 raise _bad("an error located at a node the kernel does not have")
-            error.location = (pointer, span)  # type: ignore[assignment]
+            error.location = (pointer, span)
         return error
 
     def _take_meter(self, state: Any, *, final: bool) -> None:

@@ -67,7 +67,7 @@ file-grant roots the host checked on its own filesystem, which the worker cannot
 
 
 def spec_key(spec: dict[str, str]) -> str:
-    """The digest a plan's content is kept under, on both sides: every field, length-prefixed."""
+    """The SHA-256 a plan's content is kept under, on both sides: every field, length-prefixed."""
     digest = hashlib.sha256()
     for name in SPEC_KEYS:
         encoded = str(spec[name]).encode("utf-8", "surrogatepass")
@@ -308,7 +308,7 @@ def serve(read_fd: int, write_fd: int) -> None:
 
 
 def _prepare(link: _Link, plans: OrderedDict[str, ExecutionPlan]) -> bool:
-    """Ask for a plan's content, check it and keep it under the digest of what arrived (never the
+    """Ask for a plan's content, check it and keep it under a SHA-256 of what arrived (never the
     key the host claimed): True when kept, False when refused (the host was told)."""
     link.send({"t": "need"})
     answer = link.receive()
