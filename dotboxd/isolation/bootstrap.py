@@ -18,6 +18,11 @@ Only then does it write the layers frame - before any job code runs, so the host
 run the job. Everything after that point (the result frame included) is written by code the job
 controls, and the host treats it as untrusted. A required layer that cannot be set up is reported in
 the layers frame as missing and the job never runs (fail closed).
+
+Kernel mode (a config with ``kernel``): instead of a job, the worker then imports dotboxd from the
+read-only package directories the host bound into its root and serves kernel runs over stdin and
+the result pipe until the host closes stdin (``dotboxd.isolation.kernel_worker``). The config frame is
+read exactly (header, then body), since a kernel worker's stdin stays open.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from dotboxd.core.bindings import BindingDescriptor
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.host import (
     BindingContext,
+    CancelToken,
     Cost,
     Effect,
     Int32,
@@ -218,6 +220,42 @@ def test_worker_killed_mid_run_is_a_clear_error_and_the_host_stays_healthy(pool:
     world.on_call = None
     again = host.execute(plan, "main", [[1, 2, 3]], isolation="worker", worker_pool=pool)
     assert again.ok and again.value == 3 and world.monsters == set()
+
+
+def test_worker_cancel_reaches_the_run_at_its_next_binding_call_as_in_process(pool: WorkerPool) -> None:
+    observed = []
+    for isolation in ("none", "worker"):
+        world, host, plan = game({1, 2, 3})
+        token = CancelToken()
+        world.on_call = lambda monster, token=token: token.cancel() if monster == 2 else None
+        result = host.execute(plan, "main", [[1, 2, 3]], cancel=token, **_isolated(isolation, pool))
+        assert not result.ok and result.error is not None and result.error.code == "R-CANCELLED"
+        assert world.monsters == {1, 2, 3}
+        observed.append(observe(result))
+    assert observed[0] == observed[1]
+
+
+def test_worker_that_hangs_is_stopped_by_the_watchdog_and_retired(pool: WorkerPool) -> None:
+    world, host, plan = game({1, 2})
+    stopped: list[int] = []
+
+    def freeze_the_worker(monster: int) -> None:
+        if not stopped:
+            for pid in pool.pids():
+                os.killpg(pid, signal.SIGSTOP)
+                stopped.append(pid)
+
+    world.on_call = freeze_the_worker
+    policy = Policy.builder().grant(CAPABILITY).with_limits(max_wall_time_ms=300).build()
+    plan = host.prepare(KERNEL, policy)
+    started = time.monotonic()
+    result = host.execute(plan, "main", [[1, 2]], isolation="worker", worker_pool=pool)
+    waited = time.monotonic() - started
+    assert not result.ok and result.error is not None and result.error.code == "R-WORKER-TIMEOUT"
+    assert waited < 0.3 + worker_execute.WATCHDOG_GRACE_S + 2 and world.monsters == {1, 2}
+    assert stopped and all(group_members(p) == [] for p in stopped)  # killed, stopped or not
+    world.on_call = None
+    assert host.execute(plan, "main", [[1, 2]], isolation="worker", worker_pool=pool).ok
 
 
 def test_worker_execute_async_refuses_isolation_with_a_clear_error() -> None:
