@@ -186,9 +186,6 @@ class _Session:
         self.run: RunContext = None  # type: ignore[assignment]  # set by ``drive``
         self.known: dict[str, Any] = {}
 
-    def _deadline(self) -> float:
-        return time.monotonic() + max(0.0, self.run.meter.seconds_left()) + WATCHDOG_GRACE_S
-
     def prepare(self, key: str) -> None:
         """Make sure the worker holds the checked plan (it asks for the content when it does not)."""
         worker = self.worker
@@ -221,11 +218,21 @@ class _Session:
         self.run = run
         self.known = run.meter.state()
         worker = self.worker
+        # one deadline for the whole run, fixed now: a worker that keeps calling bindings (each
+        # refused once the run's time is spent) cannot keep the host serving it
+        deadline = time.monotonic() + max(0.0, run.meter.seconds_left()) + WATCHDOG_GRACE_S
+        asked = False
         worker.send(request)
         while True:
-            frame = worker.receive(self._deadline())
+            if time.monotonic() >= deadline:
+                raise WorkerLost("R-WORKER-TIMEOUT", "the watchdog stopped the worker at its wall-time limit")
+            frame = worker.receive(deadline)
             kind = frame.get("t")
             if kind == "need":  # the worker no longer holds the plan the host thought it did
+                if asked:
+                    raise _bad("a second request for the plan")
+                asked = True
+                deadline += PREPARE_MS / 1000
                 self.worker.send({"t": "plan", "spec": self.spec})
             elif kind == "call":
                 self._serve_call(frame)

@@ -409,6 +409,32 @@ def test_worker_forged_result_and_audit_event_are_refused() -> None:
     _refused(result, fake, world)
 
 
+def test_worker_that_keeps_calling_bindings_cannot_hold_the_host_past_the_watchdog() -> None:
+    world, host, _ = game({1, 2})
+    policy = (
+        Policy.builder().grant(CAPABILITY).with_limits(max_wall_time_ms=200, max_host_calls=1_000_000).build()
+    )
+    plan = host.prepare(KERNEL, policy)
+
+    def endless(sent: dict[str, Any]) -> dict[str, Any]:
+        return _call(sent, meter=sent["meter"])
+
+    class Endless(ScriptedWorker):
+        def receive(self, deadline: float) -> dict[str, Any]:
+            if self.script:
+                return super().receive(deadline)
+            if time.monotonic() - started > 20:  # fail, rather than hang, if the host never stops
+                raise AssertionError("the host kept serving a worker past its run's wall time")
+            return endless(self.sent[-1])  # a call after every reply, forever
+
+    fake = ScriptedPool(Endless([{"t": "ready"}]))
+    started = time.monotonic()
+    result = host.execute(plan, "main", [[1, 2]], isolation="worker", worker_pool=fake)  # type: ignore[arg-type]
+    assert time.monotonic() - started < 0.2 + worker_execute.WATCHDOG_GRACE_S + 2
+    assert not result.ok and result.error is not None and result.error.code == "R-WORKER-TIMEOUT"
+    assert fake.released == [False] and world.monsters == {1, 2} and world.calls >= 1
+
+
 def test_worker_oversized_frame_is_refused_before_it_is_read() -> None:
     from dotboxd.isolation import frames
     from dotboxd.isolation.pool import FRAME_CAP, KernelWorker
