@@ -464,7 +464,8 @@ def execute_isolated(
         spec, key = _SPECS.of(plan)
         session = _Session(worker, spec)
         try:
-            session.prepare(key)
+            if _usable(plan):  # else the run fails at the host's gate, as in process, unprepared
+                session.prepare(key)
         except WorkerLost as lost:
             healthy = lost.code == "R-WORKER-INTEGRITY"  # a clean refusal: the worker is sound
             refusal = SandboxError(lost.code, lost.message).info()
@@ -477,6 +478,17 @@ def execute_isolated(
         return result
     finally:
         pool.release(worker, healthy=healthy)
+
+
+def _usable(plan: ExecutionPlan) -> bool:
+    """Whether the plan passes its run-time gate now (no capability revoked, no grant expired);
+    when it does not, the worker is not asked to check it, so the run fails with the gate's own
+    code, exactly as in process, rather than with the worker's refusal."""
+    try:
+        plan.ensure_usable()
+    except DotBoxDError:
+        return False
+    return True
 
 
 def _run(

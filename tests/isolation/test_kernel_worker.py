@@ -131,6 +131,33 @@ def test_worker_kernel_failed_run_applies_no_command_all_or_nothing_on_the_host(
     assert observed[0] == observed[1]
 
 
+def test_worker_revoked_capability_fails_at_the_host_gate_as_in_process(pool: WorkerPool) -> None:
+    observed = []
+    for isolation in ("none", "worker"):
+        world, host, plan = game({1})
+        plan.policy.revoke(CAPABILITY, "quest over")
+        result = host.execute(plan, "main", [[1]], **_isolated(isolation, pool))
+        assert not result.ok and result.error is not None and result.error.code == "E-POLICY-REVOKED"
+        assert world.calls == 0
+        observed.append(observe(result))
+    assert observed[0] == observed[1]
+
+
+def test_worker_expired_grant_fails_at_the_host_gate_not_at_the_workers_check(pool: WorkerPool) -> None:
+    observed = []
+    for isolation in ("none", "worker"):
+        world = World({1})
+        host = SandboxHost(bindings=[kill_binding(world)])
+        # valid when the plan was prepared (at t = 1 s), long expired when it runs
+        policy = Policy.builder().grant(CAPABILITY, expires_at_unix_ms=2_000).build()
+        plan = host.prepare(KERNEL, policy, now_unix_ms=1_000)
+        result = host.execute(plan, "main", [[1]], **_isolated(isolation, pool))
+        assert not result.ok and result.error is not None and result.error.code.startswith("E-POLICY")
+        assert world.calls == 0
+        observed.append(observe(result))
+    assert observed[0] == observed[1]
+
+
 def test_worker_pool_reuses_a_worker_then_recycles_it_after_n_runs() -> None:
     _, host, plan = game({1})
     with WorkerPool(size=1, recycle_after=3) as small:
