@@ -285,6 +285,15 @@ def test_worker_that_hangs_is_stopped_by_the_watchdog_and_retired(pool: WorkerPo
     assert host.execute(plan, "main", [[1, 2]], isolation="worker", worker_pool=pool).ok
 
 
+def test_worker_default_pool_is_strict_and_shared() -> None:
+    _, host, plan = game({1})
+    result = host.execute(plan, "main", [[1]], isolation="worker")
+    assert result.ok and set(result.isolation_layers) == expected_layers()
+    shared = worker_execute.default_pool()
+    assert shared is worker_execute.default_pool() and shared.profile.name == "strict"
+    assert len(shared.pids()) == 1
+
+
 def test_worker_execute_async_refuses_isolation_with_a_clear_error() -> None:
     _, host, plan = game({1})
     with pytest.raises(DotBoxDError) as refused:
