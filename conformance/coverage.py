@@ -93,7 +93,7 @@ HOST_FEATURE_CODES: dict[str, str] = {
         for code in ("E-PLUGIN-LOAD", "E-PLUGIN-CONFLICT", "E-PLUGIN-UNKNOWN")
     },
     **{
-        code: "an isolated Python job's outcome (dotboxd.isolation), not a kernel run"
+        code: "an isolated worker's own outcome (dotboxd.isolation: a Python job, or a kernel worker that failed), never a kernel's"
         for code in (
             "E-ISOLATION-UNAVAILABLE",
             "E-ISOLATION-PROFILE",
@@ -101,6 +101,7 @@ HOST_FEATURE_CODES: dict[str, str] = {
             "R-WORKER-TIMEOUT",
             "R-WORKER-KILLED",
             "R-WORKER-RESULT",
+            "R-WORKER-INTEGRITY",
         )
     },
     **{

@@ -50,7 +50,14 @@ _AUTO_AUDITED = frozenset({AuditLevel.SUMMARY, AuditLevel.PER_CALL, AuditLevel.F
 
 
 def call_binding(run: RunContext, binding_id: str, args: tuple[Value, ...]) -> Value:
-    """Call the plan's binding ``binding_id`` with already-evaluated sandbox ``args``."""
+    """Call the plan's binding ``binding_id`` with already-evaluated sandbox ``args``.
+
+    In an isolated worker the run's ``relay`` makes the whole call (every step above) in the host
+    process, which holds the bindings, the audit trail and the command queue."""
+    relay = run.relay
+    if relay is not None:
+        value: Value = relay(run, binding_id, args)
+        return value
     checkpoint = run.audit.checkpoint()
     desc = run.plan.binding(binding_id)
     if desc is None:

@@ -116,6 +116,7 @@ class RunContext:
         "meter",
         "observers",
         "plan",
+        "relay",
         "run_id",
     )
 
@@ -144,6 +145,9 @@ class RunContext:
         # how a pending awaitable of an async binding is driven (``runtime.awaiting``); None: the
         # synchronous default. ``execute_async`` sets the suspending one of ``runtime.suspend``.
         self.awaiter: Awaiter | None = None
+        # set only in an isolated worker (``dotboxd.isolation.kernel_worker``): every host-binding
+        # call is handed to it whole, to be made by the host, never by this process
+        self.relay: Callable[[RunContext, str, tuple[Any, ...]], Any] | None = None
 
     @property
     def audit(self) -> AuditLog:

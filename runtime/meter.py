@@ -41,6 +41,25 @@ _LOOP_ITERATION_FUEL: Final = costs.LOOP_ITERATION_FUEL
 _CALL_DEPTH_STEP: Final = costs.CALL_DEPTH_STEP
 _HOST_CALL_COUNT: Final = costs.HOST_CALL_COUNT
 
+STATE_COUNTERS: Final = (
+    "fuel_used",
+    "loop_iterations",
+    "allocated_bytes",
+    "call_depth",
+    "host_calls",
+    "file_bytes_read",
+    "file_bytes_written",
+    "network_bytes_read",
+    "network_bytes_written",
+    "log_events",
+    "collection_elements",
+    "string_bytes",
+    "_fuel_ticks",
+    "_loop_ticks",
+)
+"""The integer counters ``Meter.state`` carries (``calls_by_binding`` goes with them): the deadline
+check's tick counters too, so the deadline is looked at on the same charges wherever a run goes on."""
+
 
 @dataclass(frozen=True, slots=True)
 class MeterLimits:
@@ -230,6 +249,15 @@ class Meter:
         if remaining <= 0:
             raise SandboxError("R-TIMEOUT", "wall-time budget exhausted")
         return remaining
+
+    def seconds_left(self) -> float:
+        """Wall time left, negative once the deadline passed (never raises): what a host tells
+        an isolated worker that goes on with the run (``deadline_in``)."""
+        return self._deadline - self._clock()
+
+    def deadline_in(self, seconds: float) -> None:
+        """Move the deadline to ``seconds`` from now (the worker's side of ``seconds_left``)."""
+        self._deadline = self._clock() + seconds
 
     # --- fuel and loops --------------------------------------------------------------------
 
@@ -479,6 +507,38 @@ class Meter:
         self.log_events = total  # an attempt counter: the refused event counts too
         if total > self.limits.max_log_events:
             raise _quota("R-QUOTA-LOG-EVENTS", "log event budget exhausted")
+
+    # --- state transfer (a run split across two processes) ------------------------------
+
+    def state(self) -> dict[str, Any]:
+        """Every counter of the run so far, as JSON-ready data: what an isolated worker and its host
+        exchange at each binding call (``dotboxd.isolation.kernel_worker``), so the side that goes
+        on counting starts exactly where the other stopped. The limits, the deadline and the cancel
+        token are not state: each side has its own."""
+        out: dict[str, Any] = {name: getattr(self, name) for name in STATE_COUNTERS}
+        out["calls_by_binding"] = dict(self.calls_by_binding)
+        return out
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Take over ``state`` (from ``state`` on the other side). Refuses (ValueError, nothing
+        changed) a counter that is not a non-negative integer or a per-binding count map that is
+        not ``{str: int}``; whether the values are plausible is the caller's check
+        (``dotboxd.host.worker_relay``), which knows what it can trust."""
+        if set(state) != {*STATE_COUNTERS, "calls_by_binding"}:
+            raise ValueError("meter state has the wrong keys")
+        counters = [state[name] for name in STATE_COUNTERS]
+        calls = state["calls_by_binding"]
+        if any(type(value) is not int or value < 0 for value in counters):
+            raise ValueError("meter counters are non-negative integers")
+        if not isinstance(calls, dict) or any(
+            type(k) is not str or type(v) is not int or v < 0 for k, v in calls.items()
+        ):
+            raise ValueError("per-binding call counts are a map of non-negative integers")
+        if state["fuel_used"] > self.max_fuel:
+            raise ValueError("fuel used is over the run's maximum")
+        for name, value in zip(STATE_COUNTERS, counters, strict=True):
+            setattr(self, name, value)
+        self.calls_by_binding = dict(calls)
 
     # --- reporting -------------------------------------------------------------------------
 

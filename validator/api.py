@@ -52,8 +52,13 @@ def validate(
     registry: BindingSource = None,
     *,
     now_unix_ms: int | None = None,
+    prove: bool = True,
 ) -> ExecutionPlan:
     """Validate ``module`` against ``policy`` and the host bindings; return the ExecutionPlan.
+
+    ``prove=False`` skips only the strict-mode proof (``requireStaticBound``): for a process that
+    re-checks a plan its host already proved before installing it (an isolated kernel worker,
+    which cannot run Z3's timer threads under seccomp); every budget is still metered at run time.
 
     ``registry`` may be a BindingRegistry (built and checked here), a BindingCatalog, an iterable of
     descriptors, or None. ``now_unix_ms`` fixes the instant used for grant expiry. Raises DotBoxDError
@@ -87,7 +92,7 @@ def validate(
             f"the module is not a well-formed AST ({type(exc).__name__})",
             hint="build modules with dotboxd.grammar.wire.import_module or the text parser",
         ) from None
-    if policy.require_static_bound:
+    if policy.require_static_bound and prove:
         # Strict mode: install only what the prover PROVES within every budget. Imported lazily so
         # that Z3 loads only for policies that ask for proofs.
         from dotboxd.validator.prover.hook import require_static_bound

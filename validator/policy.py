@@ -753,6 +753,13 @@ _UINT = re.compile(r"[0-9]{1,18}")
 _PARAMETERLESS = frozenset({"time.now", "random", "log.write", ASYNC_CAPABILITY})
 
 
+VOUCHED_ROOTS: set[str] = set()
+"""File-grant roots whose filesystem checks (a canonical path, an existing directory) this process
+takes as done: only an isolated kernel worker fills it (``dotboxd.isolation.kernel_worker``), with
+the roots its host checked when it prepared the plan - the worker sees none of the host's files, and
+it never touches them either (file bindings run in the host). Empty everywhere else."""
+
+
 def builtin_grant_problem(capability: str, parameters: Mapping[str, str]) -> str | None:
     """Why a grant of a built-in capability carries bad parameters (None when fine or not built-in)."""
     if capability in _PARAMETERLESS or capability.startswith("event.read."):
@@ -783,10 +790,13 @@ def _file_grant_problem(capability: str, p: Mapping[str, str]) -> str | None:
         return "requires 'root'"
     if not os.path.isabs(root):
         return "root must be an absolute path"
-    if os.path.normpath(root) != root or os.path.realpath(root) != root:
+    if os.path.normpath(root) != root:
         return "root must be canonical (no '..', '.', trailing separator or symbolic link)"
-    if not os.path.isdir(root):
-        return "root must be an existing directory"
+    if root not in VOUCHED_ROOTS:
+        if os.path.realpath(root) != root:
+            return "root must be canonical (no '..', '.', trailing separator or symbolic link)"
+        if not os.path.isdir(root):
+            return "root must be an existing directory"
     max_bytes = p.get("maxBytesPerRun")
     if max_bytes is None:
         return "requires 'maxBytesPerRun'"

@@ -236,7 +236,18 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("R-WORKER-FAILED", Category.INVALID_INPUT, "the isolated job raised or exited without a result"),
     CodeInfo("R-WORKER-TIMEOUT", Category.TIMEOUT, "the watchdog killed the worker at its wall-time limit"),
     CodeInfo("R-WORKER-KILLED", Category.QUOTA_EXCEEDED, "the worker was killed by a signal (an rlimit)"),
-    CodeInfo("R-WORKER-RESULT", Category.HOST_FAILURE, "the worker's result frame is malformed or too big"),
+    CodeInfo(
+        "R-WORKER-RESULT",
+        Category.HOST_FAILURE,
+        "a frame from the worker is malformed, too big, or not allowed by the plan (a forged binding "
+        "call, meter, event or result)",
+    ),
+    CodeInfo(
+        "R-WORKER-INTEGRITY",
+        Category.HOST_FAILURE,
+        "a kernel worker refused the plan: a module, policy, binding-manifest or plan hash it "
+        "computed differs from the host's",
+    ),
     # --- distributed jobs (issue 21) ----------------------------------------------------------
     CodeInfo(
         "E-DIST-INTEGRITY",

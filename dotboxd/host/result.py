@@ -53,6 +53,9 @@ class ExecutionResult:
     binding_calls: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     executed_by: str = ""
     applied_commands: tuple[Command, ...] = ()
+    isolation_layers: tuple[str, ...] = ()
+    """The OS isolation layers the run's worker had in force (``isolation="worker"``); empty for
+    an in-process run."""
 
     @property
     def fuel_used(self) -> int:
@@ -93,6 +96,8 @@ class ExecutionResult:
         out["moduleHash"] = self.module_hash
         out["planHash"] = self.plan_hash
         out["policyHash"] = self.policy_hash
+        if self.isolation_layers:
+            out["isolationLayers"] = list(self.isolation_layers)
         return out
 
 

@@ -39,7 +39,7 @@ import importlib
 import os
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dotboxd.core.ast import Module
 from dotboxd.core.bindings import BindingCatalog, BindingDescriptor, BindingRegistry
@@ -57,6 +57,9 @@ from dotboxd.runtime.reference import ReferenceBackend
 from dotboxd.runtime.suspend import drive
 from dotboxd.validator.plan import ExecutionPlan
 from dotboxd.validator.policy import Policy
+
+if TYPE_CHECKING:
+    from dotboxd.isolation.pool import WorkerPool
 
 ModuleSource = Module | str | bytes | os.PathLike[str]
 
@@ -156,9 +159,22 @@ class SandboxHost:
         cancel: CancelToken | None = None,
         apply_commands_on_success: bool = True,
         run_id: str | None = None,
+        isolation: str = "none",
+        worker_pool: WorkerPool | None = None,
     ) -> ExecutionResult:
         """Run ``entrypoint`` with ``args`` (one per parameter; Python values, or the conformance
-        JSON encoding with ``encoding="json"``). Kernel faults come back as a failed result."""
+        JSON encoding with ``encoding="json"``). Kernel faults come back as a failed result.
+
+        ``isolation="worker"`` runs the kernel's body in an isolated worker process
+        (``dotboxd.host.worker_execute``; ``worker_pool`` or the strict default pool) while
+        bindings, commands and audit stay in this process; the result lists the layers in force."""
+        if isolation != "none" or worker_pool is not None:
+            from dotboxd.host.worker_execute import execute_isolated
+
+            return execute_isolated(
+                self, plan, entrypoint, args, backend, encoding, cancel, apply_commands_on_success,
+                run_id, isolation, worker_pool,
+            )  # fmt: skip
         return self._execute(
             plan, entrypoint, args, backend, encoding, cancel, apply_commands_on_success, run_id, None
         )
@@ -174,6 +190,7 @@ class SandboxHost:
         cancel: CancelToken | None = None,
         apply_commands_on_success: bool = True,
         run_id: str | None = None,
+        isolation: str = "none",
     ) -> ExecutionResult:
         """``execute`` on the running event loop: the same checks, charges, audit trail and result,
         with every pending async binding result awaited on this loop (within the run's wall time)
@@ -181,7 +198,14 @@ class SandboxHost:
 
         Cancelling the task that awaits this ends the run at the binding call it waits in: the run
         fails Cancelled (``R-CANCELLED``), its commands are dropped, its ``RunSummary`` (code
-        ``R-CANCELLED``) goes to the observers, and ``asyncio.CancelledError`` propagates."""
+        ``R-CANCELLED``) goes to the observers, and ``asyncio.CancelledError`` propagates.
+
+        ``isolation="worker"`` is refused here (``E-ISOLATION-PROFILE``): a worker's pipe would
+        block the loop; call ``execute`` in a thread (``asyncio.to_thread``) instead."""
+        if isolation != "none":
+            from dotboxd.host.worker_execute import refuse_async
+
+            refuse_async(isolation)
 
         if not any(binding.is_async for binding in plan.bindings.values()):
             # nothing in this plan can be awaited (only a binding declared async ever is): the run

@@ -10,19 +10,26 @@ the caller lowers the profile explicitly. Every result lists the layers that wer
 
 This is the only posture in dotboxd for code that must not be trusted and is not a safe kernel; the
 in-process plugin API (``dotboxd.plugins``) is no substitute for it.
+
+The same boundary also holds safe kernels, as defense in depth: ``SandboxHost.execute(...,
+isolation="worker")`` runs a plan's body in a long-lived kernel worker (``pool.WorkerPool``;
+``kernel_worker`` is its inside) while bindings, commands and audit stay in the host.
 """
 
+from dotboxd.isolation.pool import KERNEL_LIMITS, WorkerPool
 from dotboxd.isolation.profile import LAYERS, PROFILES, Limits, Profile, best_effort, named, strict
 from dotboxd.isolation.worker import IsolationUnavailable, WorkerResult, probe, run_python
 
 PROFILE_NAMES: tuple[str, ...] = tuple(PROFILES)
 
 __all__ = [
+    "KERNEL_LIMITS",
     "LAYERS",
     "PROFILE_NAMES",
     "IsolationUnavailable",
     "Limits",
     "Profile",
+    "WorkerPool",
     "WorkerResult",
     "best_effort",
     "named",

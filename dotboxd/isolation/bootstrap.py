@@ -18,6 +18,11 @@ Only then does it write the layers frame - before any job code runs, so the host
 run the job. Everything after that point (the result frame included) is written by code the job
 controls, and the host treats it as untrusted. A required layer that cannot be set up is reported in
 the layers frame as missing and the job never runs (fail closed).
+
+Kernel mode (a config with ``kernel``): instead of a job, the worker then imports dotboxd from the
+read-only package directories the host bound into its root and serves kernel runs over stdin and
+the result pipe until the host closes stdin (``dotboxd.isolation.kernel_worker``). The config frame is
+read exactly (header, then body), since a kernel worker's stdin stays open.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import importlib
 import importlib.util
 import os
 import resource
@@ -197,6 +203,12 @@ def _rlimits(limits: dict[str, int]) -> None:
         (resource.RLIMIT_CORE, (0, 0)),
     ):
         resource.setrlimit(which, value)
+    if "stackBytes" in limits:  # kernel mode: deep kernels recurse on this thread (no threads here)
+        _, hard = resource.getrlimit(resource.RLIMIT_STACK)
+        stack = int(limits["stackBytes"])
+        if hard != resource.RLIM_INFINITY:
+            stack = min(stack, hard)
+        resource.setrlimit(resource.RLIMIT_STACK, (stack, stack))
 
 
 def _seccomp(pyseccomp: Any) -> None:
@@ -232,12 +244,45 @@ def _supervise(frames: ModuleType, status_fd: int) -> None:
     os._exit(0)
 
 
+class _PackageDirs:
+    """A meta-path finder for the few packages a kernel worker imports, each from the directory
+    the host named (bound read-only into the worker's root): ``python -I -S`` sees no
+    site-packages, and dotboxd's sub-packages may live in other directories than their parent
+    (an editable install maps ``dotboxd.grammar`` to ``grammar/``)."""
+
+    def __init__(self, dirs: dict[str, str]) -> None:
+        self.dirs = dirs
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        where = self.dirs.get(name)
+        if where is None:
+            return None
+        init = os.path.join(where, "__init__.py")
+        return importlib.util.spec_from_file_location(name, init, submodule_search_locations=[where])
+
+
+def _serve_kernels(kernel: dict[str, Any]) -> None:
+    """Kernel mode (``SandboxHost.execute(..., isolation="worker")``): with every layer in force,
+    import dotboxd from the host's read-only package directories and serve kernel runs over
+    stdin and the result pipe until the host closes stdin. Never returns."""
+    try:
+        sys.meta_path.insert(0, _PackageDirs({str(k): str(v) for k, v in dict(kernel["packages"]).items()}))
+        sys.setrecursionlimit(int(kernel["recursionLimit"]))
+        serve = importlib.import_module("dotboxd.isolation.kernel_worker").serve
+    except BaseException:
+        os._exit(3)
+    serve(0, RESULT_FD)
+    os._exit(0)
+
+
 def main() -> None:
     global RESULT_FD
     frames = _load(sys.argv[1], "_dotboxd_frames")
     RESULT_FD = int(sys.argv[2])
-    raw = sys.stdin.buffer.read(frames.MAX_FRAME + frames.HEADER.size)
-    config, _ = frames.decode_one(raw)
+    # exactly one frame: a pooled kernel worker's stdin stays open for the runs that follow
+    config = frames.read_frame(0)
+    if config is None:
+        os._exit(2)
     want: list[str] = list(config["attempt"])
     required: set[str] = set(config["required"])
     in_force = ["interpreter"]
@@ -289,6 +334,8 @@ def main() -> None:
     _write_all(frames.encode({"layers": in_force, "missing": missing}))
     if unmet:
         os._exit(0)
+    if config.get("kernel"):
+        _serve_kernels(dict(config["kernel"]))
     cap = int(config["resultCap"])
     job_input = config["input"]
     source = config["source"]

@@ -10,6 +10,7 @@ and never trusts any of it. This module is stdlib-only because the worker's boot
 from __future__ import annotations
 
 import json
+import os
 import struct
 from typing import Any
 
@@ -51,3 +52,32 @@ def decode_one(data: bytes, offset: int = 0, cap: int = MAX_FRAME) -> tuple[dict
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+def read_exact(fd: int, size: int) -> bytes:
+    """Exactly ``size`` bytes from the blocking ``fd`` (fewer only at end of file)."""
+    chunks: list[bytes] = []
+    left = size
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd: int, cap: int = MAX_FRAME) -> dict[str, Any] | None:
+    """The next frame from the blocking ``fd``; None at a clean end of file (before a header).
+    Reads the header first and refuses a length over ``cap`` before it reads the body, so a
+    long-lived peer (a pooled worker and its host) never holds more than one capped frame."""
+    header = read_exact(fd, HEADER.size)
+    if not header:
+        return None
+    (length,) = HEADER.unpack(header) if len(header) == HEADER.size else (None,)
+    if length is None:
+        raise FrameError("truncated frame header")
+    if length > cap:
+        raise FrameError(f"frame claims {length} bytes, over the {cap}-byte cap")
+    frame, _ = decode_one(header + read_exact(fd, length), 0, cap)
+    return frame

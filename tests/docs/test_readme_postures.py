@@ -50,3 +50,16 @@ def test_readme_worker_example_prints_what_it_shows(capsys: pytest.CaptureFixtur
     shown_value = lines[1].split("ok value: ", 1)[1]
     assert repr(out["value"]) == shown_value
     assert ", ".join(out["layers"]) == lines[2].split("layers: ", 1)[1]
+
+
+def test_readme_kernel_worker_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", README, re.DOTALL)
+    block = textwrap.dedent(next(b for b in blocks if 'isolation="worker"' in b))
+    namespace: dict[str, Any] = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    result = namespace["result"]
+    assert result.ok and result.value == 43 and result.fuel_used == 6
+    assert "seccomp" in result.isolation_layers and result.isolation_layers[-1] == "watchdog"
+    assert namespace["pool"].pids() == []  # the with block closed the pool
+    printed = capsys.readouterr().out.split(" ", 2)
+    assert printed[:2] == ["43", "6"]
