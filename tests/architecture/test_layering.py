@@ -1,4 +1,4 @@
-"""Data flows one way: core <- grammar <- validator <- runtime <- host <- conformance/distributed <- testing <- cli.
+"""Data flows one way: core <- grammar <- validator <- runtime <- host <- conformance/distributed <- testing/server/client <- cli.
 
 A layer may import itself and anything below it, never anything above. The check reads every
 module's import statements (including function-local imports) with ``ast``, so a lazy upward import
@@ -26,6 +26,8 @@ LAYER_OF_FOLDER: dict[str, tuple[str, int]] = {
     "conformance": ("dotboxd.conformance", 5),
     "dotboxd/distributed": ("dotboxd.distributed", 5),
     "dotboxd/testing": ("dotboxd.testing", 6),
+    "dotboxd/server": ("dotboxd.server", 6),
+    "dotboxd/client": ("dotboxd.client", 6),
     "dotboxd/cli": ("dotboxd.cli", 7),
 }
 RANK = {package: rank for package, rank in LAYER_OF_FOLDER.values()}
@@ -63,7 +65,7 @@ def _library_files() -> list[tuple[Path, int]]:
 
 def test_layer_table_covers_every_library_folder() -> None:
     top = {p.name for p in (ROOT / "dotboxd").iterdir() if p.is_dir() and not p.name.startswith("__")}
-    assert top <= {"core", "host", "plugins", "isolation", "testing", "distributed", "cli", "server"}, (
+    assert top <= {"core", "host", "plugins", "isolation", "testing", "distributed", "cli", "server", "client"}, (
         f"new sub-package needs a layer: {top}"
     )
 
