@@ -107,10 +107,21 @@ HOST_FEATURE_CODES: dict[str, str] = {
         code: "a distributed job's outcome (dotboxd.distributed), decided around kernel runs, not in one"
         for code in ("E-DIST-INTEGRITY", "E-DIST-SETUP", "E-DIST-OPTION", "R-JOB-RECORD")
     },
+    **{
+        code: "a networked server outcome (dotboxd.server: config, request, quota, RPC), not a kernel run"
+        for code in (
+            "E-SERVER-CONFIG",
+            "E-SERVER-REQUEST",
+            "E-SERVER-NOT-FOUND",
+            "E-SERVER-QUOTA",
+            "E-SERVER-RPC-ARGS",
+            "E-SERVER-RPC-FAILED",
+        )
+    },
 }
 """Codes of host features around kernel runs (plugins, isolated Python jobs, distributed jobs): a
 kernel case cannot reach them, and their own test suites pin them (tests/plugins, tests/isolation,
-tests/distributed)."""
+tests/distributed, tests/server)."""
 UNREACHABLE_CATEGORIES: dict[str, str] = {
     "Cancelled": "cancellation is a host API call (R-CANCELLED)",
     "VerifierFailure": "raised only when generated code fails the optimized backend's verifier; a module "
