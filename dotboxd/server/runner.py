@@ -88,7 +88,9 @@ class ServerThread:
     """
 
     def __init__(self, app: Any, limits: ServerLimits, host: str = "127.0.0.1", port: int = 0) -> None:
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto IPPROTO_TCP, not 0: asyncio turns Nagle off (TCP_NODELAY) only on sockets that say
+        # they are TCP, and with Nagle on every response waits ~40 ms for a delayed ACK
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind((host, port))
         self.host, self.port = self._socket.getsockname()[:2]

@@ -55,7 +55,7 @@ METHODS: dict[str, Any] = {
     "test.explode": explode,
 }
 
-GAME_POLICY = '{ grants = [{ id = "game.world.monster.read.health" }], limits = { maxHostCalls = 100000, maxFuel = 10000000, maxLoopIterations = 1000000 } }'
+GAME_POLICY = '{ grants = [{ id = "game.world.monster.read.health" }], limits = { maxHostCalls = 5000, maxFuel = 10000000, maxLoopIterations = 1000000, maxWallTimeMs = 5000 } }'
 
 
 def config_text(**limits: Any) -> str:

@@ -170,3 +170,9 @@ def test_state_builds_without_network() -> None:
     # the app object itself is an ASGI callable (embedding hosts mount it in their own server)
     with running_server() as (_, state):
         assert callable(build_app(ServerState(state.config)))
+
+
+def test_listening_socket_is_declared_tcp_so_asyncio_turns_nagle_off() -> None:
+    # with proto 0 asyncio leaves Nagle on and every response waited ~40 ms for a delayed ACK
+    with running_server() as (server, _):
+        assert server._socket.proto == socket.IPPROTO_TCP
