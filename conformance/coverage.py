@@ -118,10 +118,26 @@ HOST_FEATURE_CODES: dict[str, str] = {
             "E-SERVER-RPC-FAILED",
         )
     },
+    **{
+        code: "an event-kernel envelope's install, settings or publish outcome (dotboxd.events), "
+        "decided around kernel runs, not in one"
+        for code in (
+            "E-EVENT-CONTRACT",
+            "E-EVENT-UNKNOWN",
+            "E-EVENT-ENTRYPOINT",
+            "E-EVENT-PARAM",
+            "E-EVENT-SETTING",
+            "E-EVENT-FILTER-IMPURE",
+            "E-EVENT-DUPLICATE",
+            "E-EVENT-QUOTA",
+            "E-EVENT-NOT-INSTALLED",
+            "E-EVENT-FIELDS",
+        )
+    },
 }
-"""Codes of host features around kernel runs (plugins, isolated Python jobs, distributed jobs): a
-kernel case cannot reach them, and their own test suites pin them (tests/plugins, tests/isolation,
-tests/distributed, tests/server)."""
+"""Codes of host features around kernel runs (plugins, isolated Python jobs, distributed jobs, event
+kernels, the networked server): a kernel case cannot reach them, and their own test suites pin them
+(tests/plugins, tests/isolation, tests/distributed, tests/events, tests/server)."""
 UNREACHABLE_CATEGORIES: dict[str, str] = {
     "Cancelled": "cancellation is a host API call (R-CANCELLED)",
     "VerifierFailure": "raised only when generated code fails the optimized backend's verifier; a module "

@@ -283,6 +283,47 @@ _TABLE: tuple[CodeInfo, ...] = (
         Category.HOST_FAILURE,
         "a service RPC method raised or returned a value of the wrong type",
     ),
+    # --- event kernels (issue 15): plugin envelopes installed into an EventHub ----------------
+    CodeInfo("E-EVENT-CONTRACT", _V, "a plugin envelope targets an event contract this host does not serve"),
+    CodeInfo("E-EVENT-UNKNOWN", _V, "a subscription names an event type the contract does not publish"),
+    CodeInfo(
+        "E-EVENT-ENTRYPOINT",
+        _V,
+        "shouldHandle or handle is missing or not an entrypoint, shouldHandle does not return Bool, or a "
+        "subscription names another kernel",
+    ),
+    CodeInfo(
+        "E-EVENT-PARAM",
+        _V,
+        "an event-kernel parameter is neither an event field e_<name> nor a live setting, has another "
+        "type, or a setting comes before an event field",
+    ),
+    CodeInfo(
+        "E-EVENT-SETTING",
+        Category.INVALID_INPUT,
+        "a live setting is ill-declared (type, default, range) or a value is unknown, ill-typed or out of range",
+    ),
+    CodeInfo(
+        "E-EVENT-FILTER-IMPURE",
+        Category.POLICY_DENIED,
+        "a shouldHandle filter reaches effects beyond Cpu and Alloc (filters must be pure)",
+    ),
+    CodeInfo(
+        "E-EVENT-DUPLICATE", Category.INVALID_INPUT, "the owner already has a plugin with that pluginId"
+    ),
+    CodeInfo(
+        "E-EVENT-QUOTA",
+        Category.QUOTA_EXCEEDED,
+        "the owner is at its installed-envelope quota, or one run's fuel limit exceeds its fuel per second",
+    ),
+    CodeInfo(
+        "E-EVENT-NOT-INSTALLED", Category.NOT_FOUND, "the owner has no installed plugin with that pluginId"
+    ),
+    CodeInfo(
+        "E-EVENT-FIELDS",
+        Category.INVALID_INPUT,
+        "a published event's fields do not match its event type (missing, extra or ill-typed field)",
+    ),
     # --- optimized backend (issue 7) -----------------------------------------------------------
     CodeInfo(
         "R-OPT-VERIFIER", Category.VERIFIER_FAILURE, "generated code failed the verifier and was quarantined"

@@ -302,6 +302,28 @@ class SandboxHost:
         self._dispatch[key] = dispatch
         return dispatch
 
+    @property
+    def dispatch_records(self) -> int:
+        """How many per-entrypoint dispatch records the host keeps now (bounded by the LRU size)."""
+        return len(self._dispatch)
+
+    def release(self, plan: ExecutionPlan) -> int:
+        """Forget the dispatch records kept for ``plan`` and return how many were dropped.
+
+        A host that installs and uninstalls kernels (an event hub, a server) calls this when it
+        drops a plan: otherwise the LRU would keep up to ``dispatch_cache_size`` dead plans, each
+        with its module and catalogue, alive until newer runs push them out. Each backend that keeps
+        per-plan state (``release(plan)``: the reference interpreter's node caches, the optimized
+        backend's recent runs) forgets the plan too."""
+        stale = [key for key, record in self._dispatch.items() if record.plan is plan]
+        for key in stale:
+            self._dispatch.pop(key, None)
+        for backend in list(self._backends.values()):
+            forget = getattr(backend, "release", None)  # backends that cache per plan offer it
+            if callable(forget):
+                forget(plan)
+        return len(stale)
+
     def run(
         self,
         module: ModuleSource,

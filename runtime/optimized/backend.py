@@ -82,6 +82,16 @@ class OptimizedBackend:
         self._remember(plan, artifact)
         return artifact.run(run, function_id, args)
 
+    def release(self, plan: ExecutionPlan) -> None:
+        """Forget ``plan`` (the host dropped it): its recent-run entry and the reference fallback's
+        node cache. The artifact cache is keyed by content, bounded, and shared by equal plans, so
+        it keeps its entry."""
+        with self._lock:
+            recent = self._recent.get(id(plan))
+            if recent is not None and recent[0] is plan:
+                del self._recent[id(plan)]
+        _REFERENCE.release(plan)
+
     def _remember(self, plan: ExecutionPlan, artifact: Artifact) -> None:
         """Keep the last few plans' artifacts (their bound ``run``) by plan identity (the plan object
         is held, so its id cannot be reused while the entry exists), sparing the key hash on every

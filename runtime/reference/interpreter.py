@@ -105,6 +105,13 @@ class ReferenceBackend:
         run.executed_by = self.name  # also when another backend hands the run to this one
         return _Machine(run, self._cache(run.plan)).invoke(function_id, args)
 
+    def release(self, plan: ExecutionPlan) -> None:
+        """Drop ``plan``'s node cache (the host dropped the plan: an uninstalled kernel). Without
+        this the LRU would hold up to ``_PLAN_CACHES`` dead plans alive until newer ones push them out."""
+        cache = self._plans.get(id(plan))
+        if cache is not None and cache.plan is plan:
+            self._plans.pop(id(plan), None)
+
     def _cache(self, plan: ExecutionPlan) -> _PlanCache:
         """The plan's cache, by identity (the entry holds the plan, so its id cannot be reused)."""
         plans = self._plans

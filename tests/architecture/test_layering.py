@@ -1,4 +1,4 @@
-"""Data flows one way: core <- grammar <- validator <- runtime <- host <- conformance/distributed <- testing/server/client <- cli.
+"""Data flows one way: core <- grammar <- validator <- runtime <- host/plugins <- conformance/distributed/events <- testing/server/client <- cli.
 
 A layer may import itself and anything below it, never anything above. The check reads every
 module's import statements (including function-local imports) with ``ast``, so a lazy upward import
@@ -25,6 +25,7 @@ LAYER_OF_FOLDER: dict[str, tuple[str, int]] = {
     "dotboxd/isolation": ("dotboxd.isolation", 4),
     "conformance": ("dotboxd.conformance", 5),
     "dotboxd/distributed": ("dotboxd.distributed", 5),
+    "dotboxd/events": ("dotboxd.events", 5),
     "dotboxd/testing": ("dotboxd.testing", 6),
     "dotboxd/server": ("dotboxd.server", 6),
     "dotboxd/client": ("dotboxd.client", 6),
@@ -65,9 +66,18 @@ def _library_files() -> list[tuple[Path, int]]:
 
 def test_layer_table_covers_every_library_folder() -> None:
     top = {p.name for p in (ROOT / "dotboxd").iterdir() if p.is_dir() and not p.name.startswith("__")}
-    assert top <= {"core", "host", "plugins", "isolation", "testing", "distributed", "cli", "server", "client"}, (
-        f"new sub-package needs a layer: {top}"
-    )
+    assert top <= {
+        "core",
+        "host",
+        "plugins",
+        "isolation",
+        "testing",
+        "distributed",
+        "events",
+        "cli",
+        "server",
+        "client",
+    }, f"new sub-package needs a layer: {top}"
 
 
 @pytest.mark.parametrize(
