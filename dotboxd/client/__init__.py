@@ -5,6 +5,10 @@
         result = client.invoke(installed.id, [100])      # InvokeResult: value or error, and usage
         client.rpc("game.world.spawn", [3, 40])          # a trusted host method
         client.uninstall(installed.id)
+        with client.subscribe() as events:                # event kernels live as long as this
+            client.install_plugin(events.session, envelope)
+            client.update_settings(events.session, "low-health", {"threshold": 30})
+            print(events.receive(timeout=5)["text"])
 
 A refusal comes back as the very ``DotBoxDError`` an in-process ``SandboxHost.prepare`` raises (same
 codes, pointers, line:column, hints), rebuilt from the server's JSON diagnostics; a failed *run* is
@@ -14,11 +18,16 @@ or wrong token is ``ServerAuthError`` (the server says nothing more than 401).
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import websockets.asyncio.client
+import websockets.exceptions
+import websockets.sync.client
 
 from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, DotBoxDException, Span, reject
 
@@ -120,11 +129,79 @@ def _invoke_body(args: Sequence[Any], entrypoint: str, backend: str) -> dict[str
     return {"entrypoint": entrypoint, "args": list(args), "backend": backend}
 
 
+def _ws_url(url: str) -> str:
+    return "ws" + url.removeprefix("http") + "/v1/events"
+
+
+def _event(raw: str | bytes) -> dict[str, Any]:
+    value = json.loads(raw)
+    if not isinstance(value, dict):
+        raise reject("R-HOST-INTERNAL", "the server sent an event frame that is not a JSON object")
+    return value
+
+
+def _session_of(first: dict[str, Any]) -> str:
+    if first.get("type") != "session" or not isinstance(first.get("session"), str):
+        raise reject("R-HOST-INTERNAL", "the server did not open an event session")
+    return str(first["session"])
+
+
+class EventStream:
+    """An open event session (a WebSocket): its ``session`` id names the owner of the event kernels
+    installed with it; ``receive`` returns the next message (``{"type": "message", "plugin",
+    "event", "eventId", "text"}``). Closing it unloads the session's kernels on the server."""
+
+    def __init__(self, connection: websockets.sync.client.ClientConnection) -> None:
+        self._connection = connection
+        self.session = _session_of(_event(connection.recv(timeout=DEFAULT_TIMEOUT)))
+
+    def receive(self, timeout: float | None = None) -> dict[str, Any]:
+        """The next message; TimeoutError when none comes in ``timeout`` seconds."""
+        return _event(self._connection.recv(timeout=timeout))
+
+    def close(self) -> None:
+        self._connection.close()
+
+    def __enter__(self) -> EventStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncEventStream:
+    """The asyncio twin of :class:`EventStream`."""
+
+    def __init__(self, connection: websockets.asyncio.client.ClientConnection, session: str) -> None:
+        self._connection = connection
+        self.session = session
+
+    async def receive(self, timeout: float | None = None) -> dict[str, Any]:
+        async with asyncio.timeout(timeout):
+            return _event(await self._connection.recv())
+
+    async def close(self) -> None:
+        await self._connection.close()
+
+    async def __aenter__(self) -> AsyncEventStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def _open_failed(error: Exception) -> DotBoxDException:
+    if isinstance(error, websockets.exceptions.InvalidStatus) and error.response.status_code == 401:
+        return ServerAuthError("the server refused the token (401)")
+    return reject("R-HOST-INTERNAL", f"cannot open the event stream ({type(error).__name__})")
+
+
 class DotBoxDClient:
     """A synchronous client (one pooled httpx connection set; close it, or use ``with``)."""
 
     def __init__(self, url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.url = url.rstrip("/")
+        self._auth = {"Authorization": f"Bearer {token}"}
         self._http = httpx.Client(
             base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout
         )
@@ -154,6 +231,33 @@ class DotBoxDClient:
     def uninstall(self, extension_id: str) -> None:
         _checked(self._http.delete(f"/v1/extensions/{extension_id}"))
 
+    def subscribe(self) -> EventStream:
+        """Open an event session (WebSocket); install plugins with its ``session`` id."""
+        try:
+            connection = websockets.sync.client.connect(
+                _ws_url(self.url), additional_headers=self._auth, proxy=None, open_timeout=DEFAULT_TIMEOUT
+            )
+        except (OSError, websockets.exceptions.InvalidHandshake) as error:
+            raise _open_failed(error) from None
+        return EventStream(connection)
+
+    def install_plugin(self, session: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
+        """Install a plugin envelope (event kernels) for ``session``; returns the install receipt."""
+        body = {"session": session, "envelope": dict(envelope)}
+        result: dict[str, Any] = _checked(self._http.post("/v1/plugins", json=body))
+        return result
+
+    def update_settings(self, session: str, plugin_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Change live settings; returns all of the plugin's settings after the change."""
+        body = {"session": session, "values": dict(values)}
+        result: dict[str, Any] = _checked(self._http.patch(f"/v1/plugins/{plugin_id}/settings", json=body))[
+            "settings"
+        ]
+        return result
+
+    def uninstall_plugin(self, session: str, plugin_id: str) -> None:
+        _checked(self._http.delete(f"/v1/plugins/{plugin_id}", params={"session": session}))
+
     def close(self) -> None:
         self._http.close()
 
@@ -169,7 +273,7 @@ class AsyncDotBoxDClient:
 
     def __init__(self, url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.url = url.rstrip("/")
-        self._token = token
+        self._auth = {"Authorization": f"Bearer {token}"}
         self._http = httpx.AsyncClient(
             base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout
         )
@@ -196,6 +300,32 @@ class AsyncDotBoxDClient:
 
     async def uninstall(self, extension_id: str) -> None:
         _checked(await self._http.delete(f"/v1/extensions/{extension_id}"))
+
+    async def subscribe(self) -> AsyncEventStream:
+        try:
+            connection = await websockets.asyncio.client.connect(
+                _ws_url(self.url), additional_headers=self._auth, proxy=None, open_timeout=DEFAULT_TIMEOUT
+            )
+        except (OSError, websockets.exceptions.InvalidHandshake) as error:
+            raise _open_failed(error) from None
+        first = _event(await asyncio.wait_for(connection.recv(), DEFAULT_TIMEOUT))
+        return AsyncEventStream(connection, _session_of(first))
+
+    async def install_plugin(self, session: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
+        body = {"session": session, "envelope": dict(envelope)}
+        result: dict[str, Any] = _checked(await self._http.post("/v1/plugins", json=body))
+        return result
+
+    async def update_settings(
+        self, session: str, plugin_id: str, values: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        body = {"session": session, "values": dict(values)}
+        response = await self._http.patch(f"/v1/plugins/{plugin_id}/settings", json=body)
+        result: dict[str, Any] = _checked(response)["settings"]
+        return result
+
+    async def uninstall_plugin(self, session: str, plugin_id: str) -> None:
+        _checked(await self._http.delete(f"/v1/plugins/{plugin_id}", params={"session": session}))
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -19,10 +19,12 @@ from dotboxd.server.config import (
     parse_config,
     token_hash,
 )
+from dotboxd.server.hostmodule import HostParts
 from dotboxd.server.runner import ServerThread, serve_forever
 from dotboxd.server.state import ServerState
 
 __all__ = [
+    "HostParts",
     "ServerApp",
     "ServerConfig",
     "ServerLimits",

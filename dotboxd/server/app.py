@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from dotboxd.core.diagnostics import DotBoxDError, reject
+from dotboxd.server.event_routes import EventRoutes
 from dotboxd.server.httpio import allowed_keys, diagnostics_response, read_json_body
 from dotboxd.server.openapi import openapi_document
 from dotboxd.server.rpc import call_method, decode_args
@@ -49,6 +50,10 @@ class ServerApp:
             Route("/v1/extensions/{id}/invoke", self._authed(self.extension_invoke), methods=["POST"]),
             Route("/v1/extensions/{id}", self._authed(self.extension_uninstall), methods=["DELETE"]),
         ]
+        self.events: EventRoutes | None = None
+        if state.hub is not None:
+            self.events = EventRoutes(self, state.hub)
+            routes.extend(self.events.routes(self._authed))
         self.routes = routes
         self.app = Starlette(
             routes=routes,
@@ -57,11 +62,14 @@ class ServerApp:
 
     # --- plumbing -------------------------------------------------------------------------------
 
+    def tenant_of(self, header: str) -> Tenant | None:
+        """The tenant of an ``Authorization: Bearer TOKEN`` header (None when missing or unknown)."""
+        scheme, _, token = header.partition(" ")
+        return self.state.tenant_for_token(token.strip()) if scheme.lower() == "bearer" else None
+
     def _authed(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
-            header = request.headers.get("authorization", "")
-            scheme, _, token = header.partition(" ")
-            tenant = self.state.tenant_for_token(token.strip()) if scheme.lower() == "bearer" else None
+            tenant = self.tenant_of(request.headers.get("authorization", ""))
             if tenant is None:
                 self.state.audit.record("auth-failed", "", request.url.path, "401")
                 return Response(status_code=401, headers={"WWW-Authenticate": "Bearer"})
@@ -75,13 +83,13 @@ class ServerApp:
         endpoint.__doc__ = handler.__doc__
         return endpoint
 
-    async def _body(self, request: Request, allowed: set[str]) -> dict[str, Any]:
+    async def read_body(self, request: Request, allowed: set[str]) -> dict[str, Any]:
         limits = self.state.config.limits
         body = await read_json_body(request, limits.max_body_bytes, limits.body_timeout_seconds)
         allowed_keys(body, allowed)
         return body
 
-    async def _off_loop(self, fn: Callable[[], Any]) -> Any:
+    async def off_loop(self, fn: Callable[[], Any]) -> Any:
         return await anyio.to_thread.run_sync(fn, limiter=self.limiter)
 
     async def _http_error(self, request: Request, exc: Exception) -> Response:
@@ -114,10 +122,10 @@ class ServerApp:
         """Call a trusted host method with typed arguments; answers ``{"value": ...}``."""
         name = request.path_params["method"]
         method = self.state.rpc.get(name)
-        body = await self._body(request, {"args"})
+        body = await self.read_body(request, {"args"})
         values = decode_args(method, body.get("args", []))
         try:
-            value = await self._off_loop(partial(call_method, method, values))
+            value = await self.off_loop(partial(call_method, method, values))
         except DotBoxDError as error:
             self.state.audit.record("rpc", tenant.name, name, error.code)
             raise
@@ -134,7 +142,7 @@ class ServerApp:
 
     async def extension_install(self, request: Request, tenant: Tenant) -> Response:
         """Validate a kernel against the tenant's policy and keep it; answers its id and hashes."""
-        body = await self._body(request, {"kernel", "module"})
+        body = await self.read_body(request, {"kernel", "module"})
         if ("kernel" in body) == ("module" in body):
             raise reject(
                 "E-SERVER-REQUEST",
@@ -151,7 +159,7 @@ class ServerApp:
         policy = tenant.config.policy
         try:
             tenant.check_room()  # before paying for validation; add_extension checks again under the lock
-            plan = await self._off_loop(partial(self.state.host.prepare, source, policy))
+            plan = await self.off_loop(partial(self.state.host.prepare, source, policy))
             extension = tenant.add_extension(plan)
         except DotBoxDError as error:
             self.state.audit.record("install", tenant.name, "", error.code)
@@ -163,7 +171,7 @@ class ServerApp:
     async def extension_invoke(self, request: Request, tenant: Tenant) -> Response:
         """Run an entrypoint of an installed extension; answers the result with its ResourceUsage."""
         extension = tenant.extension(request.path_params["id"])
-        body = await self._body(request, {"entrypoint", "args", "backend"})
+        body = await self.read_body(request, {"entrypoint", "args", "backend"})
         entrypoint = body.get("entrypoint", "main")
         args = body.get("args", [])
         backend = body.get("backend", "reference")
@@ -177,7 +185,7 @@ class ServerApp:
         run = partial(
             self.state.host.execute, extension.plan, entrypoint, args, backend=backend, encoding="json"
         )
-        result = await self._off_loop(run)
+        result = await self.off_loop(run)
         outcome = "ok" if result.ok else (result.error.code if result.error else "error")
         self.state.audit.record(
             "invoke", tenant.name, extension.id, outcome, entrypoint=entrypoint, fuel=result.fuel_used
@@ -187,6 +195,7 @@ class ServerApp:
     async def extension_uninstall(self, request: Request, tenant: Tenant) -> Response:
         """Remove an installed extension (its plan is dropped; later invokes get 404)."""
         extension = tenant.remove_extension(request.path_params["id"])
+        self.state.host.release(extension.plan)  # no dispatch record keeps the dropped plan alive
         self.state.audit.record("uninstall", tenant.name, extension.id)
         return JSONResponse({"removed": extension.id})
 

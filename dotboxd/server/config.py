@@ -13,6 +13,7 @@ Only the hash is kept, so no token can reach a log line, an audit event or a dia
     host = "127.0.0.1"
     port = 8765
     plugins = ["game_plugin.py"]        # relative to this file, or "entry-point:NAME"
+    host_module = "game_host.py"        # trusted: build_host() -> HostParts (host, RPC methods, event hub)
 
     [limits]                            # server-wide defaults
     max_body_bytes = 1048576
@@ -86,6 +87,7 @@ class ServerConfig:
     limits: ServerLimits = field(default_factory=ServerLimits)
     tenants: tuple[TenantConfig, ...] = ()
     plugins: tuple[str, ...] = ()
+    host_module: str | None = None
 
     def with_address(self, host: str | None, port: int | None) -> ServerConfig:
         """This config with ``--host``/``--port`` applied (None keeps the file's value)."""
@@ -95,6 +97,7 @@ class ServerConfig:
             self.limits,
             self.tenants,
             self.plugins,
+            self.host_module,
         )
 
 
@@ -256,7 +259,7 @@ def parse_config(text: str, base: Path, env: Mapping[str, str] | None = None) ->
         raise _bad("", f"not valid TOML: {_TOML_WHERE.sub('', str(error)).strip()}", span=span) from None
     _no_unknown(document, {"server", "limits", "tenants"}, "")
     server = _table(document.get("server", {}), "/server")
-    _no_unknown(server, {"host", "port", "plugins"}, "/server")
+    _no_unknown(server, {"host", "port", "plugins", "host_module"}, "/server")
     limits = _limits(_table(document.get("limits", {}), "/limits"))
     tenants = _tenants(document.get("tenants", {}), limits, base, os.environ if env is None else env)
     if not tenants:
@@ -267,6 +270,7 @@ def parse_config(text: str, base: Path, env: Mapping[str, str] | None = None) ->
         limits,
         tenants,
         _plugins(server.get("plugins", []), base),
+        str(base / _str(server, "host_module", "/server", "")) if "host_module" in server else None,
     )
 
 

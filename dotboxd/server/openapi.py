@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 _DIAGNOSTICS = {
     "description": "refused: a list of DotBoxD diagnostics",
@@ -29,6 +29,18 @@ _BODIES: dict[tuple[str, str], dict[str, Any]] = {
             "kernel": {"type": "string", "description": "the text form, or wire JSON as a string"},
             "module": {"type": "object", "description": "the wire JSON module"},
         },
+        "additionalProperties": False,
+    },
+    ("post", "/v1/plugins"): {
+        "type": "object",
+        "properties": {"session": {"type": "string"}, "envelope": {"type": "object"}},
+        "required": ["session", "envelope"],
+        "additionalProperties": False,
+    },
+    ("patch", "/v1/plugins/{id}/settings"): {
+        "type": "object",
+        "properties": {"session": {"type": "string"}, "values": {"type": "object"}},
+        "required": ["session", "values"],
         "additionalProperties": False,
     },
     ("post", "/v1/extensions/{id}/invoke"): {
@@ -65,6 +77,9 @@ def _operation(path: str, method: str, summary: str) -> dict[str, Any]:
 def openapi_document(routes: Sequence[BaseRoute]) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     for route in routes:
+        if isinstance(route, WebSocketRoute):
+            paths.setdefault(route.path, {})["get"] = _websocket_operation(route.path)
+            continue
         if not isinstance(route, Route):
             continue
         summary = (route.endpoint.__doc__ or route.name).strip().splitlines()[0]
@@ -72,8 +87,6 @@ def openapi_document(routes: Sequence[BaseRoute]) -> dict[str, Any]:
             if method == "HEAD":
                 continue
             paths.setdefault(route.path, {})[method.lower()] = _operation(route.path, method.lower(), summary)
-    for route_path, extra in _extra_paths().items():
-        paths.setdefault(route_path, {}).update(extra)
     return {
         "openapi": "3.1.0",
         "info": {"title": "dotboxd server", "version": "1"},
@@ -90,6 +103,10 @@ def openapi_document(routes: Sequence[BaseRoute]) -> dict[str, Any]:
     }
 
 
-def _extra_paths() -> dict[str, dict[str, Any]]:
-    """Routes that are not plain HTTP routes (none yet; the events WebSocket adds itself here)."""
-    return {}
+def _websocket_operation(path: str) -> dict[str, Any]:
+    return {
+        "summary": "WebSocket: open an event session; the server sends {type: session, session} and then "
+        "{type: message, plugin, event, eventId, text} for each message the session's event kernels send",
+        "security": [{"bearer": []}],
+        "responses": {"101": {"description": "switching protocols"}, "401": {"description": "bad token"}},
+    }

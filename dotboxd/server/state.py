@@ -18,10 +18,12 @@ from typing import Any
 
 from dotboxd.core.bindings import BindingDescriptor
 from dotboxd.core.diagnostics import reject
+from dotboxd.events.hub import EventHub
 from dotboxd.host.sandbox_host import SandboxHost
 from dotboxd.plugins.loader import PluginManager
 from dotboxd.server.audit import AuditLog
 from dotboxd.server.config import ServerConfig, TenantConfig, token_hash
+from dotboxd.server.hostmodule import load_host_module
 from dotboxd.server.ratelimit import TokenBucket
 from dotboxd.server.rpc import RpcTable
 from dotboxd.validator.plan import ExecutionPlan
@@ -117,18 +119,27 @@ class ServerState:
         bindings: Iterable[BindingDescriptor] = (),
         methods: Mapping[str, Callable[..., Any]] | None = None,
         host: SandboxHost | None = None,
+        hub: EventHub | None = None,
     ) -> None:
         self.config = config
+        self.audit = AuditLog()
+        self.hub: EventHub | None = hub
+        own = dict(methods or {})
+        if config.host_module is not None:
+            parts, digest = load_host_module(config.host_module)
+            host, self.hub = parts.host, parts.hub
+            own.update(parts.methods)
+            self.audit.record("host-module", "", config.host_module, sha256=digest)
         self.host = host if host is not None else SandboxHost(list(bindings))
+        if self.hub is not None and self.hub.host is not self.host:
+            raise reject("E-SERVER-CONFIG", "the event hub must run on the server's host")
         self.plugins = PluginManager(self.host)
         for source in config.plugins:
             if source.startswith("entry-point:"):
                 self.plugins.load_entry_point(source.removeprefix("entry-point:"))
             else:
                 self.plugins.load_path(source)
-        own = dict(methods or {})
         self.rpc = RpcTable([*own.items(), *self.plugins.methods.items()])
-        self.audit = AuditLog()
         self.tenants = {t.name: Tenant(t, TokenBucket(t.runs_per_second)) for t in config.tenants}
 
     def tenant_for_token(self, token: str) -> Tenant | None:
