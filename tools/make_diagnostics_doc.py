@@ -208,7 +208,7 @@ EXAMPLES: dict[str, str] = {
     "R-OPT-VERIFIER": "generated Python that calls a name outside the stub allowlist",
     "R-OPT-COMPILE": "the optimized backend asked to run a plan it cannot compile, with fallback off",
     "E-SERVER-CONFIG": "`[limits] ws_queue_size = 0` in server.toml, or a tenant without a token",
-    "E-SERVER-REQUEST": "a request body over `max_body_bytes`, or `{\"kernel\": 1}`",
+    "E-SERVER-REQUEST": 'a request body over `max_body_bytes`, or `{"kernel": 1}`',
     "E-SERVER-NOT-FOUND": "`POST /v1/rpc/no.such.method`, or another tenant's extension id",
     "E-SERVER-QUOTA": "installing a kernel past `max_installed_kernels`, or invoking past `runs_per_second`",
     "E-SERVER-RPC-ARGS": '`{"args": ["3", 40]}` for a method taking `(I32, I32)`',

@@ -235,7 +235,11 @@ class DotBoxDClient:
         """Open an event session (WebSocket); install plugins with its ``session`` id."""
         try:
             connection = websockets.sync.client.connect(
-                _ws_url(self.url), additional_headers=self._auth, proxy=None, open_timeout=DEFAULT_TIMEOUT
+                _ws_url(self.url),
+                additional_headers=self._auth,
+                proxy=None,
+                open_timeout=DEFAULT_TIMEOUT,
+                legacy=True,
             )
         except (OSError, websockets.exceptions.InvalidHandshake) as error:
             raise _open_failed(error) from None
@@ -304,7 +308,10 @@ class AsyncDotBoxDClient:
     async def subscribe(self) -> AsyncEventStream:
         try:
             connection = await websockets.asyncio.client.connect(
-                _ws_url(self.url), additional_headers=self._auth, proxy=None, open_timeout=DEFAULT_TIMEOUT
+                _ws_url(self.url),
+                additional_headers=self._auth,
+                proxy=None,
+                open_timeout=DEFAULT_TIMEOUT,
             )
         except (OSError, websockets.exceptions.InvalidHandshake) as error:
             raise _open_failed(error) from None

@@ -20,6 +20,7 @@ Only the hash is kept, so no token can reach a log line, an audit event or a dia
     max_installed_kernels = 16          # per tenant (a tenant may lower or raise it)
     runs_per_second = 50.0              # per tenant, token bucket
     ws_queue_size = 256                 # messages buffered per WebSocket client
+    ws_send_timeout_seconds = 10.0      # a client that takes no frame for this long is disconnected
     body_timeout_seconds = 10.0         # a request body must arrive within this
     header_timeout_seconds = 10.0       # request headers must arrive within this
     max_connections = 256
@@ -63,6 +64,7 @@ class ServerLimits:
     max_installed_kernels: int = 16
     runs_per_second: float = 50.0
     ws_queue_size: int = 256
+    ws_send_timeout_seconds: float = 10.0
     body_timeout_seconds: float = 10.0
     header_timeout_seconds: float = 10.0
     max_connections: int = 256
@@ -158,6 +160,9 @@ def _limits(table: Mapping[str, Any]) -> ServerLimits:
         max_installed_kernels=_int(table, "max_installed_kernels", p, d.max_installed_kernels, 0, 100_000),
         runs_per_second=_float(table, "runs_per_second", p, d.runs_per_second, 0.001, 1e6),
         ws_queue_size=_int(table, "ws_queue_size", p, d.ws_queue_size, 1, 1_000_000),
+        ws_send_timeout_seconds=_float(
+            table, "ws_send_timeout_seconds", p, d.ws_send_timeout_seconds, 0.01, 3600
+        ),
         body_timeout_seconds=_float(table, "body_timeout_seconds", p, d.body_timeout_seconds, 0.01, 3600),
         header_timeout_seconds=_float(
             table, "header_timeout_seconds", p, d.header_timeout_seconds, 0.01, 3600

@@ -150,14 +150,22 @@ class EventRoutes:
             self.state.audit.record("session-close", tenant.name, session.id, reason, unloaded=removed)
 
     async def _send_loop(self, websocket: WebSocket, session: Session) -> None:
+        timeout = self.state.config.limits.ws_send_timeout_seconds
         while True:
             await session.wake.wait()
             session.wake.clear()
             if session.overflowed:
                 return
-            for item in session.take():
-                await websocket.send_json(item)
+            items, refused = session.take()
+            for item in items:
+                try:
+                    await asyncio.wait_for(websocket.send_json(item), timeout)
+                except TimeoutError:
+                    session.overflowed = True  # the client is not reading: disconnect it
+                    return
                 session.sent += 1
+            if refused:  # messages wait in the hub's outbox: pull them now that there is room
+                await self.app.off_loop(partial(self.hub.attach_sink, session.owner, session.offer))
 
     async def _receive_loop(self, websocket: WebSocket) -> None:
         """Reads (and ignores) what the client sends, to notice when it goes away."""

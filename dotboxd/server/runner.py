@@ -20,6 +20,10 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from dotboxd.server.config import ServerLimits
 
 MAX_HEADER_BYTES = 64 * 1024
+SEND_BUFFER_BYTES = 64 * 1024
+"""Kernel send buffer per connection (inherited from the listening socket). A fixed size turns off
+Linux's send-buffer autotuning, which would otherwise let a client that never reads park megabytes
+of our messages in the kernel before the server notices it is not reading."""
 
 
 def _header_deadline_protocol(seconds: float) -> type[H11Protocol]:
@@ -92,6 +96,7 @@ class ServerThread:
         # they are TCP, and with Nagle on every response waits ~40 ms for a delayed ACK
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
         self._socket.bind((host, port))
         self.host, self.port = self._socket.getsockname()[:2]
         self.url = f"http://{self.host}:{self.port}"

@@ -7,10 +7,14 @@ closes, for whatever reason, every kernel of the session is unloaded (``uninstal
 
 Messages that handlers send reach the hub's per-owner outbox, which offers them to the session's
 ``offer`` (the sink). ``offer`` runs on whichever thread published the event: it appends to a
-bounded queue and wakes the connection's sender task. When the queue is full - the client is not
-reading, and the socket's buffers are full too - the session is marked overflowed and the
-connection is closed (code 1008): a client that never reads is disconnected; other clients,
-each with its own queue, are unaffected.
+bounded queue (``ws_queue_size``) and wakes the connection's sender task. When the queue is full the
+message is declined and stays in the hub's outbox (itself bounded, with the owner's overflow rule);
+the sender pulls waiting messages again once it has sent the queue. A client that does not read at
+all stalls the sender: when one frame cannot be written within ``ws_send_timeout_seconds`` the
+session is marked overflowed, the connection is closed (code 1008) and its kernels unloaded. Each
+client has its own queue and sender, so the others are unaffected. The server's per-connection
+kernel send buffer is fixed (``runner.SEND_BUFFER_BYTES``), so a stalled client holds at most that,
+the transport's 64 KiB and its queue.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ class Session:
     queue: deque[dict[str, Any]] = field(default_factory=deque)
     lock: threading.Lock = field(default_factory=threading.Lock)
     overflowed: bool = False
+    refused: bool = False
     closed: bool = False
     sent: int = 0
 
@@ -51,25 +56,28 @@ class Session:
             if self.closed or self.overflowed:
                 return False
             if len(self.queue) >= self.capacity:
-                self.overflowed = True
-            else:
-                self.queue.append(
-                    {
-                        "type": "message",
-                        "plugin": message.plugin_id,
-                        "event": message.event_type,
-                        "eventId": message.event_id,
-                        "text": message.text,
-                    }
-                )
+                self.refused = True  # it waits in the hub's outbox; the sender pulls it when there is room
+                return False
+            self.queue.append(
+                {
+                    "type": "message",
+                    "plugin": message.plugin_id,
+                    "event": message.event_type,
+                    "eventId": message.event_id,
+                    "text": message.text,
+                }
+            )
         self.loop.call_soon_threadsafe(self.wake.set)
-        return not self.overflowed
+        return True
 
-    def take(self) -> list[dict[str, Any]]:
+    def take(self) -> tuple[list[dict[str, Any]], bool]:
+        """Everything queued, and whether a message was refused since the last take (then more
+        are waiting in the hub's outbox)."""
         with self.lock:
             items = list(self.queue)
             self.queue.clear()
-            return items
+            refused, self.refused = self.refused, False
+            return items, refused
 
 
 class Sessions:

@@ -38,7 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     with DotBoxDClient(args.url, args.token) as client, client.subscribe() as events:
         print(f"connected to {args.url}: event session {events.session}")
         receipt = client.install_plugin(events.session, load_envelope())
-        print(f"installed event kernel {receipt['pluginId']} (plan {receipt['planHash'][:12]}), settings {receipt['settings']}")
+        print(
+            f"installed event kernel {receipt['pluginId']} (plan {receipt['planHash'][:12]}), settings {receipt['settings']}"
+        )
 
         healths = [100, 40, 25, 90, 60]
         ids = [client.rpc("game.world.spawn", [h]) for h in healths]
