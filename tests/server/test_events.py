@@ -150,3 +150,10 @@ def test_async_client_subscribes_installs_and_receives() -> None:
     with event_server() as (server, _, hub):
         assert asyncio.run(scenario(server.url)) == ["tick 0", "tick 1"]
         assert hub.installed() == []
+
+
+def test_openapi_lists_the_event_routes_too() -> None:
+    with event_server() as (server, _, _hub):
+        paths = httpx.get(server.url + "/openapi.json").json()["paths"]
+    assert {"/v1/events", "/v1/plugins", "/v1/plugins/{id}/settings", "/v1/plugins/{id}"} <= set(paths)
+    assert "patch" in paths["/v1/plugins/{id}/settings"] and "delete" in paths["/v1/plugins/{id}"]

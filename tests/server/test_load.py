@@ -1,4 +1,5 @@
-"""Load: concurrent clients on RPC and pushdown; throughput and p50/p99 are printed, answers checked.
+"""Load: concurrent clients on RPC, pushdown and event delivery; throughput and p50/p99 are printed,
+answers checked (for events: every passing event delivered once, in order, no failing one).
 
 The short run (20 clients, about 3 s per operation) runs with the suite; the 60 s / 50-client run is
 ``slow`` (``DOTBOXD_SLOW=1 pytest tests/server/test_load.py -m slow -s``).
@@ -6,12 +7,17 @@ The short run (20 clients, about 3 s per operation) runs with the suite; the 60 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import time
 
 import httpx
 import pytest
 
-from tests.server.helpers import HEALTH, SUM_HEALTH, auth, running_server
+from dotboxd.client import AsyncDotBoxDClient, AsyncEventStream
+from tests.server.events_helpers import envelope, event_server
+from tests.server.helpers import ALICE, HEALTH, SUM_HEALTH, auth, running_server
 from tests.server.loadgen import LoadReport, run_load
 
 MONSTERS = 50
@@ -54,6 +60,56 @@ def test_short_load_20_clients_rpc_and_pushdown_answers_are_all_right() -> None:
     os.environ.get("DOTBOXD_SLOW") != "1", reason="the 60 s load run is opt-in: DOTBOXD_SLOW=1"
 )
 def test_long_load_50_clients_60_seconds() -> None:
-    reports = _scenario(clients=50, seconds=30.0)
+    reports = _scenario(clients=50, seconds=25.0)
+    reports.append(_event_delivery(clients=50, events=200))
     for report in reports:
         assert report.failures == 0
+
+
+def _event_delivery(clients: int, events: int) -> LoadReport:
+    """``clients`` sessions each run a filter passing n < events/2; one publisher fires ``events``
+    ticks one RPC at a time. Each client must get exactly the passing ticks, once each, in order;
+    the latency is from the publishing RPC's start to the message's arrival."""
+    passing = events // 2
+
+    async def scenario(url: str) -> LoadReport:
+        report = LoadReport(f"event delivery ({clients} sessions)", clients, 0.0, [], 0)
+        async with AsyncDotBoxDClient(url, ALICE) as client:
+            streams = [await client.subscribe() for _ in range(clients)]
+            for stream in streams:
+                await client.install_plugin(stream.session, envelope(threshold=passing))
+            sent_at: dict[int, float] = {}
+
+            async def receive(stream: AsyncEventStream) -> list[int]:
+                got: list[int] = []
+                while len(got) < passing:
+                    message = await stream.receive(timeout=30)
+                    n = int(message["text"].split()[-1])
+                    report.latencies.append(time.perf_counter() - sent_at[n])
+                    got.append(n)
+                with contextlib.suppress(TimeoutError):  # nothing more may come
+                    extra = await stream.receive(timeout=0.5)
+                    got.append(int(extra["text"].split()[-1]))
+                return got
+
+            readers = [asyncio.ensure_future(receive(s)) for s in streams]
+            started = time.monotonic()
+            for n in range(events):
+                sent_at[n] = time.perf_counter()
+                await client.rpc("test.tick", [n, 1])
+            results = await asyncio.gather(*readers)
+            report.seconds = time.monotonic() - started
+            report.failures = sum(1 for got in results if got != list(range(passing)))
+            for stream in streams:
+                await stream.close()
+        return report
+
+    with event_server(ws_queue_size=64) as (server, _, _hub):
+        report = asyncio.run(scenario(server.url))
+    print(report.line())
+    return report
+
+
+def test_short_event_delivery_20_sessions_no_loss_no_duplicates() -> None:
+    report = _event_delivery(clients=20, events=40)
+    assert report.failures == 0 and len(report.latencies) == 20 * 20
