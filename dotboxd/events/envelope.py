@@ -178,7 +178,12 @@ def read_envelope(source: Mapping[str, Any] | str | bytes) -> Envelope:
     if isinstance(module, str):
         text, is_text = module, True
     elif isinstance(module, Mapping):
-        text, is_text = json.dumps(module, ensure_ascii=False), False
+        try:
+            text, is_text = json.dumps(module, ensure_ascii=False, allow_nan=False), False
+        except (TypeError, ValueError, RecursionError):
+            raise reject(
+                "E-JSON-TYPE", "the wire-form module holds a value JSON cannot represent", "/module"
+            ) from None
     else:
         raise reject(
             "E-JSON-TYPE", "module must be the text form (a string) or the wire form (an object)", "/module"

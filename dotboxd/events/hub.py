@@ -33,6 +33,7 @@ threads (or from an executor), and runs of one hub never interleave.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import uuid
@@ -127,9 +128,16 @@ class EventHub:
 
     def set_quota(self, owner: str, quota: OwnerQuota) -> None:
         """Give ``owner`` its own quota (applies to installs from now on and to its bucket and
-        outbox when it has none yet; an owner with live state keeps its current bucket size)."""
+        outbox when it has none yet; an owner with live state keeps its current bucket size). A
+        quota is the host's configuration, so it outlives ``uninstall_owner`` (a tenant that
+        reconnects gets it again); ``clear_quota`` removes it."""
         with self._lock:
             self._quotas[owner] = quota
+
+    def clear_quota(self, owner: str) -> None:
+        """Forget ``owner``'s own quota; its next state uses the hub's default."""
+        with self._lock:
+            self._quotas.pop(owner, None)
 
     def _owner(self, owner: str) -> _Owner:
         state = self._owners.get(owner)
@@ -158,6 +166,7 @@ class EventHub:
         line:col inside a text-form module, hint) when refused, in which case nothing changed."""
         if not isinstance(owner, str) or not owner:
             raise ValueError("owner must be a non-empty string")
+        _check_lease(lease_seconds)
         with self._lock:
             self.expire_leases()
             env = envelope if isinstance(envelope, Envelope) else read_envelope(envelope)
@@ -275,6 +284,7 @@ class EventHub:
 
     def renew_lease(self, owner: str, plugin_id: str, lease_seconds: float) -> None:
         """Extend a plugin's lease to ``lease_seconds`` from now (E-EVENT-NOT-INSTALLED if gone)."""
+        _check_lease(lease_seconds)
         with self._lock:
             self._find(owner, plugin_id).lease_deadline = self.clock() + lease_seconds
 
@@ -520,6 +530,16 @@ class EventHub:
                 "host_dispatch": self.host.dispatch_records,
                 "queued_messages": sum(len(s.outbox.queue) for s in self._owners.values()),
             }
+
+
+def _check_lease(lease_seconds: float | None) -> None:
+    """A lease is a positive, finite number of seconds (NaN would never expire)."""
+    if lease_seconds is None:
+        return
+    if isinstance(lease_seconds, bool) or not isinstance(lease_seconds, int | float):
+        raise TypeError("lease_seconds must be a number")
+    if not math.isfinite(lease_seconds) or lease_seconds <= 0:
+        raise ValueError("lease_seconds must be a positive, finite number of seconds")
 
 
 def _arguments(

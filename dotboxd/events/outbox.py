@@ -12,7 +12,10 @@ overflow rule, chosen per owner by its quota:
 Either way only that owner is affected. A sink (``attach_sink``) is a callable the hub offers each
 queued message to, oldest first, after every run; it returns True when it took the message and
 False when it cannot take more now (its own queue is full), in which case the message waits in the
-outbox. ``drain`` hands over (and removes) everything queued, for owners that pull.
+outbox. A sink is called on the thread that runs ``publish``, under the hub's lock: an asyncio server
+hands the message to its loop (``loop.call_soon_threadsafe``) and answers from its own bounded
+queue's fill level, never blocking. ``drain`` hands over (and removes) everything queued, for owners
+that pull.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 Overflow = Literal["drop", "disconnect"]
 
@@ -37,6 +40,15 @@ class OutboxMessage:
     event_id: int
     event_type: str
     text: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The message as pushed to a client (the owner is implied by the connection)."""
+        return {
+            "pluginId": self.plugin_id,
+            "eventId": self.event_id,
+            "eventType": self.event_type,
+            "text": self.text,
+        }
 
 
 Sink = Callable[[OutboxMessage], bool]

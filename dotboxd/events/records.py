@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 Outcome = Literal["handled", "filtered", "filter_error", "handle_error", "quota", "suspended"]
 """What happened to one event for one subscribed plugin:
@@ -31,6 +31,19 @@ class InstallReceipt:
     events: tuple[str, ...]
     settings: Mapping[str, object]
 
+    def to_json(self) -> dict[str, Any]:
+        """The receipt as a server answers an install (camelCase keys, like the envelope)."""
+        return {
+            "owner": self.owner,
+            "pluginId": self.plugin_id,
+            "moduleId": self.module_id,
+            "moduleHash": self.module_hash,
+            "planHash": self.plan_hash,
+            "policyHash": self.policy_hash,
+            "events": list(self.events),
+            "settings": dict(self.settings),
+        }
+
 
 @dataclass(frozen=True)
 class Delivered:
@@ -56,6 +69,23 @@ class PublishReport:
 
     def outcomes(self, owner: str) -> list[Outcome]:
         return [d.outcome for d in self.deliveries if d.owner == owner]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "eventId": self.event_id,
+            "eventType": self.event_type,
+            "deliveries": [
+                {
+                    "owner": d.owner,
+                    "pluginId": d.plugin_id,
+                    "outcome": d.outcome,
+                    "fuel": d.fuel,
+                    "finishedSeconds": d.finished_s,
+                    "code": d.code,
+                }
+                for d in self.deliveries
+            ],
+        }
 
 
 @dataclass

@@ -131,8 +131,10 @@ def load_envelope() -> dict[str, Any]:
     return envelope
 
 
-def player_policy(max_fuel: int = 100_000) -> Policy:
-    """What a player's kernels are granted: read the world, kill monsters, message their owner."""
+def player_policy(max_fuel: int = 100_000, max_wall_time_ms: int = 2_000) -> Policy:
+    """What a player's kernels are granted: read the world, kill monsters, message their owner.
+    Fuel is the real bound on a run; the wall-time limit is a backstop, generous enough that a
+    busy machine descheduling the process never ends a small run as a Timeout."""
     return (
         Policy.builder()
         .grant(READ_LIST)
@@ -140,6 +142,7 @@ def player_policy(max_fuel: int = 100_000) -> Policy:
         .grant(KILL)
         .grant(MESSAGE)
         .with_fuel(max_fuel)
+        .with_max_wall_time_ms(max_wall_time_ms)
         .build()
     )
 

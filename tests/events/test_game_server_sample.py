@@ -87,3 +87,16 @@ def test_low_health_filter_notifies_its_owner_end_to_end() -> None:
     assert result.value == 2 and game.world.monsters == {}
     game.hub.uninstall_owner("player-1")
     assert game.hub.installed() == []
+
+
+def test_the_in_process_demo_runs_the_whole_scenario() -> None:
+    from inprocess_demo import run_demo
+
+    lines: list[str] = []
+    report = run_demo(lines.append)
+    assert report == {
+        "messages": ["monster 2 is low: health 14", "monster 3 is low: health 35"],
+        "killed": 2,
+        "left": {1: 70},
+    }
+    assert lines[-1].startswith("disconnect: 1 plugin(s) unloaded")

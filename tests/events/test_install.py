@@ -235,3 +235,18 @@ def test_the_router_must_be_the_hosts_own_binding() -> None:
     host = SandboxHost(bindings=[MessageRouter().binding])
     with pytest.raises(ValueError):
         EventHub(host, CONTRACT, router=router)
+
+
+def test_a_wire_module_with_values_json_cannot_hold_is_refused(game: GameWorld) -> None:
+    envelope = load_envelope()
+    envelope["module"] = {"id": "x", "weird": {1, 2}}
+    assert _refused(game, envelope).code == "E-JSON-TYPE"
+    envelope["module"] = {"id": "x", "nan": float("nan")}
+    assert _refused(game, envelope).diagnostic.pointer == "/module"
+
+
+@pytest.mark.parametrize("lease", [0, -1, float("nan"), float("inf")])
+def test_a_lease_must_be_positive_and_finite(game: GameWorld, lease: float) -> None:
+    with pytest.raises(ValueError):
+        game.hub.install("alice", load_envelope(), player_policy(), lease_seconds=lease)
+    assert game.hub.installed() == []

@@ -173,3 +173,19 @@ def test_sinks_receive_messages_and_backpressure_keeps_them_queued(game: GameWor
         "monster 3 is low: health 1",
     ]
     assert game.hub.counters("alice")["messages_to_sink"] == 2
+
+
+def test_receipts_reports_and_messages_have_a_json_form(game: GameWorld) -> None:
+    receipt = game.hub.install("alice", load_envelope(), player_policy())
+    assert receipt.to_json()["planHash"] == receipt.plan_hash
+    report = game.hub.publish("monster.damaged", {"monster": 4, "health": 1, "amount": 1})
+    encoded = report.to_json()
+    assert encoded["eventId"] == report.event_id
+    assert [(d["owner"], d["outcome"]) for d in encoded["deliveries"]] == [("alice", "handled")]
+    (message,) = game.hub.drain("alice")
+    assert message.to_json() == {
+        "pluginId": "low-health",
+        "eventId": report.event_id,
+        "eventType": "monster.damaged",
+        "text": "monster 4 is low: health 1",
+    }

@@ -9,7 +9,15 @@ import time
 from world import GameWorld, load_envelope, player_policy
 
 from dotboxd.events import OutboxMessage, OwnerQuota
+from dotboxd.host import Policy
 from tests.events.conftest import FakeClock, make_envelope
+
+
+def _burner_policy(max_fuel: int) -> Policy:
+    """A wall-time limit far beyond ``max_fuel``, so a burning run always ends by fuel
+    (R-QUOTA-FUEL, a known charge) and never by the clock on a loaded machine."""
+    return player_policy(max_fuel, max_wall_time_ms=60_000)
+
 
 BURNING = "    spin = 0;\n    while true {\n        spin = spin + 1;\n    }\n    return false;"
 
@@ -21,7 +29,7 @@ def _damaged(game: GameWorld, monster: int, health: int = 1) -> list[str]:
 
 def test_events_burning_filter_is_suspended_after_repeated_failures(game: GameWorld) -> None:
     game.hub.set_quota("mallory", OwnerQuota(max_consecutive_failures=3))
-    game.hub.install("mallory", make_envelope(filter_body=BURNING), player_policy(max_fuel=20_000))
+    game.hub.install("mallory", make_envelope(filter_body=BURNING), _burner_policy(20_000))
     game.hub.install("alice", load_envelope(), player_policy())
     outcomes = [_damaged(game, monster) for monster in range(6)]
     mallory = [o[0] for o in outcomes]
@@ -38,7 +46,7 @@ def test_events_owner_fuel_quota_bounds_fuel_per_second(game: GameWorld, clock: 
     """With suspension out of the way, the bucket alone bounds what an owner burns: 100k fuel per
     second, 40k per admitted event (filter + handler worst case), on a clock that stands still."""
     game.hub.set_quota("mallory", OwnerQuota(fuel_per_second=100_000, max_consecutive_failures=1000))
-    game.hub.install("mallory", make_envelope(filter_body=BURNING), player_policy(max_fuel=20_000))
+    game.hub.install("mallory", make_envelope(filter_body=BURNING), _burner_policy(20_000))
     game.hub.install("alice", load_envelope(), player_policy())
     first = [_damaged(game, m) for m in range(6)]
     assert [o[0] for o in first] == ["mallory:filter_error"] * 4 + ["mallory:quota"] * 2
@@ -62,7 +70,7 @@ def test_events_other_owners_latency_stays_flat_under_a_burning_filter() -> None
 
     loaded = GameWorld()
     loaded.hub.set_quota("mallory", OwnerQuota(fuel_per_second=200_000, max_consecutive_failures=3))
-    loaded.hub.install("mallory", make_envelope(filter_body=BURNING), player_policy(max_fuel=50_000))
+    loaded.hub.install("mallory", make_envelope(filter_body=BURNING), _burner_policy(50_000))
     loaded.hub.install("alice", load_envelope(), player_policy())
     started = time.perf_counter()
     load = _alice_latencies(loaded, events)
@@ -82,7 +90,7 @@ def test_events_other_owners_latency_stays_flat_under_a_burning_filter() -> None
     # the fuel bucket alone (suspension off): the burner runs only as often as its budget refills
     throttled = GameWorld()
     throttled.hub.set_quota("mallory", OwnerQuota(fuel_per_second=200_000, max_consecutive_failures=10**6))
-    throttled.hub.install("mallory", make_envelope(filter_body=BURNING), player_policy(max_fuel=50_000))
+    throttled.hub.install("mallory", make_envelope(filter_body=BURNING), _burner_policy(50_000))
     throttled.hub.install("alice", load_envelope(), player_policy())
     started = time.perf_counter()
     only_bucket = _alice_latencies(throttled, events)
