@@ -65,7 +65,9 @@ class ServerApp:
     def tenant_of(self, header: str) -> Tenant | None:
         """The tenant of an ``Authorization: Bearer TOKEN`` header (None when missing or unknown)."""
         scheme, _, token = header.partition(" ")
-        return self.state.tenant_for_token(token.strip()) if scheme.lower() == "bearer" else None
+        token = token.strip()
+        # an empty token never authenticates, even if a config lists the hash of the empty string
+        return self.state.tenant_for_token(token) if scheme.lower() == "bearer" and token else None
 
     def _authed(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:

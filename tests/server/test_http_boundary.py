@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import socket
 import time
@@ -9,7 +10,7 @@ import time
 import httpx
 import pytest
 
-from dotboxd.server import ServerState, build_app
+from dotboxd.server import ServerState, build_app, token_hash
 from dotboxd.server.app import ServerApp
 from tests.server.helpers import ALICE, BOB, auth, running_server
 
@@ -176,3 +177,14 @@ def test_listening_socket_is_declared_tcp_so_asyncio_turns_nagle_off() -> None:
     # with proto 0 asyncio leaves Nagle on and every response waited ~40 ms for a delayed ACK
     with running_server() as (server, _):
         assert server._socket.proto == socket.IPPROTO_TCP
+
+
+def test_an_empty_bearer_token_never_authenticates_even_if_configured() -> None:
+    with running_server() as (server, state):
+        empty_hash = token_hash("")
+        alice = state.tenants["alice"]
+        alice.config = dataclasses.replace(alice.config, token_sha256=empty_hash)
+        response = httpx.get(server.url + "/v1/extensions", headers={"Authorization": "Bearer"})
+        assert response.status_code == 401 and response.content == b""
+        app = ServerApp(state)
+        assert app.tenant_of("Bearer    ") is None and app.tenant_of("Bearer") is None
