@@ -60,7 +60,7 @@ def test_short_load_20_clients_rpc_and_pushdown_answers_are_all_right() -> None:
     os.environ.get("DOTBOXD_SLOW") != "1", reason="the 60 s load run is opt-in: DOTBOXD_SLOW=1"
 )
 def test_long_load_50_clients_60_seconds() -> None:
-    reports = _scenario(clients=50, seconds=25.0)
+    reports = _scenario(clients=50, seconds=20.0)  # with the event run: about 60 s in all
     reports.append(_event_delivery(clients=50, events=200))
     for report in reports:
         assert report.failures == 0
