@@ -126,6 +126,7 @@ class ServerApp:
         method = self.state.rpc.get(name)
         body = await self.read_body(request, {"args"})
         values = decode_args(method, body.get("args", []))
+        tenant.take_run()  # RPC calls share the tenant's rate with kernel invocations
         try:
             value = await self.off_loop(partial(call_method, method, values))
         except DotBoxDError as error:

@@ -120,3 +120,14 @@ def test_a_trusted_plugin_contributes_rpc_methods(tmp_path: Path) -> None:
 
     method = state.rpc.get("plugin.double")
     assert call_method(method, decode_args(method, [21])) == 42
+
+
+def test_rpc_calls_share_the_tenants_rate_limit() -> None:
+    with running_server(runs_per_second=1.0) as (server, _), httpx.Client(base_url=server.url) as client:
+        codes = [
+            client.post("/v1/rpc/game.world.getHealth", headers=auth(), json={"args": [0]}).status_code
+            for _ in range(5)
+        ]
+        assert codes[0] == 200 and 429 in codes
+        # another tenant has its own bucket
+        assert client.post("/v1/rpc/game.world.getHealth", headers=auth(BOB), json={"args": [0]}).status_code == 200
