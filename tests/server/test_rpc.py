@@ -130,4 +130,7 @@ def test_rpc_calls_share_the_tenants_rate_limit() -> None:
         ]
         assert codes[0] == 200 and 429 in codes
         # another tenant has its own bucket
-        assert client.post("/v1/rpc/game.world.getHealth", headers=auth(BOB), json={"args": [0]}).status_code == 200
+        assert (
+            client.post("/v1/rpc/game.world.getHealth", headers=auth(BOB), json={"args": [0]}).status_code
+            == 200
+        )
