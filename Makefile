@@ -3,6 +3,7 @@
 #   make test   - install into .venv with test extras and run lint, types, the security-boundary suite,
 #                 a bounded fuzz run (<= 3 min) and then the rest of the test suite
 #   make fuzz   - long local coverage-guided fuzzing (FUZZ_SECONDS per harness, default 600)
+#   make serve-demo - the game-world server (dotboxd serve) and its sample client, on loopback
 #   make mutation - mutation testing of the validator and the file facade (report in reports/)
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -11,7 +12,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest security-boundary pytest-rest fuzz-ci fuzz mutation bench bench-distributed clean
+.PHONY: demo serve-demo test lint typecheck pytest security-boundary pytest-rest fuzz-ci fuzz mutation bench bench-distributed clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +40,15 @@ demo: $(STAMP)
 	$(BIN)/dotboxd run examples/kernels/loot_score.py --entry main --args '[3, 4]'
 	@echo "== the game-world host: granted, denied at install, starved mid-run"
 	$(BIN)/python examples/game_world_demo.py
+
+# Starts the sample server on DEMO_PORT, runs the sample client against it (installs an event kernel,
+# receives filtered events, runs a pushdown, calls RPCs), then stops the server.
+DEMO_PORT ?= 8765
+serve-demo: $(STAMP)
+	@$(BIN)/dotboxd serve --config examples/game_server/server.toml --port $(DEMO_PORT) & server=$$!; \
+	trap 'kill $$server 2>/dev/null; wait $$server 2>/dev/null || true' EXIT; \
+	for i in $$(seq 100); do curl -sf http://127.0.0.1:$(DEMO_PORT)/health >/dev/null && break; sleep 0.1; done; \
+	$(BIN)/python examples/game_server/client.py --url http://127.0.0.1:$(DEMO_PORT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -109,6 +109,17 @@ HOST_FEATURE_CODES: dict[str, str] = {
         for code in ("E-DIST-INTEGRITY", "E-DIST-SETUP", "E-DIST-OPTION", "R-JOB-RECORD")
     },
     **{
+        code: "a networked server outcome (dotboxd.server: config, request, quota, RPC), not a kernel run"
+        for code in (
+            "E-SERVER-CONFIG",
+            "E-SERVER-REQUEST",
+            "E-SERVER-NOT-FOUND",
+            "E-SERVER-QUOTA",
+            "E-SERVER-RPC-ARGS",
+            "E-SERVER-RPC-FAILED",
+        )
+    },
+    **{
         code: "an event-kernel envelope's install, settings or publish outcome (dotboxd.events), "
         "decided around kernel runs, not in one"
         for code in (
@@ -126,8 +137,8 @@ HOST_FEATURE_CODES: dict[str, str] = {
     },
 }
 """Codes of host features around kernel runs (plugins, isolated Python jobs, distributed jobs, event
-kernels): a kernel case cannot reach them, and their own test suites pin them (tests/plugins,
-tests/isolation, tests/distributed, tests/events)."""
+kernels, the networked server): a kernel case cannot reach them, and their own test suites pin them
+(tests/plugins, tests/isolation, tests/distributed, tests/events, tests/server)."""
 UNREACHABLE_CATEGORIES: dict[str, str] = {
     "Cancelled": "cancellation is a host API call (R-CANCELLED)",
     "VerifierFailure": "raised only when generated code fails the optimized backend's verifier; a module "

@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cmd_check",
     "cmd_prove",
     "cmd_worker",
+    "cmd_serve",
 )
 
 EXIT_OK = 0

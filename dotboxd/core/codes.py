@@ -267,6 +267,33 @@ _TABLE: tuple[CodeInfo, ...] = (
         Category.HOST_FAILURE,
         "a record of a distributed job failed and the job was told to fail",
     ),
+    # --- the networked server (issue 15): config and request outcomes, never a kernel run ---------
+    CodeInfo(
+        "E-SERVER-CONFIG",
+        Category.INVALID_INPUT,
+        "server.toml is malformed, or names a bad tenant, policy or plugin",
+    ),
+    CodeInfo(
+        "E-SERVER-REQUEST",
+        Category.INVALID_INPUT,
+        "a request body is not the expected shape, too large, or arrived too slowly",
+    ),
+    CodeInfo(
+        "E-SERVER-NOT-FOUND", Category.NOT_FOUND, "no RPC method, installed extension or route of that name"
+    ),
+    CodeInfo(
+        "E-SERVER-QUOTA",
+        Category.QUOTA_EXCEEDED,
+        "a tenant's installed-kernel quota or run-rate limit is exhausted",
+    ),
+    CodeInfo(
+        "E-SERVER-RPC-ARGS", Category.INVALID_INPUT, "RPC arguments do not match the method's parameter types"
+    ),
+    CodeInfo(
+        "E-SERVER-RPC-FAILED",
+        Category.HOST_FAILURE,
+        "a service RPC method raised or returned a value of the wrong type",
+    ),
     # --- event kernels (issue 15): plugin envelopes installed into an EventHub ----------------
     CodeInfo("E-EVENT-CONTRACT", _V, "a plugin envelope targets an event contract this host does not serve"),
     CodeInfo("E-EVENT-UNKNOWN", _V, "a subscription names an event type the contract does not publish"),

@@ -1,4 +1,4 @@
-"""Data flows one way: core <- grammar <- validator <- runtime <- host/plugins <- conformance/distributed/events <- testing <- cli.
+"""Data flows one way: core <- grammar <- validator <- runtime <- host/plugins <- conformance/distributed/events <- testing/server/client <- cli.
 
 A layer may import itself and anything below it, never anything above. The check reads every
 module's import statements (including function-local imports) with ``ast``, so a lazy upward import
@@ -27,6 +27,8 @@ LAYER_OF_FOLDER: dict[str, tuple[str, int]] = {
     "dotboxd/distributed": ("dotboxd.distributed", 5),
     "dotboxd/events": ("dotboxd.events", 5),
     "dotboxd/testing": ("dotboxd.testing", 6),
+    "dotboxd/server": ("dotboxd.server", 6),
+    "dotboxd/client": ("dotboxd.client", 6),
     "dotboxd/cli": ("dotboxd.cli", 7),
 }
 RANK = {package: rank for package, rank in LAYER_OF_FOLDER.values()}
@@ -74,6 +76,7 @@ def test_layer_table_covers_every_library_folder() -> None:
         "events",
         "cli",
         "server",
+        "client",
     }, f"new sub-package needs a layer: {top}"
 
 

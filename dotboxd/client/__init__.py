@@ -1,0 +1,347 @@
+"""The Python client of ``dotboxd serve``: sync and async, on httpx.
+
+    with DotBoxDClient("http://127.0.0.1:8765", token) as client:
+        installed = client.install(kernel_text)          # DotBoxDError if the server refuses it
+        result = client.invoke(installed.id, [100])      # InvokeResult: value or error, and usage
+        client.rpc("game.world.spawn", [3, 40])          # a trusted host method
+        client.uninstall(installed.id)
+        with client.subscribe() as events:                # event kernels live as long as this
+            client.install_plugin(events.session, envelope)
+            client.update_settings(events.session, "low-health", {"threshold": 30})
+            print(events.receive(timeout=5)["text"])
+
+A refusal comes back as the very ``DotBoxDError`` an in-process ``SandboxHost.prepare`` raises (same
+codes, pointers, line:column, hints), rebuilt from the server's JSON diagnostics; a failed *run* is
+an ``InvokeResult`` with ``ok`` False, as ``SandboxHost.execute`` returns a failed result. A missing
+or wrong token is ``ServerAuthError`` (the server says nothing more than 401).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import websockets.asyncio.client
+import websockets.exceptions
+import websockets.sync.client
+
+from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, DotBoxDException, Span, reject
+
+DEFAULT_TIMEOUT = 30.0
+
+
+class ServerAuthError(DotBoxDException):
+    """The server answered 401: the token is missing or maps to no tenant."""
+
+
+@dataclass(frozen=True)
+class Installed:
+    """An installed extension: its id (for invoke/uninstall) and the hashes of its plan."""
+
+    id: str
+    module_hash: str
+    plan_hash: str
+    policy_hash: str
+    entrypoints: tuple[str, ...]
+    warnings: tuple[Diagnostic, ...] = ()
+
+
+@dataclass(frozen=True)
+class InvokeResult:
+    """One run: ``value`` (typed JSON encoding) when ``ok``, else ``code``/``error``/``message``;
+    ``usage`` is the run's ResourceUsage as JSON (``fuelUsed``, ``hostCalls``, ...)."""
+
+    ok: bool
+    value: Any
+    code: str
+    error: str
+    message: str
+    usage: Mapping[str, int]
+    raw: Mapping[str, Any] = field(repr=False)
+
+    @property
+    def fuel_used(self) -> int:
+        return int(self.usage.get("fuelUsed", 0))
+
+
+def _diagnostic(data: Mapping[str, Any]) -> Diagnostic:
+    line, column = data.get("line"), data.get("column")
+    span = Span(line, column) if isinstance(line, int) and isinstance(column, int) else None
+    evidence = data.get("evidence")
+    return Diagnostic(
+        str(data.get("code", "R-HOST-INTERNAL")),
+        str(data.get("message", "")),
+        str(data.get("pointer", "")),
+        span,
+        dict(evidence) if isinstance(evidence, dict) else {},
+        str(data.get("hint", "")),
+    )
+
+
+def _checked(response: httpx.Response) -> Any:
+    """The JSON body of a 2xx response; else the DotBoxDError (or ServerAuthError) it carries."""
+    if response.status_code == 401:
+        raise ServerAuthError("the server refused the token (401)")
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if response.is_success and body is not None:
+        return body
+    if isinstance(body, dict) and isinstance(body.get("diagnostics"), list) and body["diagnostics"]:
+        raise DotBoxDError([_diagnostic(d) for d in body["diagnostics"] if isinstance(d, dict)])
+    raise reject("R-HOST-INTERNAL", f"the server answered HTTP {response.status_code} without diagnostics")
+
+
+def _installed(body: Mapping[str, Any]) -> Installed:
+    return Installed(
+        body["id"],
+        body["moduleHash"],
+        body["planHash"],
+        body["policyHash"],
+        tuple(body.get("entrypoints", ())),
+        tuple(_diagnostic(w) for w in body.get("warnings", ())),
+    )
+
+
+def _result(body: Mapping[str, Any]) -> InvokeResult:
+    ok = body.get("outcome") == "ok"
+    return InvokeResult(
+        ok,
+        body.get("value"),
+        "" if ok else str(body.get("code", "")),
+        "" if ok else str(body.get("error", "")),
+        "" if ok else str(body.get("message", "")),
+        dict(body.get("usage", {})),
+        body,
+    )
+
+
+def _install_body(kernel: str | Mapping[str, Any]) -> dict[str, Any]:
+    return {"kernel": kernel} if isinstance(kernel, str) else {"module": dict(kernel)}
+
+
+def _invoke_body(args: Sequence[Any], entrypoint: str, backend: str) -> dict[str, Any]:
+    return {"entrypoint": entrypoint, "args": list(args), "backend": backend}
+
+
+def _ws_url(url: str) -> str:
+    return "ws" + url.removeprefix("http") + "/v1/events"
+
+
+def _event(raw: str | bytes) -> dict[str, Any]:
+    value = json.loads(raw)
+    if not isinstance(value, dict):
+        raise reject("R-HOST-INTERNAL", "the server sent an event frame that is not a JSON object")
+    return value
+
+
+def _session_of(first: dict[str, Any]) -> str:
+    if first.get("type") != "session" or not isinstance(first.get("session"), str):
+        raise reject("R-HOST-INTERNAL", "the server did not open an event session")
+    return str(first["session"])
+
+
+class EventStream:
+    """An open event session (a WebSocket): its ``session`` id names the owner of the event kernels
+    installed with it; ``receive`` returns the next message (``{"type": "message", "plugin",
+    "event", "eventId", "text"}``). Closing it unloads the session's kernels on the server."""
+
+    def __init__(self, connection: websockets.sync.client.ClientConnection) -> None:
+        self._connection = connection
+        self.session = _session_of(_event(connection.recv(timeout=DEFAULT_TIMEOUT)))
+
+    def receive(self, timeout: float | None = None) -> dict[str, Any]:
+        """The next message; TimeoutError when none comes in ``timeout`` seconds."""
+        return _event(self._connection.recv(timeout=timeout))
+
+    def close(self) -> None:
+        self._connection.close()
+
+    def __enter__(self) -> EventStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncEventStream:
+    """The asyncio twin of :class:`EventStream`."""
+
+    def __init__(self, connection: websockets.asyncio.client.ClientConnection, session: str) -> None:
+        self._connection = connection
+        self.session = session
+
+    async def receive(self, timeout: float | None = None) -> dict[str, Any]:
+        async with asyncio.timeout(timeout):
+            return _event(await self._connection.recv())
+
+    async def close(self) -> None:
+        await self._connection.close()
+
+    async def __aenter__(self) -> AsyncEventStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def _open_failed(error: Exception) -> DotBoxDException:
+    if isinstance(error, websockets.exceptions.InvalidStatus) and error.response.status_code == 401:
+        return ServerAuthError("the server refused the token (401)")
+    return reject("R-HOST-INTERNAL", f"cannot open the event stream ({type(error).__name__})")
+
+
+class DotBoxDClient:
+    """A synchronous client (one pooled httpx connection set; close it, or use ``with``)."""
+
+    def __init__(self, url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.url = url.rstrip("/")
+        self._auth = {"Authorization": f"Bearer {token}"}
+        self._http = httpx.Client(
+            base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout
+        )
+
+    def health(self) -> bool:
+        return self._http.get("/health").status_code == 200
+
+    def rpc(self, method: str, args: Sequence[Any] = ()) -> Any:
+        """Call a service RPC method; returns its value (typed JSON encoding)."""
+        return _checked(self._http.post(f"/v1/rpc/{method}", json={"args": list(args)}))["value"]
+
+    def install(self, kernel: str | Mapping[str, Any]) -> Installed:
+        """Install a pushdown kernel (text form or wire JSON text, or a wire JSON object)."""
+        return _installed(_checked(self._http.post("/v1/extensions", json=_install_body(kernel))))
+
+    def invoke(
+        self,
+        extension_id: str,
+        args: Sequence[Any] = (),
+        *,
+        entrypoint: str = "main",
+        backend: str = "reference",
+    ) -> InvokeResult:
+        body = _invoke_body(args, entrypoint, backend)
+        return _result(_checked(self._http.post(f"/v1/extensions/{extension_id}/invoke", json=body)))
+
+    def uninstall(self, extension_id: str) -> None:
+        _checked(self._http.delete(f"/v1/extensions/{extension_id}"))
+
+    def subscribe(self) -> EventStream:
+        """Open an event session (WebSocket); install plugins with its ``session`` id."""
+        try:
+            connection = websockets.sync.client.connect(
+                _ws_url(self.url),
+                additional_headers=self._auth,
+                proxy=None,
+                open_timeout=DEFAULT_TIMEOUT,
+                legacy=True,
+            )
+        except (OSError, websockets.exceptions.InvalidHandshake) as error:
+            raise _open_failed(error) from None
+        return EventStream(connection)
+
+    def install_plugin(self, session: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
+        """Install a plugin envelope (event kernels) for ``session``; returns the install receipt."""
+        body = {"session": session, "envelope": dict(envelope)}
+        result: dict[str, Any] = _checked(self._http.post("/v1/plugins", json=body))
+        return result
+
+    def update_settings(self, session: str, plugin_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Change live settings; returns all of the plugin's settings after the change."""
+        body = {"session": session, "values": dict(values)}
+        result: dict[str, Any] = _checked(self._http.patch(f"/v1/plugins/{plugin_id}/settings", json=body))[
+            "settings"
+        ]
+        return result
+
+    def uninstall_plugin(self, session: str, plugin_id: str) -> None:
+        _checked(self._http.delete(f"/v1/plugins/{plugin_id}", params={"session": session}))
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> DotBoxDClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncDotBoxDClient:
+    """The asyncio twin of :class:`DotBoxDClient` (same methods, awaited)."""
+
+    def __init__(self, url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.url = url.rstrip("/")
+        self._auth = {"Authorization": f"Bearer {token}"}
+        self._http = httpx.AsyncClient(
+            base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout
+        )
+
+    async def health(self) -> bool:
+        return (await self._http.get("/health")).status_code == 200
+
+    async def rpc(self, method: str, args: Sequence[Any] = ()) -> Any:
+        return _checked(await self._http.post(f"/v1/rpc/{method}", json={"args": list(args)}))["value"]
+
+    async def install(self, kernel: str | Mapping[str, Any]) -> Installed:
+        return _installed(_checked(await self._http.post("/v1/extensions", json=_install_body(kernel))))
+
+    async def invoke(
+        self,
+        extension_id: str,
+        args: Sequence[Any] = (),
+        *,
+        entrypoint: str = "main",
+        backend: str = "reference",
+    ) -> InvokeResult:
+        body = _invoke_body(args, entrypoint, backend)
+        return _result(_checked(await self._http.post(f"/v1/extensions/{extension_id}/invoke", json=body)))
+
+    async def uninstall(self, extension_id: str) -> None:
+        _checked(await self._http.delete(f"/v1/extensions/{extension_id}"))
+
+    async def subscribe(self) -> AsyncEventStream:
+        try:
+            connection = await websockets.asyncio.client.connect(
+                _ws_url(self.url),
+                additional_headers=self._auth,
+                proxy=None,
+                open_timeout=DEFAULT_TIMEOUT,
+            )
+        except (OSError, websockets.exceptions.InvalidHandshake) as error:
+            raise _open_failed(error) from None
+        first = _event(await asyncio.wait_for(connection.recv(), DEFAULT_TIMEOUT))
+        return AsyncEventStream(connection, _session_of(first))
+
+    async def install_plugin(self, session: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
+        body = {"session": session, "envelope": dict(envelope)}
+        result: dict[str, Any] = _checked(await self._http.post("/v1/plugins", json=body))
+        return result
+
+    async def update_settings(
+        self, session: str, plugin_id: str, values: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        body = {"session": session, "values": dict(values)}
+        response = await self._http.patch(f"/v1/plugins/{plugin_id}/settings", json=body)
+        result: dict[str, Any] = _checked(response)["settings"]
+        return result
+
+    async def uninstall_plugin(self, session: str, plugin_id: str) -> None:
+        _checked(await self._http.delete(f"/v1/plugins/{plugin_id}", params={"session": session}))
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncDotBoxDClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+__all__ = ["AsyncDotBoxDClient", "DotBoxDClient", "Installed", "InvokeResult", "ServerAuthError"]

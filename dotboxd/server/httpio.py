@@ -1,0 +1,108 @@
+"""Reading request bodies within bounds, and writing DotBoxD diagnostics as JSON responses.
+
+A body is read chunk by chunk and refused as soon as it passes the byte cap (a declared
+``Content-Length`` over the cap is refused before any byte is read), and the whole body must arrive
+within ``body_timeout_seconds`` (a slowloris-style trickle gets 408 and the connection is closed,
+instead of holding a worker forever). The bytes are then parsed by the project's one bounded JSON
+reader (``dotboxd.core.jsonread``) under budgets sized for requests: nesting deeper than 64, a
+duplicate key or NaN is an E-JSON-* diagnostic with pointer and line:column, never a
+RecursionError.
+
+Every error response has the same shape: ``{"diagnostics": [Diagnostic.to_json(), ...]}`` with
+the HTTP status chosen from the code, so ``dotboxd.client`` can rebuild the same ``DotBoxDError``
+an in-process host would have raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from dotboxd.core.diagnostics import DotBoxDError, reject
+from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, read_json
+
+REQUEST_MAX_DEPTH = 64
+"""Deepest JSON nesting a request may have: a module object nests well under this (the
+validator's own statement limit is enforced on the imported tree), a typed argument at most 8."""
+
+_STATUS_BY_CODE = {
+    "E-SERVER-NOT-FOUND": 404,
+    "E-SERVER-QUOTA": 429,
+    "E-SERVER-RPC-FAILED": 500,
+}
+
+
+def status_for(error: DotBoxDError, default: int = 400) -> int:
+    """The HTTP status of a refusal: 404 unknown target, 429 quota, 413/408 for size and time
+    (carried as ``status`` evidence), 500 a failing RPC method, else ``default``."""
+    evidence_status = error.diagnostic.evidence.get("status")
+    if isinstance(evidence_status, int):
+        return evidence_status
+    return _STATUS_BY_CODE.get(error.code, default)
+
+
+def diagnostics_response(error: DotBoxDError, status: int | None = None) -> JSONResponse:
+    body = {"diagnostics": [d.to_json() for d in error.diagnostics]}
+    return JSONResponse(body, status_code=status or status_for(error))
+
+
+async def read_body(request: Request, max_bytes: int, timeout_seconds: float) -> bytes:
+    """The request body, at most ``max_bytes``, fully arrived within ``timeout_seconds``."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        raise reject(
+            "E-SERVER-REQUEST",
+            f"the request body is larger than {max_bytes} bytes",
+            hint="send a smaller body",
+            limit=max_bytes,
+            status=413,
+        )
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async with asyncio.timeout(timeout_seconds):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > max_bytes:
+                    raise reject(
+                        "E-SERVER-REQUEST",
+                        f"the request body is larger than {max_bytes} bytes",
+                        hint="send a smaller body",
+                        limit=max_bytes,
+                        status=413,
+                    )
+                chunks.append(chunk)
+    except TimeoutError:
+        raise reject(
+            "E-SERVER-REQUEST",
+            f"the request body did not arrive within {timeout_seconds:g} s",
+            hint="send the whole body promptly",
+            status=408,
+        ) from None
+    return b"".join(chunks)
+
+
+async def read_json_body(request: Request, max_bytes: int, timeout_seconds: float) -> dict[str, Any]:
+    """The request body as a JSON object (E-SERVER-REQUEST / E-JSON-* when it is not one)."""
+    data = await read_body(request, max_bytes, timeout_seconds)
+    budgets = replace(HOST_DOCUMENT_BUDGETS, max_document_bytes=max_bytes, max_depth=REQUEST_MAX_DEPTH)
+    value = read_json(data, budgets) if data else {}
+    if not isinstance(value, dict):
+        raise reject("E-SERVER-REQUEST", "the request body must be a JSON object", "")
+    return value
+
+
+def allowed_keys(body: dict[str, Any], allowed: set[str]) -> None:
+    """Refuse unknown members of a request object (a typo must not be silently ignored)."""
+    for key in body:
+        if key not in allowed:
+            raise reject(
+                "E-SERVER-REQUEST",
+                f"unknown member {key!r}",
+                "/" + key.replace("~", "~0").replace("/", "~1"),
+                hint=f"allowed: {', '.join(sorted(allowed))}",
+            )

@@ -1,0 +1,136 @@
+"""Serving the app with uvicorn: in the foreground (``dotboxd serve``) or on a thread (tests, embedding).
+
+uvicorn is configured for hostile clients: a connection cap (``max_connections``: past it new
+requests get 503), a keep-alive timeout, bounded h11 header buffers, WebSocket frame size and queue
+limits, and a header deadline (``header_timeout_seconds``) enforced by a small protocol subclass:
+uvicorn itself waits forever for the headers of a request that trickles in one byte at a time.
+Body trickles are cut by the app (``httpio.read_body``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from typing import Any
+
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from dotboxd.server.config import ServerLimits
+
+MAX_HEADER_BYTES = 64 * 1024
+SEND_BUFFER_BYTES = 64 * 1024
+"""Kernel send buffer per connection (inherited from the listening socket). A fixed size turns off
+Linux's send-buffer autotuning, which would otherwise let a client that never reads park megabytes
+of our messages in the kernel before the server notices it is not reading."""
+
+
+def _header_deadline_protocol(seconds: float) -> type[H11Protocol]:
+    class HeaderDeadlineProtocol(H11Protocol):
+        """h11 with a deadline for each request's headers: a client that has not finished sending
+        them ``seconds`` after its first byte (or after connecting) is disconnected."""
+
+        _deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def _arm(self) -> None:
+            if self._deadline is None:
+                self._deadline = self.loop.call_later(seconds, self._expire)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _expire(self) -> None:
+            self._deadline = None
+            upgraded = self.transport.get_protocol() is not self  # now a WebSocket: not ours to time
+            if not upgraded and (self.cycle is None or self.cycle.response_complete):
+                self.transport.close()  # still waiting for a request's headers
+
+        def data_received(self, data: bytes) -> None:
+            if self.cycle is None or self.cycle.response_complete:
+                self._arm()  # bytes of a new request's head
+            super().data_received(data)
+            upgraded = self.transport.get_protocol() is not self
+            if upgraded or (self.cycle is not None and not self.cycle.response_complete):
+                self._disarm()  # the headers are in: the body has its own deadline in the app
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return HeaderDeadlineProtocol
+
+
+def uvicorn_config(app: Any, host: str, port: int, limits: ServerLimits, **extra: Any) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=_header_deadline_protocol(limits.header_timeout_seconds),
+        ws="websockets-sansio",
+        limit_concurrency=limits.max_connections,
+        timeout_keep_alive=5,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+        ws_max_size=limits.max_body_bytes,
+        ws_max_queue=8,
+        server_header=False,
+        **extra,
+    )
+
+
+class ServerThread:
+    """uvicorn on a daemon thread, bound before ``start`` returns (port 0 picks a free port).
+
+    with ServerThread(app, limits) as server:
+        httpx.get(server.url + "/health")
+    """
+
+    def __init__(self, app: Any, limits: ServerLimits, host: str = "127.0.0.1", port: int = 0) -> None:
+        # proto IPPROTO_TCP, not 0: asyncio turns Nagle off (TCP_NODELAY) only on sockets that say
+        # they are TCP, and with Nagle on every response waits ~40 ms for a delayed ACK
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
+        self._socket.bind((host, port))
+        self.host, self.port = self._socket.getsockname()[:2]
+        self.url = f"http://{self.host}:{self.port}"
+        config = uvicorn_config(app, host, self.port, limits, log_level="warning", lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._run, name="dotboxd-server", daemon=True)
+
+    def _run(self) -> None:
+        self._server.run(sockets=[self._socket])
+
+    def start(self, timeout: float = 10.0) -> ServerThread:
+        self._thread.start()
+        for _ in range(int(timeout / 0.01)):
+            if self._server.started:
+                return self
+            if not self._thread.is_alive():
+                break
+            threading.Event().wait(0.01)
+        self.stop()
+        raise RuntimeError("the server did not start")
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+        self._socket.close()
+
+    def __enter__(self) -> ServerThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def serve_forever(app: Any, host: str, port: int, limits: ServerLimits) -> None:
+    """Run in the foreground until interrupted (SIGINT/SIGTERM stop it gracefully)."""
+    uvicorn.Server(uvicorn_config(app, host, port, limits, log_level="info")).run()
