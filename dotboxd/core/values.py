@@ -382,18 +382,17 @@ class ListValue:
         # never ``iter(buffer)``: a later version may append to the shared buffer mid-iteration
         return islice(self._buffer, self.size)
 
-    def append(self, item: Value) -> ListValue:
-        """A new list with ``item`` appended (amortized O(1); the shape is updated in O(1))."""
+    def appended_shape(self, item: Value) -> Shape:
+        """The shape of ``self`` with ``item`` appended, in O(1) and without touching anything.
+
+        Why apart from ``append``: a caller that must know every charge of the new value before it
+        exists (the optimized backend's fast ``list.add`` asks the meter first) computes the shape
+        here and builds the value only once the charges are settled. Building first would claim the
+        next slot of the shared buffer, and the exact path that runs when the meter declines would
+        then find the buffer one item longer and copy the whole prefix (quadratic growth).
+        """
         old = self.shape
-        count = self.size
-        buffer = self._buffer
-        if len(buffer) == count:
-            buffer.append(item)
-            if len(buffer) != count + 1 or buffer[count] is not item:  # lost a race for the slot
-                buffer = [*buffer[:count], item]
-        else:
-            buffer = [*buffer[:count], item]
-        count += 1
+        count = self.size + 1
         if (
             type(item) in _SCALAR_CLASSES
             and count < SHARED_SHAPES_UP_TO
@@ -401,21 +400,13 @@ class ListValue:
         ):
             # the commonest case, a scalar onto a flat list: the shared shape, no new record
             shape = _FLAT_LIST_SHAPES[count]
-            if shape is None:
-                shape = flat_list_shape(count)
-            new: Any = _ListBuilder()  # ``_new_list``, inlined
-            new._buffer = buffer
-            new.size = count
-            new.shape = shape
-            new.__class__ = ListValue
-            built: ListValue = new
-            return built
+            return shape if shape is not None else flat_list_shape(count)
         s = shape_of(item)
         max_list = old.max_list
         if count > max_list:
             max_list = count
         if s is SCALAR_SHAPE:  # only the counts change
-            shape = new_shape(
+            return new_shape(
                 old.nodes + 1,
                 old.elements + 1,
                 max_list,
@@ -424,17 +415,36 @@ class ListValue:
                 old.max_string,
                 old.string_bytes,
             )
+        return new_shape(
+            old.nodes + s.nodes,
+            old.elements + 1 + s.elements,
+            max_list if max_list >= s.max_list else s.max_list,
+            old.max_map if old.max_map >= s.max_map else s.max_map,
+            old.depth if old.depth > s.depth else s.depth + 1,
+            old.max_string if old.max_string >= s.max_string else s.max_string,
+            old.string_bytes + s.string_bytes,
+        )
+
+    def append(self, item: Value, shape: Shape | None = None) -> ListValue:
+        """A new list with ``item`` appended (amortized O(1)). ``shape`` is ``appended_shape(item)``
+        when the caller has it already (it is computed here otherwise)."""
+        if shape is None:
+            shape = self.appended_shape(item)
+        count = self.size
+        buffer = self._buffer
+        if len(buffer) == count:
+            buffer.append(item)
+            if len(buffer) != count + 1 or buffer[count] is not item:  # lost a race for the slot
+                buffer = copy_prefix(buffer, count, item)
         else:
-            shape = new_shape(
-                old.nodes + s.nodes,
-                old.elements + 1 + s.elements,
-                max_list if max_list >= s.max_list else s.max_list,
-                old.max_map if old.max_map >= s.max_map else s.max_map,
-                old.depth if old.depth > s.depth else s.depth + 1,
-                old.max_string if old.max_string >= s.max_string else s.max_string,
-                old.string_bytes + s.string_bytes,
-            )
-        return _new_list(buffer, count, shape)
+            buffer = copy_prefix(buffer, count, item)
+        new: Any = _ListBuilder()  # ``_new_list``, inlined: ``list.add`` builds a list on every call
+        new._buffer = buffer
+        new.size = count + 1
+        new.shape = shape
+        new.__class__ = ListValue
+        built: ListValue = new
+        return built
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ListValue) and values_equal(self, other)
@@ -444,6 +454,13 @@ class ListValue:
 
     def __repr__(self) -> str:
         return f"ListValue({list(self)!r})"
+
+
+def copy_prefix(buffer: list[Value], count: int, item: Value) -> list[Value]:
+    """A new buffer: the first ``count`` items of ``buffer``, then ``item``. This is the only place
+    a list version copies its items (appending to a version that is not the newest of its buffer),
+    so tests count calls to it to prove that growing a list copies nothing."""
+    return [*buffer[:count], item]
 
 
 class _ListBuilder:

@@ -85,8 +85,7 @@ def _list_get(exact: Stub) -> Stub:
 def _list_add(exact: Stub) -> Stub:
     def stub(state: Any, f: int, lref: int, site: int, lst: ListValue, item: Value) -> tuple[Value, int]:
         size = lst.size
-        value = lst.append(item)  # pure: a new version, the receiver is unchanged
-        shape = value.shape
+        shape = lst.appended_shape(item)  # pure: the value is built only once the meter agreed
         nodes = shape.nodes
         walk = _WALK_FUEL[nodes] if nodes < _TABLED else _walk_fuel(nodes)
         if size < _TABLED:
@@ -96,7 +95,9 @@ def _list_add(exact: Stub) -> Stub:
             after = f - state.totals[site] - _copy_fuel(size, 1) - walk
             alloc = _list_add_alloc(size)
         if state.meter.settle_value(after, 2 if walk else 1, alloc, shape):
-            return value, after
+            # appending claims the buffer's next slot; had it been claimed before the meter was
+            # asked, a refusal would leave the exact path a buffer one item too long to copy
+            return lst.append(item, shape), after
         return exact(state, f, lref, site, lst, item)
 
     return stub
