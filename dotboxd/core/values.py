@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Protocol, TypeAlias, TypeVar
 
+from immutables import Map as HamtMap
+
 from dotboxd.core.codes import category_of
 from dotboxd.core.diagnostics import DotBoxDException, Span
 from dotboxd.core.utf16 import code_point_offset, index_of
@@ -493,23 +495,35 @@ def key_token(key: Value) -> KeyToken:
 class MapValue:
     """An immutable map from keys to values, keyed internally by ``key_token``.
 
-    Insertion order is kept but carries no meaning; ``sorted_entries`` gives the canonical order.
+    Why a HAMT (``immutables.Map``) inside: ``map.set`` and ``map.remove`` build a new map from an
+    old one, and a kernel that grows a map in a loop would copy a dict on every step (quadratic
+    time). A hash array mapped trie shares all but the O(log32 n) nodes on the updated key's path
+    with the old version, so every version is immutable and an update costs about as much as a dict
+    copy of a handful of entries. ``immutables`` is the HAMT CPython's own ``contextvars`` is built
+    on, in C and maintained; ``pyrsistent``'s map is a pure-Python vector of buckets, several times
+    slower per update. The charges do not change: they are DotBoxD's copy-on-write accounting
+    (spec/costs.md section 4), computed from sizes, not from what the implementation copies.
+
+    Iteration order follows key hashes (randomized per process for texts) and carries no meaning;
+    ``sorted_entries`` gives the canonical order, and anything observable (encodings, reprs, which
+    of several bad entries an error names) uses it.
     """
 
     __slots__ = ("entries", "shape")
 
-    entries: dict[KeyToken, tuple[Value, Value]]
+    entries: HamtMap[KeyToken, tuple[Value, Value]]
     shape: Shape
 
     def __init__(self, pairs: Iterable[tuple[Value, Value]] = (), shape: Shape | None = None) -> None:
-        entries: dict[KeyToken, tuple[Value, Value]] = {}
-        for k, v in pairs:
-            entries[key_token(k)] = (k, v)
+        with _EMPTY_ENTRIES.mutate() as building:
+            for k, v in pairs:
+                building[key_token(k)] = (k, v)
+            entries = building.finish()
         object.__setattr__(self, "entries", entries)
         object.__setattr__(self, "shape", shape if shape is not None else _map_shape(entries))
 
     @classmethod
-    def _from_entries(cls, entries: dict[KeyToken, tuple[Value, Value]], shape: Shape) -> MapValue:
+    def _from_entries(cls, entries: HamtMap[KeyToken, tuple[Value, Value]], shape: Shape) -> MapValue:
         new: Any = _MapBuilder()  # see _ListBuilder: plain stores, then retyped
         new.entries = entries
         new.shape = shape
@@ -534,13 +548,13 @@ class MapValue:
         return entry[1]
 
     def set(self, key: Value, value: Value) -> MapValue:
-        """A new map with ``key`` bound to ``value`` (the receiver is unchanged). The shape is
-        updated from the old one in O(1); only a replaced value that alone held one of the shape's
-        maxima makes it walk the entries again."""
+        """A new map with ``key`` bound to ``value`` (the receiver is unchanged; O(log32 n), sharing
+        the rest of the trie). The shape is updated from the old one in O(1); only a replaced value
+        that alone held one of the shape's maxima makes it walk the entries again."""
         token = (type(key), key)  # key_token
-        previous = self.entries.get(token)
-        entries = dict(self.entries)
-        entries[token] = (key, value)
+        old_entries = self.entries
+        previous = old_entries.get(token)
+        entries = old_entries.set(token, (key, value))
         old = self.shape
         ks = shape_of(key)
         vs = shape_of(value)
@@ -569,13 +583,16 @@ class MapValue:
         return MapValue._from_entries(entries, shape)
 
     def remove(self, key: Value) -> MapValue:
-        """A new map without ``key``; a missing key gives an equal copy (a no-op, never an error)."""
+        """A new map without ``key``; a missing key gives an equal copy (a no-op, never an error).
+        O(log32 n); the shape is updated in O(1) unless the removed entry may have held one of its
+        maxima alone (``_removed_shape``)."""
         token = key_token(key)
-        entries = dict(self.entries)
-        if token in entries:
-            del entries[token]
-            return MapValue._from_entries(entries, _map_shape(entries))
-        return MapValue._from_entries(entries, self.shape)
+        previous = self.entries.get(token)
+        if previous is None:
+            return MapValue._from_entries(self.entries, self.shape)
+        entries = self.entries.delete(token)
+        shape = _removed_shape(self.shape, len(entries), shape_of(previous[0]), shape_of(previous[1]))
+        return MapValue._from_entries(entries, shape if shape is not None else _map_shape(entries))
 
     def sorted_entries(self) -> list[tuple[Value, Value]]:
         """Entries in canonical key order (see ``key_sort_key``)."""
@@ -591,10 +608,38 @@ class MapValue:
         return f"MapValue({self.sorted_entries()!r})"
 
 
+_EMPTY_ENTRIES: HamtMap[KeyToken, tuple[Value, Value]] = HamtMap()
+
+
 class _MapBuilder:
     """A mutable twin of ``MapValue`` with the very same slots (see ``_ListBuilder``)."""
 
     __slots__ = ("entries", "shape")
+
+
+def _removed_shape(old: Shape, count: int, ks: Shape, vs: Shape) -> Shape | None:
+    """The shape of a map of ``count`` entries (after the removal) that was ``old`` before the entry
+    of key shape ``ks`` and value shape ``vs`` was removed, or None when it cannot be told without
+    a walk (the removed entry, or the map's own old size, may have held a maximum alone)."""
+    if ks is SCALAR_SHAPE and vs is SCALAR_SHAPE and old == flat_map_shape(count + 1):
+        return flat_map_shape(count)  # the commonest case: a flat map stays flat
+    if old.max_map <= count + 1 or ks.max_map >= old.max_map or vs.max_map >= old.max_map:
+        return None  # the old size (count + 1) or the removed entry may have been the largest map
+    for name in ("max_list", "max_string"):
+        current = getattr(old, name)
+        if current and (getattr(ks, name) >= current or getattr(vs, name) >= current):
+            return None
+    if old.depth <= 1 + max(ks.depth, vs.depth):
+        return None
+    return new_shape(
+        old.nodes - ks.nodes - vs.nodes,
+        old.elements - 1 - ks.elements - vs.elements,
+        old.max_list,
+        old.max_map,
+        old.depth,
+        old.max_string,
+        old.string_bytes - ks.string_bytes - vs.string_bytes,
+    )
 
 
 def _map_shape(entries: Mapping[KeyToken, tuple[Value, Value]]) -> Shape:
@@ -1014,11 +1059,14 @@ def check_typed(value: object, t: TypeLike, rules: LiteralRules) -> str | None:
         if type(value) is not MapValue:
             return "expected a Map"
         for token, (k, v) in value.entries.items():
-            problem = check_typed(k, args[0], rules) or check_typed(v, args[1], rules)
-            if problem is not None:
-                return problem
             if token != key_token(k):
                 return "corrupt map key"
+            if check_typed(k, args[0], rules) or check_typed(v, args[1], rules):
+                # entries iterate in hash order: name the first bad entry in canonical order
+                for k, v in value.sorted_entries():
+                    problem = check_typed(k, args[0], rules) or check_typed(v, args[1], rules)
+                    if problem is not None:
+                        return problem
         return None
     if type(value) is not OpaqueId or value.brand != name or type(value.value) is not str:
         return f"expected a {name} opaque id"
@@ -1060,7 +1108,9 @@ def coerce_host_value(raw: object, t: TypeLike, rules: LiteralRules) -> Value:
     if name == "Map" and len(args) == 2:
         if kind is MapValue:
             assert isinstance(raw, MapValue)
-            items: Iterable[tuple[object, object]] = list(raw.entries.values())
+            items: Iterable[tuple[object, object]] = (
+                raw.sorted_entries()
+            )  # errors name a canonical first entry
         elif kind is dict:
             assert isinstance(raw, dict)
             items = list(raw.items())
