@@ -188,6 +188,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes (seconds, not minutes)")
     parser.add_argument("--best-of", type=int, default=3)
     parser.add_argument("--only", action="append", help="a workload name (repeatable)")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every base size")
     args = parser.parse_args(argv)
     host = make_host()
     rows = []
@@ -195,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for workload in WORKLOADS:
         if args.only and workload.name not in args.only:
             continue
-        base = workload.quick if args.quick else workload.base
+        base = max(1, round((workload.quick if args.quick else workload.base) * args.scale))
         for backend in BACKENDS:
             row = measure(workload, backend, base, args.best_of, host)
             print(f"{row.workload} {row.backend}: exponent {row.exponent:.2f}", flush=True)
