@@ -179,6 +179,29 @@ def _concat(exact: Stub) -> Stub:
     return stub
 
 
+def concat_charges(exact: Callable[..., int]) -> Callable[..., int]:
+    """``_concat`` without building the text, for ``s = string.concatBudgeted(s, x)``, which the
+    generated code finishes with ``s = s + x`` (an in-place append when ``s`` is the text's only
+    owner); returns the fuel left. ``exact`` charges one by one (``stubs.concat_charges_exact``)."""
+    fixed = _CONCAT.base + _TEXT_WALK
+    fixed_charges = (1 if _CONCAT.base else 0) + (1 if _TEXT_WALK else 0)
+    per_byte = _CONCAT.per_result_byte
+
+    def stub(state: Any, f: int, lref: int, site: int, a: str, b: str) -> int:
+        length = utf16_len(a) + utf16_len(b)
+        byte_fuel = per_byte * _string_bytes(length)
+        after: int = f - state.totals[site] - fixed - byte_fuel
+        meter = state.meter
+        if meter.host_call_fits() and meter.settle_text(
+            after, fixed_charges + (1 if byte_fuel else 0), length
+        ):
+            meter.host_call("string.concatBudgeted", None)
+            return after
+        return exact(state, f, lref, site, a, b)
+
+    return stub
+
+
 def _to_string(exact: Stub) -> Stub:
     fixed = _TO_STRING.base + _TEXT_WALK
     charges = (1 if _TO_STRING.base else 0) + (1 if _TEXT_WALK else 0)
@@ -274,4 +297,4 @@ FAST_PATHS: Mapping[str, Callable[[Stub], Stub]] = MappingProxyType(
 """Built-in name -> a wrapper that takes the exact stub and returns the fast one."""
 
 
-__all__ = ["FAST_PATHS"]
+__all__ = ["FAST_PATHS", "concat_charges"]
