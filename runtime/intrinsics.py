@@ -193,11 +193,19 @@ def _substring(meter: Meter, args: tuple[Value, ...]) -> Value:
     return result
 
 
-def _concat(meter: Meter, args: tuple[Value, ...]) -> Value:
+def _concat_charges(meter: Meter, args: tuple[Value, ...]) -> Value:
+    """Every charge of ``string.concatBudgeted`` but the host call, without building the text."""
     _base(meter, "string.concatBudgeted")
     a, b = args
     assert isinstance(a, str) and isinstance(b, str)
     _charge_built_text(meter, "string.concatBudgeted", utf16_len(a) + utf16_len(b))
+    return None
+
+
+def _concat(meter: Meter, args: tuple[Value, ...]) -> Value:
+    _concat_charges(meter, args)
+    a, b = args
+    assert isinstance(a, str) and isinstance(b, str)
     return a + b
 
 
@@ -434,3 +442,24 @@ INTRINSICS: Mapping[str, Intrinsic] = MappingProxyType(
 )
 """Every built-in of ``dotboxd.core.builtins.BUILTINS`` by name (a test keeps the two in step), with
 the host-call charge in front of those that count as pure bindings."""
+
+CONCAT_CHARGES: Intrinsic = _as_host_call("string.concatBudgeted", _concat_charges)
+"""All of ``string.concatBudgeted``'s charges (its host call included), in order, and no text: for
+``s = string.concatBudgeted(s, x)``, which both backends run as an append to the variable's own
+text (``text_append``) so that building a string by repeated concatenation is not quadratic."""
+
+
+def text_append(text: str, suffix: str) -> str:
+    """``text + suffix``, for a caller that has just taken ``text`` out of the only variable that
+    held it.
+
+    Why a function of its own: CPython appends to a string in place (amortized O(1), no copy of
+    ``text``) when ``text`` has no other reference, its hash was never taken and it is not interned;
+    otherwise it builds a new string, as ``+`` always does. A kernel therefore can never see a text
+    change: a text anything else still refers to (another variable, a list, a map key, the UTF-16
+    index of a non-ASCII text) is copied. The in-place case needs ``text`` to be a local that is
+    rebound by the same statement (``text += suffix``), so the callers pass the text in a local
+    whose only other owner they have just dropped.
+    """
+    text += suffix
+    return text

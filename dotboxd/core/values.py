@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Protocol, TypeAlias, TypeVar
 
+from immutables import Map as HamtMap
+
 from dotboxd.core.codes import category_of
 from dotboxd.core.diagnostics import DotBoxDException, Span
 from dotboxd.core.utf16 import code_point_offset, index_of
@@ -382,18 +384,17 @@ class ListValue:
         # never ``iter(buffer)``: a later version may append to the shared buffer mid-iteration
         return islice(self._buffer, self.size)
 
-    def append(self, item: Value) -> ListValue:
-        """A new list with ``item`` appended (amortized O(1); the shape is updated in O(1))."""
+    def appended_shape(self, item: Value) -> Shape:
+        """The shape of ``self`` with ``item`` appended, in O(1) and without touching anything.
+
+        Why apart from ``append``: a caller that must know every charge of the new value before it
+        exists (the optimized backend's fast ``list.add`` asks the meter first) computes the shape
+        here and builds the value only once the charges are settled. Building first would claim the
+        next slot of the shared buffer, and the exact path that runs when the meter declines would
+        then find the buffer one item longer and copy the whole prefix (quadratic growth).
+        """
         old = self.shape
-        count = self.size
-        buffer = self._buffer
-        if len(buffer) == count:
-            buffer.append(item)
-            if len(buffer) != count + 1 or buffer[count] is not item:  # lost a race for the slot
-                buffer = [*buffer[:count], item]
-        else:
-            buffer = [*buffer[:count], item]
-        count += 1
+        count = self.size + 1
         if (
             type(item) in _SCALAR_CLASSES
             and count < SHARED_SHAPES_UP_TO
@@ -401,21 +402,13 @@ class ListValue:
         ):
             # the commonest case, a scalar onto a flat list: the shared shape, no new record
             shape = _FLAT_LIST_SHAPES[count]
-            if shape is None:
-                shape = flat_list_shape(count)
-            new: Any = _ListBuilder()  # ``_new_list``, inlined
-            new._buffer = buffer
-            new.size = count
-            new.shape = shape
-            new.__class__ = ListValue
-            built: ListValue = new
-            return built
+            return shape if shape is not None else flat_list_shape(count)
         s = shape_of(item)
         max_list = old.max_list
         if count > max_list:
             max_list = count
         if s is SCALAR_SHAPE:  # only the counts change
-            shape = new_shape(
+            return new_shape(
                 old.nodes + 1,
                 old.elements + 1,
                 max_list,
@@ -424,17 +417,36 @@ class ListValue:
                 old.max_string,
                 old.string_bytes,
             )
+        return new_shape(
+            old.nodes + s.nodes,
+            old.elements + 1 + s.elements,
+            max_list if max_list >= s.max_list else s.max_list,
+            old.max_map if old.max_map >= s.max_map else s.max_map,
+            old.depth if old.depth > s.depth else s.depth + 1,
+            old.max_string if old.max_string >= s.max_string else s.max_string,
+            old.string_bytes + s.string_bytes,
+        )
+
+    def append(self, item: Value, shape: Shape | None = None) -> ListValue:
+        """A new list with ``item`` appended (amortized O(1)). ``shape`` is ``appended_shape(item)``
+        when the caller has it already (it is computed here otherwise)."""
+        if shape is None:
+            shape = self.appended_shape(item)
+        count = self.size
+        buffer = self._buffer
+        if len(buffer) == count:
+            buffer.append(item)
+            if len(buffer) != count + 1 or buffer[count] is not item:  # lost a race for the slot
+                buffer = copy_prefix(buffer, count, item)
         else:
-            shape = new_shape(
-                old.nodes + s.nodes,
-                old.elements + 1 + s.elements,
-                max_list if max_list >= s.max_list else s.max_list,
-                old.max_map if old.max_map >= s.max_map else s.max_map,
-                old.depth if old.depth > s.depth else s.depth + 1,
-                old.max_string if old.max_string >= s.max_string else s.max_string,
-                old.string_bytes + s.string_bytes,
-            )
-        return _new_list(buffer, count, shape)
+            buffer = copy_prefix(buffer, count, item)
+        new: Any = _ListBuilder()  # ``_new_list``, inlined: ``list.add`` builds a list on every call
+        new._buffer = buffer
+        new.size = count + 1
+        new.shape = shape
+        new.__class__ = ListValue
+        built: ListValue = new
+        return built
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ListValue) and values_equal(self, other)
@@ -444,6 +456,13 @@ class ListValue:
 
     def __repr__(self) -> str:
         return f"ListValue({list(self)!r})"
+
+
+def copy_prefix(buffer: list[Value], count: int, item: Value) -> list[Value]:
+    """A new buffer: the first ``count`` items of ``buffer``, then ``item``. This is the only place
+    a list version copies its items (appending to a version that is not the newest of its buffer),
+    so tests count calls to it to prove that growing a list copies nothing."""
+    return [*buffer[:count], item]
 
 
 class _ListBuilder:
@@ -476,23 +495,35 @@ def key_token(key: Value) -> KeyToken:
 class MapValue:
     """An immutable map from keys to values, keyed internally by ``key_token``.
 
-    Insertion order is kept but carries no meaning; ``sorted_entries`` gives the canonical order.
+    Why a HAMT (``immutables.Map``) inside: ``map.set`` and ``map.remove`` build a new map from an
+    old one, and a kernel that grows a map in a loop would copy a dict on every step (quadratic
+    time). A hash array mapped trie shares all but the O(log32 n) nodes on the updated key's path
+    with the old version, so every version is immutable and an update costs about as much as a dict
+    copy of a handful of entries. ``immutables`` is the HAMT CPython's own ``contextvars`` is built
+    on, in C and maintained; ``pyrsistent``'s map is a pure-Python vector of buckets, several times
+    slower per update. The charges do not change: they are DotBoxD's copy-on-write accounting
+    (spec/costs.md section 4), computed from sizes, not from what the implementation copies.
+
+    Iteration order follows key hashes (randomized per process for texts) and carries no meaning;
+    ``sorted_entries`` gives the canonical order, and anything observable (encodings, reprs, which
+    of several bad entries an error names) uses it.
     """
 
     __slots__ = ("entries", "shape")
 
-    entries: dict[KeyToken, tuple[Value, Value]]
+    entries: HamtMap[KeyToken, tuple[Value, Value]]
     shape: Shape
 
     def __init__(self, pairs: Iterable[tuple[Value, Value]] = (), shape: Shape | None = None) -> None:
-        entries: dict[KeyToken, tuple[Value, Value]] = {}
-        for k, v in pairs:
-            entries[key_token(k)] = (k, v)
+        with _EMPTY_ENTRIES.mutate() as building:
+            for k, v in pairs:
+                building[key_token(k)] = (k, v)
+            entries = building.finish()
         object.__setattr__(self, "entries", entries)
         object.__setattr__(self, "shape", shape if shape is not None else _map_shape(entries))
 
     @classmethod
-    def _from_entries(cls, entries: dict[KeyToken, tuple[Value, Value]], shape: Shape) -> MapValue:
+    def _from_entries(cls, entries: HamtMap[KeyToken, tuple[Value, Value]], shape: Shape) -> MapValue:
         new: Any = _MapBuilder()  # see _ListBuilder: plain stores, then retyped
         new.entries = entries
         new.shape = shape
@@ -517,13 +548,13 @@ class MapValue:
         return entry[1]
 
     def set(self, key: Value, value: Value) -> MapValue:
-        """A new map with ``key`` bound to ``value`` (the receiver is unchanged). The shape is
-        updated from the old one in O(1); only a replaced value that alone held one of the shape's
-        maxima makes it walk the entries again."""
+        """A new map with ``key`` bound to ``value`` (the receiver is unchanged; O(log32 n), sharing
+        the rest of the trie). The shape is updated from the old one in O(1); only a replaced value
+        that alone held one of the shape's maxima makes it walk the entries again."""
         token = (type(key), key)  # key_token
-        previous = self.entries.get(token)
-        entries = dict(self.entries)
-        entries[token] = (key, value)
+        old_entries = self.entries
+        previous = old_entries.get(token)
+        entries = old_entries.set(token, (key, value))
         old = self.shape
         ks = shape_of(key)
         vs = shape_of(value)
@@ -552,13 +583,16 @@ class MapValue:
         return MapValue._from_entries(entries, shape)
 
     def remove(self, key: Value) -> MapValue:
-        """A new map without ``key``; a missing key gives an equal copy (a no-op, never an error)."""
+        """A new map without ``key``; a missing key gives an equal copy (a no-op, never an error).
+        O(log32 n); the shape is updated in O(1) unless the removed entry may have held one of its
+        maxima alone (``_removed_shape``)."""
         token = key_token(key)
-        entries = dict(self.entries)
-        if token in entries:
-            del entries[token]
-            return MapValue._from_entries(entries, _map_shape(entries))
-        return MapValue._from_entries(entries, self.shape)
+        previous = self.entries.get(token)
+        if previous is None:
+            return MapValue._from_entries(self.entries, self.shape)
+        entries = self.entries.delete(token)
+        shape = _removed_shape(self.shape, len(entries), shape_of(previous[0]), shape_of(previous[1]))
+        return MapValue._from_entries(entries, shape if shape is not None else _map_shape(entries))
 
     def sorted_entries(self) -> list[tuple[Value, Value]]:
         """Entries in canonical key order (see ``key_sort_key``)."""
@@ -574,10 +608,38 @@ class MapValue:
         return f"MapValue({self.sorted_entries()!r})"
 
 
+_EMPTY_ENTRIES: HamtMap[KeyToken, tuple[Value, Value]] = HamtMap()
+
+
 class _MapBuilder:
     """A mutable twin of ``MapValue`` with the very same slots (see ``_ListBuilder``)."""
 
     __slots__ = ("entries", "shape")
+
+
+def _removed_shape(old: Shape, count: int, ks: Shape, vs: Shape) -> Shape | None:
+    """The shape of a map of ``count`` entries (after the removal) that was ``old`` before the entry
+    of key shape ``ks`` and value shape ``vs`` was removed, or None when it cannot be told without
+    a walk (the removed entry, or the map's own old size, may have held a maximum alone)."""
+    if ks is SCALAR_SHAPE and vs is SCALAR_SHAPE and old == flat_map_shape(count + 1):
+        return flat_map_shape(count)  # the commonest case: a flat map stays flat
+    if old.max_map <= count + 1 or ks.max_map >= old.max_map or vs.max_map >= old.max_map:
+        return None  # the old size (count + 1) or the removed entry may have been the largest map
+    for name in ("max_list", "max_string"):
+        current = getattr(old, name)
+        if current and (getattr(ks, name) >= current or getattr(vs, name) >= current):
+            return None
+    if old.depth <= 1 + max(ks.depth, vs.depth):
+        return None
+    return new_shape(
+        old.nodes - ks.nodes - vs.nodes,
+        old.elements - 1 - ks.elements - vs.elements,
+        old.max_list,
+        old.max_map,
+        old.depth,
+        old.max_string,
+        old.string_bytes - ks.string_bytes - vs.string_bytes,
+    )
 
 
 def _map_shape(entries: Mapping[KeyToken, tuple[Value, Value]]) -> Shape:
@@ -997,11 +1059,14 @@ def check_typed(value: object, t: TypeLike, rules: LiteralRules) -> str | None:
         if type(value) is not MapValue:
             return "expected a Map"
         for token, (k, v) in value.entries.items():
-            problem = check_typed(k, args[0], rules) or check_typed(v, args[1], rules)
-            if problem is not None:
-                return problem
             if token != key_token(k):
                 return "corrupt map key"
+            if check_typed(k, args[0], rules) or check_typed(v, args[1], rules):
+                # entries iterate in hash order: name the first bad entry in canonical order
+                for k, v in value.sorted_entries():
+                    problem = check_typed(k, args[0], rules) or check_typed(v, args[1], rules)
+                    if problem is not None:
+                        return problem
         return None
     if type(value) is not OpaqueId or value.brand != name or type(value.value) is not str:
         return f"expected a {name} opaque id"
@@ -1043,7 +1108,9 @@ def coerce_host_value(raw: object, t: TypeLike, rules: LiteralRules) -> Value:
     if name == "Map" and len(args) == 2:
         if kind is MapValue:
             assert isinstance(raw, MapValue)
-            items: Iterable[tuple[object, object]] = list(raw.entries.values())
+            items: Iterable[tuple[object, object]] = (
+                raw.sorted_entries()
+            )  # errors name a canonical first entry
         elif kind is dict:
             assert isinstance(raw, dict)
             items = list(raw.items())

@@ -39,7 +39,7 @@ from .stubs import RunState, namespace_base, sync
 from .tables import Tables, function_name
 from .verifier import VERIFIER_VERSION, allowed_globals, verify_code, verify_cold_module, verify_module
 
-COMPILER_VERSION = "dotboxd-py-opt-codegen-6"  # 6: per-operation sites for run-time error locations
+COMPILER_VERSION = "dotboxd-py-opt-codegen-7"  # 7: s = concat(s, x) appends in place (_s_cat)
 
 
 @dataclass(frozen=True, slots=True)

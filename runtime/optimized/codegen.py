@@ -935,6 +935,13 @@ class _FunctionEmitter:
     def builtin(
         self, builtin: str, args: list[ast.expr], dest: str | None = None, at: int = NO_ORDINAL
     ) -> ast.expr:
+        if (
+            builtin == "string.concatBudgeted"
+            and dest is not None
+            and isinstance(args[0], ast.Name)
+            and args[0].id == dest
+        ):
+            return self.append_text(dest, args[1], at)
         if builtin not in _INLINE_BUILTINS:
             stub = _STUB_NAMES.get(builtin)
             if stub is None:
@@ -946,6 +953,25 @@ class _FunctionEmitter:
         out = dest if dest is not None else self.slots.new("t")
         self.emit(P.assign(out, P.call(_INLINE_BUILTINS[builtin], *args)))
         return P.name(out)
+
+    def append_text(self, dest: str, suffix: ast.expr, at: int) -> ast.expr:
+        """``s = string.concatBudgeted(s, x)``: ``f = _s_cat(R, f, lref, site, s, x)`` (every charge
+        of the built-in, as its stub pays them) then ``s = s + x``, which CPython runs as an
+        in-place append when ``s`` holds the text's only reference, and as a copy otherwise, so no
+        other holder ever sees the text change. Building a string in a loop is then linear."""
+        assert self.chunk is None or not self.chunk.fast, "fast code never calls a syncing stub"
+        if not isinstance(suffix, ast.Name):  # evaluated once, read twice
+            temp = self.slots.new("t")
+            self.emit(P.assign(temp, suffix))
+            suffix = P.Name(temp, P.LOAD)
+        site = self.take_segment() if at == NO_ORDINAL else self.take_located_segment(at)
+        target = P.Name(dest, P.LOAD)
+        self.out.append(
+            P.Assign([_F_STORE], P.call("_s_cat", _R, _F, self.lref(), P.Constant(site), target, suffix))
+        )
+        again = P.Name(suffix.id, P.LOAD)
+        self.out.append(P.assign(dest, P.binop(P.Name(dest, P.LOAD), P.ADD, again)))
+        return P.Name(dest, P.LOAD)
 
     def inline_call(self, node: ir.Call, callee_id: str) -> ast.expr:
         """A call inside a fast bulk loop: the callee's body, inlined (its frame depth was checked

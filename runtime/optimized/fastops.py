@@ -85,8 +85,7 @@ def _list_get(exact: Stub) -> Stub:
 def _list_add(exact: Stub) -> Stub:
     def stub(state: Any, f: int, lref: int, site: int, lst: ListValue, item: Value) -> tuple[Value, int]:
         size = lst.size
-        value = lst.append(item)  # pure: a new version, the receiver is unchanged
-        shape = value.shape
+        shape = lst.appended_shape(item)  # pure: the value is built only once the meter agreed
         nodes = shape.nodes
         walk = _WALK_FUEL[nodes] if nodes < _TABLED else _walk_fuel(nodes)
         if size < _TABLED:
@@ -96,7 +95,9 @@ def _list_add(exact: Stub) -> Stub:
             after = f - state.totals[site] - _copy_fuel(size, 1) - walk
             alloc = _list_add_alloc(size)
         if state.meter.settle_value(after, 2 if walk else 1, alloc, shape):
-            return value, after
+            # appending claims the buffer's next slot; had it been claimed before the meter was
+            # asked, a refusal would leave the exact path a buffer one item too long to copy
+            return lst.append(item, shape), after
         return exact(state, f, lref, site, lst, item)
 
     return stub
@@ -173,6 +174,29 @@ def _concat(exact: Stub) -> Stub:
         ):
             meter.host_call("string.concatBudgeted", None)
             return a + b, after
+        return exact(state, f, lref, site, a, b)
+
+    return stub
+
+
+def concat_charges(exact: Callable[..., int]) -> Callable[..., int]:
+    """``_concat`` without building the text, for ``s = string.concatBudgeted(s, x)``, which the
+    generated code finishes with ``s = s + x`` (an in-place append when ``s`` is the text's only
+    owner); returns the fuel left. ``exact`` charges one by one (``stubs.concat_charges_exact``)."""
+    fixed = _CONCAT.base + _TEXT_WALK
+    fixed_charges = (1 if _CONCAT.base else 0) + (1 if _TEXT_WALK else 0)
+    per_byte = _CONCAT.per_result_byte
+
+    def stub(state: Any, f: int, lref: int, site: int, a: str, b: str) -> int:
+        length = utf16_len(a) + utf16_len(b)
+        byte_fuel = per_byte * _string_bytes(length)
+        after: int = f - state.totals[site] - fixed - byte_fuel
+        meter = state.meter
+        if meter.host_call_fits() and meter.settle_text(
+            after, fixed_charges + (1 if byte_fuel else 0), length
+        ):
+            meter.host_call("string.concatBudgeted", None)
+            return after
         return exact(state, f, lref, site, a, b)
 
     return stub
@@ -273,4 +297,4 @@ FAST_PATHS: Mapping[str, Callable[[Stub], Stub]] = MappingProxyType(
 """Built-in name -> a wrapper that takes the exact stub and returns the fast one."""
 
 
-__all__ = ["FAST_PATHS"]
+__all__ = ["FAST_PATHS", "concat_charges"]

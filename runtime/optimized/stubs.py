@@ -25,10 +25,10 @@ from dotboxd.core.values import SandboxFault, Shape, Value, shape_of, utf16_len,
 from dotboxd.runtime.binding_call import call_binding
 from dotboxd.runtime.context import RunContext
 from dotboxd.runtime.errors import SandboxError
-from dotboxd.runtime.intrinsics import INTRINSICS
+from dotboxd.runtime.intrinsics import CONCAT_CHARGES, INTRINSICS
 from dotboxd.runtime.locations import locate_ordinal
 from dotboxd.runtime.meter import Meter
-from dotboxd.runtime.optimized.fastops import FAST_PATHS
+from dotboxd.runtime.optimized.fastops import FAST_PATHS, concat_charges
 from dotboxd.runtime.optimized.work import CHUNK_WORK, chunk_limit, heavy_weight
 
 CHUNK: Final = 2048
@@ -344,6 +344,27 @@ def _intrinsic_stub(builtin: str) -> Callable[..., tuple[Value, int]]:
     return stub
 
 
+def concat_charges_exact(state: RunState, f: int, lref: int, site: int, a: Value, b: Value) -> int:
+    """Every charge of ``string.concatBudgeted`` through the meter, in the reference's order, and
+    no text: the generated code appends it to the variable itself (``s = s + x``); returns the fuel
+    left. Fails exactly where the exact stub of the built-in fails."""
+    total = state.totals[site]
+    if total:
+        f -= total
+        if f < 0:
+            exhaust(state, f, lref, site)
+    meter = state.meter
+    meter.fuel_used = meter.max_fuel - f
+    try:
+        CONCAT_CHARGES(meter, (a, b))
+    except Exception as error:
+        if lref:
+            meter.loop_iterations -= lref
+        _locate(state, error, site)
+        raise
+    return meter.max_fuel - meter.fuel_used
+
+
 def exact_intrinsic_stub(builtin: str) -> Callable[..., tuple[Value, int]]:
     """The exact stub of ``builtin``: every charge through the meter, in the reference's order."""
     return _intrinsic_stub(builtin)
@@ -401,6 +422,7 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_text": text,
         "_s_ceq": composite_equal,
         "_s_bind": binding,
+        "_s_cat": concat_charges(concat_charges_exact),
         **{intrinsic_stub_name(name): _builtin_stub(name) for name in INTRINSICS},
     }
 )

@@ -35,7 +35,7 @@ from dotboxd.core.values import (
 from dotboxd.runtime.binding_call import call_binding
 from dotboxd.runtime.context import RunContext
 from dotboxd.runtime.errors import SandboxError
-from dotboxd.runtime.intrinsics import INTRINSICS
+from dotboxd.runtime.intrinsics import CONCAT_CHARGES, INTRINSICS, text_append
 from dotboxd.runtime.locations import locate
 from dotboxd.runtime.stack import (
     REFERENCE_CALL_FRAMES,
@@ -187,8 +187,33 @@ class _Machine:
         return None
 
     def _set(self, node: ast.Set, env: Env) -> Signal:
-        env[node.name] = self.eval(node.value, env)
+        value = node.value
+        if value.__class__ is ast.Call:
+            first = value.args[0] if value.args else None
+            if first.__class__ is ast.Var and first.name == node.name:
+                target = self.call_targets[id(value)]
+                if target.kind is CallKind.BUILTIN and target.name == "string.concatBudgeted":
+                    self._append_text(node.name, value, env)
+                    return None
+        env[node.name] = self.eval(value, env)
         return None
+
+    def _append_text(self, name: str, call: ast.Call, env: Env) -> None:
+        """``s = string.concatBudgeted(s, x)``: exactly what ``eval`` of the call charges (the call
+        node, both arguments in order, then the built-in's charges), then the text appended to the
+        variable's own text, which CPython does in place when nothing else refers to it
+        (``intrinsics.text_append``): building a string in a loop is then linear, not quadratic."""
+        self.fuel(costs.EXPRESSION_FUEL)
+        head, tail = call.args
+        args = (self.eval(head, env), self.eval(tail, env))
+        try:
+            CONCAT_CHARGES(self.meter, args)
+        except SandboxFault as fault:
+            locate(fault, call)
+            raise
+        suffix = args[1]
+        del args  # the variable must be the text's only owner when it is taken out
+        env[name] = text_append(env.pop(name), suffix)  # type: ignore[arg-type]
 
     def _return(self, node: ast.Return, env: Env) -> Signal:
         self._ret = self.eval(node.value, env)

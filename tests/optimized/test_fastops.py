@@ -204,3 +204,41 @@ def test_fast_path_leaves_cancellation_and_the_deadline_check_to_the_exact_stub(
     """The deterministic corners of the property above: the charge that checks the deadline (the
     last ticks of the cycle, with the wall time spent or not) and a cancelled run."""
     _agree(name, MeterLimits(max_fuel=1000), 0, (ticks, cancelled, timed_out), CANONICAL[name])
+
+
+def _cat_outcome(state: RunState, f: int, args: tuple[Value, ...]) -> Any:
+    try:
+        left = STUBS["_s_cat"](state, f, 0, 0, *args)
+    except (SandboxError, SandboxFault) as error:
+        return ("error", error.code, state.meter.fuel_used)
+    return ("ok", None, left)
+
+
+@settings(max_examples=300)
+@given(
+    operands=OPERANDS["string.concatBudgeted"],
+    lim=limits,
+    f=st.integers(0, 400),
+    ticks=st.integers(costs.DEADLINE_EVERY_FUEL_CHARGES - 3, costs.DEADLINE_EVERY_FUEL_CHARGES - 1)
+    | st.integers(0, 8),
+    cancelled=st.sampled_from([False] * 9 + [True]),
+    timed_out=st.booleans(),
+)
+def test_in_place_concat_charges_agree_with_the_exact_built_in(
+    operands: tuple[Value, ...], lim: MeterLimits, f: int, ticks: int, cancelled: bool, timed_out: bool
+) -> None:
+    """``_s_cat`` (the charges of ``s = string.concatBudgeted(s, x)``, whose text the generated code
+    appends itself) fails, and leaves fuel and every counter, exactly as the built-in's exact stub."""
+    f = min(f, lim.max_fuel)
+    cat_state = _state(lim, ticks, cancelled, timed_out)
+    exact_state = _state(lim, ticks, cancelled, timed_out)
+    cat = _cat_outcome(cat_state, f, operands)
+    exact = _outcome(exact_intrinsic_stub("string.concatBudgeted"), exact_state, f, operands)
+    assert cat[0] == exact[0] and cat[2] == exact[2], (cat, exact)
+    if exact[0] == "error":
+        assert cat[1] == exact[1]
+    for counter in COUNTERS:
+        if counter == "fuel_used" and exact[0] == "ok":
+            continue
+        assert getattr(cat_state.meter, counter) == getattr(exact_state.meter, counter), counter
+    assert cat_state.meter.calls_by_binding == exact_state.meter.calls_by_binding
