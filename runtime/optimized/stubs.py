@@ -56,7 +56,7 @@ the canonical fault (or, where the inline check was only conservative, returns t
 class RunState:
     """Per-run state the stubs need: the meter, the run context and the artifact's resolved tables."""
 
-    __slots__ = ("bindings", "chunk", "meter", "nodes", "run", "sites", "texts", "totals", "work")
+    __slots__ = ("bindings", "chunk", "lazy", "meter", "nodes", "run", "sites", "texts", "totals", "work")
 
     def __init__(
         self,
@@ -79,6 +79,8 @@ class RunState:
         """(start, size, caller's refund) of the fast chunk running now (``reserve``)."""
         self.work = 0
         """Work units of function entries since the last deadline check (``tick``)."""
+        self.lazy: Any = None
+        """What a ``fastlane.LazyRunState`` builds its run context from (None: built eagerly)."""
 
 
 def sync(state: RunState, f: int, lref: int) -> Meter:
