@@ -165,7 +165,13 @@ def test_fast_lane_inputs_fail_and_pass_as_on_the_ordinary_path(args: Any) -> No
 def test_fast_lane_runs_that_build_their_context_part_way(n: int) -> None:
     """A loop reaches the meter through stubs (bulk reservations, fuel exhaustion at 10**6): the
     lazily built context must give the very usage, error and audit of one built at the start."""
-    policy = Policy.builder().with_fuel(200_000).with_max_loop_iterations(10**7).build()
+    policy = (
+        Policy.builder()
+        .with_fuel(200_000)
+        .with_max_loop_iterations(10**7)
+        .with_max_wall_time_ms(60_000)
+        .build()
+    )
     laned, ordinary, plan, spy = _warm(LOOP, policy)
     for _ in range(2):  # the second run reuses the lane's state (or a fresh one after a build)
         lane = laned.execute(plan, "main", [n], backend="optimized")
