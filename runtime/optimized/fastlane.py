@@ -64,7 +64,7 @@ class LazyRunState(RunState):
 
     def __init__(self, bound: _Bound) -> None:
         _, _, self.sites, self.totals, self.texts, self.bindings, self.nodes, _, _ = bound
-        self.chunk = (0, 0, 0)
+        self.chunk = (0, 0, 0, 0)
         self.work = 0
         self.lazy = None
 
