@@ -22,6 +22,9 @@ Repeated calls are cheap: the first ``execute`` of a (plan, entrypoint, backend,
 does not change between runs - the resolved backend, the binding-catalogue check (plan and
 catalogue are both immutable, so its success cannot change), and the runtime's ``EntryCall`` with
 its parameter checks - and later calls only do the per-run work, every check of which still runs.
+On the optimized backend, an entrypoint of a plan without bindings or capabilities also gets the
+backend's fast lane (``runtime/optimized/fastlane.py``): a run that never needs its run context
+never builds one. ``execute_many`` runs a stream of rows, each its own run, through the same path.
 
 ``execute_async`` is ``execute`` for asyncio hosts: the run executes on the caller's event loop and
 is suspended at each pending async binding result, which is awaited on that loop
