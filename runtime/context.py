@@ -63,6 +63,17 @@ def new_run_id() -> str:
     return next(_RUN_COUNTER).to_bytes(16, "big").hex()
 
 
+def next_run_number() -> int:
+    """A fresh run id as its number: ``run_id_text`` spells it. For a caller that may never need
+    the text of most of the ids it takes (a batch of runs whose results are read lazily)."""
+    return next(_RUN_COUNTER)
+
+
+def run_id_text(number: int) -> str:
+    """The run id of a number from ``next_run_number`` (what ``new_run_id`` would have returned)."""
+    return number.to_bytes(16, "big").hex()
+
+
 class PlanRunFacts:
     """What every run of one plan shares, computed once: the meter's limits, the audit clock,
     whether any grant of the policy could ever cover ``dotboxd.runtime.async``, and the memo of the
@@ -128,15 +139,17 @@ class RunContext:
         observers: Iterable[Observer] = (),
         clock: Callable[[], float] = time.monotonic,
         facts: PlanRunFacts | None = None,
+        started: float | None = None,
     ) -> None:
         """``run_id`` defaults to a fresh one; ``facts`` to the plan's (pass them when running the
-        same plan repeatedly). The arguments may be given by position, in this order."""
+        same plan repeatedly); ``started`` (on ``clock``) to now: the run's wall time counts from
+        there. The arguments may be given by position, in this order."""
         if facts is None:
             facts = PlanRunFacts(plan)
         self.plan = plan
         self.facts = facts
         self.run_id = run_id or next(_RUN_COUNTER).to_bytes(16, "big").hex()  # new_run_id(), inlined
-        self.meter = Meter(facts.limits, cancel, clock)
+        self.meter = Meter(facts.limits, cancel, clock, started)
         self.observers = observers if type(observers) is tuple else tuple(observers)
         self.audit_log: AuditLog | None = None
         self._commands: CommandBuffer | None = None

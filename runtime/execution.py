@@ -71,7 +71,8 @@ class Backend(Protocol):
     def run(self, run: RunContext, function_id: str, args: tuple[Value, ...]) -> Value: ...
 
 
-_NO_CALLS: Mapping[str, int] = MappingProxyType({})
+NO_CALLS: Mapping[str, int] = MappingProxyType({})
+"""The binding-call counts of a run that called no binding (shared: it is immutable)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +180,70 @@ def _input_reader(ref: TypeRef, encoding: ArgEncoding) -> InputReader:
         return text
     if name == "Unit":
         return lambda raw: None if raw is None else general(raw)
+    if encoding == "python":
+        collection = _collection_reader(ref, general)
+        if collection is not None:
+            return collection
     return general
+
+
+_ElementTest = Callable[[object], bool]
+
+
+def _element_test(ref: TypeRef) -> _ElementTest | None:
+    """A direct test for one item, key or value of a collection input: True only for a value the
+    general routine accepts and returns unchanged (the scalar fast tests of ``_input_reader``);
+    None for a type without one."""
+    name = ref.name
+    if name in ("I32", "I64"):
+        lo, hi = (I32_MIN, I32_MAX) if name == "I32" else (I64_MIN, I64_MAX)
+        return lambda x: type(x) is int and lo <= x <= hi
+    if name == "Bool":
+        return lambda x: type(x) is bool
+    if name == "F64":
+        return lambda x: type(x) is float and math.isfinite(x)
+    if name == "String":
+        return lambda x: type(x) is str and x.isascii()
+    return None
+
+
+def _collection_reader(ref: TypeRef, general: InputReader) -> InputReader | None:
+    """The reader of a ``List`` or ``Map`` input of scalars or texts, given as a Python list, tuple
+    or dict (a host event): it takes a snapshot of the host's container (a host thread cannot change
+    what was checked), tests every element directly and builds the sandbox value from the snapshot
+    in one step - the value the general routine builds, without its per-element recursion. Anything
+    the tests do not accept goes through the general routine, which also words the error."""
+    args = ref.arguments
+    if ref.name == "List" and len(args) == 1:
+        item_ok = _element_test(args[0])
+        if item_ok is None:
+            return None
+
+        def read_list(raw: object) -> Value:
+            cls = type(raw)
+            if cls is list or cls is tuple:
+                items = list(raw)  # type: ignore[call-overload]  # a list or tuple
+                if all(map(item_ok, items)):
+                    return ListValue(items)
+            return general(raw)
+
+        return read_list
+    if ref.name == "Map" and len(args) == 2:
+        key_ok, value_ok = _element_test(args[0]), _element_test(args[1])
+        if key_ok is None or value_ok is None:
+            return None
+
+        def read_map(raw: object) -> Value:
+            if type(raw) is dict:
+                pairs = list(raw.items())  # distinct keys: exact-class scalars and texts
+                for key, value in pairs:
+                    if not (key_ok(key) and value_ok(value)):
+                        return general(raw)
+                return MapValue(pairs)
+            return general(raw)
+
+        return read_map
+    return None
 
 
 def _bad_input(position: int, fault: SandboxFault) -> SandboxError:
@@ -305,6 +369,22 @@ def _measure(value: Value) -> int | None:
     return None
 
 
+def failure_info(exc: Exception) -> ErrorInfo:
+    """The sanitized error of whatever a run raised: the one classification shared by every path
+    that runs an entrypoint (``EntryCall.run_record`` and the optimized backend's fast lane). A
+    kernel fault keeps its code; a refused plan its diagnostic; Python's own recursion limit is the
+    call-depth quota; anything else is an internal fault that fails closed without detail."""
+    if isinstance(exc, SandboxError):
+        return exc.info()
+    if isinstance(exc, SandboxFault):
+        return SandboxError.from_fault(exc).info()
+    if isinstance(exc, DotBoxDError):
+        return error_info_from_diagnostic(exc.diagnostic)
+    if isinstance(exc, RecursionError):
+        return SandboxError("R-QUOTA-CALL-DEPTH", "nesting exceeds the interpreter's capacity").info()
+    return SandboxError("R-HOST-INTERNAL", "internal runtime fault").info()
+
+
 # --- the prepared entrypoint ---------------------------------------------------------------------
 
 _SUMMARY_KEYS = (
@@ -333,7 +413,6 @@ class EntryCall:
     """
 
     __slots__ = (
-        "_build_summary",
         "_modes",
         "arity",
         "bounds",
@@ -347,6 +426,7 @@ class EntryCall:
         "read_inputs",
         "return_type",
         "stack_frames",
+        "summary_builder",
         "summary_fields",
     )
 
@@ -392,7 +472,7 @@ class EntryCall:
         )
         self.summary_fields = summary
         self._modes: dict[str, dict[str, Any]] = {}
-        self._build_summary = self._summary_event  # bound once: every unobserved run hands it over
+        self.summary_builder = self._summary_event  # bound once: every unobserved run hands it over
 
     def run(
         self,
@@ -421,8 +501,8 @@ class EntryCall:
         caller that builds its own result object from them, like ``SandboxHost.execute``).
 
         The steps of the module docstring, written out in one body: this is the per-call path of
-        every host call, so the input checks and the run's closing are inlined here rather than
-        spread over helper calls. ``awaiter`` drives the pending results of async bindings
+        every host call, so the input checks are inlined here rather than spread over helper calls
+        (``finish`` closes the run). ``awaiter`` drives the pending results of async bindings
         (``runtime.awaiting``; None: the synchronous default)."""
         plan = self.plan
         facts = self.facts
@@ -455,32 +535,35 @@ class EntryCall:
                 value = backend.run(run, self.entrypoint, values)
             else:  # on a fresh helper thread when the host's stack is too deep (``runtime/stack.py``)
                 value = call_with_headroom(frames, backend.run, run, self.entrypoint, values)
-        except SandboxError as exc:
-            error = exc.info()
-        except SandboxFault as fault:
-            error = SandboxError.from_fault(fault).info()
-        except DotBoxDError as rejected:
-            error = error_info_from_diagnostic(rejected.diagnostic)
-            if rejected.code == "E-POLICY-REVOKED":
+        except Exception as exc:
+            error = failure_info(exc)
+            if isinstance(exc, DotBoxDError) and exc.code == "E-POLICY-REVOKED":
                 run.audit.write(
                     "CapabilityRevoked",
                     success=False,
-                    capability_id=str(rejected.diagnostic.evidence.get("capability", "")),
+                    capability_id=str(exc.diagnostic.evidence.get("capability", "")),
                     error_code="PolicyDenied",
                     message="a capability this plan reaches was revoked",
                 )
-        except RecursionError:
-            error = SandboxError("R-QUOTA-CALL-DEPTH", "nesting exceeds the interpreter's capacity").info()
-        except Exception:
-            error = SandboxError("R-HOST-INTERNAL", "internal runtime fault").info()
         finally:
             close_scope()
+        return self.finish(run, value, error, return_type, run.executed_by or backend.name)
+
+    def finish(
+        self,
+        run: RunContext,
+        value: Value,
+        error: ErrorInfo | None,
+        return_type: SandboxType | None,
+        executed_by: str,
+    ) -> RunRecord:
+        """Close a run that has ended (``value`` or ``error``): hand over or drop its commands, read
+        its usage, close its audit trail with the ``RunSummary``, and give the record's fields."""
         if error is not None:
             value = None
         commands = run.finish_commands(error is None)
         meter = run.meter
-        usage = meter.usage(facts.usage_memo)
-        executed_by = run.executed_by or backend.name
+        usage = meter.usage(self.facts.usage_memo)
         calls = meter.calls_by_binding
         if run.observers:
             events = self._observed_summary(run, executed_by, error, usage)
@@ -490,8 +573,8 @@ class EntryCall:
             logged = log.events if log is not None else ()
             events = AuditTrail(
                 logged,
-                self._build_summary,
-                (run.run_id, facts.audit_clock(), len(logged), executed_by, error, usage),
+                self.summary_builder,
+                (run.run_id, self.facts.audit_clock(), len(logged), executed_by, error, usage),
             )
         return (
             run.run_id,
@@ -500,7 +583,7 @@ class EntryCall:
             usage,
             events,
             commands,
-            MappingProxyType(dict(calls)) if calls else _NO_CALLS,
+            MappingProxyType(dict(calls)) if calls else NO_CALLS,
             return_type,
             executed_by,
         )
@@ -559,4 +642,13 @@ class EntryCall:
         return new_summary_event(run_id, timestamp, sequence, category, MappingProxyType(fields))
 
 
-__all__ = ["ArgEncoding", "Backend", "EntryCall", "RunOutcome", "RunRecord", "execute_plan"]
+__all__ = [
+    "NO_CALLS",
+    "ArgEncoding",
+    "Backend",
+    "EntryCall",
+    "RunOutcome",
+    "RunRecord",
+    "execute_plan",
+    "failure_info",
+]

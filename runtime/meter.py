@@ -206,7 +206,11 @@ class Meter:
         limits: MeterLimits,
         cancel: CancelToken | None = None,
         clock: Callable[[], float] = time.monotonic,
+        started: float | None = None,
     ) -> None:
+        """``started`` is when the run began on ``clock`` (default: now): the wall-time budget counts
+        from there, also for a meter built part way through a run (the optimized fast lane builds
+        one only when the run first needs it)."""
         # one store per slot and nothing else: a meter is built for every run, so its construction is
         # on the per-call path (the deadline is ``wall_time_ms`` spelled out, without the property call)
         self.limits = limits
@@ -214,7 +218,9 @@ class Meter:
         self._cancel = _NOT_CANCELLABLE if cancel is None else cancel
         self._clock = clock
         wall_ms = limits.max_wall_time_ms
-        self._deadline = clock() + (DEFAULT_WALL_TIME_MS if wall_ms is None else wall_ms) / 1000.0
+        self._deadline = (clock() if started is None else started) + (
+            DEFAULT_WALL_TIME_MS if wall_ms is None else wall_ms
+        ) / 1000.0
         self._fuel_ticks = 0
         self._loop_ticks = 0
         self.fuel_used = 0
@@ -559,13 +565,7 @@ class Meter:
             or self.network_bytes_written
             or self.log_events
         ):
-            fuel_used = self.fuel_used
-            found = memo.get(fuel_used)
-            if found is None:
-                found = _new_usage(fuel_used, self.max_fuel)
-                if len(memo) < USAGE_MEMO_SIZE:
-                    memo[fuel_used] = found
-            return found
+            return fuel_only_usage(memo, self.fuel_used, self.max_fuel)
         return _new_usage(
             self.fuel_used,
             self.max_fuel,
@@ -580,3 +580,15 @@ class Meter:
             self.collection_elements,
             self.string_bytes,
         )
+
+
+def fuel_only_usage(memo: dict[int, ResourceUsage], fuel_used: int, max_fuel: int) -> ResourceUsage:
+    """The usage record of a run that consumed nothing but ``fuel_used`` fuel, shared through
+    ``memo`` (records by fuel used, all for this ``max_fuel``; see ``Meter.usage``): records are
+    immutable, so equal ones need not be built twice. No record is added to a full memo."""
+    found = memo.get(fuel_used)
+    if found is None:
+        found = _new_usage(fuel_used, max_fuel)
+        if len(memo) < USAGE_MEMO_SIZE:
+            memo[fuel_used] = found
+    return found

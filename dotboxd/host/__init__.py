@@ -28,6 +28,7 @@ from dotboxd.core.bindings import (
 from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, DotBoxDException, Span
 from dotboxd.core.effects import Effect
 from dotboxd.core.values import Guid, ListValue, MapValue, OpaqueId, RecordValue, SandboxPath, SandboxUri
+from dotboxd.host.batch import BatchResults
 from dotboxd.host.result import ExecutionResult
 from dotboxd.host.sandbox_host import DEFAULT_DISPATCH_CACHE_SIZE, SandboxHost
 from dotboxd.runtime.audit import AuditEvent, Observer
@@ -44,6 +45,7 @@ __all__ = [
     "DEFAULT_DISPATCH_CACHE_SIZE",
     "AuditEvent",
     "AuditLevel",
+    "BatchResults",
     "BindingCatalog",
     "BindingContext",
     "BindingDescriptor",

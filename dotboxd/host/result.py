@@ -17,7 +17,9 @@ from dotboxd.core.values import Value, encode_typed, frozen_constructor
 from dotboxd.runtime.audit import AuditEvent
 from dotboxd.runtime.commands import Command
 from dotboxd.runtime.errors import ErrorInfo
+from dotboxd.runtime.execution import RunRecord
 from dotboxd.runtime.meter import ResourceUsage
+from dotboxd.validator.plan import ExecutionPlan
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,3 +105,30 @@ class ExecutionResult:
 
 new_execution_result = frozen_constructor(ExecutionResult)
 """``ExecutionResult(...)`` without the frozen ``__init__`` (one per host call; see ``frozen_constructor``)."""
+
+
+def result_of(
+    plan: ExecutionPlan, backend: str, record: RunRecord, applied: tuple[Command, ...] = ()
+) -> ExecutionResult:
+    """The result of one run of ``plan`` on ``backend`` from its ``RunRecord`` (``applied``: the
+    commands whose effect the host left in place, see ``ExecutionResult``)."""
+    run_id, value, error, usage, events, commands, calls, return_type, executed_by = record
+    return new_execution_result(
+        error is None,
+        value,
+        error,
+        usage,
+        events,
+        plan.module_hash,
+        plan.plan_hash,
+        plan.policy_hash,
+        run_id,
+        backend,
+        "run",
+        return_type,
+        commands,
+        len(applied),
+        calls,
+        executed_by,
+        applied,
+    )

@@ -22,6 +22,9 @@ Repeated calls are cheap: the first ``execute`` of a (plan, entrypoint, backend,
 does not change between runs - the resolved backend, the binding-catalogue check (plan and
 catalogue are both immutable, so its success cannot change), and the runtime's ``EntryCall`` with
 its parameter checks - and later calls only do the per-run work, every check of which still runs.
+On the optimized backend, an entrypoint of a plan without bindings or capabilities also gets the
+backend's fast lane (``runtime/optimized/fastlane.py``): a run that never needs its run context
+never builds one. ``execute_many`` runs a stream of rows, each its own run, through the same path.
 
 ``execute_async`` is ``execute`` for asyncio hosts: the run executes on the caller's event loop and
 is suspended at each pending async binding result, which is awaited on that loop
@@ -34,23 +37,22 @@ shared loop thread (``dotboxd.runtime.awaiting``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib
 import os
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dotboxd.core.ast import Module
 from dotboxd.core.bindings import BindingCatalog, BindingDescriptor, BindingRegistry
 from dotboxd.core.diagnostics import DotBoxDError
-from dotboxd.host.result import ExecutionResult, new_execution_result
+from dotboxd.host.batch import BatchResults
+from dotboxd.host.result import ExecutionResult, result_of
 from dotboxd.runtime.audit import Observer
 from dotboxd.runtime.awaiting import Awaiter, LoopAwaiter, discard
 from dotboxd.runtime.command_batch import apply_batch
-from dotboxd.runtime.commands import Command
 from dotboxd.runtime.errors import ErrorInfo, SandboxError, error_info_from_diagnostic
-from dotboxd.runtime.execution import ArgEncoding, Backend, EntryCall
+from dotboxd.runtime.execution import ArgEncoding, Backend, EntryCall, RunRecord
 from dotboxd.runtime.facades import attach_standard_facades
 from dotboxd.runtime.meter import CancelToken, ResourceUsage
 from dotboxd.runtime.reference import ReferenceBackend
@@ -75,23 +77,49 @@ should raise it (``SandboxHost(dispatch_cache_size=...)``): a miss re-runs the c
 rebuilds the ``EntryCall``, roughly ten times the cost of a hit."""
 
 
+class FastRun(Protocol):
+    """A backend's fast lane for one entrypoint (``OptimizedBackend.fast_lane``). Calling it runs
+    one row: its record, or None when the lane cannot take the run right now (the ordinary path
+    then runs it). ``run_many`` runs rows until they end (None, taking no row, if it cannot);
+    ``record`` turns one of its compact rows into a ``RunRecord``."""
+
+    def __call__(self, args: Sequence[object], run_id: str | None = None) -> RunRecord | None: ...
+
+    def run_many(self, rows: Iterator[Sequence[object]], stop_on_error: bool) -> list[Any] | None: ...
+
+    def record(self, compact: Any) -> RunRecord: ...
+
+
 class _Dispatch:
     """What a host keeps between calls of one entrypoint: the plan and catalogue it was checked
-    against (compared by identity on every call), the backend object and the runtime's EntryCall."""
+    against (compared by identity on every call), the backend object, the runtime's EntryCall and
+    the backend's fast lane for it, if it has one (only for hosts without live observers: a lane
+    never writes the ``RunSummary`` to an observer)."""
 
-    __slots__ = ("backend", "catalog", "entry", "plan")
+    __slots__ = ("backend", "catalog", "entry", "fast", "plan")
 
     def __init__(
-        self, plan: ExecutionPlan, catalog: BindingCatalog, backend: Backend, entry: EntryCall
+        self,
+        plan: ExecutionPlan,
+        catalog: BindingCatalog,
+        backend: Backend,
+        entry: EntryCall,
+        fast: FastRun | None,
     ) -> None:
         self.plan = plan
         self.catalog = catalog
         self.backend = backend
         self.entry = entry
+        self.fast = fast
 
 
 class SandboxHost:
     """A host's bindings, backends and audit observers; prepares and executes kernels."""
+
+    _fast_lanes = True
+    """Whether dispatch records take a backend's fast lane (``OptimizedBackend.fast_lane``) when it
+    offers one. Tests switch it off on an instance to compare a lane's results with the ordinary
+    path's; a host has no reason to."""
 
     def __init__(
         self,
@@ -179,6 +207,50 @@ class SandboxHost:
             plan, entrypoint, args, backend, encoding, cancel, apply_commands_on_success, run_id, None
         )
 
+    def execute_many(
+        self,
+        plan: ExecutionPlan,
+        entrypoint: str = "main",
+        rows: Iterable[Sequence[object]] = (),
+        *,
+        backend: str = "reference",
+        encoding: ArgEncoding = "python",
+        cancel: CancelToken | None = None,
+        apply_commands_on_success: bool = True,
+        stop_on_error: bool = False,
+    ) -> BatchResults:
+        """Run ``entrypoint`` once per row of ``rows`` (each row is the ``args`` of one ``execute``)
+        and return the results in row order (``BatchResults``, built when read).
+
+        Every row is its own run, exactly as a separate ``execute`` of it: its own run id, limits,
+        meter, usage, audit trail and commands (applied when that row succeeds). A row that fails
+        is that row's result and the next row runs anyway; with ``stop_on_error`` the batch ends
+        after the first failed row (the results then end with it; later rows are not taken from
+        ``rows``). For a plan without bindings on the optimized backend the rows run on its fast
+        lane, without a per-row dispatch lookup."""
+        items: list[Any] = []
+        record_of = None
+        remaining = iter(rows)
+        for args in remaining:
+            result = self._execute(
+                plan, entrypoint, args, backend, encoding, cancel, apply_commands_on_success, None, None
+            )
+            items.append(result)
+            if stop_on_error and not result.ok:
+                break
+            dispatch = self._dispatch.get((id(plan), entrypoint, backend, encoding))
+            if cancel is not None or dispatch is None or dispatch.fast is None:
+                continue
+            if dispatch.plan is not plan or dispatch.catalog is not self.catalog:
+                continue
+            lane = dispatch.fast
+            done = lane.run_many(remaining, stop_on_error)
+            if done is not None:  # the lane took every remaining row
+                items.extend(done)
+                record_of = lane.record
+                break
+        return BatchResults(plan, backend, items, record_of)
+
     async def execute_async(
         self,
         plan: ExecutionPlan,
@@ -250,15 +322,22 @@ class SandboxHost:
         key = (id(plan), entrypoint, backend, encoding)
         dispatch = self._dispatch.get(key)
         if dispatch is not None and dispatch.plan is plan and dispatch.catalog is self.catalog:
-            with contextlib.suppress(KeyError):  # dropped by a concurrent call: this run keeps it
+            # not ``contextlib.suppress``: its context manager costs more than the move itself
+            try:  # noqa: SIM105
                 self._dispatch.move_to_end(key)  # most recently used
+            except KeyError:  # dropped by a concurrent call: this run keeps it
+                pass
         else:
             prepared = self._prepare_dispatch(plan, entrypoint, backend, encoding)
             if isinstance(prepared, ExecutionResult):
                 return prepared
             dispatch = prepared
-        run_id, value, error, usage, events, commands, calls, return_type, executed_by = (
-            dispatch.entry.run_record(
+        fast = dispatch.fast
+        record = None
+        if fast is not None and cancel is None and (awaiter is None or awaiter is _no_await):
+            record = fast(args, run_id)  # the plan has no bindings: nothing is ever awaited
+        if record is None:
+            record = dispatch.entry.run_record(
                 args,
                 dispatch.backend,
                 cancel,
@@ -266,34 +345,39 @@ class SandboxHost:
                 run_id,
                 awaiter=self._sync_awaiter if awaiter is None else awaiter,
             )
-        )
-        applied: tuple[Command, ...] = ()
-        if error is None and commands and apply_commands_on_success and any(c.applicable for c in commands):
-            report, events = apply_batch(
-                commands, run_id, events, dispatch.entry.facts.audit_clock, self._observers
-            )
-            applied = report.applied
-            error = report.error()
-            if error is not None:
-                value = None
-        return new_execution_result(
-            error is None,
-            value,
-            error,
-            usage,
-            events,
-            plan.module_hash,
-            plan.plan_hash,
-            plan.policy_hash,
-            run_id,
+        commands = record[5]
+        if (
+            commands
+            and record[2] is None
+            and apply_commands_on_success
+            and any(c.applicable for c in commands)
+        ):
+            return self._apply(plan, backend, record, dispatch.entry.facts.audit_clock)
+        return result_of(plan, backend, record)
+
+    def _apply(
+        self, plan: ExecutionPlan, backend: str, record: RunRecord, audit_clock: Callable[[], float]
+    ) -> ExecutionResult:
+        """The result of a successful run whose commands are to be applied: applied as one batch
+        (``runtime.command_batch``), whose outcome joins the audit trail and may fail the run."""
+        run_id, value, error, usage, events, commands, calls, return_type, executed_by = record
+        report, events = apply_batch(commands, run_id, events, audit_clock, self._observers)
+        error = report.error()
+        return result_of(
+            plan,
             backend,
-            "run",
-            return_type,
-            commands,
-            len(applied),
-            calls,
-            executed_by,
-            applied,
+            (
+                run_id,
+                value if error is None else None,
+                error,
+                usage,
+                events,
+                commands,
+                calls,
+                return_type,
+                executed_by,
+            ),
+            report.applied,
         )
 
     def _prepare_dispatch(
@@ -315,7 +399,12 @@ class SandboxHost:
         if chosen is None:
             missing = SandboxError("R-BACKEND-UNAVAILABLE", f"backend '{backend}' is not available")
             return _failed(plan, missing.info(), backend)
-        dispatch = _Dispatch(plan, catalog, chosen, EntryCall(plan, entrypoint, encoding))
+        entry = EntryCall(plan, entrypoint, encoding)
+        lane = getattr(chosen, "fast_lane", None)
+        fast: FastRun | None = None
+        if lane is not None and self._fast_lanes and not self._observers:
+            fast = lane(entry)
+        dispatch = _Dispatch(plan, catalog, chosen, entry, fast)
         key = (id(plan), entrypoint, backend, encoding)
         self._dispatch.pop(key, None)  # a stale record of a dead plan whose id was reused
         while len(self._dispatch) >= self._dispatch_limit:

@@ -17,12 +17,13 @@ any kernel code runs; a run never switches backends half way.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from dotboxd.core.values import Value
 from dotboxd.runtime.context import RunContext
 from dotboxd.runtime.errors import SandboxError
+from dotboxd.runtime.execution import EntryCall
 from dotboxd.runtime.reference import ReferenceBackend
 from dotboxd.validator.plan import ExecutionPlan
 
@@ -30,6 +31,7 @@ from .artifact import Artifact, ArtifactKey
 from .cache import DEFAULT_CACHE, ArtifactCache
 from .codegen import GenOptions
 from .errors import CompileFailure, OptimizedBackendError, VerifierFailure
+from .fastlane import FastLane
 
 Mode = Literal["reference", "optimized", "auto"]
 MODES: tuple[str, ...] = ("reference", "optimized", "auto")
@@ -37,8 +39,6 @@ MODES: tuple[str, ...] = ("reference", "optimized", "auto")
 _REFERENCE = ReferenceBackend()
 _RECENT = 64
 _RECENT_BYTES = 32 * 1024 * 1024
-
-_Runner = Callable[[RunContext, str, tuple[Value, ...]], Value]
 
 
 class OptimizedBackend:
@@ -64,7 +64,7 @@ class OptimizedBackend:
         self.cache = cache if cache is not None else DEFAULT_CACHE
         self.options = options or GenOptions()
         self._heat: dict[str, int] = {}
-        self._recent: dict[int, tuple[ExecutionPlan, _Runner, int]] = {}
+        self._recent: dict[int, tuple[ExecutionPlan, Artifact, int]] = {}
         self._lock = threading.Lock()
 
     def run(self, run: RunContext, function_id: str, args: tuple[Value, ...]) -> Value:
@@ -72,7 +72,7 @@ class OptimizedBackend:
         recent = self._recent.get(id(plan))
         if recent is not None and recent[0] is plan:
             # the per-call fast path: execute_plan has gated the plan (revocation, expiry) already
-            return recent[1](run, function_id, args)
+            return recent[1].run(run, function_id, args)
         if self.mode == "reference" or (self.mode == "auto" and not self._hot(run)):
             return _REFERENCE.run(run, function_id, args)
         try:
@@ -92,6 +92,17 @@ class OptimizedBackend:
                 del self._recent[id(plan)]
         _REFERENCE.release(plan)
 
+    def fast_lane(self, entry: EntryCall) -> FastLane | None:
+        """A ``FastLane`` for ``entry`` (runs that build their run context only when they need it),
+        or None when ``entry`` does not qualify or this backend never runs compiled code. The lane
+        runs a plan only while it is compiled here (``_recent``); otherwise the caller takes the
+        ordinary path, which compiles it."""
+        if self.mode == "reference" or type(self).run is not OptimizedBackend.run:
+            return None
+        if not FastLane.eligible(entry):
+            return None
+        return FastLane(entry, self._recent, self.name)
+
     def _remember(self, plan: ExecutionPlan, artifact: Artifact) -> None:
         """Keep the last few plans' artifacts (their bound ``run``) by plan identity (the plan object
         is held, so its id cannot be reused while the entry exists), sparing the key hash on every
@@ -99,7 +110,7 @@ class OptimizedBackend:
         keep their artifacts alive after the cache has evicted them."""
         with self._lock:
             self._recent.pop(id(plan), None)
-            self._recent[id(plan)] = (plan, artifact.run, artifact.size_bytes)
+            self._recent[id(plan)] = (plan, artifact, artifact.size_bytes)
             total = sum(entry[2] for entry in self._recent.values())
             while len(self._recent) > _RECENT or (total > _RECENT_BYTES and self._recent):
                 _, _, size = self._recent.pop(next(iter(self._recent)))

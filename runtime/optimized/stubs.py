@@ -29,7 +29,7 @@ from dotboxd.runtime.intrinsics import CONCAT_CHARGES, INTRINSICS
 from dotboxd.runtime.locations import locate_ordinal
 from dotboxd.runtime.meter import Meter
 from dotboxd.runtime.optimized.fastops import FAST_PATHS, concat_charges
-from dotboxd.runtime.optimized.work import CHUNK_WORK, chunk_limit, heavy_weight
+from dotboxd.runtime.optimized.work import CHUNK_WORK, chunk_limit, heavy_weight, iteration_units
 
 CHUNK: Final = 2048
 """Most iterations one bulk reservation covers: the deadline and cancellation are checked at least
@@ -56,7 +56,7 @@ the canonical fault (or, where the inline check was only conservative, returns t
 class RunState:
     """Per-run state the stubs need: the meter, the run context and the artifact's resolved tables."""
 
-    __slots__ = ("bindings", "chunk", "meter", "nodes", "run", "sites", "texts", "totals", "work")
+    __slots__ = ("bindings", "chunk", "lazy", "meter", "nodes", "run", "sites", "texts", "totals", "work")
 
     def __init__(
         self,
@@ -75,10 +75,14 @@ class RunState:
         self.bindings = bindings
         self.nodes = nodes
         """Site -> operation ordinal (``Tables.resolved_site_nodes``): where a failure is located."""
-        self.chunk: tuple[int, int, int] = (0, 0, 0)
-        """(start, size, caller's refund) of the fast chunk running now (``reserve``)."""
+        self.chunk: tuple[int, int, int, int] = (0, 0, 0, 0)
+        """(start, size, caller's refund, work units per iteration) of the fast chunk running now
+        (``reserve``)."""
         self.work = 0
-        """Work units of function entries since the last deadline check (``tick``)."""
+        """Work units since the last deadline check: function entries (``tick``) and the
+        iterations of fast chunks (``reserve``, less what ``give_back`` returns)."""
+        self.lazy: Any = None
+        """What a ``fastlane.LazyRunState`` builds its run context from (None: built eagerly)."""
 
 
 def sync(state: RunState, f: int, lref: int) -> Meter:
@@ -154,7 +158,7 @@ def _chunk_fault(state: RunState, f: int, i: int, site: int, args: tuple[Any, ..
     try:
         return op(*args)
     except Exception as error:
-        start, n, lr = state.chunk
+        start, n, lr, _ = state.chunk
         j = i - start
         sync(state, f - j * base + ahead, lr + n - j - started)
         _locate(state, error, site)
@@ -229,24 +233,42 @@ def reserve(
     on one iteration's real work (``work.py``), which caps the chunk so that the deadline and
     cancellation, checked here once per chunk, are checked at a bounded real-time interval whatever
     the body does. A reservation is recorded in the run state for the chunk's fault sites
-    (``_chunk_fault``)."""
+    (``_chunk_fault``).
+
+    The chunk's work joins the run's work counter (``state.work``, shared with ``tick``); the clock
+    is read only when the work since the last check leaves no room for one more iteration, and the
+    chunk is cut to the room that is left. So a loop entered again and again (the inner ``while``
+    of a Collatz walk, a few iterations each time) checks the deadline once per ``CHUNK_WORK`` units
+    of work actually done, not at every entry, and no stretch between two checks holds more.
+    Cancellation is still checked at every reservation."""
     meter = sync(state, f, lref)
-    meter.check_deadline()
     if d < need:
+        meter.check_deadline()
         return 0
+    meter.check_cancelled()
     limits = meter.limits
-    n = CHUNK if stop is None else min(stop - start, CHUNK)
-    n = min(
-        n,
-        limits.max_loop_iterations - meter.loop_iterations,
-        chunk_limit(work, heavy, limits.max_string_length),
-    )
-    if worst:
-        n = min(n, f // worst)
+    # ``iteration_units`` without the call when no text operation weighs in (the common case)
+    per = iteration_units(work, heavy, limits.max_string_length) if heavy or work < 1 else work
+    spent = state.work
+    room = (CHUNK_WORK - spent) // per
+    if room <= 0:
+        meter.check_deadline()
+        spent = 0
+        room = chunk_limit(work, heavy, limits.max_string_length)
+    n = CHUNK if stop is None or stop - start > CHUNK else stop - start
+    left = limits.max_loop_iterations - meter.loop_iterations
+    if left < n:
+        n = left
+    if room < n:
+        n = room
+    if worst and f // worst < n:
+        n = f // worst
     if n <= 0:
+        state.work = spent
         return 0
     meter.loop_iterations += n
-    state.chunk = (start, n, lref)
+    state.work = spent + n * per
+    state.chunk = (start, n, lref, per)
     return n
 
 
@@ -272,8 +294,10 @@ def tick(state: RunState, f: int, lref: int, nodes: int, heavy: int) -> None:
 
 
 def give_back(state: RunState, count: int) -> None:
-    """A bulk chunk left early (break, return): the iterations it did not start are not charged."""
+    """A bulk chunk left early (break, return): the iterations it did not start are not charged,
+    and their work leaves the run's work counter (never below zero)."""
     state.meter.loop_iterations -= count
+    state.work = max(0, state.work - count * state.chunk[3])
 
 
 # --- values that go through the meter --------------------------------------------------------

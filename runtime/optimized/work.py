@@ -49,11 +49,16 @@ def heavy_weight(max_string_length: int) -> int:
     return 1 + max_string_length // TEXT_UNITS_PER_WORK
 
 
+def iteration_units(nodes: int, heavy: int, max_string_length: int) -> int:
+    """Work units of one iteration of a body of ``nodes`` nodes, ``heavy`` of them text operations
+    (at least 1)."""
+    return max(nodes + heavy * heavy_weight(max_string_length), 1)
+
+
 def chunk_limit(nodes: int, heavy: int, max_string_length: int) -> int:
     """Most iterations of a body of ``nodes`` work units (``heavy`` of them text operations) that
     one chunk may run: at least 1, so a loop always progresses."""
-    units = nodes + heavy * heavy_weight(max_string_length)
-    return max(1, CHUNK_WORK // max(units, 1))
+    return max(1, CHUNK_WORK // iteration_units(nodes, heavy, max_string_length))
 
 
 class WorkCounter:

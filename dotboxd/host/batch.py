@@ -1,0 +1,90 @@
+"""``BatchResults``: the per-row results of ``SandboxHost.execute_many``, built when read.
+
+Why lazily: an event stream runs one small kernel per row, and the ``ExecutionResult`` of a row (a
+17-field record, its usage record, its audit trail) costs more than the run itself. A row that ran
+on the optimized backend's fast lane and consumed only fuel is kept in a compact form (run id
+number, value, error, fuel used, summary timestamp) and turned into its ``ExecutionResult`` - equal
+to the one ``execute`` would have returned for that run - on first read; ``values()`` and
+``errors()`` read the compact form directly. Every other row is an ``ExecutionResult`` from the
+start.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, overload
+
+from dotboxd.core.values import Value
+from dotboxd.host.result import ExecutionResult, result_of
+from dotboxd.runtime.errors import ErrorInfo
+from dotboxd.runtime.execution import RunRecord
+from dotboxd.validator.plan import ExecutionPlan
+
+RecordOf = Callable[[Any], RunRecord]
+"""Turns a compact row into its ``RunRecord`` (``FastLane.record``)."""
+
+
+class BatchResults(Sequence[ExecutionResult]):
+    """The results of ``execute_many``, one per row that ran, in row order (an immutable sequence).
+
+    ``results[i]`` is row ``i``'s ``ExecutionResult``; ``values()`` every row's value (None for a
+    failed row) and ``errors()`` every row's error (None for a row that succeeded), without building
+    the result objects."""
+
+    __slots__ = ("_backend", "_lock", "_plan", "_record_of", "_rows")
+
+    def __init__(
+        self, plan: ExecutionPlan, backend: str, rows: list[Any], record_of: RecordOf | None
+    ) -> None:
+        self._plan = plan
+        self._backend = backend
+        self._rows = rows  # ExecutionResult, a lane's full RunRecord (9 fields) or compact row (6)
+        self._record_of = record_of
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def _result(self, index: int) -> ExecutionResult:
+        row = self._rows[index]
+        if type(row) is ExecutionResult:
+            return row
+        with self._lock:  # one result object per row, however many threads read it first
+            row = self._rows[index]
+            if type(row) is not ExecutionResult:
+                if len(row) != 9:
+                    assert self._record_of is not None
+                    row = self._record_of(row)
+                row = self._rows[index] = result_of(self._plan, self._backend, row)
+            return row
+
+    @overload
+    def __getitem__(self, index: int) -> ExecutionResult: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[ExecutionResult, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> ExecutionResult | tuple[ExecutionResult, ...]:
+        if isinstance(index, slice):
+            return tuple(self._result(i) for i in range(*index.indices(len(self._rows))))
+        if index < 0:
+            index += len(self._rows)
+        if not 0 <= index < len(self._rows):
+            raise IndexError("row index out of range")
+        return self._result(index)
+
+    def __iter__(self) -> Iterator[ExecutionResult]:
+        for index in range(len(self._rows)):
+            yield self._result(index)
+
+    def values(self) -> list[Value]:
+        """Each row's value (None where the row failed), in row order."""
+        return [row.value if type(row) is ExecutionResult else row[1] for row in self._rows]
+
+    def errors(self) -> list[ErrorInfo | None]:
+        """Each row's error (None where the row succeeded), in row order."""
+        return [row.error if type(row) is ExecutionResult else row[2] for row in self._rows]
+
+    def __repr__(self) -> str:
+        return f"BatchResults({len(self._rows)} rows)"

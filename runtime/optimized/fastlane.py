@@ -1,0 +1,320 @@
+"""The fast lane: one run of a compiled entrypoint that builds its run context only if it needs one.
+
+Why: a small kernel called once per host event (a predicate over two integers) runs in well under a
+microsecond, while the per-run objects around it - the ``RunContext`` with its ``Meter``, the
+``RunState`` of the stubs - cost several times that. Generated code keeps the fuel in a local and
+touches nothing else of the run except through a stub (``stubs.py``), so a run that never calls a
+stub never needs the meter: its whole consumption is the fuel the function hands back.
+
+``LazyRunState`` is a ``RunState`` whose ``run`` and ``meter`` are built on first access: the first
+stub that reaches for them gets a ``RunContext`` equal to the one the ordinary path would have built
+at the start of the run (same run id, same deadline counted from the run's start, call depth one,
+nothing charged yet - generated code writes nothing to the meter before a stub syncs it), and the
+object turns into a plain ``RunState`` so later stub calls read its slots at full speed. From then
+on the run is the ordinary run, closed by ``EntryCall.finish``.
+
+A run that never materialized consumed fuel only: its usage is the shared fuel-only record
+(``meter.fuel_only_usage``), its audit trail just the lazily built ``RunSummary``, its commands
+none, exactly what ``EntryCall.finish`` reports for such a run.
+
+Only entrypoints for which this changes nothing observable get a lane (``FastLane.eligible``): a
+known entrypoint of a plan that reaches no capability (nothing to revoke or expire) and has no
+bindings (no commands, no async results, no binding audit), that fits the host's stack, whose
+policy allows one call level and a non-zero wall time, on a host without live observers and runs
+without a cancel token (the host decides the last two per call). Everything else takes
+``EntryCall.run_record``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from dotboxd.core.ast import TypeRef
+from dotboxd.core.costs import CALL_DEPTH_STEP
+from dotboxd.core.types import to_type_ref
+from dotboxd.core.utf16 import close_scope, open_scope
+from dotboxd.core.values import Value, shape_of
+from dotboxd.runtime.audit import AuditTrail
+from dotboxd.runtime.context import RunContext, new_run_id, next_run_number, run_id_text
+from dotboxd.runtime.errors import ErrorInfo, SandboxError
+from dotboxd.runtime.execution import NO_CALLS, EntryCall, RunRecord, failure_info
+from dotboxd.runtime.meter import Meter, fuel_only_usage
+from dotboxd.runtime.stack import HOST_RESERVE_FRAMES
+
+from .stubs import RunState
+
+if TYPE_CHECKING:
+    from .artifact import Artifact
+
+_monotonic = time.monotonic
+
+
+class LazyRunState(RunState):
+    """A ``RunState`` without its run context until a stub first reads ``run`` or ``meter``.
+
+    The two names are properties here that build the context; they shadow the slots of the same
+    names, which ``build`` fills through ``RunState``'s own slot descriptors. No slots of its own
+    (``lazy`` holds the lane, the run's id and its start time), so that once built it can become a
+    plain ``RunState``: the stubs then see one class only and read its slots directly. A state that was never built is as new after its run apart from ``work``, which
+    ``FastLane`` resets before it hands the state to the next run of the same artifact."""
+
+    __slots__ = ()
+
+    def __init__(self, bound: _Bound) -> None:
+        _, _, self.sites, self.totals, self.texts, self.bindings, self.nodes, _, _ = bound
+        self.chunk = (0, 0, 0, 0)
+        self.work = 0
+        self.lazy = None
+
+    def build(self) -> RunContext:
+        """Build the run context now and become an ordinary ``RunState``."""
+        lane, run_key, started = self.lazy
+        run: RunContext = lane.context(run_key, started)
+        _RUN_SLOT.__set__(self, run)  # the slots themselves: this class's names are the properties
+        _METER_SLOT.__set__(self, run.meter)
+        self.__class__ = RunState  # type: ignore[assignment]  # same layout: now an ordinary state
+        return run
+
+    @property  # read-only until built: then the slot (of RunState) is read
+    def run(self) -> RunContext:  # type: ignore[override]
+        """The run context, built on this first read (later reads are the plain slot's)."""
+        return self.build()
+
+    @property
+    def meter(self) -> Meter:  # type: ignore[override]
+        """The run's meter, built with its context on this first read."""
+        return self.build().meter
+
+
+_RUN_SLOT: Any = RunState.__dict__["run"]
+_METER_SLOT: Any = RunState.__dict__["meter"]
+
+
+_Bound = tuple[
+    "Artifact",
+    Callable[..., tuple[Value, int]],
+    tuple[Any, ...],
+    tuple[int, ...],
+    tuple[Any, ...],
+    tuple[str, ...],
+    tuple[int, ...],
+    list[LazyRunState],
+    bool,
+]
+"""(artifact, the entrypoint's function, sites, totals, texts, bindings, site nodes, spare states,
+whether a run needs a UTF-16 scope)."""
+
+_TEXT_FREE_TYPES = frozenset({"Unit", "Bool", "I32", "I64", "F64", "List", "Map", "Record"})
+
+
+def _text_free(ref: TypeRef) -> bool:
+    """Whether no value of type ``ref`` holds a text (String, path, uri, guid or opaque id)."""
+    return ref.name in _TEXT_FREE_TYPES and all(_text_free(arg) for arg in ref.arguments)
+
+
+RecentArtifacts = dict[int, tuple[Any, "Artifact", int]]
+"""``OptimizedBackend._recent``: plan id -> (plan, artifact, size)."""
+
+RunKey = int | str
+"""A run's id as given by the caller (text) or as a number from ``next_run_number``."""
+
+Compact = tuple[RunKey, Value, ErrorInfo | None, int, float, bool]
+"""A run that consumed only fuel, held until its record is wanted (``FastLane.record``): its run
+key, value (None when it failed), error, fuel used, ``RunSummary`` timestamp, and whether the
+compiled function was entered (then the run was executed by ``optimized``)."""
+
+LaneRecord = RunRecord | Compact
+"""What one run of the lane leaves: a full ``RunRecord`` when it built its run context, else the
+``Compact`` form (9 fields and 6: ``len`` tells them apart)."""
+
+
+class FastLane:
+    """The fast lane of one ``EntryCall`` on one optimized backend (see the module docstring)."""
+
+    __slots__ = (
+        "_bound",
+        "_recent",
+        "backend_name",
+        "depth_left",
+        "entry",
+        "max_fuel",
+        "plan",
+        "plan_id",
+        "text_free_inputs",
+        "wall",
+    )
+
+    def __init__(self, entry: EntryCall, recent: RecentArtifacts, backend_name: str) -> None:
+        self.entry = entry
+        self.plan = entry.plan
+        self.plan_id = id(entry.plan)
+        self._recent = recent
+        self.backend_name = backend_name
+        limits = entry.facts.limits
+        self.max_fuel = limits.max_fuel
+        self.wall = limits.wall_time_ms / 1000.0
+        self.depth_left = limits.max_call_depth - CALL_DEPTH_STEP  # what the entry call leaves
+        # A run needs the UTF-16 scope (``core.utf16``: per-run indices of long non-ASCII texts) only
+        # if it can see such a text. Without bindings, a text reaches a run only as an input or a
+        # literal: every built-in that makes a text from something else (``int32.toStringInvariant``)
+        # makes ASCII, and texts made from ASCII texts are ASCII, whose lengths and offsets never use
+        # an index. So an artifact without text literals, called with text-free inputs, skips it.
+        info = entry.plan.functions[entry.entrypoint]
+        self.text_free_inputs = all(_text_free(to_type_ref(t)) for t in info.parameter_types)
+        self._bound: _Bound | None = None
+
+    @staticmethod
+    def eligible(entry: EntryCall) -> bool:
+        """Whether a run of ``entry`` can take the lane (see the module docstring)."""
+        limits = entry.facts.limits
+        return (
+            entry.known
+            and not entry.gated
+            and not entry.plan.bindings
+            and entry.stack_frames <= HOST_RESERVE_FRAMES
+            and limits.max_call_depth >= CALL_DEPTH_STEP
+            and limits.wall_time_ms > 0
+        )
+
+    def context(self, run_key: RunKey, started: float) -> RunContext:
+        """The run context the ordinary path would have built at ``started``, as it stands when the
+        entrypoint's function has been entered (call depth one)."""
+        entry = self.entry
+        run_id = run_key if type(run_key) is str else run_id_text(run_key)  # type: ignore[arg-type]
+        run = RunContext(entry.plan, run_id, None, (), _monotonic, entry.facts, started)
+        run.meter.call_depth = CALL_DEPTH_STEP
+        return run
+
+    def _current(self) -> _Bound | None:
+        """The entrypoint of the plan's artifact in the backend now (None: not compiled there)."""
+        recent = self._recent.get(self.plan_id)
+        if recent is None or recent[0] is not self.plan:
+            return None
+        bound = self._bound
+        if bound is not None and bound[0] is recent[1]:
+            return bound
+        artifact = recent[1]
+        bound = (
+            artifact,
+            artifact.functions[self.entry.entrypoint],
+            artifact.sites,
+            artifact.totals,
+            artifact.texts,
+            artifact.bindings,
+            artifact.site_nodes,
+            [],
+            bool(artifact.texts) or not self.text_free_inputs,
+        )
+        self._bound = bound
+        return bound
+
+    def __call__(self, args: Sequence[object], run_id: str | None = None) -> RunRecord | None:
+        """Run the entrypoint with ``args``; None (nothing done) when the plan is not compiled in
+        the backend right now - the ordinary path then compiles it."""
+        bound = self._current()
+        if bound is None:
+            return None
+        spares = bound[7]
+        try:
+            state = spares.pop()  # atomic: two threads never share a state
+        except IndexError:
+            state = LazyRunState(bound)
+        done = self._one(bound, args, new_run_id() if run_id is None else run_id, state)
+        if type(state) is LazyRunState and len(spares) < _SPARES:
+            spares.append(state)
+        if len(done) == 9:
+            return cast(RunRecord, done)
+        return self.record(cast(Compact, done))
+
+    def run_many(self, rows: Iterator[Sequence[object]], stop_on_error: bool) -> list[LaneRecord] | None:
+        """Run the entrypoint once per row of ``rows``, each its own run, until the rows end (or,
+        with ``stop_on_error``, after the first failed row); None, without taking a row, when the
+        plan is not compiled in the backend right now."""
+        bound = self._current()
+        if bound is None:
+            return None
+        done: list[LaneRecord] = []
+        keep = done.append
+        one = self._one
+        state = LazyRunState(bound)
+        for args in rows:
+            record = one(bound, args, next_run_number(), state)
+            keep(record)
+            if type(state) is not LazyRunState:
+                state = LazyRunState(bound)  # that run built its context: the next needs a new state
+            if stop_on_error and record[2] is not None:
+                break
+        return done
+
+    def _one(self, bound: _Bound, args: Sequence[object], run_key: RunKey, lazy: LazyRunState) -> LaneRecord:
+        """One run: the steps of ``EntryCall.run_record`` after its plan-level checks (which the
+        lane's eligibility settles once), with the run context built only on demand. ``lazy`` is
+        the state to run with; it is left unbuilt when inputs with a shape are charged (the run then
+        needs its meter from the start and gets an ordinary state)."""
+        entry = self.entry
+        started = _monotonic()
+        state: RunState
+        if entry.charged:
+            state = RunState(self.context(run_key, started), *bound[2:7])
+        else:
+            lazy.lazy = (self, run_key, started)
+            state = lazy
+        max_fuel = self.max_fuel
+        fuel = max_fuel
+        value: Value = None
+        error: ErrorInfo | None = None
+        ran = False
+        scoped = bound[8]
+        if scoped:
+            open_scope()  # the run's UTF-16 indices, as on the ordinary path
+        try:
+            values = entry.read_inputs(args)
+            if entry.bounds:
+                entry._check_bounds(values)
+            if entry.charged:
+                meter = state.meter
+                shape = meter.shape
+                for index in entry.charged:
+                    shape(shape_of(values[index]))
+                meter.check_deadline()
+                fuel = max_fuel - meter.fuel_used
+            elif _monotonic() >= started + self.wall:  # ``Meter.check_deadline`` (nothing to cancel)
+                raise SandboxError("R-TIMEOUT", "wall-time budget exhausted")
+            ran = True
+            value, fuel = bound[1](state, fuel, self.depth_left, 0, *values)
+        except Exception as exc:
+            error = failure_info(exc)
+        finally:
+            if scoped:
+                close_scope()
+        if type(state) is RunState:  # the run built its context: close it as any run
+            run = state.run
+            if error is None:
+                meter = run.meter
+                meter.fuel_used = max_fuel - fuel
+                meter.exit_call()
+            return entry.finish(
+                run, value, error, entry.return_type, "optimized" if ran else self.backend_name
+            )
+        lazy.work = 0
+        if error is not None:  # nothing was charged: it failed before, or without, any stub
+            return (run_key, None, error, 0, entry.facts.audit_clock(), ran)
+        return (run_key, value, None, max_fuel - fuel, entry.facts.audit_clock(), True)
+
+    def record(self, compact: Compact) -> RunRecord:
+        """The ``RunRecord`` of a compact run: what ``EntryCall.finish`` gives for a run that
+        consumed fuel only (the shared usage record, no commands, no binding calls, an audit trail
+        of just its ``RunSummary``, built when read)."""
+        run_key, value, error, used, stamp, ran = compact
+        entry = self.entry
+        run_id = run_key if type(run_key) is str else run_id_text(run_key)  # type: ignore[arg-type]
+        usage = fuel_only_usage(entry.facts.usage_memo, used, self.max_fuel)
+        executed_by = "optimized" if ran else self.backend_name
+        events = AuditTrail((), entry.summary_builder, (run_id, stamp, 0, executed_by, error, usage))
+        return (run_id, value, error, usage, events, (), NO_CALLS, entry.return_type, executed_by)
+
+
+_SPARES = 8
+"""Most unused run states a lane keeps per artifact (one per thread running it at once)."""

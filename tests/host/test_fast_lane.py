@@ -1,0 +1,260 @@
+"""The optimized backend's fast lane (``runtime/optimized/fastlane.py``) against the ordinary path.
+
+A lane run builds its run context only when a stub first needs it, and a run that never needs it
+gets its usage record, audit trail and result built from the fuel alone. Everything a host sees must
+be what the ordinary path (``EntryCall.run_record``) gives: checked here on every run case of the
+conformance corpus that the lane can take, on plain runs and on runs whose context is built part way,
+and on the boundaries the lane must keep (the deadline before the first statement, inputs, bounds).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from dotboxd.conformance.loader import load_cases
+from dotboxd.conformance.model import Case
+from dotboxd.conformance.pipeline import import_stage
+from dotboxd.conformance.stage_validate import validate_case
+from dotboxd.conformance.workspace import case_root
+from dotboxd.core.ast import Module
+from dotboxd.host import ExecutionResult, Policy, SandboxHost
+from dotboxd.runtime.execution import EntryCall
+from dotboxd.runtime.meter import Meter, MeterLimits
+from dotboxd.runtime.optimized import ArtifactCache, OptimizedBackend
+from dotboxd.runtime.optimized.fastlane import FastLane
+
+from ..optimized.differential import differences, observe
+
+RUN_CASES = [c for c in load_cases() if c.expect.stage == "run"]
+_CACHE = ArtifactCache(capacity=64)
+
+PRED = 'module "p" version "1.0.0";\nentrypoint fn check(hp I32, level I32) -> Bool { return hp > 0 && level >= 10; }\n'
+LOOP = """module "l" version "1.0.0";
+entrypoint fn main(n I32) -> I32 {
+    acc = 0;
+    for i in 0 .. n { acc = acc + i % 7; }
+    return acc;
+}"""
+
+
+class _Spy:
+    """Counts the runs a lane really took (it returns None when it leaves a run to the ordinary path)."""
+
+    def __init__(self, lane: Any) -> None:
+        self.lane = lane
+        self.taken = 0
+
+    def __call__(self, args: Sequence[object], run_id: str | None = None) -> Any:
+        record = self.lane(args, run_id)
+        self.taken += record is not None
+        return record
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.lane, name)
+
+
+def _hosts(catalog: Any) -> tuple[SandboxHost, SandboxHost]:
+    """Two hosts on one optimized backend (one compiled artifact): with lanes, and without."""
+    backend = OptimizedBackend(cache=_CACHE)
+    laned = SandboxHost(bindings=catalog, backends={"optimized": backend})
+    ordinary = SandboxHost(bindings=catalog, backends={"optimized": backend})
+    ordinary._fast_lanes = False
+    return laned, ordinary
+
+
+def _compile(host: SandboxHost, plan: Any) -> None:
+    backend = host._backends["optimized"]
+    assert isinstance(backend, OptimizedBackend)
+    backend._remember(plan, backend.cache.get_or_compile(plan, backend.options))
+
+
+def _spy(host: SandboxHost, plan: Any, entry: str, encoding: str = "json") -> _Spy | None:
+    dispatch = host._dispatch[(id(plan), entry, "optimized", encoding)]
+    if dispatch.fast is None:
+        return None
+    spy = _Spy(dispatch.fast)
+    dispatch.fast = spy
+    return spy
+
+
+def _lane_cases() -> list[Case]:
+    """The run cases whose entrypoint the lane can take (no bindings, no capability, ...)."""
+    chosen = []
+    for case in RUN_CASES:
+        module = import_stage(case.raw, case.origin)
+        if not isinstance(module, Module):
+            continue
+        with case_root(case.raw) as root:
+            plan = validate_case(module, case.raw, root).plan
+            if FastLane.eligible(EntryCall(plan, case.entrypoint, "json")):
+                chosen.append(case)
+    return chosen
+
+
+LANE_CASES = _lane_cases()
+
+
+def test_most_run_cases_can_take_the_lane() -> None:
+    """Not vacuous: the comparison below covers a large share of the corpus."""
+    assert len(LANE_CASES) >= 200 and len(LANE_CASES) >= len(RUN_CASES) // 3
+
+
+def _same(lane: ExecutionResult, ordinary: ExecutionResult) -> None:
+    seen, expected = observe(lane), observe(ordinary)
+    diff = differences(expected, seen)
+    assert not diff, "\n".join(diff)
+    assert lane.executed_by == ordinary.executed_by and lane.backend == ordinary.backend
+    assert lane.return_type == ordinary.return_type and lane.stage == ordinary.stage
+    summary, other = lane.audit_events[-1], ordinary.audit_events[-1]
+    assert summary.kind == other.kind == "RunSummary" and summary.run_id == lane.run_id
+    assert summary.fields["executionMode"] == other.fields["executionMode"]
+    timed_out = ordinary.error is not None and ordinary.error.category == "Timeout"
+    strip = ("runId", "fuelUsed", "usage") if timed_out else ("runId",)  # work done in time varies
+    assert {k: v for k, v in lane.to_json().items() if k not in strip} == {
+        k: v for k, v in ordinary.to_json().items() if k not in strip
+    }
+
+
+@pytest.mark.parametrize("case", LANE_CASES, ids=[c.name for c in LANE_CASES])
+def test_fast_lane_results_equal_the_ordinary_path(case: Case) -> None:
+    module = import_stage(case.raw, case.origin)
+    assert isinstance(module, Module)
+    args = list(case.raw.get("args", []))
+    with case_root(case.raw) as root:
+        validated = validate_case(module, case.raw, root)
+        plan = validated.plan
+        laned, ordinary = _hosts(validated.catalog)
+        laned.execute(plan, case.entrypoint, args, backend="optimized", encoding="json")
+        _compile(laned, plan)  # the first run compiles, unless its inputs were refused before it ran
+        spy = _spy(laned, plan, case.entrypoint)
+        assert spy is not None
+        lane = laned.execute(plan, case.entrypoint, args, backend="optimized", encoding="json")
+        plain = ordinary.execute(plan, case.entrypoint, args, backend="optimized", encoding="json")
+        assert spy.taken == 1, "the lane did not take the run"
+        _same(lane, plain)
+
+
+def _warm(source: str, policy: Policy | None = None) -> tuple[SandboxHost, SandboxHost, Any, _Spy]:
+    laned, ordinary = _hosts(None)
+    plan = laned.prepare(source, policy)
+    entry = "check" if "check" in plan.entrypoints else "main"
+    args = [1, 12] if entry == "check" else [5]
+    laned.execute(plan, entry, args, backend="optimized")
+    spy = _spy(laned, plan, entry, "python")
+    assert spy is not None
+    return laned, ordinary, plan, spy
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[7, 12], [0, 12], [7, 9], [2**31, 1], [True, 1], ["7", 1], [7], [7, 12, 1], "ab", None],
+)
+def test_fast_lane_inputs_fail_and_pass_as_on_the_ordinary_path(args: Any) -> None:
+    laned, ordinary, plan, spy = _warm(PRED)
+    lane = laned.execute(plan, "check", args, backend="optimized")
+    _same(lane, ordinary.execute(plan, "check", args, backend="optimized"))
+    assert spy.taken == 1
+
+
+@pytest.mark.parametrize("n", [0, 3, 5000, 10**6])
+def test_fast_lane_runs_that_build_their_context_part_way(n: int) -> None:
+    """A loop reaches the meter through stubs (bulk reservations, fuel exhaustion at 10**6): the
+    lazily built context must give the very usage, error and audit of one built at the start."""
+    policy = (
+        Policy.builder()
+        .with_fuel(200_000)
+        .with_max_loop_iterations(10**7)
+        .with_max_wall_time_ms(60_000)
+        .build()
+    )
+    laned, ordinary, plan, spy = _warm(LOOP, policy)
+    for _ in range(2):  # the second run reuses the lane's state (or a fresh one after a build)
+        lane = laned.execute(plan, "main", [n], backend="optimized")
+        _same(lane, ordinary.execute(plan, "main", [n], backend="optimized"))
+    assert spy.taken == 2
+
+
+def test_fast_lane_keeps_input_bounds_and_charges() -> None:
+    source = 'module "b" version "1.0.0";\nentrypoint fn main(xs List<I32>, n I32) -> I32 { return list.count(xs) + n; }\n'
+    policy = Policy.builder().with_input_bounds("main", n=(0, 10)).with_limits(max_list_length=3).build()
+    laned, ordinary = _hosts(None)
+    plan = laned.prepare(source, policy)
+    laned.execute(plan, "main", [[1], 1], backend="optimized")
+    spy = _spy(laned, plan, "main", "python")
+    assert spy is not None
+    for args in ([[1, 2], 3], [[1, 2], 11], [[1, 2, 3, 4], 1], [(1, 2), 0], [[1, True], 0]):
+        _same(
+            laned.execute(plan, "main", args, backend="optimized"),
+            ordinary.execute(plan, "main", args, backend="optimized"),
+        )
+    assert spy.taken == 5
+
+
+def test_fast_lane_is_not_offered_where_it_could_change_what_a_host_sees() -> None:
+    """No lane without a wall-time budget (Timeout before the first statement), with observers (they
+    get the summary live), for the reference backend, or for an unknown entrypoint."""
+    zero = Policy.builder().with_max_wall_time_ms(0).build()
+    host = SandboxHost(backends={"optimized": OptimizedBackend(cache=_CACHE)})
+    plan = host.prepare(PRED, zero)
+    for _ in range(2):
+        result = host.execute(plan, "check", [1, 12], backend="optimized")
+        assert result.error is not None and result.error.code == "R-TIMEOUT"
+    assert host._dispatch[(id(plan), "check", "optimized", "python")].fast is None
+    watched = SandboxHost(
+        observers=[lambda event: None], backends={"optimized": OptimizedBackend(cache=_CACHE)}
+    )
+    plan = watched.prepare(PRED)
+    watched.execute(plan, "check", [1, 12], backend="optimized")
+    assert watched._dispatch[(id(plan), "check", "optimized", "python")].fast is None
+    host.execute(host.prepare(PRED), "check", [1, 12])
+    assert all(d.fast is None for key, d in host._dispatch.items() if key[2] == "reference")
+    assert not FastLane.eligible(EntryCall(plan, "nope"))
+
+
+def test_fast_lane_cancel_token_takes_the_ordinary_path() -> None:
+    from dotboxd.host import CancelToken
+
+    laned, _, plan, spy = _warm(PRED)
+    token = CancelToken()
+    token.cancel()
+    result = laned.execute(plan, "check", [7, 12], backend="optimized", cancel=token)
+    assert result.error is not None and result.error.code == "R-CANCELLED" and spy.taken == 0
+
+
+def test_meter_built_part_way_counts_its_deadline_from_the_run_start() -> None:
+    """The lane builds a run's meter when first needed; its wall-time budget still starts with the run."""
+    limits = MeterLimits(max_wall_time_ms=50)
+    started = time.monotonic() - 0.04
+    meter = Meter(limits, started=started)
+    assert meter.remaining_seconds() <= 0.0101
+    late = Meter(limits, started=time.monotonic() - 0.06)
+    with pytest.raises(Exception, match="wall-time"):
+        late.check_deadline()
+
+
+def test_fast_lane_from_many_threads_at_once() -> None:
+    """Runs on several threads share the lane's spare states without sharing one between two runs."""
+    laned, _, plan, spy = _warm(PRED)
+    out: list[tuple[str, object]] = []
+    lock = threading.Lock()
+
+    def worker(offset: int) -> None:
+        mine = []
+        for hp in range(offset, offset + 300):
+            result = laned.execute(plan, "check", [hp, 12], backend="optimized")
+            mine.append((result.run_id, result.value is (hp > 0)))
+        with lock:
+            out.extend(mine)
+
+    threads = [threading.Thread(target=worker, args=(k * 1000 - 10,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(out) == 1200 and all(ok for _, ok in out)
+    assert len({run_id for run_id, _ in out}) == 1200 and spy.taken == 1200
