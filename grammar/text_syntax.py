@@ -225,8 +225,9 @@ def is_plain_name(name: str) -> bool:
 
 
 def token_span(token: Token) -> Span:
-    """The 1-based line:column where ``token`` starts."""
-    return Span(token.line or 1, token.column or 1)
+    """The 1-based line:column where ``token`` starts (and, on one line, where it ends)."""
+    end = token.end_column if token.end_line == token.line and token.end_column else 0
+    return Span(token.line or 1, token.column or 1, end or 0)
 
 
 # ---------------------------------------------------------------------------------------------

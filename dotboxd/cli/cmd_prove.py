@@ -25,6 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from dotboxd.grammar.spelling import spelled_for
 from dotboxd.cli.host_inputs import load_policy_and_catalog
 from dotboxd.cli.output import Input, Reporter, load_input, write_text
 from dotboxd.core.diagnostics import DotBoxDError
@@ -106,7 +107,10 @@ def run(args: argparse.Namespace) -> int:
         )
     except DotBoxDError as error:
         return reporter.rejected(
-            error, loaded.source, loaded.filename, {"file": loaded.filename, "stage": "validate"}
+            spelled_for(error, loaded.kind),
+            loaded.source,
+            loaded.filename,
+            {"file": loaded.filename, "stage": "validate"},
         )
     report = prove_plan(plan)
     written: list[Path] = []

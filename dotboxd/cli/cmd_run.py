@@ -18,6 +18,7 @@ import argparse
 import json
 from typing import Any
 
+from dotboxd.grammar.spelling import spelled_for
 from dotboxd.cli.output import Input, Reporter, add_format_option, add_input_argument, load_input, write_text
 from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_manifest, standard_bindings
 from dotboxd.core.diagnostics import DotBoxDError, caret_excerpt, reject
@@ -124,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
             "outcome": "rejected",
             "diagnostic": error.code,
         }
-        return reporter.rejected(error, loaded.source, loaded.filename, payload)
+        return reporter.rejected(spelled_for(error, loaded.kind), loaded.source, loaded.filename, payload)
     result = host.execute(plan, args.entry, run_args, backend=args.backend, encoding="json")
     return _report(reporter, result, loaded.filename, loaded.source)
 

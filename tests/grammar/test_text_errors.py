@@ -76,7 +76,7 @@ def test_golden_bad_path_literal() -> None:
         "demo.dbk:3:26: error[E-JSON-PATH] the path literal \"../secret.txt\" has a '..' segment\n"
         "  at /functions/0/body/0/value/args/0/path\n"
         '    3 |     return file.readText(path"../secret.txt");\n'
-        "                                 ^"
+        "                                 ^^^^^^^^^^^^^^^^^^^"
     )
 
 
@@ -85,7 +85,7 @@ def test_golden_host_reference() -> None:
         'demo.dbk:3:12: error[E-IR-CLR-REF] a call name contains the host-reference fragment "System."\n'
         "  at /functions/0/body/0/value/call\n"
         '    3 |     return System.IO.File.ReadAllText(path"a");\n'
-        "                   ^\n"
+        "                   ^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
         "  evidence: fragment = System.\n"
         "  hint: kernels cannot name host types, assemblies or IL; expose host operations as bindings"
     )

@@ -230,7 +230,8 @@ def _split(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) ->
     per = _B["string.split"].per_input_unit
     an.fuel(st, s.scale(s.add(ahi, bhi), per), s.scale(s.add(s.max(alo, ZERO), s.max(blo, ZERO)), per))
     ahi = s.max(ahi, ZERO)
-    pieces_hi = s.min(s.add_const(ahi, 1), const(an.dom.q.list_length))
+    # pieces are charged before MaxListLength refuses too many, so the charge is not capped by it
+    pieces_hi = s.add_const(ahi, 1)
     an.fuel(st, pieces_hi, const(1))
     per_piece = costs.LIST_ELEMENT_ALLOC
     an.charge(st, ALLOCATION, s.scale(pieces_hi, per_piece), const(per_piece))
@@ -239,7 +240,7 @@ def _split(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) ->
     text_bytes = s.scale(ahi, costs.STRING_BYTES_PER_UNIT)
     an.charge(st, STRING_BYTES, text_bytes, ZERO)
     an.fuel(st, s.scale(text_bytes, _B["string.split"].per_result_byte), ZERO)
-    return AList(const(1), pieces_hi, AText(ZERO, ahi))
+    return AList(const(1), s.min(pieces_hi, const(an.dom.q.list_length)), AText(ZERO, ahi))
 
 
 def _replace(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
