@@ -355,7 +355,7 @@ def _hint_for(expected: set[str], token: Token | None, before: str) -> str:
         return "the text ends inside a block: close every '{' with '}'"
     if "RBRACE" in expected or "RETURN" in expected:
         return _STATEMENT_FORMS
-    return "a module is `module \"id\" version \"1.0.0\";`, then `requires`, `meta` and `fn` items"
+    return 'a module is `module "id" version "1.0.0";`, then `requires`, `meta` and `fn` items'
 
 
 def syntax_error(exc: UnexpectedInput, source: str) -> DotBoxDError:

@@ -17,11 +17,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dotboxd.grammar.spelling import spelled_for
 from dotboxd.cli.host_inputs import load_policy_and_catalog
 from dotboxd.cli.output import Input, Reporter, add_format_option, add_input_argument, load_input, write_text
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.effects import effects_text
+from dotboxd.grammar.spelling import spelled_for
 from dotboxd.validator.api import validate
 from dotboxd.validator.plan import ExecutionPlan
 

@@ -25,11 +25,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from dotboxd.grammar.spelling import spelled_for
 from dotboxd.cli.host_inputs import load_policy_and_catalog
 from dotboxd.cli.output import Input, Reporter, load_input, write_text
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.grammar.source import KINDS
+from dotboxd.grammar.spelling import spelled_for
 from dotboxd.validator.api import validate
 from dotboxd.validator.prover import FunctionProof, ProofReport, Verdict, prove_plan
 

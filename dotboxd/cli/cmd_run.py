@@ -18,11 +18,11 @@ import argparse
 import json
 from typing import Any
 
-from dotboxd.grammar.spelling import spelled_for
 from dotboxd.cli.output import Input, Reporter, add_format_option, add_input_argument, load_input, write_text
 from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_manifest, standard_bindings
 from dotboxd.core.diagnostics import DotBoxDError, caret_excerpt, reject
 from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, read_document_bytes, read_json
+from dotboxd.grammar.spelling import spelled_for
 from dotboxd.host import ExecutionResult, SandboxHost
 from dotboxd.runtime.fixtures import fixture_invokers
 from dotboxd.validator.policy import Policy
