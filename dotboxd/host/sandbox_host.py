@@ -65,6 +65,9 @@ _OPTIONAL_BACKENDS: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "auto": ("dotboxd.runtime.optimized", ("AutoBackend",)),
 }
 
+BACKEND_NAMES: tuple[str, ...] = ("reference", *_OPTIONAL_BACKENDS)
+"""Every backend name ``execute`` knows (an optional one may still be unavailable at run time)."""
+
 DEFAULT_DISPATCH_CACHE_SIZE = 1024
 """How many (plan, entrypoint, backend, encoding) dispatch records a host keeps by default; the least
 recently used is dropped first. A multi-tenant host that round-robins more distinct plans than this
