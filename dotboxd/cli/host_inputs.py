@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 
-from dotboxd.cli.output import Input, Reporter, display_text
+from dotboxd.cli.output import Input, Reporter
 from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_manifest, standard_bindings
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, located, read_document_bytes
+from dotboxd.grammar.source import display_text
 from dotboxd.validator.policy import Policy
 
 

@@ -377,6 +377,7 @@ def _load(module: ModuleSource) -> tuple[Module, str]:
 
     from dotboxd.grammar.source import kind_for, parse_source, read_source
 
+    data: str | bytes
     if isinstance(module, os.PathLike):
         data, name = read_source(module), os.fsdecode(module)
     else:
