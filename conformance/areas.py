@@ -68,6 +68,8 @@ FILE_AREAS: dict[str, str] = {
     # the extension built-ins of dotboxd-1+ext1 (conformance/tools/make_ext_builtin_cases.py); the
     # file sits in its area's directory, listed here so the generator's output has one named owner
     "strings/ext-builtins.json": "strings",
+    # string.split, string.replace, format.simple and map.keys (conformance/tools/make_ext_text_cases.py)
+    "strings/ext-text-builtins.json": "strings",
 }
 
 

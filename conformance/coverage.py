@@ -177,7 +177,7 @@ MAP_KEY_KINDS: tuple[str, ...] = ("Bool", "I32", "I64", "String", "SandboxPath",
 _ELEMENT_GENERIC = frozenset(
     {"list.empty", "list.of", "list.count", "list.get", "list.add", "record.new", "record.get"}
 )
-_KEY_GENERIC = frozenset({"map.empty", "map.containsKey", "map.get", "map.set", "map.remove"})
+_KEY_GENERIC = frozenset({"map.empty", "map.containsKey", "map.get", "map.set", "map.remove", "map.keys"})
 _ANY_KIND = frozenset({"list.slice", "map.count"})
 """Extension intrinsics whose work never looks at an element or key (they copy or count): one case
 of any kind covers them (``name:any``)."""

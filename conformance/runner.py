@@ -8,7 +8,7 @@ has, and a backend that does not exist here but is asked for (by ``--backend`` o
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dotboxd.conformance.backends import Backend
@@ -83,11 +83,15 @@ def run_cases(
     default: Sequence[str],
     requested: frozenset[str],
     unavailable: Mapping[str, str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> RunReport:
     """Evaluate every case on its backends. ``backends`` maps every requested name to something
-    that can evaluate (an unavailable one answers ``unsupported``)."""
+    that can evaluate (an unavailable one answers ``unsupported``). ``progress(done, total)`` is
+    called after each case (the CLI draws it on a terminal)."""
     report = RunReport(backends=tuple(default), unavailable=dict(unavailable or {}))
-    for case in cases:
+    for index, case in enumerate(cases, 1):
+        if progress is not None:
+            progress(index, len(cases))
         names = backends_for(case, default, requested)
         if not names:
             report.not_applicable.append(case.name)

@@ -125,7 +125,9 @@ def _tree_span(tree: Tree[Token]) -> Span:
     meta = tree.meta
     if meta.empty:
         return Span(1, 1)
-    return Span(meta.line, meta.column)
+    # the whole construct is underlined when it fits on its line
+    end = meta.end_column if meta.end_line == meta.line else 0
+    return Span(meta.line, meta.column, end)
 
 
 _NUMERIC_LITERALS = frozenset({"int_lit", "long_lit", "float_lit"})

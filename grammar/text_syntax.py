@@ -20,6 +20,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from lark.lexer import PatternStr, TerminalDef
 
 from dotboxd.core.diagnostics import DotBoxDError, Span, reject
+from dotboxd.core.suggest import close_matches, did_you_mean
 from dotboxd.grammar import jsonscan
 
 MAX_SOURCE_BYTES = jsonscan.MAX_DOCUMENT_BYTES
@@ -224,8 +225,9 @@ def is_plain_name(name: str) -> bool:
 
 
 def token_span(token: Token) -> Span:
-    """The 1-based line:column where ``token`` starts."""
-    return Span(token.line or 1, token.column or 1)
+    """The 1-based line:column where ``token`` starts (and, on one line, where it ends)."""
+    end = token.end_column if token.end_line == token.line and token.end_column else 0
+    return Span(token.line or 1, token.column or 1, end or 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -241,13 +243,26 @@ def _describe_terminal(name: str) -> str:
     return name
 
 
+_TOKEN_NOUNS: dict[str, str] = {
+    "IDENT": "name",
+    "QUOTED_NAME": "quoted name",
+    "INT": "integer",
+    "LONG": "I64 integer",
+    "FLOAT": "F64 number",
+    "STRING": "string",
+    "GUID": "guid literal",
+    "PATH": "path literal",
+    "URI": "uri literal",
+}
+"""How a *found* token is named: ``unexpected name 'y'`` (the expected list keeps its articles:
+``expected one of a name, an integer``)."""
+
+
 def _describe_token(token: Token) -> str:
     if token.type == "$END":
         return "end of the input"
-    if token.type in ("IDENT", "QUOTED_NAME", "INT", "LONG", "FLOAT"):
-        return f"{_TERMINAL_WORDS[token.type].split(' (')[0]} {str(token)[:40]!r}"
-    if token.type in _TERMINAL_WORDS:
-        return _TERMINAL_WORDS[token.type]
+    if token.type in _TOKEN_NOUNS:
+        return f"{_TOKEN_NOUNS[token.type]} {str(token)[:40]!r}"
     return f"'{token}'"
 
 
@@ -260,6 +275,50 @@ def _expected_list(names: set[str]) -> str:
 
 _GENERIC_CALL_ATTEMPT = re.compile(r"[A-Za-z0-9_`]\s*<\s*[A-Za-z_`][^;{}<>]*$")
 _TRAILING_WORD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*$")
+_LEADING_WORD = re.compile(r"(?:^|[;{}])\s*([A-Za-z_][A-Za-z0-9_.]*)\s*$")
+"""A word that begins a statement or an item (after ``;``, ``{``, ``}`` or at the start)."""
+
+DECLARATION_WORDS = frozenset({"let", "var", "val", "const", "mut", "auto", "def", "local"})
+"""Declaration keywords of other languages: the text form has none (a local is created by its first
+assignment), so ``let y = 1;`` gets a hint saying so instead of a complaint about the name ``y``."""
+
+_EXAMPLE_OF: dict[str, str] = {
+    "return": "return x;",
+    "if": "if x > 0 { ... }",
+    "while": "while x > 0 { ... }",
+    "for": "for i in 0 .. n { ... }",
+    "fn": "fn f(x I32) -> I32 { ... }",
+    "entrypoint": "entrypoint fn main() -> I32 { ... }",
+}
+
+
+def _statement_word_hint(token: Token | None, before: str) -> str | None:
+    """A hint when a name or literal follows a word that starts a statement or item: a declaration
+    keyword of another language (``let y = 1;``) or a misspelt keyword (``retrun x;``)."""
+    if token is None or token.type not in (*_TOKEN_NOUNS, "LPAR", "BANG", "MINUS"):
+        return None
+    match = _LEADING_WORD.search(before[-200:])
+    if match is None:
+        return None
+    word = match.group(1)
+    if word in DECLARATION_WORDS:
+        target = str(token) if token.type == "IDENT" else "y"
+        return (
+            f"'{word}' is not part of the text form: a local is created by its first assignment, "
+            f"so write `{target} = ...;`"
+        )
+    close = close_matches(word, keywords(), n=1)
+    if close and word not in keywords():
+        keyword = close[0]
+        example = _EXAMPLE_OF.get(keyword)
+        return f"did you mean the keyword '{keyword}'?" + (f" e.g. `{example}`" if example else "")
+    return None
+
+
+_STATEMENT_FORMS = (
+    "a statement is `name = expr;`, `expr;`, `return expr;` (`return ();` in a Unit function), "
+    "`if`, `while`, `for`, `break;` or `continue;`"
+)
 
 
 def _hint_for(expected: set[str], token: Token | None, before: str) -> str:
@@ -273,13 +332,30 @@ def _hint_for(expected: set[str], token: Token | None, before: str) -> str:
             keyword = word.group(1)
     if keyword is not None:
         return f"'{keyword}' is a keyword; a name spelled like a keyword is written in backticks: `{keyword}`"
+    if token is not None and token.type == "IDENT":
+        # a misspelt keyword where keywords are due: `entrypont fn`, `modul "m"`
+        wanted = {_describe_terminal(n).strip("'") for n in expected} & keywords()
+        suggestion = did_you_mean(str(token), wanted, n=1)
+        if suggestion:
+            return suggestion
+    word_hint = _statement_word_hint(token, before)
+    if word_hint is not None:
+        return word_hint
     if token is not None and token.type in ("LT", "LTE", "GT", "GTE", "EQ", "NE"):
         if _GENERIC_CALL_ATTEMPT.search(before[-200:]) and token.type == "GT":
             return "a generic call is written with brackets: list.empty[I32]()"
         return "comparisons do not chain; add parentheses: (a < b) == c"
+    if "SEMICOLON" in expected and token is not None and token.type == "$END":
+        return "simple statements and declarations end with ';'"
+    if "SEMICOLON" in expected and token is not None and token.type in _TOKEN_NOUNS:
+        return "two operands in a row: an operator or ';' is missing between them"
     if "SEMICOLON" in expected:
         return "simple statements and declarations end with ';'"
-    return "see spec/text-syntax.md for the grammar"
+    if "RBRACE" in expected and (token is None or token.type == "$END"):
+        return "the text ends inside a block: close every '{' with '}'"
+    if "RBRACE" in expected or "RETURN" in expected:
+        return _STATEMENT_FORMS
+    return 'a module is `module "id" version "1.0.0";`, then `requires`, `meta` and `fn` items'
 
 
 def syntax_error(exc: UnexpectedInput, source: str) -> DotBoxDError:

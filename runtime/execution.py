@@ -32,6 +32,7 @@ from typing import Any, Literal, Protocol
 
 from dotboxd.core.ast import TypeRef
 from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.core.suggest import did_you_mean
 from dotboxd.core.types import SandboxType, to_type_ref
 from dotboxd.core.utf16 import close_scope, open_scope
 from dotboxd.core.values import (
@@ -517,7 +518,11 @@ class EntryCall:
             if self.gated:
                 plan.ensure_usable()
             if not self.known:
-                raise SandboxError("R-ENTRY-UNKNOWN", f"no entrypoint named '{self.entrypoint}'")
+                suggestion = did_you_mean(self.entrypoint, plan.entrypoints)
+                raise SandboxError(
+                    "R-ENTRY-UNKNOWN",
+                    f"no entrypoint named '{self.entrypoint}'" + (f"; {suggestion}" if suggestion else ""),
+                )
             return_type = self.return_type
             # inputs: arity and types (``read_inputs``), then the bounds, then the shape charges
             values = self.read_inputs(args)

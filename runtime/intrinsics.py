@@ -20,6 +20,7 @@ from dotboxd.core.values import (
     SandboxFault,
     Value,
     compare_ordinal,
+    shape_of,
     text_shape,
     utf16_len,
     utf16_substring,
@@ -176,6 +177,58 @@ def _case_map(name: str, fn: Callable[[str], str]) -> Intrinsic:
     return impl
 
 
+def _split(meter: Meter, args: tuple[Value, ...]) -> Value:
+    """``string.split``: base and input fuel (the scan), then the pieces' list (fuel and allocation
+    per piece, MaxListLength before anything is built), the list's shape, and per-byte fuel for the
+    pieces' text, which is the input's text less the separators."""
+    text, separator = _compare_inputs(meter, "string.split", args)
+    pieces = textops.split_count(text, separator)
+    op = costs.text_pieces(pieces)
+    meter.fuel(op.fuel)
+    meter.alloc(op.alloc)
+    meter.list_length(pieces)
+    value = ListValue(textops.split(text, separator))
+    meter.shape(value.shape)
+    units = utf16_len(text) - (pieces - 1) * utf16_len(separator)
+    fuel = _B["string.split"].per_result_byte * costs.string_bytes(units)
+    if fuel:
+        meter.fuel(fuel)
+    return value
+
+
+def _replace(meter: Meter, args: tuple[Value, ...]) -> Value:
+    """``string.replace``: base fuel and one per unit of ``text`` and ``old`` (the scan), then the
+    result's shape and per-byte fuel from its length, known from the count of occurrences before the
+    text is built (a result over MaxStringLength is never made)."""
+    _base(meter, "string.replace")
+    text, old, new = args
+    assert isinstance(text, str) and isinstance(old, str) and isinstance(new, str)
+    text_units, old_units = utf16_len(text), utf16_len(old)
+    meter.fuel(_B["string.replace"].per_input_unit * (text_units + old_units))
+    count = textops.replace_count(text, old)
+    _charge_built_text(meter, "string.replace", text_units + count * (utf16_len(new) - old_units))
+    return textops.replace(text, old, new)
+
+
+def _format(meter: Meter, args: tuple[Value, ...]) -> Value:
+    """``format.simple``: base fuel and one per template unit (the parse, which may fail with
+    R-FORMAT), then the result's shape and per-byte fuel from its length, worked out before the text
+    is built."""
+    template, values = args
+    assert isinstance(template, str) and isinstance(values, ListValue)
+    cost = _B["format.simple"]
+    meter.fuel(cost.fuel(utf16_len(template)))
+    parsed = textops.format_parts(template, values.size)
+    used: dict[int, str] = {}
+    for part in parsed.parts:
+        if isinstance(part, int) and part not in used:
+            item = values[part]
+            assert isinstance(item, str)
+            used[part] = item
+    _charge_built_text(meter, "format.simple", parsed.length({i: utf16_len(t) for i, t in used.items()}))
+    return parsed.build(used)
+
+
 def _charge_built_text(meter: Meter, name: str, length16: int) -> None:
     """A built string: its shape (length, bytes, allocation) first, then the per-byte fuel."""
     meter.shape(text_shape(length16))
@@ -316,6 +369,21 @@ def _map_count(meter: Meter, args: tuple[Value, ...]) -> Value:
     return size
 
 
+def _map_keys(meter: Meter, args: tuple[Value, ...]) -> Value:
+    """``map.keys``: ``costs.map_keys`` (copy, sort, key text), then the list in canonical key
+    order and its shape."""
+    (m,) = args
+    assert isinstance(m, MapValue)
+    key_units = sum(shape_of(key).max_string for key, _ in m.entries.values())
+    op = costs.map_keys(len(m.entries), key_units)
+    meter.fuel(op.fuel)
+    if op.alloc:
+        meter.alloc(op.alloc)
+    value = ListValue(key for key, _ in m.sorted_entries())
+    meter.shape(value.shape)
+    return value
+
+
 def _map_empty(meter: Meter, args: tuple[Value, ...]) -> Value:
     meter.fuel(costs.MAP_EMPTY_FUEL)
     meter.alloc(costs.MAP_EMPTY_ALLOC)
@@ -415,6 +483,9 @@ _IMPLEMENTATIONS: Mapping[str, Intrinsic] = MappingProxyType(
         "math.sin": _unary_f64("math.sin", arith.sin_f64),
         "math.cos": _unary_f64("math.cos", arith.cos_f64),
         "math.tan": _unary_f64("math.tan", arith.tan_f64),
+        "string.split": _split,
+        "string.replace": _replace,
+        "format.simple": _format,
         "numeric.toI64": _to_i64,
         "numeric.toF64": _to_f64,
         "list.empty": _list_empty,
@@ -424,6 +495,7 @@ _IMPLEMENTATIONS: Mapping[str, Intrinsic] = MappingProxyType(
         "list.add": _list_add,
         "list.slice": _list_slice,
         "map.count": _map_count,
+        "map.keys": _map_keys,
         "map.empty": _map_empty,
         "map.containsKey": _map_contains,
         "map.get": _map_get,

@@ -357,6 +357,13 @@ class Meter:
             raise _quota("R-QUOTA-ALLOCATION", "allocation budget exhausted")
         self.allocated_bytes = total
 
+    def list_length(self, length: int) -> None:
+        """Refuse, before it is built, a list longer than MaxListLength (``string.split``: the
+        number of pieces is known from one scan, so the pieces are never made for nothing). The
+        new list's ``shape`` charge still follows; this check charges nothing."""
+        if length > self.limits.max_list_length:
+            raise _quota("R-QUOTA-LIST-LENGTH", "list length budget exhausted")
+
     def shape(self, shape: Shape) -> None:
         """Charge a newly created value: walk fuel, then each shape limit, then its elements,
         then its text (longest string, allocation and total string bytes)."""

@@ -141,6 +141,7 @@ EXAMPLES: dict[str, str] = {
     "R-STRING-RANGE": '`string.substring("abc", 2, 5)`',
     "R-LIST-INDEX": "`list.get(xs, 10)` on a three-element list",
     "R-PARSE-INT": '`parse.int("12a")` or `parse.int("2147483648")`',
+    "R-FORMAT": '`format.simple("{1}", list.of("a"))` (no argument 1) or `format.simple("a}b", xs)`',
     "R-RECORD-INDEX": "a record read past its fields by a Python-built plan",
     "R-VALUE-TYPE": '`main(level I32)` called with `"ten"`',
     "R-ENTRY-UNKNOWN": "executing entrypoint `nosuch`",

@@ -33,6 +33,7 @@ from dotboxd.core.costs import MAX_CALL_DEPTH_CEILING
 from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, reject
 from dotboxd.core.effects import PURE, Effect, effect_names, parse_effect_names, unknown_bits
 from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, read_json
+from dotboxd.core.suggest import did_you_mean
 from dotboxd.core.types import brand_name_problem
 
 INT32_MAX = 2**31 - 1
@@ -867,8 +868,17 @@ _POLICY_KEYS = frozenset(
 _GRANT_KEYS = frozenset({"id", "parameters", "effects", "expiresAtUnixMillis", "grantedBy", "reason"})
 
 
-def _schema(message: str, pointer: str) -> DotBoxDError:
-    return reject("E-POLICY-SCHEMA", message, pointer, hint="see spec/validation.md, policy file form")
+_FILE_FORM_HINT = "a policy is a JSON object with the keys: " + ", ".join(sorted(_POLICY_KEYS))
+
+
+def _schema(message: str, pointer: str, hint: str = _FILE_FORM_HINT) -> DotBoxDError:
+    return reject("E-POLICY-SCHEMA", message, pointer, hint=hint)
+
+
+def _unknown_key_hint(key: str, known: Iterable[str], what: str) -> str:
+    """``did you mean 'maxFuel'?`` for a misspelt key, else the list of the known ones."""
+    known = sorted(known)
+    return did_you_mean(key, known) or f"{what}: {', '.join(known)}"
 
 
 def _int_field(value: Any, pointer: str, nullable: bool = False) -> int | None:
@@ -888,7 +898,9 @@ def _policy_from_json(data: bytes | str | Mapping[str, Any], variables: Mapping[
     extra = sorted(set(obj) - _POLICY_KEYS)
     if extra:
         raise _schema(
-            f"unknown policy propert{'ies' if len(extra) > 1 else 'y'} {', '.join(extra)}", f"/{extra[0]}"
+            f"unknown policy propert{'ies' if len(extra) > 1 else 'y'} {', '.join(extra)}",
+            f"/{extra[0]}",
+            _unknown_key_hint(extra[0], _POLICY_KEYS, "the policy keys are"),
         )
     b = PolicyBuilder()
     if "policyId" in obj:
@@ -901,7 +913,11 @@ def _policy_from_json(data: bytes | str | Mapping[str, Any], variables: Mapping[
     for name, value in limits.items():
         snake = _LIMIT_BY_JSON.get(name)
         if snake is None:
-            raise _schema(f"unknown limit '{name}'", f"/limits/{name}")
+            raise _schema(
+                f"unknown limit '{name}'",
+                f"/limits/{name}",
+                _unknown_key_hint(name, _LIMIT_BY_JSON, "the limits are"),
+            )
         if snake == "max_wall_time_ms" and value is None:
             continue
         b._limits[snake] = _int_field(value, f"/limits/{name}") or 0
@@ -976,7 +992,11 @@ def _grant_from_json(b: PolicyBuilder, g: Any, pointer: str, variables: Mapping[
         )
     extra = sorted(set(g) - _GRANT_KEYS)
     if extra:
-        raise _schema(f"unknown grant property {extra[0]}", f"{pointer}/{extra[0]}")
+        raise _schema(
+            f"unknown grant property {extra[0]}",
+            f"{pointer}/{extra[0]}",
+            _unknown_key_hint(extra[0], _GRANT_KEYS, "a grant's keys are"),
+        )
     if not isinstance(g["id"], str):
         raise _schema("grant id must be a string", f"{pointer}/id")
     params = g.get("parameters", {})

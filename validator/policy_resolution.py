@@ -114,7 +114,7 @@ def _grants(ctx: Context) -> list[tuple[int, CapabilityGrant]]:
                 f"grant '{g.id}': {problem}",
                 f"{pointer}/parameters",
                 None,
-                "see the capability's grant parameters in spec/validation.md",
+                "grant only the parameters the capability defines (`dotboxd check --format json` lists a plan's grants)",
                 grant=g.id,
                 parameters=sorted(g.parameters),
             )

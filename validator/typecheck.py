@@ -485,11 +485,15 @@ class _Checker:
         return ERROR if lt is ERROR or rt is ERROR else BOOL
 
     def mismatch(self, e: Binary, message: str, lt: SandboxType, rt: SandboxType) -> None:
+        # The pointer names the expression (the stable location); the caret goes under the operand
+        # at fault: the non-numeric one of an arithmetic or ordering operator, else the right one.
+        numeric_only = e.op in _ARITH or e.op in _ORDER
+        operand = e.left if numeric_only and lt not in _NUMERIC and rt in _NUMERIC else e.right
         self.ctx.report(
             "E-TYPE-MISMATCH",
             f"{message}: left is {lt}, right is {rt}",
             e.pointer,
-            e.span,
+            operand.span or e.span,
             _WIDEN_HINT,
             operator=e.op.value,
             left=str(lt),

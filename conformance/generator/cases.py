@@ -17,7 +17,7 @@ of the runtime (HostFailure) - those are findings to report, not behaviour to pi
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,8 +120,11 @@ def to_case(
     return case
 
 
-def generate_cases(count: int, seed: int) -> list[dict[str, Any]]:
-    """``count`` new run cases for ``seed`` (deterministic: the same arguments give equal cases)."""
+def generate_cases(
+    count: int, seed: int, progress: Callable[[int, int], None] | None = None
+) -> list[dict[str, Any]]:
+    """``count`` new run cases for ``seed`` (deterministic: the same arguments give equal cases);
+    ``progress(done, count)`` is called after each case is kept."""
     if count < 0:
         raise ValueError("count must be >= 0")
     cases: list[dict[str, Any]] = []
@@ -133,16 +136,20 @@ def generate_cases(count: int, seed: int) -> list[dict[str, Any]]:
         outcome = run_reference(program)
         if pinnable(outcome):
             cases.append(to_case(program, outcome, case_name(seed, len(cases)), seed, attempt))
+            if progress is not None:
+                progress(len(cases), count)
         attempt += 1
     return cases
 
 
-def write_cases(out_dir: str | Path, count: int, seed: int) -> Path:
+def write_cases(
+    out_dir: str | Path, count: int, seed: int, progress: Callable[[int, int], None] | None = None
+) -> Path:
     """Write ``generate_cases(count, seed)`` as one case file (``{"cases": [...]}``, one compact case
     per line so diffs stay readable) in ``out_dir`` and return its path (``generated-seed-<seed>.json``)."""
     directory = Path(out_dir)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"generated-seed-{seed}.json"
-    lines = [json.dumps(case, ensure_ascii=False) for case in generate_cases(count, seed)]
+    lines = [json.dumps(case, ensure_ascii=False) for case in generate_cases(count, seed, progress)]
     path.write_text('{"cases": [\n' + ",\n".join(lines) + "\n]}\n", encoding="utf-8")
     return path

@@ -21,6 +21,7 @@ from dotboxd.cli.host_inputs import load_policy_and_catalog
 from dotboxd.cli.output import Input, Reporter, add_format_option, add_input_argument, load_input, write_text
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.effects import effects_text
+from dotboxd.grammar.spelling import spelled_for
 from dotboxd.validator.api import validate
 from dotboxd.validator.plan import ExecutionPlan
 
@@ -64,7 +65,10 @@ def run(args: argparse.Namespace) -> int:
         plan = validate(loaded.module, policy, catalog, now_unix_ms=args.now_ms)
     except DotBoxDError as error:
         return reporter.rejected(
-            error, loaded.source, loaded.filename, {"file": loaded.filename, "stage": "validate"}
+            spelled_for(error, loaded.kind),
+            loaded.source,
+            loaded.filename,
+            {"file": loaded.filename, "stage": "validate"},
         )
     if not reporter.machine:
         for warning in plan.warnings:

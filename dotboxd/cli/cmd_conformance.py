@@ -20,6 +20,7 @@ from typing import Any
 
 from dotboxd.cli.main import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from dotboxd.cli.output import write_text
+from dotboxd.cli.progress import progress_for
 
 BACKEND_CHOICES = ("reference", "optimized", "all")
 
@@ -136,7 +137,11 @@ def _run(args: argparse.Namespace) -> int:
                     unavailable[name] = reason
                 backends[name] = InProcessBackend(name, args.via)
             default = list(available_backends()) if choice == "all" else [choice]
-        report = run_cases(cases, backends, default, requested, unavailable)
+        progress = progress_for(sys.stderr, "conformance run", machine=args.format == "json")
+        try:
+            report = run_cases(cases, backends, default, requested, unavailable, progress)
+        finally:
+            progress.close()
     report.text_only = text_only
     if args.format == "json":
         write_text(sys.stdout, json.dumps(render_json(report), ensure_ascii=False, indent=2) + "\n")
@@ -187,10 +192,13 @@ def _generate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from dotboxd.conformance.generator import write_cases
 
+    progress = progress_for(sys.stderr, "conformance generate", machine=False)
     try:
-        path = write_cases(args.out, args.count, args.seed)
+        path = write_cases(args.out, args.count, args.seed, progress)
     except OSError as exc:
         write_text(sys.stderr, f"dotboxd conformance generate: cannot write to {args.out}: {exc}\n")
         return EXIT_USAGE
+    finally:
+        progress.close()
     write_text(sys.stdout, f"wrote {args.count} generated case(s) to {path}\n")
     return EXIT_OK

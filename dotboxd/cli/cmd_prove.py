@@ -21,16 +21,22 @@ rejected; 2 usage or I/O error.
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from dotboxd.cli.host_inputs import load_policy_and_catalog
 from dotboxd.cli.output import Input, Reporter, load_input, write_text
+from dotboxd.cli.progress import progress_for
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.grammar.source import KINDS
+from dotboxd.grammar.spelling import spelled_for
 from dotboxd.validator.api import validate
 from dotboxd.validator.prover import FunctionProof, ProofReport, Verdict, prove_plan
+
+PROGRESS_FROM = 8
+"""Modules with at least this many functions show progress on a terminal (a small one is quick)."""
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -106,9 +112,16 @@ def run(args: argparse.Namespace) -> int:
         )
     except DotBoxDError as error:
         return reporter.rejected(
-            error, loaded.source, loaded.filename, {"file": loaded.filename, "stage": "validate"}
+            spelled_for(error, loaded.kind),
+            loaded.source,
+            loaded.filename,
+            {"file": loaded.filename, "stage": "validate"},
         )
-    report = prove_plan(plan)
+    progress = progress_for(sys.stderr, "prove", machine=reporter.machine)
+    try:
+        report = prove_plan(plan, progress=progress if len(plan.module.functions) >= PROGRESS_FROM else None)
+    finally:
+        progress.close()
     written: list[Path] = []
     if args.emit_smt:
         try:

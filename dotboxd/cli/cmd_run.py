@@ -18,11 +18,14 @@ import argparse
 import json
 from typing import Any
 
+from dotboxd.cli.host_inputs import rejected_document
 from dotboxd.cli.output import Input, Reporter, add_format_option, add_input_argument, load_input, write_text
 from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_manifest, standard_bindings
 from dotboxd.core.diagnostics import DotBoxDError, caret_excerpt, reject
 from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, read_document_bytes, read_json
+from dotboxd.grammar.spelling import spelled_for
 from dotboxd.host import ExecutionResult, SandboxHost
+from dotboxd.host.sandbox_host import BACKEND_NAMES
 from dotboxd.runtime.fixtures import fixture_invokers
 from dotboxd.validator.policy import Policy
 
@@ -53,7 +56,12 @@ def register(subparsers: Any) -> None:
         action="store_false",
         help="do not register DotBoxD's standard bindings (file, time, random, log, http)",
     )
-    parser.add_argument("--backend", default="reference", help="the execution backend (default: reference)")
+    parser.add_argument(
+        "--backend",
+        default="reference",
+        choices=BACKEND_NAMES,
+        help="the execution backend (default: reference)",
+    )
     add_format_option(parser)
     parser.set_defaults(handler=run)
 
@@ -105,15 +113,19 @@ def run(args: argparse.Namespace) -> int:
     run_args = _run_args(args.run_args)
     if isinstance(run_args, str):
         return reporter.failed("usage", run_args)
+    data: bytes | None = None
+    where = args.policy or ""
     try:
-        policy = (
-            Policy.from_json(read_document_bytes(args.policy, HOST_DOCUMENT_BUDGETS)) if args.policy else None
-        )
+        data = read_document_bytes(args.policy, HOST_DOCUMENT_BUDGETS) if args.policy else None
+        policy = Policy.from_json(data) if data is not None else None
+        data, where = None, args.bindings or ""
         catalog = _catalog(args.bindings, args.standard)
     except OSError as error:
         return reporter.failed("io", f"{error.filename}: {error.strerror or type(error).__name__}")
     except DotBoxDError as error:
-        return reporter.rejected(error, None, args.policy or args.bindings or "", {"file": loaded.filename})
+        if data is None and args.bindings and where == args.bindings:
+            data = read_document_bytes(args.bindings, HOST_DOCUMENT_BUDGETS)
+        return rejected_document(reporter, error, data, where, {"file": loaded.filename})
     host = SandboxHost(catalog)
     try:
         plan = host.prepare(loaded.module, policy)
@@ -124,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             "outcome": "rejected",
             "diagnostic": error.code,
         }
-        return reporter.rejected(error, loaded.source, loaded.filename, payload)
+        return reporter.rejected(spelled_for(error, loaded.kind), loaded.source, loaded.filename, payload)
     result = host.execute(plan, args.entry, run_args, backend=args.backend, encoding="json")
     return _report(reporter, result, loaded.filename, loaded.source)
 

@@ -13,16 +13,33 @@ import argparse
 from dotboxd.cli.output import Input, Reporter
 from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_manifest, standard_bindings
 from dotboxd.core.diagnostics import DotBoxDError
-from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, read_document_bytes
+from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, located, read_document_bytes
+from dotboxd.grammar.source import display_text
 from dotboxd.validator.policy import Policy
 
 
 def build_catalog(manifest: str | None, standard: bool) -> BindingCatalog:
     """The standard host bindings (unless ``standard`` is False) plus those of ``manifest``."""
+    return catalog_from(read_document_bytes(manifest, HOST_DOCUMENT_BUDGETS) if manifest else None, standard)
+
+
+def catalog_from(manifest: bytes | None, standard: bool) -> BindingCatalog:
+    """The standard host bindings (unless ``standard`` is False) plus those of the manifest bytes."""
     registry = BindingRegistry(standard_bindings() if standard else ())
     if manifest is not None:
-        registry.extend(load_binding_manifest(read_document_bytes(manifest, HOST_DOCUMENT_BUDGETS)))
+        registry.extend(load_binding_manifest(manifest))
     return registry.build()
+
+
+def rejected_document(
+    reporter: Reporter, error: DotBoxDError, data: bytes | None, where: str, payload: dict[str, str]
+) -> int:
+    """Report a rejected policy or manifest like a module: each diagnostic placed at line:column
+    of the file (from its pointer) and shown with a caret under the offending key or value."""
+    if data is None:
+        return reporter.rejected(error, None, where, payload)
+    located_error = located(error, data, HOST_DOCUMENT_BUDGETS)
+    return reporter.rejected(located_error, display_text(data), where, payload)
 
 
 def load_policy_and_catalog(
@@ -30,19 +47,18 @@ def load_policy_and_catalog(
 ) -> tuple[Policy, BindingCatalog] | int:
     """The policy (default: pure only) and catalogue of ``args``, or the exit code already reported."""
     stage = "policy"
+    data: bytes | None = None
     try:
-        policy = (
-            Policy.from_json(read_document_bytes(args.policy, HOST_DOCUMENT_BUDGETS))
-            if args.policy
-            else Policy.default()
-        )
+        data = read_document_bytes(args.policy, HOST_DOCUMENT_BUDGETS) if args.policy else None
+        policy = Policy.from_json(data) if data is not None else Policy.default()
         stage = "bindings"
-        catalog = build_catalog(args.bindings, args.standard)
+        data = read_document_bytes(args.bindings, HOST_DOCUMENT_BUDGETS) if args.bindings else None
+        catalog = catalog_from(data, args.standard)
     except OSError as error:
         return reporter.failed(
             "io", f"{error.filename}: {error.strerror or type(error).__name__}", error.filename
         )
     except DotBoxDError as error:
         where = args.policy if stage == "policy" else args.bindings or "<standard bindings>"
-        return reporter.rejected(error, None, where, {"file": loaded.filename, "stage": stage})
+        return rejected_document(reporter, error, data, where, {"file": loaded.filename, "stage": stage})
     return policy, catalog

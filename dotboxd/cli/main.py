@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from dotboxd.cli.output import silence_stdout, write_text
 
@@ -45,8 +45,35 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
+class _Version(argparse.Action):
+    """``--version``: one unwrapped line on stdout, exit 0 (argparse's own action re-wraps it)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        write_text(sys.stdout, version_text() + "\n")
+        raise SystemExit(EXIT_OK)
+
+
+def version_text() -> str:
+    """``dotboxd --version``: the package version and every version a party checks against
+    (CHANGELOG.md, versioning policy): language surfaces, cost table, canonicalizer, protocol, corpus."""
+    from dotboxd import __version__
+    from dotboxd.conformance.versions import CORPUS_VERSION, PROTOCOL_VERSION
+    from dotboxd.core.builtins import SURFACES
+    from dotboxd.core.costs import COST_TABLE_VERSION
+    from dotboxd.grammar.canonical import CANONICALIZER_ID
+
+    return (
+        f"dotboxd {__version__} (language {' / '.join(SURFACES)}; cost table {COST_TABLE_VERSION}; "
+        f"canonicalizer {CANONICALIZER_ID}; conformance protocol {PROTOCOL_VERSION}, corpus {CORPUS_VERSION})"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="dotboxd", description="Validate, prove and run untrusted DotBoxD kernels.")
+    parser.add_argument("--version", action=_Version, help="print the versions and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
     for module_name in COMMAND_MODULES:

@@ -35,6 +35,7 @@ from dotboxd.core.effects import (
     unknown_bits,
 )
 from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, read_json
+from dotboxd.core.suggest import did_you_mean
 from dotboxd.core.types import (
     BOOL,
     F64,
@@ -900,8 +901,14 @@ _ENTRY_KEYS = frozenset(
 _COST_KEYS = frozenset({"baseFuel", "perByteFuel", "allocationFromReturnBytes", "maxCallsPerRun"})
 
 
-def _manifest_error(message: str, pointer: str) -> DotBoxDError:
-    return reject("E-BINDING-MANIFEST", message, pointer, hint="see spec/validation.md, binding manifests")
+def _manifest_error(message: str, pointer: str, hint: str = "") -> DotBoxDError:
+    return reject(
+        "E-BINDING-MANIFEST",
+        message,
+        pointer,
+        hint=hint
+        or 'a manifest is {"bindings": [entry, ...]}; an entry\'s keys are ' + ", ".join(sorted(_ENTRY_KEYS)),
+    )
 
 
 def _pick(obj: Mapping[str, Any], logical: str, pointer: str) -> tuple[Any, str] | None:
@@ -922,7 +929,9 @@ def binding_from_json(obj: Any, pointer: str = "") -> BindingDescriptor:
     extra = sorted(set(obj) - _ENTRY_KEYS)
     if extra:
         raise _manifest_error(
-            f"unknown binding propert{'ies' if len(extra) > 1 else 'y'} {', '.join(extra)}", pointer
+            f"unknown binding propert{'ies' if len(extra) > 1 else 'y'} {', '.join(extra)}",
+            f"{pointer}/{extra[0]}",
+            did_you_mean(extra[0], _ENTRY_KEYS),
         )
     bid = obj.get("id")
     if not isinstance(bid, str):

@@ -6,8 +6,8 @@ cost table lives in ``dotboxd.core.costs`` and refers to built-ins by name.
 
 Two families, both pure (effects within Cpu|Alloc, no capability, no audit):
 
-* **pure functions** (DotBoxD's default pure bindings): ``math.*``, ``string.*``, ``parse.int`` and
-  ``int32.toStringInvariant``. As in DotBoxD, every call of one *is a binding call*
+* **pure functions** (DotBoxD's default pure bindings): ``math.*``, ``string.*``, ``parse.int``,
+  ``format.simple`` and ``int32.toStringInvariant``. As in DotBoxD, every call of one *is a binding call*
   (``Builtin.counts_as_host_call``): it takes one unit of ``maxHostCalls`` and shows in
   ``usage.hostCalls`` and ``bindingCalls`` under its own name;
 * **language intrinsics**: ``list.*``, ``map.*``, ``record.*`` and ``numeric.*``, some generic; they
@@ -264,6 +264,11 @@ def _map_count(site: CallSite) -> SandboxType:
     return I32
 
 
+def _map_keys(site: CallSite) -> SandboxType:
+    _arity(site, 1, "map.keys")
+    return _bounded(ListType(_map_arg(site, 0, "map.keys").key), "map.keys")
+
+
 def _map_empty(site: CallSite) -> SandboxType:
     _arity(site, 0, "map.empty")
     if not isinstance(site.generic, MapType):
@@ -344,7 +349,7 @@ def _pure(
     fails: bool = False,
     surface: str = "dotboxd-1",
 ) -> Builtin:
-    allocates = result == STRING
+    allocates = result == STRING or isinstance(result, ListType)
     sig = f"({', '.join(str(p) for p in params)}) -> {result}"
     failures = _INVALID if fails else frozenset()
     return Builtin(
@@ -395,6 +400,9 @@ _ENTRIES: tuple[Builtin, ...] = (
     _ext("math.sin", [F64], F64),
     _ext("math.cos", [F64], F64),
     _ext("math.tan", [F64], F64),
+    _ext("string.split", [STRING, STRING], ListType(STRING)),
+    _ext("string.replace", [STRING, STRING, STRING], STRING),
+    _pure("format.simple", [STRING, ListType(STRING)], STRING, fails=True, surface=EXT_SURFACE),
     # list.*
     Builtin("list.empty", _IN, "<T>() -> List<T>", _CA, True, GenericRule.ELEMENT, _list_empty),
     Builtin("list.of", _IN, "(T, ...) -> List<T>  (no arguments: List<Unit>)", _CA, True, _NO, _list_of),
@@ -452,6 +460,7 @@ _ENTRIES: tuple[Builtin, ...] = (
         _map_key_op("map.remove", lambda m: m),
     ),
     Builtin("map.count", _IN, "(Map<K, V>) -> I32", _C, False, _NO, _map_count, surface=EXT_SURFACE),
+    Builtin("map.keys", _IN, "(Map<K, V>) -> List<K>", _CA, True, _NO, _map_keys, surface=EXT_SURFACE),
     # record.*
     Builtin(
         "record.new", _IN, "<Record<F...>>(F...) -> Record<F...>", _CA, True, GenericRule.WHOLE, _record_new

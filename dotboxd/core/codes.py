@@ -169,6 +169,9 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("R-STRING-RANGE", Category.INVALID_INPUT, "substring outside the string or cutting a pair"),
     CodeInfo("R-LIST-INDEX", Category.INVALID_INPUT, "list.get or list.slice index out of range"),
     CodeInfo("R-PARSE-INT", Category.INVALID_INPUT, "parse.int of text that is not a decimal I32"),
+    CodeInfo(
+        "R-FORMAT", Category.INVALID_INPUT, "format.simple template with a bad brace or a missing argument"
+    ),
     CodeInfo("R-RECORD-INDEX", Category.INVALID_INPUT, "record.get index out of range"),
     CodeInfo("R-VALUE-TYPE", Category.INVALID_INPUT, "an input value does not match its declared type"),
     CodeInfo("R-ENTRY-UNKNOWN", Category.INVALID_INPUT, "the entrypoint does not exist or is not visible"),

@@ -112,6 +112,24 @@ def list_slice(count: int) -> OpCost:
     return OpCost(copy_fuel(count), list_of_alloc(count))
 
 
+def sort_fuel(n: int) -> int:
+    """Comparisons of sorting ``n`` items: ``n x ceil(log2 n)`` (0 for fewer than two)."""
+    return n * (n - 1).bit_length() if n > 1 else 0
+
+
+def map_keys(size: int, key_units: int) -> OpCost:
+    """``map.keys`` of a map of ``size`` entries (extension): fuel 2 + size for the copy, plus
+    ``sort_fuel(size)`` for putting the keys in canonical order, plus one per UTF-16 unit of key text
+    (a text key is compared by its code units); allocation 16 size, as for a list of that length."""
+    return OpCost(copy_fuel(size) + sort_fuel(size) + key_units, list_of_alloc(size))
+
+
+def text_pieces(pieces: int) -> OpCost:
+    """The list ``string.split`` builds around its ``pieces`` texts (extension): one fuel and 16
+    bytes per piece (the texts themselves are charged by their shape and per result byte)."""
+    return OpCost(pieces, list_of_alloc(pieces))
+
+
 def list_of_alloc(n: int) -> int:
     """``list.of`` with ``n`` items: 16 n bytes."""
     return LIST_ELEMENT_ALLOC * n
@@ -199,6 +217,7 @@ COLLECTION_INTRINSICS = frozenset(
         "list.add",
         "list.slice",
         "map.count",
+        "map.keys",
         "map.empty",
         "map.containsKey",
         "map.get",
@@ -249,6 +268,9 @@ BUILTIN_COSTS: Mapping[str, BuiltinCost] = MappingProxyType(
         "string.toLowerInvariant": BuiltinCost(2, per_input_unit=1, per_result_byte=1),
         "string.toUpperInvariant": BuiltinCost(2, per_input_unit=1, per_result_byte=1),
         "parse.int": BuiltinCost(2, per_input_unit=1),
+        "string.split": BuiltinCost(2, per_input_unit=1, per_result_byte=1),
+        "string.replace": BuiltinCost(2, per_input_unit=1, per_result_byte=1),
+        "format.simple": BuiltinCost(2, per_input_unit=1, per_result_byte=1),
         "math.sin": BuiltinCost(2),
         "math.cos": BuiltinCost(2),
         "math.tan": BuiltinCost(2),

@@ -18,10 +18,15 @@ from dotboxd.core.visible import visible
 
 @dataclass(frozen=True, slots=True)
 class Span:
-    """A 1-based line and column in the source text (UTF-16 agnostic: counts code points)."""
+    """A 1-based line and column in the source text (UTF-16 agnostic: counts code points).
+
+    ``end_column`` (exclusive, same line; 0 when unknown) lets a caret excerpt underline the whole
+    offending operand rather than its first character. It is presentation only: it takes no part in
+    equality, and the JSON rendering keeps ``line`` and ``column``."""
 
     line: int
     column: int
+    end_column: int = field(default=0, compare=False)
 
     def __str__(self) -> str:
         return f"{self.line}:{self.column}"
@@ -98,7 +103,9 @@ def caret_excerpt(source: str, span: Span, width: int = 100) -> list[str]:
     prefix = "..." if start > 0 else ""
     gutter = f"{span.line:>5} | "
     lead = len(visible(clipped[: col - start]))
-    return [gutter + prefix + visible(clipped), " " * (len(gutter) + len(prefix) + lead) + "^"]
+    end = min(span.end_column - 1, start + width) if span.end_column > span.column else col + 1
+    marks = max(len(visible(clipped[col - start : end - start])), 1)
+    return [gutter + prefix + visible(clipped), " " * (len(gutter) + len(prefix) + lead) + "^" * marks]
 
 
 class DotBoxDException(Exception):

@@ -13,10 +13,11 @@ it for readers whose documents have a code of their own (``E-POLICY-SCHEMA``,
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
-from dotboxd.core.diagnostics import DotBoxDError, reject
+from dotboxd.core.diagnostics import DotBoxDError, Span, reject
 from dotboxd.core.jsonscan import (
     Document,
     JArray,
@@ -81,6 +82,44 @@ def read_json(data: bytes | str, budgets: JsonBudgets, *, code: str | None = Non
             jsonCode=first.code,
             **first.evidence,
         ) from None
+
+
+def locate(data: bytes | str, pointer: str, budgets: JsonBudgets) -> Span | None:
+    """The line:column of the value at JSON ``pointer`` in the document ``data`` (of a member
+    pointer whose value is missing, its nearest present ancestor), or None when ``data`` does not
+    scan. Why: a policy or manifest is checked as plain values, after the scan; its errors name a
+    pointer, and this puts them back on a line of the file, with a caret, like a module's errors."""
+    try:
+        document = scan_document(data, budgets)
+    except DotBoxDError:
+        return None
+    value: JValue = document.root
+    offset = value.offset
+    for raw in pointer.split("/")[1:] if pointer else ():
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, JObject) and part in value.members:
+            offset = value.key_offsets.get(part, value.members[part].offset)
+            value = value.members[part]
+        elif isinstance(value, JArray) and part.isdigit() and int(part) < len(value.items):
+            value = value.items[int(part)]
+            offset = value.offset
+        else:
+            break
+    return document.span(offset)
+
+
+def located(error: DotBoxDError, data: bytes | str, budgets: JsonBudgets) -> DotBoxDError:
+    """``error`` with a line:column (from its pointer, :func:`locate`) on every diagnostic that has
+    a pointer but no span; unchanged when none lacks one."""
+    if all(d.span is not None or not d.pointer for d in error.diagnostics):
+        return error
+    fixed = [
+        d
+        if d.span is not None or not d.pointer
+        else dataclasses.replace(d, span=locate(data, d.pointer, budgets))
+        for d in error.diagnostics
+    ]
+    return DotBoxDError(fixed)
 
 
 def read_document_bytes(path: str | os.PathLike[str], budgets: JsonBudgets) -> bytes:

@@ -337,7 +337,19 @@ class _Scanner:
                 continue
             raise self._unexpected(start)
         if stack:
-            raise self.invalid("the document ends inside an unclosed array or object", end)
+            opened = stack[-1][0]
+            what = "object" if isinstance(opened, JObject) else "array"
+            closer = "}" if isinstance(opened, JObject) else "]"
+            where = self.span(opened.offset)
+            others = len(stack) - 1
+            more = {0: "", 1: " (and the one around it)"}.get(others, f" (and the {others} around it)")
+            raise self.fail(
+                "E-JSON-INVALID",
+                f"the document ends inside the {what} opened at line {where.line}, column {where.column}{more}",
+                end,
+                f"the document looks truncated: close the {what} with '{closer}'",
+                opened=str(where),
+            )
         if root is None or state != _AFTER:
             raise self.invalid("the document is empty" if root is None else "the document ends early", end)
         return root

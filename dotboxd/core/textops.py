@@ -19,7 +19,8 @@ The tables are those of the running Python's ``unicodedata`` (Unicode 14.0 on Py
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from dotboxd.core.utf16 import utf16_len
 from dotboxd.core.values import I32_MAX, I32_MIN, SandboxFault
@@ -83,3 +84,88 @@ to_lower_invariant: Callable[[str], str] = _simple(str.lower)
 
 to_upper_invariant: Callable[[str], str] = _simple(str.upper)
 """Simple, locale-independent upper case of every code point (see the module docstring)."""
+
+
+# --- string.split, string.replace, format.simple -------------------------------------------------
+# Each is split in two: a *measure* that reads the inputs once and says how big the result will be
+# (so every charge and every limit is settled before anything is built), and the *build* itself.
+
+
+def split_count(text: str, separator: str) -> int:
+    """How many pieces ``split(text, separator)`` returns: occurrences + 1 (an empty separator
+    never splits, so one piece)."""
+    return text.count(separator) + 1 if separator else 1
+
+
+def split(text: str, separator: str) -> list[str]:
+    """``string.split``: the pieces of ``text`` between the non-overlapping occurrences of
+    ``separator``, found left to right; empty pieces are kept (``"a,,b"`` gives three), and an empty
+    ``separator`` gives ``[text]``."""
+    return text.split(separator) if separator else [text]
+
+
+def replace_count(text: str, old: str) -> int:
+    """How many occurrences ``replace`` substitutes (non-overlapping, left to right; none when
+    ``old`` is empty)."""
+    return text.count(old) if old else 0
+
+
+def replace(text: str, old: str, new: str) -> str:
+    """``string.replace``: every non-overlapping occurrence of ``old`` (left to right) becomes
+    ``new``; an empty ``old`` matches nothing, so the text comes back unchanged."""
+    return text.replace(old, new) if old else text
+
+
+_FORMAT_TOKEN = re.compile(r"\{\{|\}\}|\{(0|[1-9][0-9]{0,8})\}|[{}]")
+"""``{{``, ``}}``, a placeholder ``{n}`` (a decimal index without sign or leading zeros, at most
+nine digits), or a lone brace (an error)."""
+
+FormatPart = str | int
+"""A literal piece of a template, or the index of the argument a placeholder stands for."""
+
+
+@dataclass(frozen=True, slots=True)
+class FormatTemplate:
+    """A parsed ``format.simple`` template: its pieces in order, and the UTF-16 units of its
+    literal text (so the result's length is known without measuring any piece again)."""
+
+    parts: tuple[FormatPart, ...]
+    literal_units: int
+
+    def length(self, arg_lengths: Mapping[int, int]) -> int:
+        """The UTF-16 length of the formatted text (``arg_lengths`` in units, by argument index)."""
+        return self.literal_units + sum(arg_lengths[p] for p in self.parts if isinstance(p, int))
+
+    def build(self, args: Mapping[int, str]) -> str:
+        """Join the pieces, each placeholder replaced by its argument's text."""
+        return "".join(p if isinstance(p, str) else args[p] for p in self.parts)
+
+
+def format_parts(template: str, arg_count: int) -> FormatTemplate:
+    """Parse a ``format.simple`` template into literal pieces and argument indices, in one pass.
+
+    ``{n}`` stands for argument ``n`` (0-based, ``n < arg_count``); ``{{`` and ``}}`` are a literal
+    brace; any other brace - a lone ``{`` or ``}``, ``{}``, ``{-1}``, ``{01}``, ``{ 0}``, ``{x}`` - or an
+    index with no argument is R-FORMAT. Arguments may be used any number of times, or not at all."""
+    parts: list[FormatPart] = []
+    at = 0
+    markup = 0  # units of the template that are not literal text (placeholders, one brace per escape)
+    for match in _FORMAT_TOKEN.finditer(template):
+        if match.start() > at:
+            parts.append(template[at : match.start()])
+        at = match.end()
+        token = match.group()
+        if token in ("{{", "}}"):
+            parts.append(token[0])
+            markup += 1
+            continue
+        index = match.group(1)
+        if index is None:
+            raise SandboxFault("R-FORMAT", "format template has a brace that is neither {n}, {{ nor }}")
+        if int(index) >= arg_count:
+            raise SandboxFault("R-FORMAT", "format placeholder names an argument that was not given")
+        parts.append(int(index))
+        markup += len(token)
+    if at < len(template):
+        parts.append(template[at:])
+    return FormatTemplate(tuple(parts), utf16_len(template) - markup)

@@ -70,6 +70,9 @@ _OPTIONAL_BACKENDS: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "auto": ("dotboxd.runtime.optimized", ("AutoBackend",)),
 }
 
+BACKEND_NAMES: tuple[str, ...] = ("reference", *_OPTIONAL_BACKENDS)
+"""Every backend name ``execute`` knows (an optional one may still be unavailable at run time)."""
+
 DEFAULT_DISPATCH_CACHE_SIZE = 1024
 """How many (plan, entrypoint, backend, encoding) dispatch records a host keeps by default; the least
 recently used is dropped first. A multi-tenant host that round-robins more distinct plans than this
@@ -167,11 +170,16 @@ class SandboxHost:
     ) -> ExecutionPlan:
         """Import (a Module, wire JSON text, the readable text form, or a path) and validate against
         ``policy`` (default: pure computation only). Raises DotBoxDError when refused."""
+        from dotboxd.grammar.spelling import spelled_for
         from dotboxd.validator.api import validate
 
-        plan: ExecutionPlan = validate(
-            _load(module), policy or Policy.default(), self.catalog, now_unix_ms=now_unix_ms
-        )
+        loaded, kind = _load(module)
+        try:
+            plan: ExecutionPlan = validate(
+                loaded, policy or Policy.default(), self.catalog, now_unix_ms=now_unix_ms
+            )
+        except DotBoxDError as error:
+            raise spelled_for(error, kind) from None
         return plan
 
     # --- run -------------------------------------------------------------------------------
@@ -496,13 +504,21 @@ def _build_catalog(
     return BindingRegistry(list(bindings or ())).build()
 
 
-def _load(module: ModuleSource) -> Module:
+def _load(module: ModuleSource) -> tuple[Module, str]:
+    """The module and the form it came from (``"ast"`` for a Module given as such)."""
     if isinstance(module, Module):
-        return module
-    from dotboxd.grammar.source import load_module
+        return module, "ast"
+    import os
 
-    loaded, _ = load_module(module)
-    return loaded
+    from dotboxd.grammar.source import kind_for, parse_source, read_source
+
+    data: str | bytes
+    if isinstance(module, os.PathLike):
+        data, name = read_source(module), os.fsdecode(module)
+    else:
+        data, name = module, ""
+    kind = kind_for(name, data)
+    return parse_source(data, kind, name or "<input>"), kind
 
 
 def _failed(plan: ExecutionPlan, error: ErrorInfo, backend: str) -> ExecutionResult:

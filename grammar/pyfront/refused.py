@@ -80,6 +80,9 @@ def refuse_node(src: PySource, node: pyast.AST) -> NoReturn:
     """Refuse a node by its class, with the table's hint (or a generic one)."""
     what, hint = REFUSED.get(
         type(node),
-        (f"the Python construct {type(node).__name__}", "see spec/python-front.md for the kernel subset"),
+        (
+            f"the Python construct {type(node).__name__}",
+            "kernels use a small Python subset: functions, assignments, if/while/for-range, return and calls",
+        ),
     )
     refuse(src, node, what, hint)

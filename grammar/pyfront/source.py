@@ -102,7 +102,7 @@ def parse(src: PySource, filename: str) -> pyast.Module:
             f"the kernel file does not parse as Python: {exc.msg}",
             "",
             Span(line, max(column, 1)),
-            "kernels use a small, ordinary Python subset (spec/python-front.md)",
+            "kernels use a small, ordinary Python subset: functions, assignments, if/while/for-range, return and calls",
         ) from None
     except (RecursionError, MemoryError):
         raise reject(

@@ -67,7 +67,7 @@ def test_golden_unexpected_end() -> None:
     )
     assert "'}'" in text and "'return'" in text
     assert text.endswith(
-        "    3 |     x = 1;\n                  ^\n  hint: see spec/text-syntax.md for the grammar"
+        "    3 |     x = 1;\n                  ^\n  hint: the text ends inside a block: close every '{' with '}'"
     )
 
 
@@ -76,7 +76,7 @@ def test_golden_bad_path_literal() -> None:
         "demo.dbk:3:26: error[E-JSON-PATH] the path literal \"../secret.txt\" has a '..' segment\n"
         "  at /functions/0/body/0/value/args/0/path\n"
         '    3 |     return file.readText(path"../secret.txt");\n'
-        "                                 ^"
+        "                                 ^^^^^^^^^^^^^^^^^^^"
     )
 
 
@@ -85,7 +85,7 @@ def test_golden_host_reference() -> None:
         'demo.dbk:3:12: error[E-IR-CLR-REF] a call name contains the host-reference fragment "System."\n'
         "  at /functions/0/body/0/value/call\n"
         '    3 |     return System.IO.File.ReadAllText(path"a");\n'
-        "                   ^\n"
+        "                   ^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
         "  evidence: fragment = System.\n"
         "  hint: kernels cannot name host types, assemblies or IL; expose host operations as bindings"
     )
@@ -98,7 +98,7 @@ def test_golden_host_reference() -> None:
     ("source", "span", "fragment"),
     [
         ("", Span(1, 1), "unexpected end of the input; expected 'module'"),
-        ("module m version 1;", Span(1, 8), "unexpected a name 'm'"),
+        ("module m version 1;", Span(1, 8), "unexpected name 'm'"),
         (FN + "    return;\n}", Span(3, 11), "unexpected ';'"),
         (FN + "    x = 1 $ 2;\n}", Span(3, 11), "unexpected character '$'"),
         (FN + "    x = 1\u00a0;\n}", Span(3, 10), "unexpected character U+00A0"),

@@ -188,3 +188,48 @@ def test_upper_bounds_where_charges_depend_on_data(body: str, signature: str) ->
         for resource, attr in RESOURCES.items():
             bound = report.bound_at("main", resource, values)
             assert bound is not None and bound >= getattr(result.usage, attr)
+
+
+TEXT_RESULT_CASES: list[tuple[str, str, list[list[Any]]]] = [
+    # charges that depend on the text (occurrences, pieces, placeholders): upper bounds, never below
+    (
+        'return list.count(string.split(s, ","));',
+        "(s String) -> I32",
+        [[""], ["a,b,,c"], [",,,,"], ["é😀,x"]],
+    ),
+    ("return string.split(s, t);", "(s String, t String) -> List<String>", [["abc", ""], ["aaaa", "a"]]),
+    (
+        'return string.replace(s, "ab", t);',
+        "(s String, t String) -> String",
+        [["", "x"], ["ababab", "xyz😀"]],
+    ),
+    ('return string.replace(s, t, "");', "(s String, t String) -> String", [["abc", ""], ["abcabc", "c"]]),
+    (
+        'return format.simple(s, list.of(t, "é"));',
+        "(s String, t String) -> String",
+        [["", ""], ["{0}{1}{0}", "long text"], ["{{}}x{1}", "q"]],
+    ),
+    ("return map.keys(m);", "(m Map<I32, I32>) -> List<I32>", [[[]], [[[3, 1], [1, 2], [2, 3]]]]),
+    (
+        "return list.count(map.keys(m));",
+        "(m Map<String, I32>) -> I32",
+        [[[]], [[["bb", 1], ["a", 2]]], [[[str(i) * 7, i] for i in range(9)]]],
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "signature", "inputs"), TEXT_RESULT_CASES)
+def test_extension_text_builtins_bound_every_run(body: str, signature: str, inputs: list[list[Any]]) -> None:
+    """string.split, string.replace, format.simple and map.keys: the static bound is at or above the
+    interpreter's usage on every input (and exact for the host-call count)."""
+    host = SandboxHost(bindings=[tick])
+    plan = host.prepare(_module(body, signature), _policy())
+    report = prove_plan(plan)
+    for args in inputs:
+        result = host.execute(plan, "main", args, encoding="json")
+        assert result.error is None, result.error
+        values = _decoded(plan, args)
+        for resource, attr in RESOURCES.items():
+            bound = report.bound_at("main", resource, values)
+            assert bound is not None and bound >= getattr(result.usage, attr), (resource, args)
+        assert report.bound_at("main", "hostCalls", values) == result.usage.host_calls

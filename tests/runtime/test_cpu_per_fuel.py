@@ -71,6 +71,11 @@ def _int_map(count: int) -> dict[int, int]:
     return {i: i for i in range(count)}
 
 
+def _text_map(count: int) -> dict[str, int]:
+    """Text keys sharing a 60-unit prefix, inserted in reverse of their canonical order."""
+    return {f"{'é' * 60}{i:06d}": i for i in reversed(range(count))}
+
+
 WORKLOADS: dict[str, Workload] = {
     "math.abs": _same("a I32", "math.abs(a)", [-5]),
     "math.min": _same("a I32, b I32", "math.min(a, b)", [3, 4]),
@@ -157,6 +162,24 @@ WORKLOADS: dict[str, Workload] = {
     "numeric.toI64": _same("a I32", "numeric.toI64(a)", [7]),
     "numeric.toF64": _same("a I32", "numeric.toF64(a)", [7]),
     "list.empty": _same("a I32", "list.count(list.empty[I32]())", [0]),
+    "string.split": Workload(
+        "s String, t String",
+        "string.split(s, t)",
+        lambda: [SHORT_TEXT, "b"],
+        lambda: [TEXT, "a"],  # about 10,000 pieces of 10 units: the per-piece charge is measured
+    ),
+    "string.replace": Workload(
+        "s String, t String, u String",
+        "string.replace(s, t, u)",
+        lambda: [SHORT_TEXT, "b", "xy"],
+        lambda: [TEXT, "a", "xy😀"],  # about 10,000 replacements, each longer than what it replaces
+    ),
+    "format.simple": Workload(
+        "s String, l List<String>",
+        "format.simple(s, l)",
+        lambda: ["{0}-{1}", ["a", "é"]],
+        lambda: ["x{0}{1}" * 2000 + TEXT[:10_000], [TEXT[:100], "é😀"]],  # 4,000 placeholders, long literal
+    ),
     "list.of": Workload("s String", "list.of(s, s, s)", lambda: [SHORT_TEXT], lambda: [LONG_TEXT]),
     "list.count": Workload("l List<I32>", "list.count(l)", lambda: [_ints(2)], lambda: [_ints(10_000)]),
     "list.get": Workload("l List<I32>", "list.get(l, 1)", lambda: [_ints(2)], lambda: [_ints(10_000)]),
@@ -169,6 +192,12 @@ WORKLOADS: dict[str, Workload] = {
     ),
     "map.count": Workload(
         "m Map<I32, I32>", "map.count(m)", lambda: [_int_map(2)], lambda: [_int_map(10_000)]
+    ),
+    "map.keys": Workload(
+        "m Map<String, I32>",
+        "map.keys(m)",
+        lambda: [_text_map(2)],
+        lambda: [_text_map(10_000)],  # long shared prefixes: every comparison reads them
     ),
     "map.empty": _same("a I32", "map.empty[Map<I32, I32>]()", [0]),
     "map.containsKey": Workload(

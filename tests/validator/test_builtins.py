@@ -62,6 +62,10 @@ EXTENSION_NAMES = {
     "list.slice",
     "map.count",
     "parse.int",
+    "string.split",
+    "string.replace",
+    "format.simple",
+    "map.keys",
 }
 
 
@@ -94,7 +98,9 @@ def test_every_builtin_is_pure_and_alloc_matches_effects() -> None:
 def test_pure_functions_count_as_host_calls_and_intrinsics_do_not() -> None:
     # DotBoxD registers math.*, string.* and int32.toStringInvariant as pure bindings
     counted = {n for n, b in BUILTINS.items() if b.counts_as_host_call}
-    assert counted == {n for n in BUILTINS if n.split(".")[0] in ("math", "string", "int32", "parse")}
+    assert counted == {
+        n for n in BUILTINS if n.split(".")[0] in ("math", "string", "int32", "parse", "format")
+    }
 
 
 def test_only_builtins_that_cannot_fail_may_be_reordered() -> None:
@@ -144,6 +150,11 @@ def test_generic_rules() -> None:
         ("list.of", (), ListType(UNIT)),
         ("map.get", (MapType(STRING, F64), STRING), F64),
         ("map.count", (MapType(STRING, F64),), I32),
+        ("map.keys", (MapType(STRING, F64),), ListType(STRING)),
+        ("map.keys", (MapType(BOOL, I32),), ListType(BOOL)),
+        ("string.split", (STRING, STRING), ListType(STRING)),
+        ("string.replace", (STRING, STRING, STRING), STRING),
+        ("format.simple", (STRING, ListType(STRING)), STRING),
         ("list.slice", (ListType(BOOL), I32, I32), ListType(BOOL)),
         ("map.containsKey", (MapType(I32, F64), I32), BOOL),
         ("map.set", (MapType(I32, F64), I32, F64), MapType(I32, F64)),
@@ -179,6 +190,8 @@ def test_no_widening_and_mismatch_evidence() -> None:
     assert refused("list.of", I32, I64).arg_index == 1
     assert refused("map.get", MapType(STRING, I32), I32).arg_index == 1
     assert refused("list.get", I32, I32).code == "E-TYPE-MISMATCH"
+    assert refused("map.keys", ListType(I32)).code == "E-TYPE-MISMATCH"
+    assert refused("format.simple", STRING, ListType(I32)).arg_index == 1
 
 
 def test_arity() -> None:

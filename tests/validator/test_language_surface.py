@@ -23,6 +23,7 @@ _SAMPLE_ARGS = {
     "F64": "1.0",
     "String": '"a"',
     "List<T>": "list.of(1)",
+    "List<String>": 'list.of("a")',
     "Map<K, V>": "map.empty[Map<I32, I32>]()",
 }
 

@@ -223,6 +223,59 @@ def _case_map(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State)
     return _built_text(an, s, st, name, lo, hi)
 
 
+def _split(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    """``string.split``: the scan, then 1 fuel and 16 bytes per piece (1 .. len(text) + 1 pieces),
+    the list's shape (its texts hold at most the input's units) and per-byte fuel for them."""
+    (alo, ahi), (blo, bhi) = _text_len(an, args[0]), _text_len(an, args[1])
+    per = _B["string.split"].per_input_unit
+    an.fuel(st, s.scale(s.add(ahi, bhi), per), s.scale(s.add(s.max(alo, ZERO), s.max(blo, ZERO)), per))
+    ahi = s.max(ahi, ZERO)
+    # pieces are charged before MaxListLength refuses too many, so the charge is not capped by it
+    pieces_hi = s.add_const(ahi, 1)
+    an.fuel(st, pieces_hi, const(1))
+    per_piece = costs.LIST_ELEMENT_ALLOC
+    an.charge(st, ALLOCATION, s.scale(pieces_hi, per_piece), const(per_piece))
+    st.risk = True  # too many pieces for MaxListLength or the element budget
+    an.fuel(st, s.fdiv(s.add_const(pieces_hi, 1), costs.SHAPE_WALK_NODES_PER_FUEL), 0)
+    text_bytes = s.scale(ahi, costs.STRING_BYTES_PER_UNIT)
+    an.charge(st, STRING_BYTES, text_bytes, ZERO)
+    an.fuel(st, s.scale(text_bytes, _B["string.split"].per_result_byte), ZERO)
+    return AList(const(1), s.min(pieces_hi, const(an.dom.q.list_length)), AText(ZERO, ahi))
+
+
+def _replace(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    """``string.replace``: the scan of ``text`` and ``old``, then the built text. Its length is not
+    tracked (it depends on how often ``old`` occurs) beyond MaxStringLength, so any call may fail."""
+    (alo, ahi), (blo, bhi) = _text_len(an, args[0]), _text_len(an, args[1])
+    per = _B["string.replace"].per_input_unit
+    an.fuel(st, s.scale(s.add(ahi, bhi), per), s.scale(s.add(s.max(alo, ZERO), s.max(blo, ZERO)), per))
+    st.risk = True  # the result may exceed maxStringLength or the string-byte budget
+    # at most len(text) occurrences, each turned into at most len(new) units: len(text) x (1 + len(new))
+    _, chi = _text_len(an, args[2])
+    hi = s.mul(s.max(ahi, ZERO), s.add_const(s.max(chi, ZERO), 1))
+    return _built_text(an, s, st, "string.replace", ZERO, hi)
+
+
+def _format(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    """``format.simple``: one fuel per template unit, then (the template may be malformed: not
+    tracked, so any call may fail) a built text of at most MaxStringLength units."""
+    lo, hi = _text_len(an, args[0])
+    per = _B["format.simple"].per_input_unit
+    an.fuel(st, s.scale(hi, per), s.scale(s.max(lo, ZERO), per))
+    an.stop(st)  # R-FORMAT: string contents are not tracked
+    st.risk = True
+    # each placeholder is at least 3 units of template ("{0}") and stands for one argument, so the
+    # result is at most len(template) x (1 + the longest argument)
+    items = args[1]
+    elem = items.elem if isinstance(items, AList) else OTHER
+    if elem is None:
+        arg_hi = ZERO  # a list that never holds an element: no placeholder can succeed
+    else:
+        _, arg_hi = _text_len(an, elem)
+    bound = s.mul(s.max(hi, ZERO), s.add_const(s.max(arg_hi, ZERO), 1))
+    return _built_text(an, s, st, "format.simple", ZERO, bound)
+
+
 # --- collections -------------------------------------------------------------------------------
 
 
@@ -270,6 +323,8 @@ def _collection(an: Analyzer, name: str, args: list[AVal], node: ast.Call, st: S
         return value
     if name == "list.slice":
         return _list_slice(an, s, args, node, st)
+    if name == "map.keys":
+        return _map_keys(an, s, args, st)
     if name in ("list.count", "map.count", "list.get", "map.containsKey", "map.get"):
         coll = args[0]
         lo, hi = _read_charge(an, s, st, coll)
@@ -374,6 +429,26 @@ def _list_slice(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: Stat
     return value
 
 
+def _map_keys(an: Analyzer, s: Sym, args: list[AVal], st: State) -> AVal:
+    """``map.keys``: ``costs.map_keys`` with the size's bounds (the sort's ``ceil(log2 n)`` taken at
+    the largest size the map can have, the key text at the map's string bytes), then the shape."""
+    coll = args[0]
+    size = _size(coll) or (ZERO, const(an.dom.q.map_entries))
+    lo, hi = s.max(size[0], ZERO), size[1]
+    key = coll.key if isinstance(coll, AMap) else None
+    log_hi = max(min(s.range(hi)[1], an.dom.q.map_entries) - 1, 0).bit_length()
+    key_bytes = s.min(s.mul(s.max(hi, ZERO), an.dom.sbytes_hi(key)), const(an.dom.q.string_bytes))
+    key_units_hi = s.fdiv(key_bytes, costs.STRING_BYTES_PER_UNIT)
+    fuel_hi = s.add(s.add_const(s.scale(hi, 1 + log_hi), costs.COLLECTION_BASE_FUEL), key_units_hi)
+    an.fuel(st, fuel_hi, s.add_const(lo, costs.COLLECTION_BASE_FUEL))
+    per = costs.LIST_ELEMENT_ALLOC
+    an.charge(st, ALLOCATION, s.scale(hi, per), s.scale(lo, per))
+    st.risk = True
+    value = AList(lo, hi, key)
+    an._shape_charge(st, value)
+    return value
+
+
 def _index_check(an: Analyzer, s: Sym, st: State, node: ast.Call, coll: AVal, index: AVal) -> None:
     size = _size(coll)
     if not isinstance(index, AInt) or size is None:
@@ -415,6 +490,9 @@ _RULES: dict[str, _Rule] = {
     "math.sin": _f64,
     "math.cos": _f64,
     "math.tan": _f64,
+    "string.split": _split,
+    "string.replace": _replace,
+    "format.simple": _format,
     "numeric.toI64": _to_i64,
     "numeric.toF64": _f64,
 }

@@ -14,7 +14,7 @@ same point.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from dotboxd.core.values import Value
@@ -52,8 +52,14 @@ def call_depths(plan: ExecutionPlan) -> dict[str, int]:
     return memo
 
 
-def prove_plan(plan: ExecutionPlan, *, rlimit: int = smt.DEFAULT_RLIMIT) -> ProofReport:
-    """Prove what can be proved about ``plan`` under its own policy."""
+def prove_plan(
+    plan: ExecutionPlan,
+    *,
+    rlimit: int = smt.DEFAULT_RLIMIT,
+    progress: Callable[[int, int], None] | None = None,
+) -> ProofReport:
+    """Prove what can be proved about ``plan`` under its own policy. ``progress(done, total)`` is
+    called after each function (the CLI draws it on a terminal for a large module)."""
     quotas = Quotas.from_limits(plan.policy.limits)
     log = ObligationLog(rlimit)
     depths = call_depths(plan)
@@ -61,8 +67,11 @@ def prove_plan(plan: ExecutionPlan, *, rlimit: int = smt.DEFAULT_RLIMIT) -> Proo
     safe: set[int] = set()
     unsafe: set[int] = set()
     evaluators: dict[str, Any] = {}
-    for fn in plan.module.functions:
+    total = len(plan.module.functions)
+    for done, fn in enumerate(plan.module.functions, 1):
         info = plan.functions.get(fn.id)
+        if progress is not None:
+            progress(done, total)
         if info is None:
             continue
         proof, analysis, evaluator = _prove_function(plan, fn.id, quotas, log, depths[fn.id])
