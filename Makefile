@@ -17,7 +17,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# The editable install puts build/__editable__.*/dotboxd (folder links) on sys.path; tools/packaging/
+# explains why (mypy and IDEs follow it). A new subpackage means a pyproject.toml edit, hence a reinstall.
+$(STAMP): pyproject.toml tools/packaging/dotboxd_backend.py | $(BIN)/python
 	bash tools/os-deps.sh
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
@@ -88,4 +90,4 @@ bench-distributed: $(STAMP)
 	$(BIN)/python -c 'import json; [print(b["name"], b["extra_info"]) for b in json.load(open("$(VENV)/bench-distributed.json"))["benchmarks"]]'
 
 clean:
-	rm -rf $(VENV) .typecheck .pytest_cache .mypy_cache .ruff_cache .hypothesis .benchmarks
+	rm -rf $(VENV) build .typecheck .pytest_cache .mypy_cache .ruff_cache .hypothesis .benchmarks
