@@ -1,7 +1,8 @@
 # Two entry points for a fresh machine with python3, bash and make:
 #   make demo   - install into .venv and run the demo kernels through check, prove and run
 #   make test   - install into .venv with test extras and run lint, types, the security-boundary suite,
-#                 a bounded fuzz run (<= 3 min) and then the rest of the test suite
+#                 a bounded fuzz run (<= 3 min), the rest of the test suite in parallel (pytest-xdist)
+#                 and then the slow tests
 #   make fuzz   - long local coverage-guided fuzzing (FUZZ_SECONDS per harness, default 600)
 #   make serve-demo - the game-world server (dotboxd serve) and its sample client, on loopback
 #   make mutation - mutation testing of the validator and the file facade (report in reports/)
@@ -12,13 +13,15 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo serve-demo test lint typecheck pytest security-boundary pytest-rest fuzz-ci fuzz mutation bench bench-distributed clean
+.PHONY: demo serve-demo test lint typecheck pytest security-boundary pytest-rest pytest-slow fuzz-ci fuzz mutation bench bench-distributed clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# The editable install puts build/__editable__.*/dotboxd (folder links) on sys.path; tools/packaging/
+# explains why (mypy and IDEs follow it). A new subpackage means a pyproject.toml edit, hence a reinstall.
+$(STAMP): pyproject.toml tools/packaging/dotboxd_backend.py | $(BIN)/python
 	bash tools/os-deps.sh
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
@@ -57,17 +60,27 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	PYTHON=$(BIN)/python bash tools/typecheck.sh
 
+# pytest-xdist workers for the parallel steps (tests use tmp_path, port 0 and no shared files);
+# PYTEST_WORKERS=0 runs them in this process, e.g. to debug one failure.
+PYTEST_WORKERS ?= 2
+XDIST := -n $(PYTEST_WORKERS)
+
 pytest: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(XDIST)
 
 # The tests the threat tables name (tests/conftest.py marks them); closes with "security-boundary: N passed".
 # Pytest's exit 5 (no test collected) is a failure here: an empty security suite must never pass.
 security-boundary: $(STAMP)
 	$(BIN)/python -m pytest -m security_boundary
 
-# Everything else, so that the two steps together run each test exactly once.
+# Everything else, in two steps so that a quick answer comes first; the three pytest steps together
+# run each test exactly once. Slow tests (marker "slow": the prover corpus, benchmarks, mypy over
+# the install) that are not in the security suite run last, on their own.
 pytest-rest: $(STAMP)
-	$(BIN)/python -m pytest -m "not security_boundary"
+	$(BIN)/python -m pytest -m "not security_boundary and not slow" $(XDIST)
+
+pytest-slow: $(STAMP)
+	$(BIN)/python -m pytest -m "slow and not security_boundary" $(XDIST)
 
 # Coverage-guided fuzzing (atheris) of the importer, text parser, validator, prover and both backends
 # differentially, over the committed corpus in fuzz/; any finding fails the step (see fuzz/run.py).
@@ -84,9 +97,9 @@ mutation: $(STAMP)
 	nice $(BIN)/python tools/mutation.py --budget $(MUTATION_BUDGET)
 	$(BIN)/python tools/mutation_report.py
 
-# The security suite first, then the bounded fuzz run, then everything else (the last pytest summary
-# line is the rest of the suite's).
-test: lint typecheck security-boundary fuzz-ci pytest-rest
+# The security suite first, then the bounded fuzz run, then everything else: the quick tests in
+# parallel, then the slow ones.
+test: lint typecheck security-boundary fuzz-ci pytest-rest pytest-slow
 
 bench: $(STAMP)
 	$(BIN)/python -m pytest tests/benchmarks --benchmark-enable --benchmark-only --benchmark-columns=min,median,mean,rounds
@@ -98,4 +111,4 @@ bench-distributed: $(STAMP)
 	$(BIN)/python -c 'import json; [print(b["name"], b["extra_info"]) for b in json.load(open("$(VENV)/bench-distributed.json"))["benchmarks"]]'
 
 clean:
-	rm -rf $(VENV) .typecheck .pytest_cache .mypy_cache .ruff_cache .hypothesis .benchmarks
+	rm -rf $(VENV) build .typecheck .pytest_cache .mypy_cache .ruff_cache .hypothesis .benchmarks

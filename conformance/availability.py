@@ -1,7 +1,8 @@
-"""What this tree has built so far: which backends exist and whether a stage's module is present.
+"""Which backends this tree can run in process.
 
-The runner must never pass a case because a component is missing, so presence is probed here, in
-one place, and a missing piece becomes an explicit ``unsupported`` result further up.
+The runner must never pass a case because a backend is missing, so presence is probed here, in one
+place, and a missing backend becomes an explicit ``unsupported`` result further up. (The stages
+themselves - import, validate, run - are imported plainly: the package cannot load without them.)
 """
 
 from __future__ import annotations
@@ -13,10 +14,6 @@ from dotboxd.conformance.model import BACKENDS
 
 # backend name -> the module whose presence makes it exist in this tree
 _BACKEND_MODULES: dict[str, str | None] = {"reference": None, "optimized": "dotboxd.runtime.optimized"}
-
-
-class StageUnavailable(Exception):
-    """A stage (or backend) whose implementation does not exist in this tree yet."""
 
 
 def optional_module(name: str) -> ModuleType | None:

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from dotboxd.conformance import stage_validate
-from dotboxd.conformance.availability import StageUnavailable
 from dotboxd.conformance.model import CATEGORIES, Case
 from dotboxd.conformance.pipeline import import_stage
 from dotboxd.conformance.shape import BEHAVIOR_PARAMS
@@ -462,7 +461,7 @@ def _plan_of(case: Case) -> ExecutionPlan | None:
             return None
         with case_root(case.raw) as root:
             plan = stage_validate.validate_case(module, case.raw, root).plan
-    except (DotBoxDError, ValueError, StageUnavailable):
+    except (DotBoxDError, ValueError):
         return None
     return plan if isinstance(plan, ExecutionPlan) else None
 

@@ -1,9 +1,10 @@
 """Running one case through this project's own pipeline: import -> validate -> run.
 
-Each stage either hands its product to the next one or ends the case with an ``Actual``. A stage
-whose implementation is not in the tree yet ends the case as ``unsupported`` (an honest failure,
-never a pass), and an exception that is not a ``DotBoxDError`` ends it as ``crash``: the case
-format promises a diagnostic for every bad input, so a traceback is itself a conformance failure.
+Each stage either hands its product to the next one or ends the case with an ``Actual``. The stages
+are imported plainly (this package cannot load without them); a backend this tree lacks, or a case
+this pipeline cannot use, ends the case as ``unsupported`` (an honest failure, never a pass), and an
+exception that is not a ``DotBoxDError`` ends it as ``crash``: the case format promises a diagnostic
+for every bad input, so a traceback is itself a conformance failure.
 """
 
 from __future__ import annotations
@@ -13,12 +14,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from dotboxd.conformance import stage_run, stage_validate
-from dotboxd.conformance.availability import StageUnavailable, in_process_unavailable, optional_module
+from dotboxd.conformance.availability import in_process_unavailable
 from dotboxd.conformance.errors import CaseFormatError
 from dotboxd.conformance.model import CRASH, STAGES, Actual, unsupported
 from dotboxd.conformance.sources import module_source, source_key_of
 from dotboxd.conformance.workspace import case_root
+from dotboxd.core.ast import Module
 from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.grammar.pyfront import lower_python
+from dotboxd.grammar.text import parse_text
+from dotboxd.grammar.wire import import_module
 
 
 def rejected(stage: str, error: DotBoxDError) -> Actual:
@@ -48,7 +53,7 @@ def crashed(stage: str, exc: BaseException) -> Actual:
     return Actual(stage=stage, outcome=CRASH, message=f"internal error: {type(exc).__name__}: {text}")
 
 
-def import_stage(raw: Mapping[str, Any], where: str) -> Any:
+def import_stage(raw: Mapping[str, Any], where: str) -> Module | Actual:
     """The imported ``Module``, or the ``Actual`` that ends the case at import."""
     key = source_key_of(raw)
     if key is None:
@@ -58,19 +63,10 @@ def import_stage(raw: Mapping[str, Any], where: str) -> Any:
     except (CaseFormatError, ValueError) as exc:
         return unsupported("import", f"unusable module source: {exc}")
     if source.form == "python":
-        pyfront = optional_module("dotboxd.grammar.pyfront")
-        if pyfront is None:
-            raise StageUnavailable("the Python front end (dotboxd.grammar.pyfront) is not available")
-        return pyfront.lower_python(source.data, "kernel.py")
+        return lower_python(source.data, "kernel.py")
     if source.form == "text":
-        text = optional_module("dotboxd.grammar.text")
-        if text is None:
-            raise StageUnavailable("the text form importer (dotboxd.grammar.text) is not available")
-        return text.parse_text(source.data)
-    wire = optional_module("dotboxd.grammar.wire")
-    if wire is None:
-        raise StageUnavailable("the wire importer (dotboxd.grammar.wire) is not available")
-    return wire.import_module(source.data)
+        return parse_text(source.data)
+    return import_module(source.data)
 
 
 def evaluate(
@@ -105,7 +101,5 @@ def evaluate(
         return rejected(stage, exc)
     except CaseFormatError as exc:
         return unsupported(stage, f"unusable case: {exc}")
-    except StageUnavailable as exc:
-        return unsupported(stage, str(exc))
     except Exception as exc:
         return crashed(stage, exc)

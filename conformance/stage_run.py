@@ -16,9 +16,9 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
-from dotboxd.conformance.availability import StageUnavailable, optional_module
 from dotboxd.conformance.model import Actual
 from dotboxd.conformance.stage_validate import Validated
+from dotboxd.host import SandboxHost
 
 Via = Literal["execute", "execute_async"]
 VIA_SYNC: Final[Via] = "execute"
@@ -28,10 +28,7 @@ VIAS: tuple[Via, ...] = (VIA_SYNC, VIA_ASYNC)
 
 def run_case(validated: Validated, raw: Mapping[str, Any], backend: str, via: Via = VIA_SYNC) -> Actual:
     """Execute the validated plan at the case's entrypoint with its args on ``backend``."""
-    host_api = optional_module("dotboxd.host")
-    if host_api is None:
-        raise StageUnavailable("the run stage (dotboxd.host) is not available")
-    host = host_api.SandboxHost(bindings=validated.catalog)
+    host = SandboxHost(bindings=validated.catalog)
     call = (
         validated.plan,
         str(raw.get("entrypoint", "main")),

@@ -20,33 +20,31 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dotboxd.conformance.availability import StageUnavailable, optional_module
+from dotboxd.conformance.fixtures import attach_fixtures
+from dotboxd.conformance.standard import case_descriptors
+from dotboxd.core.ast import Module
+from dotboxd.core.bindings import BindingCatalog, BindingRegistry
+from dotboxd.runtime.facades import attach_standard_facades
+from dotboxd.validator.api import validate
+from dotboxd.validator.plan import ExecutionPlan
+from dotboxd.validator.policy import Policy
 
 
 @dataclass(frozen=True, slots=True)
 class Validated:
     """What the run stage needs: the plan and the binding catalogue it was validated against."""
 
-    plan: Any
-    catalog: Any
+    plan: ExecutionPlan
+    catalog: BindingCatalog
 
 
-def validate_case(module: Any, raw: Mapping[str, Any], root: str | None) -> Validated:
+def validate_case(module: Module, raw: Mapping[str, Any], root: str | None) -> Validated:
     """Validate ``module`` under the case's policy and bindings; raises ``DotBoxDError`` when refused."""
-    api = optional_module("dotboxd.validator.api")
-    if api is None:
-        raise StageUnavailable("the validate stage (dotboxd.validator.api) is not available")
-    from dotboxd.conformance.fixtures import attach_fixtures
-    from dotboxd.conformance.standard import case_descriptors
-    from dotboxd.core.bindings import BindingRegistry
-    from dotboxd.runtime.facades import attach_standard_facades
-    from dotboxd.validator.policy import Policy
-
     variables = {"$ROOT": root} if root is not None else {}
     policy = Policy.from_json(raw["policy"], variables) if "policy" in raw else None
     entries = list(raw.get("bindings", []))
     descriptors = case_descriptors(entries)
     # as SandboxHost does for the catalogue it validates against: the plan keeps these invokers
     catalog = attach_standard_facades(attach_fixtures(BindingRegistry(descriptors).build(), entries))
-    plan = api.validate(module, policy, catalog)
+    plan = validate(module, policy, catalog)
     return Validated(plan=plan, catalog=catalog)

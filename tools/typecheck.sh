@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# mypy --strict over the library. The dotboxd.* namespace is assembled from several top-level folders
-# (setuptools package-dir), which mypy cannot follow through an editable install, so we mirror the
-# mapping with symlinks in .typecheck/ and check that tree.
+# mypy --strict over the library, as the editable install presents it. The dotboxd.* namespace is
+# assembled from several top-level folders; the editable install (tools/packaging/dotboxd_backend.py)
+# puts a tree of folder links on sys.path that mypy follows like any installed package. mypy runs from
+# an empty directory because it searches the working directory first, and the repository's own
+# dotboxd/ folder holds only part of the package (mypy would silently check that part alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tree=.typecheck/dotboxd
-rm -rf .typecheck && mkdir -p "$tree"
-for entry in dotboxd/*; do ln -s "../../$entry" "$tree/$(basename "$entry")"; done
-for pkg in grammar validator runtime conformance; do ln -s "../../$pkg" "$tree/$pkg"; done
+root=$(pwd)
 PY=${PYTHON:-.venv/bin/python}
-exec "$PY" -m mypy --strict --no-incremental -p dotboxd --config-file pyproject.toml --python-executable "$PY" "$@"
+case "$PY" in /*) ;; */*) PY="$root/$PY" ;; esac
+away=$(mktemp -d)
+trap 'rm -rf "$away"' EXIT
+cd "$away"
+"$PY" -m mypy --strict --no-incremental -p dotboxd --config-file "$root/pyproject.toml" \
+    --python-executable "$PY" --cache-dir "$root/.mypy_cache" "$@"

@@ -12,13 +12,9 @@ stage refuses the module, with which code and category. Nothing here runs an imp
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-from pathlib import Path
 from typing import Any
 
-CASES = Path(__file__).resolve().parents[1] / "cases"
+from dotboxd.conformance.tools.kit import generate_main
 
 Case = dict[str, Any]
 FILES: dict[str, list[Case]] = {}
@@ -784,37 +780,8 @@ def _strict() -> None:
 GENERATORS = (_effects_capabilities, _bindings, _hostile, _limits, _policy, _types, _strict)
 
 
-def render(cases: list[Case]) -> str:
-    return json.dumps({"cases": cases}, indent=2, ensure_ascii=False) + "\n"
-
-
-def build() -> dict[str, str]:
-    """Every output file (relative to ``cases/``) and its exact text."""
-    FILES.clear()
-    for generate in GENERATORS:
-        generate()
-    return {path: render(cases) for path, cases in FILES.items()}
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--check", action="store_true", help="fail if the committed files differ")
-    args = parser.parse_args(argv)
-    files = build()
-    stale = []
-    for relative, text in files.items():
-        path = CASES / relative
-        if args.check:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                stale.append(relative)
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-    if stale:
-        print(f"out of date: {', '.join(stale)} (run conformance/tools/make_area_cases.py)", file=sys.stderr)
-        return 1
-    print(f"{sum(len(c) for c in FILES.values())} cases in {len(files)} files")
-    return 0
+    return generate_main(__file__, FILES, GENERATORS, argv)
 
 
 if __name__ == "__main__":

@@ -9,14 +9,11 @@ re-measures every case, so a wrong count here fails a test instead of weakening 
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from dotboxd.conformance.docmetrics import LIMITS, measure
 from dotboxd.conformance.generate import expand_generator
-
-OUT = Path(__file__).resolve().parent.parent / "cases" / "import" / "budgets.json"
+from dotboxd.conformance.tools.kit import render, write_or_check
 
 HEAD = '{"id":"budget","version":"1.0.0","functions":[{"id":"main","visibility":"entrypoint",'
 UNIT_MAIN = HEAD + '"returnType":"Unit","body":[{"op":"return","value":{"unit":true}}]}]}'
@@ -288,14 +285,17 @@ def extras() -> list[dict[str, Any]]:
     ]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     cases = build() + extras()
     names = [c["name"] for c in cases]
     assert len(names) == len(set(names)), "duplicate case names"
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"cases": cases}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {len(cases)} cases to {OUT}")
+    return write_or_check(
+        __file__,
+        {"import/budgets.json": render(cases)},
+        argv,
+        summary=f"{len(cases)} cases in import/budgets.json",
+    )
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

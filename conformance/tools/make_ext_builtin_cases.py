@@ -12,15 +12,11 @@ holds the validation cases of ``languageSurface`` (``E-CALL-SURFACE``).
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-from pathlib import Path
 from typing import Any
 
+from dotboxd.conformance.tools.kit import CASES, render, write_or_check
 from dotboxd.core import costs as C
 
-CASES = Path(__file__).resolve().parents[1] / "cases"
 S = C.STATEMENT_FUEL
 E = C.EXPRESSION_FUEL
 WALL = {"maxWallTimeMs": 60_000}  # generous: no expectation depends on the machine's speed
@@ -253,24 +249,9 @@ def _collection_cases() -> list[Case]:
     return cases
 
 
-def render() -> str:
-    return json.dumps({"cases": build()}, indent=2, ensure_ascii=False) + "\n"
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fail if the committed file differs")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        if not TARGET.exists() or TARGET.read_text(encoding="utf-8") != text:
-            print(f"out of date: {TARGET.name} (run {Path(__file__).name})", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.parent.mkdir(parents=True, exist_ok=True)
-    TARGET.write_text(text, encoding="utf-8")
-    print(f"{len(build())} cases in {TARGET.name}")
-    return 0
+    files = {TARGET.relative_to(CASES).as_posix(): render(build())}
+    return write_or_check(__file__, files, argv, summary=f"{len(build())} cases in {TARGET.name}")
 
 
 if __name__ == "__main__":

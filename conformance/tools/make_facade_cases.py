@@ -14,14 +14,12 @@ is checked against the spec, never the other way round.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
-CASES = Path(__file__).resolve().parents[1] / "cases"
+from dotboxd.conformance.tools.kit import render, write_or_check
+
 OUTPUT = "bindings/standard-facades.json"
 GENEROUS_WALL_MS = 60_000  # no expectation may depend on the machine's speed (README section 8)
 TAGS = ("bindings", "standard-facade")
@@ -369,23 +367,14 @@ def marker_cases() -> list[Case]:
 
 def build() -> str:
     cases = [*clock_cases(), *random_cases(), *log_cases(), *http_cases(), *marker_cases()]
-    return json.dumps({"cases": cases}, indent=2, ensure_ascii=False) + "\n"
+    return render(cases)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--check", action="store_true", help="fail if the committed file differs")
-    args = parser.parse_args(argv)
     text = build()
-    path = CASES / OUTPUT
-    if args.check:
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            print(f"out of date: {OUTPUT} (run conformance/tools/make_facade_cases.py)", file=sys.stderr)
-            return 1
-    else:
-        path.write_text(text, encoding="utf-8")
-    print(f"{len(json.loads(text)['cases'])} cases in {OUTPUT}")
-    return 0
+    return write_or_check(
+        __file__, {OUTPUT: text}, argv, summary=f"{len(json.loads(text)['cases'])} cases in {OUTPUT}"
+    )
 
 
 if __name__ == "__main__":

@@ -10,11 +10,10 @@ Run ``python conformance/tools/make_python_cases.py`` to rewrite the file (``--c
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
-CORPUS = Path(__file__).resolve().parents[1] / "cases"
+from dotboxd.conformance.tools.kit import render, write_or_check
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "kernels"
 HEADER = 'from dotboxd.lang import I32, List, entrypoint, module\nmodule("k", version="1.0.0")\n\n'
 MAIN = "@entrypoint\ndef main(x: I32, xs: List[I32]) -> I32:\n"
@@ -103,19 +102,12 @@ def cases() -> list[dict[str, object]]:
     return out
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Write the file, or with ``--check`` only compare it (exit 1 when it is stale)."""
-    path = CORPUS / "import" / "python-form.json"
-    text = json.dumps({"cases": cases()}, indent=2, ensure_ascii=False) + "\n"
-    if "--check" in argv:
-        if path.read_text(encoding="utf-8") != text:
-            sys.stderr.write(f"{path} is stale: run conformance/tools/make_python_cases.py\n")
-            return 1
-        return 0
-    path.write_text(text, encoding="utf-8")
-    print(f"wrote {path}")
-    return 0
+    return write_or_check(
+        __file__, {"import/python-form.json": render(cases())}, argv, summary="wrote import/python-form.json"
+    )
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(main())

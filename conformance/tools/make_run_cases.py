@@ -19,20 +19,15 @@ they were written under (``run-arith-...``); ``GROUP_FILES`` says which area fil
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import re
-import sys
 from collections.abc import Callable
 from fractions import Fraction
 from functools import partial
-from pathlib import Path
 from typing import Any
 
+from dotboxd.conformance.tools.kit import CASES, build_files, run_expect, write_or_check
 from dotboxd.core import costs as C
 
-CASES = Path(__file__).resolve().parents[1] / "cases"
 OUT = CASES / "run"
 
 S = C.STATEMENT_FUEL
@@ -105,19 +100,9 @@ def add(
 ) -> None:
     """Add one run case of group ``area`` (named ``run-<area>-<name>``) to its area file, or to
     ``file`` (relative to ``cases/``) when given."""
-    expect: dict[str, Any] = {"stage": "run", "outcome": "error" if error else "ok"}
-    if error:
-        expect["error"] = error
-        if code:
-            expect["diagnostic"] = code
-    else:
-        expect["value"] = value
-    if fuel is not None:
-        expect["fuelUsed"] = fuel
-    if usage:
-        expect["usage"] = usage
-    if binding_calls is not None:
-        expect["bindingCalls"] = binding_calls
+    expect = run_expect(
+        value=value, error=error, code=code, fuel=fuel, usage=usage, binding_calls=binding_calls
+    )
     case: Case = {
         "name": f"run-{area}-{name}",
         "description": description or name.replace("-", " "),
@@ -2889,47 +2874,17 @@ GENERATORS = (
 
 def build() -> dict[str, str]:
     """Every output file (path relative to ``cases/``) and its exact text."""
-    FILES.clear()
-    for generate in GENERATORS:
-        generate()
-    return {path: render(cases) for path, cases in FILES.items()}
-
-
-def render(cases: list[Case]) -> str:
-    """A case file's text: UTF-8 JSON, with lone surrogates (hostile inputs) written as escapes."""
-    text = json.dumps({"cases": cases}, indent=2, ensure_ascii=False) + "\n"
-    return LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
-
-
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+    return build_files(FILES, GENERATORS)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fail if the committed files differ")
-    args = parser.parse_args(argv)
     files = build()
-    # the tool owns every file of run/: one it no longer writes is stale
-    owned = {f"run/{path.name}" for path in OUT.glob("*.json")} | set(files)
-    stale = []
-    for relative in sorted(owned):
-        path = CASES / relative
-        text = files.get(relative)
-        if args.check:
-            if text is None or not path.exists() or path.read_text(encoding="utf-8") != text:
-                stale.append(relative)
-        elif text is None:
-            path.unlink()
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
     total = sum(len(c) for c in FILES.values())
     pinned = sum(1 for cs in FILES.values() for c in cs if "fuelUsed" in c["expect"])
-    if stale:
-        print(f"out of date: {', '.join(stale)} (run conformance/tools/make_run_cases.py)", file=sys.stderr)
-        return 1
-    print(f"{total} run cases, {pinned} with fuelUsed pinned, in {len(files)} files")
-    return 0
+    # the tool owns every file of run/: one it no longer writes is stale
+    owned = [f"run/{path.name}" for path in OUT.glob("*.json")]
+    summary = f"{total} run cases, {pinned} with fuelUsed pinned, in {len(files)} files"
+    return write_or_check(__file__, files, argv, summary=summary, owned=owned)
 
 
 if __name__ == "__main__":

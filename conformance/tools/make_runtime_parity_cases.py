@@ -22,15 +22,11 @@ written next to the case from the cost table (``dotboxd.core.costs``, the execut
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-from pathlib import Path
 from typing import Any
 
+from dotboxd.conformance.tools.kit import generate_main, run_expect
 from dotboxd.core import costs as C
 
-CASES = Path(__file__).resolve().parents[1] / "cases"
 GENEROUS_WALL_MS = 60_000  # no expectation may depend on the machine's speed (README section 8)
 I32_MIN = -(2**31)
 
@@ -73,19 +69,9 @@ def add(
     bindings: list[dict[str, Any]] | None = None,
     tags: tuple[str, ...] = (),
 ) -> None:
-    expect: dict[str, Any] = {"stage": "run", "outcome": "error" if error else "ok"}
-    if error:
-        expect["error"] = error
-        if code:
-            expect["diagnostic"] = code
-    else:
-        expect["value"] = value
-    if fuel is not None:
-        expect["fuelUsed"] = fuel
-    if usage:
-        expect["usage"] = usage
-    if binding_calls is not None:
-        expect["bindingCalls"] = binding_calls
+    expect = run_expect(
+        value=value, error=error, code=code, fuel=fuel, usage=usage, binding_calls=binding_calls
+    )
     full_policy = dict(policy or {})
     wall = {} if error == "Timeout" else {"maxWallTimeMs": GENEROUS_WALL_MS}
     full_policy["limits"] = {**dict(full_policy.get("limits", {})), **(limits or {}), **wall}
@@ -601,39 +587,8 @@ def _refused_attempts() -> None:
 GENERATORS = (_builtin_host_calls, _operand_order, _refused_attempts)
 
 
-def build() -> dict[str, str]:
-    FILES.clear()
-    for generate in GENERATORS:
-        generate()
-    return {
-        path: json.dumps({"cases": cases}, indent=2, ensure_ascii=False) + "\n"
-        for path, cases in FILES.items()
-    }
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fail if the committed files differ")
-    args = parser.parse_args(argv)
-    files = build()
-    stale = []
-    for relative, text in sorted(files.items()):
-        path = CASES / relative
-        if args.check:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                stale.append(relative)
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-    if stale:
-        print(
-            f"out of date: {', '.join(stale)} (run conformance/tools/make_runtime_parity_cases.py)",
-            file=sys.stderr,
-        )
-        return 1
-    total = sum(len(c) for c in FILES.values())
-    print(f"{total} parity cases in {len(files)} files")
-    return 0
+    return generate_main(__file__, FILES, GENERATORS, argv, noun="parity cases")
 
 
 if __name__ == "__main__":

@@ -11,13 +11,11 @@ Each rule is pinned in the wire form and, where the text form can spell it, in t
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
-CASES = Path(__file__).resolve().parents[1] / "cases"
+from dotboxd.conformance.tools.kit import write_or_check
+
 OUTPUT = "import/trojan-and-descriptors.json"
 
 Case = dict[str, Any]
@@ -300,20 +298,8 @@ def build() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fail if the case file is out of date")
-    args = parser.parse_args(argv)
-    target = CASES / OUTPUT
-    text = build()
-    if args.check:
-        if not target.exists() or target.read_text(encoding="utf-8") != text:
-            print(f"{target} is out of date; run {Path(__file__).name}", file=sys.stderr)
-            return 1
-        return 0
-    target.write_text(text, encoding="utf-8")
-    print(f"wrote {target}")
-    return 0
+    return write_or_check(__file__, {OUTPUT: build()}, argv, summary=f"wrote {OUTPUT}")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

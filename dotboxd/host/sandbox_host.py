@@ -37,7 +37,6 @@ shared loop thread (``dotboxd.runtime.awaiting``).
 from __future__ import annotations
 
 import asyncio
-import importlib
 import os
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -65,12 +64,10 @@ if TYPE_CHECKING:
 
 ModuleSource = Module | str | bytes | os.PathLike[str]
 
-_OPTIONAL_BACKENDS: Mapping[str, tuple[str, tuple[str, ...]]] = {
-    "optimized": ("dotboxd.runtime.optimized", ("OptimizedBackend", "BACKEND")),
-    "auto": ("dotboxd.runtime.optimized", ("AutoBackend",)),
-}
+_BUNDLED_BACKENDS = ("optimized", "auto")
+"""The backends besides the reference one, built on a host's first use (``_bundled_backend``)."""
 
-BACKEND_NAMES: tuple[str, ...] = ("reference", *_OPTIONAL_BACKENDS)
+BACKEND_NAMES: tuple[str, ...] = ("reference", *_BUNDLED_BACKENDS)
 """Every backend name ``execute`` knows (an optional one may still be unavailable at run time)."""
 
 DEFAULT_DISPATCH_CACHE_SIZE = 1024
@@ -465,26 +462,24 @@ class SandboxHost:
     def backend_names(self) -> tuple[str, ...]:
         """The backends this host can run (the reference one always)."""
         names = set(self._backends)
-        names.update(name for name in _OPTIONAL_BACKENDS if self._backend(name) is not None)
+        names.update(name for name in _BUNDLED_BACKENDS if self._backend(name) is not None)
         return tuple(sorted(names))
 
     def _backend(self, name: str) -> Backend | None:
         found = self._backends.get(name)
-        if found is not None or name not in _OPTIONAL_BACKENDS:
+        if found is not None or name not in _BUNDLED_BACKENDS:
             return found
-        module_name, attributes = _OPTIONAL_BACKENDS[name]
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            return None
-        for attribute in attributes:
-            candidate = getattr(module, attribute, None)
-            if candidate is None:
-                continue
-            backend: Backend = candidate() if isinstance(candidate, type) else candidate
-            self._backends[name] = backend
-            return backend
-        return None
+        backend = self._backends[name] = _bundled_backend(name)
+        return backend
+
+
+def _bundled_backend(name: str) -> Backend:
+    """A new optimized (or ``auto``) backend for one host. Imported here rather than with this module
+    so that hosts that only ever run the reference interpreter never load the code generator and its
+    verifier (a large share of the package's import time)."""
+    from dotboxd.runtime.optimized import AutoBackend, OptimizedBackend
+
+    return AutoBackend() if name == "auto" else OptimizedBackend()
 
 
 def _no_await(value: object, timeout_seconds: float) -> object:

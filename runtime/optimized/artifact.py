@@ -35,6 +35,7 @@ from dotboxd.validator.plan import ExecutionPlan
 from .codegen import GenOptions, generate, generate_cold
 from .cold import cold_name
 from .errors import CompileFailure
+from .proofs import proof_facts
 from .stubs import RunState, namespace_base, sync
 from .tables import Tables, function_name
 from .verifier import VERIFIER_VERSION, allowed_globals, verify_code, verify_cold_module, verify_module
@@ -158,7 +159,7 @@ def compile_plan(
     started = time.perf_counter()
     with _collector_paused():
         try:
-            generated = generate(plan, options)
+            generated = generate(plan, options, proof_facts(plan, options))
         except CompileFailure:
             raise  # a refusal with its own reason (the compile budget)
         except RecursionError:

@@ -228,8 +228,9 @@ class ArtifactCache:
             return
         with contextlib.suppress(Exception):
             from .codegen import generate
+            from .proofs import proof_facts
 
-            source = ast.unparse(generate(plan, options).module)
+            source = ast.unparse(generate(plan, options, proof_facts(plan, options)).module)
             _atomic_write(folder / f"{digest}.{int(time.time())}.rejected.py", f"# {reason}\n{source}")
             self._prune_disk()
 

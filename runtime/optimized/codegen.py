@@ -93,9 +93,10 @@ class GenOptions:
     """Code-generation switches.
 
     ``bulk_loops`` and ``inline`` are on by default (off only to measure what they buy, and to
-    exercise the exact per-iteration path in tests). ``proofs`` runs the Z3 prover
-    (``dotboxd.validator.prover``) at compile time and drops the inline fault check of every
-    arithmetic node it PROVED can never fault on any run (``ProofReport.safe_nodes``)."""
+    exercise the exact per-iteration path in tests). ``proofs`` has the compile step run the Z3
+    prover (``proofs.proof_facts``) and the generator drop the inline fault check of every
+    arithmetic node it PROVED can never fault on any run; the generator itself only reads those
+    facts (``generate``'s ``safe_nodes``), it never calls the prover."""
 
     bulk_loops: bool = True
     inline: bool = True
@@ -1107,14 +1108,20 @@ class _Generator:
     code is checked code without loops, and it needs no sign facts or proofs (each only ever drops a
     check, so code generated without them is exact too)."""
 
-    def __init__(self, plan: ExecutionPlan, options: GenOptions, tables: Tables | None = None) -> None:
+    def __init__(
+        self,
+        plan: ExecutionPlan,
+        options: GenOptions,
+        tables: Tables | None = None,
+        safe_nodes: frozenset[int] = frozenset(),
+    ) -> None:
         self.plan = plan
         self.options = options
         self.fault_sites: dict[tuple[str, int], int] = {}
         self.operations = operation_ordinals(plan.module)
         """``id(node)`` -> operation ordinal (``runtime.locations``), for the sites of failures."""
         self.ordinals: dict[str, dict[int, int]] = {}
-        self.safe_nodes: frozenset[int] = frozenset()
+        self.safe_nodes = safe_nodes if tables is None else frozenset()
         self.inline_left = 0
         if tables is None:
             self.facts = analyze(plan, inline=options.inline)
@@ -1125,10 +1132,6 @@ class _Generator:
                 )
             self.inline_left = self.facts.inlined_nodes
             self.signs: frozenset[int] = nonnegative_nodes(plan)
-            if options.proofs:
-                from dotboxd.validator.prover import prove_plan
-
-                self.safe_nodes = prove_plan(plan).safe_nodes
             self.tables = Tables()
             self.tables.functions = sorted(fid for fid, info in plan.functions.items() if info.reachable)
         else:
@@ -1155,9 +1158,15 @@ class _Generator:
         return Generated(module, self.tables, self.facts.plan_nodes)  # the reachable functions' nodes
 
 
-def generate(plan: ExecutionPlan, options: GenOptions | None = None) -> Generated:
-    """Generate the Python module for every reachable function of ``plan``."""
-    return _Generator(plan, options or GenOptions()).run()
+def generate(
+    plan: ExecutionPlan, options: GenOptions | None = None, safe_nodes: frozenset[int] = frozenset()
+) -> Generated:
+    """Generate the Python module for every reachable function of ``plan``.
+
+    ``safe_nodes`` are proof facts, the ``id`` of each arithmetic node of ``plan`` proved never to
+    fault (``proofs.proof_facts``, empty unless the options ask for proofs): their inline checks are
+    left out. Facts are an input so that generation stays a pure function of the plan."""
+    return _Generator(plan, options or GenOptions(), safe_nodes=safe_nodes).run()
 
 
 def generate_cold(plan: ExecutionPlan, tables: Tables) -> ast.Module:

@@ -8,6 +8,7 @@ is caught too.
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -91,7 +92,5 @@ def test_no_upward_imports(path: Path, rank: int) -> None:
 
 
 def test_no_bare_top_level_packages_are_installed() -> None:
-    text = (ROOT / "pyproject.toml").read_text("utf-8")
-    packages_line = next(line for line in text.splitlines() if line.startswith("packages = "))
-    names = ast.literal_eval(packages_line.split("=", 1)[1].strip())
+    names = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["packages"]
     assert names and all(name == "dotboxd" or name.startswith("dotboxd.") for name in names)

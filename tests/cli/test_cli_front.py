@@ -1,7 +1,7 @@
 """The front-end commands ``dotboxd parse | fmt | hash``: outputs, exit codes, hostile files.
 
 Most tests run the CLI in-process through ``main([...])`` with stdout/stderr redirected to
-byte-backed text streams (like a real terminal's); a few run the installed ``.venv/bin/dotboxd``
+byte-backed text streams (like a real terminal's); a few run the installed ``dotboxd`` command
 in a subprocess to check what only a real process shows (tracebacks, broken pipes).
 """
 
@@ -12,8 +12,10 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -61,7 +63,8 @@ entrypoint fn main(level I32, rarity I32) -> I32 {
 
 DIAGNOSTIC_KEYS = list(Diagnostic("E-JSON-INVALID", "m").to_json())
 ROOT = Path(__file__).resolve().parents[2]
-VENV_DOTBOXD = ROOT / ".venv" / "bin" / "dotboxd"
+INSTALLED_DOTBOXD = shutil.which("dotboxd", path=sysconfig.get_path("scripts"))
+"""The console script the install put beside this interpreter (whatever venv or prefix that is)."""
 
 
 def run(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
@@ -412,9 +415,16 @@ def test_all_front_commands_are_registered() -> None:
 def _process(*args: str) -> Iterator[subprocess.Popen[bytes]]:
     env = {**os.environ, "PYTHONIOENCODING": "", "LC_ALL": "C"}
     with subprocess.Popen(
-        [str(VENV_DOTBOXD), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        [_installed_command(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
     ) as process:
         yield process
+
+
+def _installed_command() -> str:
+    assert INSTALLED_DOTBOXD is not None, (
+        f"no dotboxd command in {sysconfig.get_path('scripts')}: install the package"
+    )
+    return INSTALLED_DOTBOXD
 
 
 def test_installed_command_exit_codes(files: dict[str, Path], tmp_path: Path) -> None:

@@ -217,10 +217,16 @@ def test_a_case_for_other_backends_is_listed_as_not_run(
     assert [r["name"] for r in report["results"]] == ["any"]
 
 
-def test_a_stage_that_does_not_exist_yet_is_unsupported_not_passed(
+def test_a_stage_that_fails_to_load_is_a_crash_not_a_pass(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(stage_validate, "optional_module", lambda name: None)
+    """The stages are plain imports now; a stage whose code cannot load what it needs still ends
+    the case as a failure (a crash with the exception's name), never as a pass or ``unsupported``."""
+
+    def missing(*args: Any) -> Any:
+        raise ModuleNotFoundError("No module named 'dotboxd.validator.api'")
+
+    monkeypatch.setattr(stage_validate, "validate", missing)
     write_cases(
         tmp_path,
         "cases/validate/a.json",
@@ -228,8 +234,8 @@ def test_a_stage_that_does_not_exist_yet_is_unsupported_not_passed(
     )
     code, out, _ = run(capsys, str(tmp_path), "--backend", "reference")
     assert code == 1
-    assert 'got "validate/unsupported"' in out
-    assert "dotboxd.validator.api" in out
+    assert 'got "validate/crash"' in out
+    assert "ModuleNotFoundError" in out
 
 
 def test_an_importer_crash_is_a_failure_not_a_traceback(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import sys
 import tracemalloc
 from collections.abc import Callable
 
@@ -494,7 +495,13 @@ def test_escape_growth_is_exponential_and_bounded() -> None:
 
 
 def _peak_bytes(run: Callable[[], object]) -> int:
-    """Peak Python memory allocated while ``run`` executes (the AST is built before)."""
+    """Peak Python memory allocated while ``run`` executes (the AST is built before).
+
+    tracemalloc counts every thread's allocations; under pytest-xdist the worker's message thread
+    allocates while a test runs, which once pushed this past its bound. ``run`` is pure computation,
+    so a long switch interval keeps the other threads off the interpreter until it is done."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(60.0)
     tracemalloc.start()
     try:
         with contextlib.suppress(DotBoxDError):
@@ -502,6 +509,7 @@ def _peak_bytes(run: Callable[[], object]) -> int:
         return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+        sys.setswitchinterval(interval)
 
 
 def _refusal(m: ast.Module, **budgets: int) -> DotBoxDError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import threading
 
 import pytest
@@ -9,7 +10,10 @@ import pytest
 from dotboxd.host import SandboxHost
 from dotboxd.runtime.optimized import ArtifactCache, GenOptions, OptimizedBackend, compile_plan
 from dotboxd.runtime.optimized import verifier as verifier_module
+from dotboxd.runtime.optimized.codegen import generate
 from dotboxd.runtime.optimized.errors import VerifierFailure
+from dotboxd.runtime.optimized.proofs import proof_facts
+from dotboxd.validator import prover as prover_package
 from dotboxd.validator.policy import Policy
 
 from .differential import differences, observe, run_plan_both
@@ -37,6 +41,27 @@ def test_proofs_drop_checks_the_prover_proved() -> None:
     plain = compile_plan(plan, keep_module=True).source()
     proved = compile_plan(plan, GenOptions(proofs=True), keep_module=True).source()
     assert proved.count("_s_c2(") < plain.count("_s_c2(")
+
+
+def test_the_generator_reads_proof_facts_and_never_runs_the_prover(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Proof facts are an input of ``generate``: given the prover's safe nodes it drops exactly the
+    checks ``compile_plan`` drops, and asked for proofs with no facts it drops none (and loads no
+    prover: a generator that called it would fail here)."""
+    plan = prepare(ARITH, _bounded(10_000))
+    facts = proof_facts(plan, GenOptions(proofs=True))
+    assert facts
+    monkeypatch.setattr(prover_package, "prove_plan", _no_prover)
+    with_facts = ast.unparse(generate(plan, GenOptions(proofs=True), facts).module)
+    without = ast.unparse(generate(plan, GenOptions(proofs=True)).module)
+    plain = ast.unparse(generate(plan).module)
+    assert without == plain
+    assert with_facts.count("_s_c2(") < plain.count("_s_c2(")
+    monkeypatch.undo()
+    assert compile_plan(plan, GenOptions(proofs=True), keep_module=True).source() == with_facts
+
+
+def _no_prover(*args: object) -> object:
+    raise AssertionError("code generation called the prover")
 
 
 @pytest.mark.parametrize("n", [0, 1, 7, 2_500, 10_000])

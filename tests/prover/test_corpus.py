@@ -8,7 +8,11 @@ cases, so this is also the check that the static cost semantics and the meter ag
 
 from __future__ import annotations
 
+import pytest
+
 from .corpus import corpus
+
+pytestmark = pytest.mark.slow  # the prover and both runs over the whole corpus: minutes on a loaded machine
 
 
 def test_the_prover_is_sound_on_the_whole_corpus() -> None:

@@ -12,7 +12,6 @@ the static table cannot drift from the meter.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from dotboxd.core import ast, costs
 from dotboxd.core.builtins import BUILTINS
@@ -20,11 +19,9 @@ from dotboxd.core.types import I32, I64, ListType, RecordType
 
 from . import intervals
 from .domain import OTHER, UNKNOWN_BOOL, ABool, AInt, AList, AMap, ARecord, AText, AVal
+from .interface import AnalyzerView as Analyzer
 from .state import ALLOCATION, HOST_CALLS, STRING_BYTES, State
 from .sym import ZERO, Poly, Sym, const
-
-if TYPE_CHECKING:
-    from .analyzer import Analyzer
 
 _B = costs.BUILTIN_COSTS
 

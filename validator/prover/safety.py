@@ -15,16 +15,12 @@ if every context proved it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from dotboxd.core import ast
 
+from .interface import AnalyzerView as Analyzer
 from .report import SafetyFact, Verdict
 from .state import State
 from .sym import FALSE, Cond
-
-if TYPE_CHECKING:
-    from .analyzer import Analyzer
 
 
 def check_safety(

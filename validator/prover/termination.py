@@ -18,19 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from dotboxd.core import ast, costs
 from dotboxd.core.types import I32, SandboxType
 
 from . import intervals
 from .domain import INT_RANGES, ABool, AInt, AList, AMap, AText, AVal
+from .interface import AnalyzerView as Analyzer
 from .report import LoopFact, Verdict
 from .state import LOOPS, Flow, State, Upper, add_lower, add_upper, join_lower, join_upper
 from .sym import ONE, ZERO, Cond, Poly, Sym, const
-
-if TYPE_CHECKING:
-    from .analyzer import Analyzer
 
 Elim = dict[int, tuple[Poly, Poly]]
 

@@ -1,0 +1,20 @@
+"""Every benchmark is a ``slow`` test: ``make test`` runs them in their own step, after the quick ones.
+
+With ``--benchmark-disable`` (the default ``addopts``) each benchmark body still runs once as a
+correctness check, on workloads sized for measurement, so together they are a large share of the
+suite's time; ``make bench`` runs them as real benchmarks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if HERE in item.path.resolve().parents:
+            item.add_marker(pytest.mark.slow)
