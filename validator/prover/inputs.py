@@ -51,6 +51,17 @@ from .sym import ZERO, Poly, Sym
 
 TEXT_TYPES = (STRING, SANDBOX_PATH, SANDBOX_URI)
 
+MAX_WITNESS_ELEMENTS = 100_000
+"""Collection items (list items plus map entries over all parameters) the prover will build into
+one counterexample: the default ``maxTotalCollectionElements``. A policy with huge size limits can
+make the smallest counterexample astronomically large (a map of 2^62 entries); the prover's own
+memory must not follow the policy, so a larger witness is not built and the verdict stays UNKNOWN
+with the size it would need."""
+
+MAX_WITNESS_TEXT_UNITS = 524_288
+"""UTF-16 units of text over all parameters of one counterexample (the default
+``maxTotalStringBytes`` of 1 MiB, at 2 bytes per unit)."""
+
 
 @dataclass(frozen=True, slots=True)
 class InputAtom:
@@ -143,6 +154,27 @@ class InputModel:
                 f = self.sym.factors[a.atom]
                 env[a.atom] = min(max(0, f.lo), f.hi)
         return env
+
+    def witness_size(self, env: Mapping[int, int]) -> tuple[int, int, str]:
+        """Collection items and text units a witness for ``env`` holds, and its description (known
+        before anything is built, so an oversized witness costs nothing)."""
+        items = units = 0
+        described: list[str] = []
+        for a in self.atoms:
+            n = max(0, env[a.atom])
+            if a.facet == "length":
+                units += n
+                described.append(f"{a.name}=a text of {n:,} units")
+            elif a.facet == "size":
+                items += n
+                kind = "list" if isinstance(a.type, ListType) else "map"
+                described.append(f"{a.name}=a {kind} of {n:,} {'items' if kind == 'list' else 'entries'}")
+        return items, units, ", ".join(described)
+
+    def witness_fits(self, env: Mapping[int, int]) -> bool:
+        """Is the witness for ``env`` within the prover's own size caps?"""
+        items, units, _ = self.witness_size(env)
+        return items <= MAX_WITNESS_ELEMENTS and units <= MAX_WITNESS_TEXT_UNITS
 
     def witness_json(self, env: Mapping[int, int]) -> tuple[list[Any], list[tuple[str, str]]]:
         """Typed JSON arguments realising ``env``, and a description per parameter."""
@@ -245,4 +277,12 @@ def key_json(t: SandboxType, i: int) -> Any:
     return default_json(t)
 
 
-__all__ = ["ZERO", "InputAtom", "InputModel", "default_json", "key_json"]
+__all__ = [
+    "MAX_WITNESS_ELEMENTS",
+    "MAX_WITNESS_TEXT_UNITS",
+    "ZERO",
+    "InputAtom",
+    "InputModel",
+    "default_json",
+    "key_json",
+]

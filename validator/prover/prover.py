@@ -23,7 +23,7 @@ from dotboxd.validator.policy import Limits
 
 from . import smt
 from .analyzer import Analyzer, FunctionAnalysis
-from .budgets import WitnessCheck, bounds_ok, decide, input_quotas_ok, limits_for, search
+from .budgets import WitnessCheck, bounds_ok, decide, input_quotas_ok, limits_for, search, shrink
 from .domain import Domain, Quotas
 from .inputs import InputModel
 from .obligations import ObligationLog
@@ -214,7 +214,9 @@ def _arith_refuter(sym: Sym, model: InputModel, witnesses: WitnessCheck, limits:
             return sym.holds(fault, full) and all(sym.holds(c, full) for c in st.pc) and prefix_fits(st, full)
 
         small = search(sym, model, fails_here)
-        built = witnesses.build(small if small is not None else raw)
+        if small is None:  # the solver's point, moved toward 0 while it still fails
+            small = shrink(sym, model, model.complete(raw), fails_here)
+        built = witnesses.build(small)
         if built is None:
             return None
         witness, env = built
