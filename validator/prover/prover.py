@@ -211,7 +211,14 @@ def _arith_refuter(sym: Sym, model: InputModel, witnesses: WitnessCheck, limits:
 
         def fails_here(env: Mapping[int, int]) -> bool:
             full = dict(env)
-            return sym.holds(fault, full) and all(sym.holds(c, full) for c in st.pc) and prefix_fits(st, full)
+            try:
+                return (
+                    sym.holds(fault, full)
+                    and all(sym.holds(c, full) for c in st.pc)
+                    and prefix_fits(st, full)
+                )
+            except KeyError:  # the condition mentions an atom that is not an input: no verdict
+                return False
 
         small = search(sym, model, fails_here)
         if small is None:  # the solver's point, moved toward 0 while it still fails

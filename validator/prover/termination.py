@@ -28,6 +28,7 @@ from .domain import INT_RANGES, ABool, AInt, AList, AMap, AText, AVal
 from .report import LoopFact, Verdict
 from .state import LOOPS, Flow, State, Upper, add_lower, add_upper, join_lower, join_upper
 from .sym import ONE, ZERO, Cond, Poly, Sym, const
+from .unroll import unroll
 
 if TYPE_CHECKING:
     from .analyzer import Analyzer
@@ -222,6 +223,14 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
                 LoopFact(an.function, node.pointer, "forRange", Verdict.PROVED, "structural", "0")
             ) if not an.probe else None
             return Flow(st)
+    span: tuple[int, int] | None = None
+    s_exact, e_exact = (start.exact, end.exact) if start is not None and end is not None else (None, None)
+    if s_exact is not None and e_exact is not None and s_exact.is_const and e_exact.is_const:
+        span = (s_exact.const, e_exact.const)
+    if isinstance(node, ast.While) or span is not None:
+        unrolled = unroll(an, node, st, span)
+        if unrolled is not None:
+            return unrolled
     names = assigned_names(node.body)
     an.fresh_tag()
     quota = an.dom.q.iterations
