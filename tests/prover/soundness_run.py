@@ -52,7 +52,9 @@ class Tally:
         for f in prepared.report.functions:
             for b in f.budgets:
                 self.verdicts[f"{b.resource}:{b.verdict.value}"] += 1
-        self.violations.extend(f"{label}: {v}" for v in findings.violations)
+        for v in findings.violations:
+            self.violations.append(f"{label}: {v}")
+            print("VIOLATION", self.violations[-1], flush=True)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -121,8 +123,6 @@ def main(argv: list[str] | None = None) -> int:
         f"validator), {tally.runs} runs, {len(tally.violations)} soundness violations, "
         f"{tally.seconds:.0f} s"
     )
-    for v in tally.violations[:20]:
-        print("VIOLATION", v)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump(report, out, indent=2)

@@ -19,14 +19,14 @@ from .sym import FALSE, Cond, Sym
 
 MIN_RLIMIT = 20_000
 
-MAX_DEGREE = {"safety": 2, "ranking": 2}
+MAX_DEGREE = {"safety": 2, "ranking": 2, "invariant": 2}
 """Z3's nonlinear integer search has no useful cost bound: obligations of a higher polynomial
 degree than this (default 4) are answered ``unknown`` without asking it."""
 
 MODULE_STEPS = 300_000
 """Abstract evaluation steps for all the functions of one module together."""
 
-KIND_SHARE = {"safety": 10, "ranking": 50}
+KIND_SHARE = {"safety": 10, "ranking": 50, "invariant": 10}
 """Percent of the per-query rlimit by kind: a budget or counterexample question matters more than
 one operation's safety (an unproved operation only keeps its run-time check)."""
 

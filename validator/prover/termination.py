@@ -160,6 +160,7 @@ class Tracked:
     batoms: list[int] = field(default_factory=list)
     delta: tuple[Poly, Poly] | None = None
     post: tuple[Poly, Poly] | None = None  # joined end-of-iteration facet, over probe atoms
+    kept: tuple[Poly | None, Poly | None] = (None, None)  # inductive bounds (lower, upper) kept
 
 
 def facet(v: AVal) -> tuple[Poly, Poly] | None:
@@ -304,6 +305,9 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
     side_elim: Elim = {**snap_elim, **local_elim}
     for tr in tracked:
         _delta(an, tr, ends1, side_elim, probe_atoms)
+    if not an.probe:
+        for tr in tracked:
+            _inductive_bounds(an, node, tr, ends1)
 
     # ---- trip count -----------------------------------------------------------------------
     n_lo: Poly = ZERO
@@ -528,8 +532,48 @@ def _invariant(
         lo, hi = intervals.widen(s, fe, tr.delta, n)
         lo, hi = intervals.meet(s, (lo, hi), (const(clo), const(chi)))
     else:
-        lo, hi = const(clo), const(chi)
+        lo = tr.kept[0] if tr.kept[0] is not None else const(clo)
+        hi = tr.kept[1] if tr.kept[1] is not None else const(chi)
     return with_facet(rest, lo, hi)
+
+
+def _inductive_bounds(an: Analyzer, node: ast.While | ast.ForRange, tr: Tracked, ends: list[State]) -> None:
+    """For an integer local whose change per iteration depends on its own value (``i = i * 2``,
+    ``x = x / 2``), keep its entry bounds where they are inductive: if ``entry.lo <= v`` at the
+    loop head implies ``entry.lo <= v`` at the end of every iteration that goes on (a solver
+    question per side), it holds at every loop head. Without this such a local ranges over its
+    whole type, and ``i < n`` with ``i = i * 2`` has no ranking function (``i`` might be 0)."""
+    s = an.sym
+    if tr.delta is not None or tr.atom is None or tr.post is None or not isinstance(tr.entry, AInt):
+        return
+    if not ends:
+        return
+    a = _atom(tr.atom)
+    kept: list[Poly | None] = [None, None]
+    for side, bound in enumerate((tr.entry.lo, tr.entry.hi)):
+        if s.atoms(bound) & {tr.atom}:
+            continue
+        leaves = []
+        for e in ends:
+            v = e.vars.get(tr.name)
+            fv = facet(v) if v is not None else None
+            if fv is None:
+                return
+            outside = s.lt(fv[0], bound) if side == 0 else s.lt(bound, fv[1])
+            leaves.append(s.and_(*e.pc, outside))
+        ob, result = an.log.ask(
+            s,
+            kind="invariant",
+            function=an.function,
+            pointer=node.pointer,
+            claim=f"{tr.name} stays {'>=' if side == 0 else '<='} its entry value {an.namer.poly(bound)}",
+            goal=s.or_(*leaves),
+            premises=[s.le(bound, a) if side == 0 else s.le(a, bound)],
+            facts=an.facts,
+        )
+        if result.status == "unsat":
+            kept[side] = bound
+    tr.kept = (kept[0], kept[1])
 
 
 def _probe_exit(
@@ -640,6 +684,37 @@ def _halves(
     return result.status == "unsat"
 
 
+def _doubles(
+    an: Analyzer,
+    node: ast.While,
+    g: int,
+    mapping: dict[int, Poly],
+    premises: list[Cond],
+    facts: dict[int, list[Cond]],
+    obligations: list[str],
+) -> bool:
+    """Is the growing side ``g`` of the ranked comparison at least 1 and at least doubled by every
+    iteration (``i = i * 2`` up to ``n``)? Then the loop runs at most ``bit_length(max n)`` times."""
+    s = an.sym
+    post = mapping.get(g)
+    if post is None:
+        return False
+    a = _atom(g)
+    ob, result = an.log.ask(
+        s,
+        kind="ranking",
+        function=an.function,
+        pointer=node.pointer,
+        claim=f"every iteration starts with {an.namer.poly(a)} >= 1 and at least doubles it",
+        goal=s.or_(s.lt(a, ONE), s.lt(post, s.scale(a, 2))),
+        premises=premises,
+        facts=facts,
+    )
+    if ob.name:
+        obligations.append(ob.name)
+    return result.status == "unsat"
+
+
 def _ranking(
     an: Analyzer,
     node: ast.While,
@@ -662,6 +737,7 @@ def _ranking(
         if tr.atom is not None and fv is not None:
             temp_facts[tr.atom] = [s.le(fv[0], _atom(tr.atom)), s.le(_atom(tr.atom), fv[1])]
     candidates: list[Poly] = []
+    growth: dict[Poly, tuple[int, Poly]] = {}  # r = big - g: g's atom and big (for doubling)
     from_exit: set[Poly] = set()  # candidates only an early exit keeps >= 1 (one more iteration)
     implied: list[Cond] = []
     in_guard = guard_comparisons(node.condition)
@@ -676,6 +752,9 @@ def _ranking(
         implied.append(s.ge(s.add_const(r, -1)))
         if s.atoms(r) & by_atom.keys() and r not in candidates:
             candidates.append(r)
+            grows = s.atom_id(small.lo) if small.exact is not None else None
+            if grows in by_atom and not (s.atoms(big.hi) & by_atom.keys()):
+                growth[r] = (grows, big.hi)
             if k >= len(in_guard):
                 from_exit.add(r)
     either = _disjunctive_candidate(an, node.condition, head)
@@ -740,6 +819,12 @@ def _ranking(
             top = s.range(n_up)[1]
             if top is not None and top >= 0:
                 n_up = s.min(n_up, const(int(top).bit_length()))
+        doubling = r in growth and _doubles(an, node, growth[r][0], mapping, premises, temp_facts, obligations)
+        if doubling:
+            # g >= 1 at least doubles per iteration and g < big on every iteration that runs:
+            # 2^(N-1) <= g < max(big), so N <= bit_length(max(big))
+            top = max(1, s.range(growth[r][1])[1])
+            n_up = s.min(n_up, const(int(top).bit_length()))
         if r in from_exit:
             # r >= 1 is known only on iterations that go on; the one that leaves comes on top
             n_up = s.add_const(n_up, 1)
@@ -776,7 +861,8 @@ def _ranking(
             Verdict.PROVED,
             f"ranking function r = {text}"
             + (" (read off an early exit)" if r in from_exit else "")
-            + (", at least halved by every iteration" if halving else ""),
+            + (", at least halved by every iteration" if halving else "")
+            + (f", {an.namer.poly(_atom(growth[r][0]))} at least doubled by every iteration" if doubling else ""),
             an.namer.poly(n_up),
             tuple(obligations),
         )
