@@ -561,7 +561,7 @@ def _inductive_bounds(an: Analyzer, node: ast.While | ast.ForRange, tr: Tracked,
                 return
             outside = s.lt(fv[0], bound) if side == 0 else s.lt(bound, fv[1])
             leaves.append(s.and_(*e.pc, outside))
-        ob, result = an.log.ask(
+        _ob, result = an.log.ask(
             s,
             kind="invariant",
             function=an.function,
@@ -819,7 +819,9 @@ def _ranking(
             top = s.range(n_up)[1]
             if top is not None and top >= 0:
                 n_up = s.min(n_up, const(int(top).bit_length()))
-        doubling = r in growth and _doubles(an, node, growth[r][0], mapping, premises, temp_facts, obligations)
+        doubling = r in growth and _doubles(
+            an, node, growth[r][0], mapping, premises, temp_facts, obligations
+        )
         if doubling:
             # g >= 1 at least doubles per iteration and g < big on every iteration that runs:
             # 2^(N-1) <= g < max(big), so N <= bit_length(max(big))
@@ -862,7 +864,11 @@ def _ranking(
             f"ranking function r = {text}"
             + (" (read off an early exit)" if r in from_exit else "")
             + (", at least halved by every iteration" if halving else "")
-            + (f", {an.namer.poly(_atom(growth[r][0]))} at least doubled by every iteration" if doubling else ""),
+            + (
+                f", {an.namer.poly(_atom(growth[r][0]))} at least doubled by every iteration"
+                if doubling
+                else ""
+            ),
             an.namer.poly(n_up),
             tuple(obligations),
         )
