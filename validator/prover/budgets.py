@@ -127,7 +127,7 @@ def _one(
             Verdict.UNKNOWN,
             "unbounded",
             None,
-            reason=loop_note or "a loop was not shown to terminate",
+            reason="; ".join(x for x in (log.spent, loop_note or "a loop was not shown to terminate") if x),
             hint="make the loop a forRange, or give its guard a comparison every iteration moves toward",
         )
     bound_text = namer.poly(upper)
@@ -160,7 +160,9 @@ def _one(
     hint = _hint(sym, model, upper, lim, entry=witnesses is not None)
     reason = "the bound may exceed the limit, but no input was shown to"
     if result.status == "unknown":
-        reason = "the solver could not decide the bound within its resource limit"
+        reason = log.spent or "the solver could not decide the bound within its resource limit"
+        if log.spent:
+            hint = f"{hint} or raise the policy's proveRlimit"
     if witnesses is not None:
         witnesses.oversized = ""
         found = _refute(sym, log, fn, analysis, lim, witnesses, model)

@@ -78,6 +78,8 @@ class ObligationLog:
         self._names: dict[str, int] = {}
         self._ctx: Any = None
         self.steps_left = MODULE_STEPS
+        self.total = total
+        self.spent = ""  # why questions went unasked, once the module's budget ran out
 
     def begin(self) -> None:
         """Start a new function: its queries get a fresh Z3 context."""
@@ -103,8 +105,18 @@ class ObligationLog:
             or self.left < MIN_RLIMIT
             or len(self.obligations) >= self.max_recorded
         ):
+            if self.left < MIN_RLIMIT:
+                self.spent = (
+                    f"the module's prove budget is spent (proveRlimit: {self.total:,} Z3 work units): "
+                    "questions asked after that are UNKNOWN"
+                )
+            else:
+                self.spent = (
+                    f"the module's prover question cap is reached ({self.max_queries} solver queries): "
+                    "questions asked after that are UNKNOWN"
+                )
             spent = Obligation("", kind, function, pointer, claim, "", "unknown")
-            return spent, smt.SolveResult("unknown", reason="the module's solver budget is spent")
+            return spent, smt.SolveResult("unknown", reason=self.spent)
         name = self._name(kind, function)
         header = [
             "dotboxd proof obligation",

@@ -52,21 +52,32 @@ def call_depths(plan: ExecutionPlan) -> dict[str, int]:
     return memo
 
 
-def prove_plan(plan: ExecutionPlan, *, rlimit: int = smt.DEFAULT_RLIMIT) -> ProofReport:
-    """Prove what can be proved about ``plan`` under its own policy."""
+def prove_plan(
+    plan: ExecutionPlan, *, rlimit: int = smt.DEFAULT_RLIMIT, entrypoints_only: bool = False
+) -> ProofReport:
+    """Prove what can be proved about ``plan`` under its own policy. ``entrypoints_only`` (strict
+    mode) skips the separate any-arguments proofs of private functions: an entrypoint inlines the
+    private functions it calls, so its verdicts cover whole runs without them."""
     quotas = Quotas.from_limits(plan.policy.limits)
-    log = ObligationLog(rlimit)
+    total = plan.policy.prove_rlimit if plan.policy.prove_rlimit is not None else smt.MODULE_RLIMIT
+    log = ObligationLog(rlimit, total=total)
     depths = call_depths(plan)
-    proofs: list[FunctionProof] = []
+    by_id: dict[str, FunctionProof] = {}
     safe: set[int] = set()
     unsafe: set[int] = set()
     evaluators: dict[str, Any] = {}
-    for fn in plan.module.functions:
-        info = plan.functions.get(fn.id)
-        if info is None:
-            continue
+    # entrypoints first: their verdicts are what strict mode decides on, so a module of many
+    # private functions cannot spend the shared budget before its entrypoints are asked about
+    order = [
+        f
+        for f in plan.module.functions
+        if f.id in plan.functions and (plan.functions[f.id].is_entrypoint or not entrypoints_only)
+    ]
+    order.sort(key=lambda f: not plan.functions[f.id].is_entrypoint)
+    for fn in order:
+        info = plan.functions[fn.id]
         proof, analysis, evaluator = _prove_function(plan, fn.id, quotas, log, depths[fn.id])
-        proofs.append(proof)
+        by_id[fn.id] = proof
         if evaluator is not None:
             evaluators[fn.id] = evaluator
         if info.is_entrypoint and analysis is not None and analysis.complete:
@@ -75,6 +86,7 @@ def prove_plan(plan: ExecutionPlan, *, rlimit: int = smt.DEFAULT_RLIMIT) -> Proo
         elif info.is_entrypoint:
             unsafe.add(-1)  # an entrypoint was not fully analysed: no node-level fact is global
     safe_nodes = frozenset() if -1 in unsafe else frozenset(safe - unsafe)
+    proofs = [by_id[f.id] for f in plan.module.functions if f.id in by_id]
     return ProofReport(
         module=plan.module.id,
         module_hash=plan.module_hash,
@@ -84,6 +96,7 @@ def prove_plan(plan: ExecutionPlan, *, rlimit: int = smt.DEFAULT_RLIMIT) -> Proo
         obligations=tuple(log.obligations),
         safe_nodes=safe_nodes,
         _bounds=evaluators,
+        solver_work=log.total - log.left,
     )
 
 
@@ -148,7 +161,7 @@ def _prove_function(
         tuple(analysis.loops),
         tuple(analysis.safety[k] for k in sorted(analysis.safety)),
         depth,
-        note=analysis.note,
+        note="; ".join(x for x in (analysis.note, log.spent) if x),
     )
 
     return proof, analysis, BoundEvaluator(sym, model, analysis)

@@ -307,7 +307,7 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
         _delta(an, tr, ends1, side_elim, probe_atoms)
     if not an.probe:
         for tr in tracked:
-            _inductive_bounds(an, node, tr, ends1)
+            _inductive_bounds(an, node, tr, ends1, _resets(an, node.body, names, tr.name, head))
 
     # ---- trip count -----------------------------------------------------------------------
     n_lo: Poly = ZERO
@@ -537,11 +537,32 @@ def _invariant(
     return with_facet(rest, lo, hi)
 
 
-def _inductive_bounds(an: Analyzer, node: ast.While | ast.ForRange, tr: Tracked, ends: list[State]) -> None:
+def _resets(
+    an: Analyzer, body: tuple[ast.Stmt, ...], changed: set[str], name: str, head: State
+) -> list[AInt]:
+    """The values ``name`` is set to in ``body`` by expressions that read no local the loop
+    changes (``y = n`` restarting an inner counter): they hold the same at every iteration."""
+    out: list[AInt] = []
+    stack = list(body)
+    while stack:
+        st = stack.pop()
+        if isinstance(st, ast.Set) and st.name == name and not set(read_names(st.value)) & changed:
+            v = an.peek(st.value, head)
+            if isinstance(v, AInt):
+                out.append(v)
+        elif isinstance(st, ast.If):
+            stack.extend((*st.then, *st.else_))
+    return out
+
+
+def _inductive_bounds(
+    an: Analyzer, node: ast.While | ast.ForRange, tr: Tracked, ends: list[State], resets: list[AInt]
+) -> None:
     """For an integer local whose change per iteration depends on its own value (``i = i * 2``,
-    ``x = x / 2``), keep its entry bounds where they are inductive: if ``entry.lo <= v`` at the
-    loop head implies ``entry.lo <= v`` at the end of every iteration that goes on (a solver
-    question per side), it holds at every loop head. Without this such a local ranges over its
+    ``x = x / 2``, ``y = y - 1`` or a restart ``y = n``), keep the hull of its entry value and its
+    restart values where it is inductive: if ``lo <= v`` at the loop head implies ``lo <= v`` at
+    the end of every iteration that goes on (a solver question per side), it holds at every loop
+    head. Without this such a local ranges over its
     whole type, and ``i < n`` with ``i = i * 2`` has no ranking function (``i`` might be 0)."""
     s = an.sym
     if tr.delta is not None or tr.atom is None or tr.post is None or not isinstance(tr.entry, AInt):
@@ -550,7 +571,10 @@ def _inductive_bounds(an: Analyzer, node: ast.While | ast.ForRange, tr: Tracked,
         return
     a = _atom(tr.atom)
     kept: list[Poly | None] = [None, None]
-    for side, bound in enumerate((tr.entry.lo, tr.entry.hi)):
+    lo_b, hi_b = tr.entry.lo, tr.entry.hi
+    for v in resets:  # the hull of the entry and every restart value
+        lo_b, hi_b = s.min(lo_b, v.lo), s.max(hi_b, v.hi)
+    for side, bound in enumerate((lo_b, hi_b)):
         if s.atoms(bound) & {tr.atom}:
             continue
         leaves = []
@@ -715,6 +739,121 @@ def _doubles(
     return result.status == "unsat"
 
 
+def _body_comparisons(body: tuple[ast.Stmt, ...]) -> list[tuple[ast.Expr, ast.Expr, bool]]:
+    """The comparisons of every ``if`` condition in ``body`` (outside nested loops)."""
+    out: list[tuple[ast.Expr, ast.Expr, bool]] = []
+    stack = list(body)
+    while stack:
+        st = stack.pop()
+        if isinstance(st, ast.If):
+            out.extend(guard_comparisons(st.condition))
+            stack.extend((*st.then, *st.else_))
+    return out
+
+
+def _post_atoms(
+    an: Analyzer, atoms: Iterable[int], by_atom: dict[int, Tracked]
+) -> tuple[dict[int, Poly], list[Cond]] | None:
+    """Fresh atoms for the values after one iteration, and the premises tying them to the post."""
+    s = an.sym
+    mapping: dict[int, Poly] = {}
+    premises: list[Cond] = []
+    for fid in sorted(atoms):
+        tr = by_atom[fid]
+        if tr.post is None:
+            return None
+        lo_c, hi_c = cap_range(an, tr.entry, tr.type)
+        q = s.atom(f"{tr.name} (after one iteration)", lo_c, hi_c)
+        qid = s.atom_id(q)
+        assert qid is not None
+        an.namer.names[qid] = f"{tr.name}'"
+        mapping[fid] = q
+        premises.append(s.le(tr.post[0], q))
+        premises.append(s.le(q, tr.post[1]))
+    return mapping, premises
+
+
+def _lexicographic(
+    an: Analyzer,
+    node: ast.While,
+    head: State,
+    firsts: list[Poly],
+    implied: list[Cond],
+    by_atom: dict[int, Tracked],
+    facts: dict[int, list[Cond]],
+    inv_c: dict[str, AVal],
+    snap_elim: Elim,
+    obligations: list[str],
+) -> tuple[Poly, LoopFact, Poly] | None:
+    """A lexicographic ranking function ``(r1, r2)``: ``r1`` read off the guard (so ``r1 >= 1`` on
+    every iteration), ``r2`` off a comparison of the guard or of an ``if`` in the body, and every
+    iteration either lowers ``r1`` by at least 1, or keeps ``r1`` from growing while ``r2 >= 1``
+    drops by at least 1 (``while x > 0 { if y > 0 { y-- } else { x--; y = n } }``).
+
+    Trip count: at most ``r1(entry)`` iterations lower ``r1`` (it never grows and stays >= 1);
+    between two of them, before the first and after the last, ``r2`` drops from at most ``R2``
+    (its largest value at any loop head, from the loop-head invariant) while staying >= 1, so at
+    most ``max(0, R2)`` iterations each: ``N <= r1 + (r1 + 1) * max(0, R2)``."""
+    s = an.sym
+    seconds: list[Poly] = list(firsts)
+    for small_e, big_e, strict in _body_comparisons(node.body):
+        if an.plan.type_of(small_e) not in INT_RANGES:
+            continue
+        small, big = an.peek(small_e, head), an.peek(big_e, head)
+        if not (isinstance(small, AInt) and isinstance(big, AInt)):
+            continue
+        r = s.sub(big.hi, small.lo) if strict else s.add_const(s.sub(big.hi, small.lo), 1)
+        if s.atoms(r) & by_atom.keys() and r not in seconds:
+            seconds.append(r)
+    tries = [(r1, r2) for r1 in firsts[:3] for r2 in seconds[:4] if r2 != r1][:6]
+    for r1, r2 in tries:
+        built = _post_atoms(an, (s.atoms(r1) | s.atoms(r2)) & by_atom.keys(), by_atom)
+        if built is None:
+            continue
+        mapping, posts = built
+        p1, p2 = s.substitute(r1, mapping), s.substitute(r2, mapping)
+        first_drops = s.le(p1, s.add_const(r1, -1))
+        second_drops = s.and_(s.le(p1, r1), s.ge(s.add_const(r2, -1)), s.le(p2, s.add_const(r2, -1)))
+        text = f"({an.namer.poly(r1)}, {an.namer.poly(r2)})"
+        ob, result = an.log.ask(
+            s,
+            kind="ranking",
+            function=an.function,
+            pointer=node.pointer,
+            claim=f"r = {text} is a lexicographic ranking function: every iteration lowers the first "
+            "part, or keeps it and lowers the second while it is >= 1",
+            goal=s.and_(s.not_(first_drops), s.not_(second_drops)),
+            premises=[*head.pc, *implied, *posts],
+            facts=facts,
+        )
+        if ob.name:
+            obligations.append(ob.name)
+        if result.status != "unsat":
+            continue
+        entry_elim: Elim = dict(snap_elim)
+        head_elim: Elim = dict(snap_elim)
+        for fid, tr in by_atom.items():
+            fe, fi = facet(tr.entry), facet(inv_c[tr.name])
+            if fe is not None:
+                entry_elim[fid] = fe
+            if fi is not None:
+                head_elim[fid] = fi
+        first = s.max(s.bound(r1, entry_elim, True), ZERO)
+        second = s.max(s.bound(s.bound(r2, head_elim, True), snap_elim, True), ZERO)
+        n_up = s.add(first, s.mul(s.add_const(first, 1), second))
+        fact = LoopFact(
+            an.function,
+            node.pointer,
+            "while",
+            Verdict.PROVED,
+            f"lexicographic ranking function r = {text}",
+            an.namer.poly(n_up),
+            tuple(obligations),
+        )
+        return n_up, fact, ZERO
+    return None
+
+
 def _ranking(
     an: Analyzer,
     node: ast.While,
@@ -737,6 +876,7 @@ def _ranking(
         if tr.atom is not None and fv is not None:
             temp_facts[tr.atom] = [s.le(fv[0], _atom(tr.atom)), s.le(_atom(tr.atom), fv[1])]
     candidates: list[Poly] = []
+    guard_cands: list[Poly] = []  # read off the guard itself: r >= 1 on every iteration
     growth: dict[Poly, tuple[int, Poly]] = {}  # r = big - g: g's atom and big (for doubling)
     from_exit: set[Poly] = set()  # candidates only an early exit keeps >= 1 (one more iteration)
     implied: list[Cond] = []
@@ -752,6 +892,8 @@ def _ranking(
         implied.append(s.ge(s.add_const(r, -1)))
         if s.atoms(r) & by_atom.keys() and r not in candidates:
             candidates.append(r)
+            if k < len(in_guard):
+                guard_cands.append(r)
             grows = s.atom_id(small.lo) if small.exact is not None else None
             if grows in by_atom and not (s.atoms(big.hi) & by_atom.keys()):
                 growth[r] = (grows, big.hi)
@@ -873,6 +1015,11 @@ def _ranking(
             tuple(obligations),
         )
         return n_up, fact, n_lo
+    lex = _lexicographic(
+        an, node, head, guard_cands, implied, by_atom, temp_facts, inv_c, snap_elim, obligations
+    )
+    if lex is not None:
+        return lex
     reason = (
         "no ranking function found among the guard's comparisons"
         if candidates
