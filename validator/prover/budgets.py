@@ -85,7 +85,9 @@ class WitnessCheck:
             return None
         if not self.valid(values):
             return None
-        return Witness(tuple(args), tuple(described)), env
+        # the atom values of the input actually built (a model may name string bytes that the
+        # witness, with empty texts, does not hold): every check after this uses these
+        return Witness(tuple(args), tuple(described)), self.model.env(values)
 
 
 def decide(

@@ -38,10 +38,12 @@ from dotboxd.core.values import (
     ListValue,
     MapValue,
     OpaqueId,
+    RecordValue,
     SandboxPath,
     SandboxUri,
     Value,
     decode_typed,
+    shape_of,
     utf16_len,
 )
 from dotboxd.grammar import literals
@@ -68,7 +70,7 @@ class InputAtom:
     atom: int
     index: int
     name: str
-    facet: str  # value | length | size | bool
+    facet: str  # value | length | size | bool | sbytes
     type: SandboxType
 
 
@@ -89,6 +91,7 @@ class InputModel:
         self.atoms: list[InputAtom] = []
         self.values: list[AVal] = []
         self.unbounded: set[str] = set()  # parameters whose atoms have no policy bound
+        self.sbytes: dict[int, Poly] = {}  # parameter index -> atom of the string bytes it holds
         bounds = bounds or {}
         for index, (name, t) in enumerate(zip(names, types, strict=True)):
             self.values.append(self._param(domain, index, name, t, bounds.get(name)))
@@ -127,13 +130,33 @@ class InputModel:
             facet = "length" if t == STRING else "size"
             label = f"length of {name} (UTF-16 units)" if t == STRING else f"size of {name} ({t})"
             p = self._atom(index, name, facet, t, lo, hi, label)
+            value: AVal
             if isinstance(t, ListType):
-                return AList(p, p, domain.top(t.element))
-            if isinstance(t, MapType):
-                return AMap(p, p, domain.top(t.key), domain.top(t.value))
-            return AText(p, p)
+                value = AList(p, p, domain.top(t.element))
+            elif isinstance(t, MapType):
+                value = AMap(p, p, domain.top(t.key), domain.top(t.value))
+            else:
+                return AText(p, p)
+            self._text_bytes(domain, index, name, t, value)
+            return value
         self.unbounded.discard(name)
-        return domain.top(t)
+        top = domain.top(t)
+        self._text_bytes(domain, index, name, t, top)
+        return top
+
+    def _text_bytes(self, domain: Domain, index: int, name: str, t: SandboxType, value: AVal) -> None:
+        """An atom for the string bytes a collection or record input holds (texts inside it).
+
+        The input's shape charge allocates exactly those bytes. Read off the abstract value, they
+        would be the worst case (every text of the maximum length: 131,072 bytes per item); as an
+        atom they are a quantity of the input itself, so a bound evaluated on an input is exact
+        there, while its range keeps the worst case for the budget questions."""
+        if isinstance(value, AText):
+            return
+        cap = min(self.sym.range(domain.sbytes_hi(value))[1], domain.q.string_bytes)
+        if cap <= 0:
+            return
+        self.sbytes[index] = self._atom(index, name, "sbytes", t, 0, cap, f"string bytes in {name}")
 
     # --- concrete inputs -> atom values ------------------------------------------------------
 
@@ -162,6 +185,8 @@ class InputModel:
         described: list[str] = []
         for a in self.atoms:
             n = max(0, env[a.atom])
+            if a.facet == "sbytes":
+                continue  # realised (as 0: empty texts) by the witness, whose env is re-measured
             if a.facet == "length":
                 units += n
                 described.append(f"{a.name}=a text of {n:,} units")
@@ -178,7 +203,7 @@ class InputModel:
 
     def witness_json(self, env: Mapping[int, int]) -> tuple[list[Any], list[tuple[str, str]]]:
         """Typed JSON arguments realising ``env``, and a description per parameter."""
-        by_param: dict[int, InputAtom] = {a.index: a for a in self.atoms}
+        by_param: dict[int, InputAtom] = {a.index: a for a in self.atoms if a.facet != "sbytes"}
         args: list[Any] = []
         described: list[tuple[str, str]] = []
         for index, (name, t) in enumerate(zip(self.names, self.types, strict=True)):
@@ -211,6 +236,8 @@ class InputModel:
 
 
 def _measure(value: object, facet: str) -> int:
+    if facet == "sbytes":
+        return _string_bytes(value)
     if facet == "bool":
         return 1 if value else 0
     if facet == "value":
@@ -229,6 +256,17 @@ def _measure(value: object, facet: str) -> int:
     if isinstance(value, list | tuple | dict):
         return len(value)
     raise TypeError("not a collection")
+
+
+def _string_bytes(value: object) -> int:
+    """Bytes of every text inside a value (2 per UTF-16 unit), as its shape charge counts them."""
+    if isinstance(value, ListValue | MapValue | RecordValue | str | SandboxPath | SandboxUri | OpaqueId):
+        return shape_of(value).string_bytes
+    if isinstance(value, list | tuple):
+        return sum(_string_bytes(v) for v in value)
+    if isinstance(value, dict):
+        return sum(_string_bytes(k) + _string_bytes(v) for k, v in value.items())
+    return 0
 
 
 def default_json(t: SandboxType) -> Any:

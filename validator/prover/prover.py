@@ -134,7 +134,7 @@ def _prove_function(
     if entry and witnesses is not None:
         an.refute_arith = _arith_refuter(sym, model, witnesses, limits, depth)
     try:
-        analysis = an.analyze(fid, list(model.values), input_charges=entry)
+        analysis = an.analyze(fid, list(model.values), input_charges=entry, input_sbytes=model.sbytes)
         note = "; ".join(f.method for f in analysis.loops if f.verdict is not Verdict.PROVED)
         budgets = decide(
             sym, namer, log, analysis, model, limits_for(analysis, limits, plan.bindings), witnesses, note

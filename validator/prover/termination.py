@@ -579,8 +579,8 @@ def _inductive_bounds(
             continue
         leaves = []
         for e in ends:
-            v = e.vars.get(tr.name)
-            fv = facet(v) if v is not None else None
+            end_value = e.vars.get(tr.name)
+            fv = facet(end_value) if end_value is not None else None
             if fv is None:
                 return
             outside = s.lt(fv[0], bound) if side == 0 else s.lt(bound, fv[1])
