@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -124,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{tally.seconds:.0f} s"
     )
     if args.json:
+        os.makedirs(os.path.dirname(args.json) or ".", exist_ok=True)
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump(report, out, indent=2)
     return 1 if tally.violations else 0
