@@ -13,7 +13,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo serve-demo test lint typecheck pytest security-boundary pytest-rest pytest-slow fuzz-ci fuzz mutation bench bench-distributed clean
+.PHONY: demo serve-demo test lint typecheck pytest security-boundary pytest-rest pytest-slow fuzz-ci fuzz mutation prover-soundness bench bench-distributed clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -96,6 +96,13 @@ MUTATION_BUDGET ?= 3000
 mutation: $(STAMP)
 	nice $(BIN)/python tools/mutation.py --budget $(MUTATION_BUDGET)
 	$(BIN)/python tools/mutation_report.py
+
+# The prover's soundness run over 10,000 generated programs (not part of make test; CI runs the small
+# profile in tests/prover/test_soundness_run.py). Prints the counts; exits 1 on any violation.
+SOUNDNESS_GENERATED ?= 5000
+SOUNDNESS_LOOPS ?= 5000
+prover-soundness: $(STAMP)
+	nice $(BIN)/python -m tests.prover.soundness_run --generated $(SOUNDNESS_GENERATED) --loops $(SOUNDNESS_LOOPS) --json reports/prover-soundness.json
 
 # The security suite first, then the bounded fuzz run, then everything else: the quick tests in
 # parallel, then the slow ones.

@@ -133,7 +133,8 @@ EXAMPLES: dict[str, str] = {
     "E-PLAN-BINDINGS": "a plan run after its binding was re-registered with other effects",
     "E-PLAN-INTEGRITY": "a plan whose stored hash no longer matches its parts",
     "E-PROOF-REFUTED": "`while true { }` under `requireStaticBound`",
-    "E-PROOF-UNPROVEN": "a loop bounded only by an input under `requireStaticBound` without `inputBounds`",
+    "E-PROOF-UNPROVEN": "a loop bounded only by an input under `requireStaticBound` without `inputBounds`, "
+    "or a module whose `proveRlimit` is spent before its budgets are proved",
     "R-ARITH-OVERFLOW": "`2147483647 + 1`",
     "R-ARITH-DIVIDE-BY-ZERO": "`1 / 0`",
     "R-ARITH-NOT-FINITE": "`1e308 * 10.0`",

@@ -219,6 +219,10 @@ class Policy:
         default_factory=lambda: MappingProxyType({})
     )
     require_static_bound: bool = False
+    prove_rlimit: int | None = None
+    """Z3 work units (``rlimit``, a deterministic counter, never wall time) for all the proof
+    obligations of one module; None is the prover's default (``smt.MODULE_RLIMIT``). Once spent,
+    the remaining questions are UNKNOWN, so strict mode refuses rather than waits."""
     reject_unused_grants: bool = False
     language_surface: str = EXT_SURFACE
     revocations: Revocations = field(default_factory=Revocations, compare=False, repr=False)
@@ -265,6 +269,8 @@ class Policy:
                 for fn, ps in sorted(self.input_bounds.items())
             }
         out["requireStaticBound"] = self.require_static_bound
+        if self.prove_rlimit is not None:
+            out["proveRlimit"] = self.prove_rlimit
         if self.reject_unused_grants:
             out["rejectUnusedGrants"] = True
         if self.language_surface != EXT_SURFACE:
@@ -341,6 +347,8 @@ def _policy_hash(p: Policy) -> str:
     ]
     if p.language_surface != EXT_SURFACE:  # the default leaves every existing policy hash unchanged
         lines.append(canonical_record("language-surface", p.language_surface))
+    if p.prove_rlimit is not None:  # likewise: only a policy that sets it hashes differently
+        lines.append(canonical_record("prove-rlimit", p.prove_rlimit))
     lines.extend(sorted(g.record() for g in p.grants))
     lines.extend(sorted(canonical_record("opaque-id-type", b) for b in p.declared_opaque_id_types))
     lines.extend(
@@ -373,6 +381,7 @@ class PolicyBuilder:
         self._brands: set[str] = set()
         self._bounds: dict[str, dict[str, tuple[int, int]]] = {}
         self._static = False
+        self._prove_rlimit: int | None = None
         self._reject_unused = False
         self._surface = EXT_SURFACE
         self._revocations: Revocations | None = None
@@ -578,6 +587,11 @@ class PolicyBuilder:
         self._static = required
         return self
 
+    def with_prove_rlimit(self, units: int | None) -> PolicyBuilder:
+        """The prover's Z3 budget for one module (``proveRlimit``; None: the default)."""
+        self._prove_rlimit = units
+        return self
+
     def reject_unused_grants(self, reject: bool = True) -> PolicyBuilder:
         """Strict mode: every grant must be used by the module (E-POLICY-GRANT otherwise). Off by
         default, as in DotBoxD, because one host policy usually serves many kernels; a host that
@@ -612,6 +626,18 @@ class PolicyBuilder:
             )
             for name, reason in limits.problems()
         ]
+        units = self._prove_rlimit
+        if units is not None and (isinstance(units, bool) or not 1 <= units <= _LIMIT_CEILING):
+            diags.append(
+                Diagnostic(
+                    "E-POLICY-LIMIT",
+                    f"proveRlimit must be between 1 and {_LIMIT_CEILING}, got {units}",
+                    "/proveRlimit",
+                    None,
+                    {"limit": "proveRlimit"},
+                    "proveRlimit counts the prover's Z3 work units for one module (default 15,000,000)",
+                )
+            )
         for brand in sorted(self._brands):
             problem = brand_name_problem(brand) if isinstance(brand, str) else "is not a string"
             if problem is not None:
@@ -699,6 +725,7 @@ class PolicyBuilder:
             declared_opaque_id_types=frozenset(self._brands),
             input_bounds=MappingProxyType({k: MappingProxyType(dict(v)) for k, v in self._bounds.items()}),
             require_static_bound=self._static,
+            prove_rlimit=self._prove_rlimit,
             reject_unused_grants=self._reject_unused,
             language_surface=self._surface,
             revocations=self._revocations or Revocations(),
@@ -861,6 +888,7 @@ _POLICY_KEYS = frozenset(
         "declaredOpaqueIdTypes",
         "inputBounds",
         "requireStaticBound",
+        "proveRlimit",
         "rejectUnusedGrants",
         "languageSurface",
     }
@@ -972,6 +1000,8 @@ def _policy_from_json(data: bytes | str | Mapping[str, Any], variables: Mapping[
     if not isinstance(static, bool):
         raise _schema("requireStaticBound must be a boolean", "/requireStaticBound")
     b.require_static_bound(static)
+    if "proveRlimit" in obj:
+        b.with_prove_rlimit(_int_field(obj["proveRlimit"], "/proveRlimit"))
     reject_unused = obj.get("rejectUnusedGrants", False)
     if not isinstance(reject_unused, bool):
         raise _schema("rejectUnusedGrants must be a boolean", "/rejectUnusedGrants")

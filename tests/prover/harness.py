@@ -106,6 +106,7 @@ class Observed:
     fuel: int
     bound: int | None
     ok: bool
+    ratios: dict[str, float] = field(default_factory=dict)  # resource -> bound / actual (actual > 0)
 
 
 @dataclass
@@ -173,7 +174,14 @@ def check_program(p: Prepared, inputs: Sequence[Sequence[Any]]) -> Findings:
             out.violations.append(
                 f"every node that can raise {code} was proved safe, yet {args_json} raised it"
             )
-        out.runs.append(Observed(usage.fuel_used, p.report.bound_at(p.entry, "fuel", values), result.ok))
+        ratios: dict[str, float] = {}
+        for resource, attr in RESOURCES.items():
+            actual, bound = getattr(usage, attr), p.report.bound_at(p.entry, resource, values)
+            if actual > 0 and bound is not None:
+                ratios[resource] = bound / actual
+        out.runs.append(
+            Observed(usage.fuel_used, p.report.bound_at(p.entry, "fuel", values), result.ok, ratios)
+        )
     for b in proof.budgets:
         if b.verdict is Verdict.REFUTED:
             assert b.witness is not None

@@ -40,6 +40,21 @@ def _shares(reports: Iterable[ProofReport]) -> dict[str, collections.Counter[str
     return out
 
 
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[int(q * (len(ordered) - 1))]
+
+
+def print_tightness(by_resource: dict[str, list[float]]) -> None:
+    """p50 / p90 / max of bound / actual per resource, over successful runs that used some."""
+    for resource, values in sorted(by_resource.items()):
+        if values:
+            print(
+                f"  tightness {resource} (bound / actual): p50 {_percentile(values, 0.5):.2f}, "
+                f"p90 {_percentile(values, 0.9):.2f}, max {max(values):.1f} over {len(values)} runs"
+            )
+
+
 def _print_block(
     title: str, reports: list[ProofReport], per_function: list[float], ratios: list[float]
 ) -> None:
@@ -81,6 +96,7 @@ def measure_corpus() -> None:
 
 
 def measure_generated(count: int) -> None:
+    by_resource: dict[str, list[float]] = {}
     reports: list[ProofReport] = []
     per_function: list[float] = []
     ratios: list[float] = []
@@ -99,19 +115,26 @@ def measure_generated(count: int) -> None:
         findings = check_program(prepared, [program.args_json, *draw_inputs(src, program, 2)])
         violations += len(findings.violations)
         ratios += [o.bound / o.fuel for o in findings.runs if o.ok and o.bound is not None and o.fuel > 0]
+        for o in findings.runs:
+            for resource, ratio in o.ratios.items():
+                if o.ok:
+                    by_resource.setdefault(resource, []).append(ratio)
     _print_block(
         f"generated programs ({len(reports)}; {violations} soundness violations)",
         reports,
         per_function,
         ratios,
     )
+    print_tightness(by_resource)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--generated", type=int, default=200)
+    parser.add_argument("--no-corpus", action="store_true", help="only the generated programs")
     args = parser.parse_args()
-    measure_corpus()
+    if not args.no_corpus:
+        measure_corpus()
     measure_generated(args.generated)
 
 

@@ -37,3 +37,36 @@ def test_a_loop_that_removes_only_a_third_gets_no_logarithmic_bound() -> None:
     report = prove_plan(SandboxHost().prepare(NOT_HALVING, Policy.default()))
     loop = report.function("main").loops[0]
     assert loop.verdict is Verdict.PROVED and "halved" not in loop.method
+
+
+DOUBLING = (
+    'module "t" version "1.0.0";\nentrypoint fn main(n I32) -> I32 {\n'
+    "i = 1;\nc = 0;\nwhile i < n {\ni = i * 2;\nc = c + 1;\n}\nreturn c;\n}\n"
+)
+NOT_DOUBLING = DOUBLING.replace("i = i * 2;", "i = i + i / 3 + 1;")
+
+
+@pytest.mark.parametrize("limit", [30, 31])
+def test_doubling_up_to_the_i32_maximum_is_bounded_by_31_iterations_and_no_fewer(limit: int) -> None:
+    """Threat: an unsound bound (T-PRV-01). From i = 1, i < 2^31 - 1 holds for i = 2^0 .. 2^30:
+    31 iterations (the last one overflows computing 2^31), so 31 is proved and 30 is not."""
+    host = SandboxHost()
+    plan = host.prepare(DOUBLING, Policy.builder().with_limits(max_loop_iterations=limit).build())
+    report = prove_plan(plan)
+    loop = report.function("main").loops[0]
+    assert loop.verdict is Verdict.PROVED and "doubled" in loop.method
+    budget = report.function("main").budget("loopIterations")
+    assert budget is not None
+    assert (budget.verdict is Verdict.PROVED) is (limit == 31)
+    result = host.execute(plan, "main", [2_147_483_647], encoding="json")
+    assert result.error is not None
+    assert result.error.code == ("R-ARITH-OVERFLOW" if limit == 31 else "R-QUOTA-LOOP")
+    assert result.usage.loop_iterations == 31  # the 31st iteration runs, or is the one refused
+
+
+def test_a_loop_that_grows_by_a_third_gets_no_logarithmic_bound() -> None:
+    """Threat: an unsound bound (T-PRV-01): i + i/3 + 1 grows by less than double, so the
+    doubling rule must not fire; the loop is still ranked by n - i (i stays >= 1)."""
+    report = prove_plan(SandboxHost().prepare(NOT_DOUBLING, Policy.default()))
+    loop = report.function("main").loops[0]
+    assert loop.verdict is Verdict.PROVED and "doubled" not in loop.method

@@ -35,7 +35,7 @@ def test_refuted_budget_is_refused_with_witness_and_overshoot() -> None:
     assert category_of(fuel.code) == "PolicyDenied"
     assert fuel.pointer == "/functions/0"
     assert fuel.evidence["resource"] == "fuel" and fuel.evidence["reached"] > fuel.evidence["limit"]
-    assert fuel.evidence["witness"] and "exceeds the budget by" in fuel.message
+    assert fuel.evidence["witness"] and "needs at least" in fuel.message
     assert "inputBounds" in fuel.hint
 
 

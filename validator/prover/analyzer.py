@@ -142,7 +142,13 @@ class Analyzer:
 
     # --- entry ---------------------------------------------------------------------------------
 
-    def analyze(self, function_id: str, params: list[AVal], input_charges: bool) -> FunctionAnalysis:
+    def analyze(
+        self,
+        function_id: str,
+        params: list[AVal],
+        input_charges: bool,
+        input_sbytes: dict[int, Poly] | None = None,
+    ) -> FunctionAnalysis:
         """Analyse ``function_id`` called with abstract ``params`` (an entrypoint run when
         ``input_charges``: the inputs' shape charges come first)."""
         self.steps = 0
@@ -155,8 +161,13 @@ class Analyzer:
         info = self.plan.functions[function_id]
         st = State({p.name: v for p, v in zip(info.function.parameters, params, strict=True)})
         if input_charges:
-            for v in params:
-                self._shape_charge(st, v)
+            for index, v in enumerate(params):
+                sbytes = (input_sbytes or {}).get(index)
+                if sbytes is None:
+                    self._shape_charge(st, v)
+                else:  # the input's own string bytes, exactly (an atom of the input model)
+                    self.fuel(st, self.sym.fdiv(self.dom.nodes_hi(v), costs.SHAPE_WALK_NODES_PER_FUEL), 0)
+                    self.charge(st, STRING_BYTES, sbytes, sbytes)
         self.frames = [_Frame(function_id, True)]
         flow = self.block(info.function.body, st)
         upper = join_upper(self.sym, [s.U for s, _ in flow.returns]) if flow.returns else {}

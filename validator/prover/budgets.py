@@ -22,7 +22,7 @@ from dotboxd.core.bindings import BindingDescriptor
 from dotboxd.core.values import SandboxFault, Value, shape_of
 
 from .analyzer import FunctionAnalysis
-from .inputs import InputModel
+from .inputs import MAX_WITNESS_ELEMENTS, MAX_WITNESS_TEXT_UNITS, InputModel
 from .obligations import ObligationLog
 from .report import BudgetVerdict, Verdict, Witness
 from .state import ALLOCATION, BINDING_PREFIX, FUEL, HOST_CALLS, LOOPS
@@ -63,14 +63,21 @@ def limits_for(
 
 
 class WitnessCheck:
-    """Turns a model into a concrete, valid entry input (or None when it would not be one)."""
+    """Turns a model into a concrete, valid entry input (or None when it would not be one).
+
+    ``oversized`` describes the last model whose input was beyond the prover's own size caps
+    (``MAX_WITNESS_ELEMENTS``, ``MAX_WITNESS_TEXT_UNITS``): such an input is never built."""
 
     def __init__(self, model: InputModel, valid: Callable[[Sequence[Value]], bool]) -> None:
         self.model = model
         self.valid = valid
+        self.oversized = ""
 
     def build(self, raw: Mapping[int, int]) -> tuple[Witness, dict[int, int]] | None:
         env = self.model.complete(raw)
+        if not self.model.witness_fits(env):
+            self.oversized = self.model.witness_size(env)[2]
+            return None
         args, described = self.model.witness_json(env)
         try:
             values = self.model.decode(args)
@@ -78,7 +85,9 @@ class WitnessCheck:
             return None
         if not self.valid(values):
             return None
-        return Witness(tuple(args), tuple(described)), env
+        # the atom values of the input actually built (a model may name string bytes that the
+        # witness, with empty texts, does not hold): every check after this uses these
+        return Witness(tuple(args), tuple(described)), self.model.env(values)
 
 
 def decide(
@@ -120,7 +129,7 @@ def _one(
             Verdict.UNKNOWN,
             "unbounded",
             None,
-            reason=loop_note or "a loop was not shown to terminate",
+            reason="; ".join(x for x in (log.spent, loop_note or "a loop was not shown to terminate") if x),
             hint="make the loop a forRange, or give its guard a comparison every iteration moves toward",
         )
     bound_text = namer.poly(upper)
@@ -153,8 +162,11 @@ def _one(
     hint = _hint(sym, model, upper, lim, entry=witnesses is not None)
     reason = "the bound may exceed the limit, but no input was shown to"
     if result.status == "unknown":
-        reason = "the solver could not decide the bound within its resource limit"
+        reason = log.spent or "the solver could not decide the bound within its resource limit"
+        if log.spent:
+            hint = f"{hint} or raise the policy's proveRlimit"
     if witnesses is not None:
+        witnesses.oversized = ""
         found = _refute(sym, log, fn, analysis, lim, witnesses, model)
         if found is not None:
             witness, reached, names = found
@@ -171,6 +183,12 @@ def _one(
                 reason="the witness input's run cannot finish within the limit",
                 hint=hint,
                 obligations=tuple(obligations),
+            )
+        if witnesses.oversized:
+            reason = (
+                f"the solver points at an input that would exceed the limit ({witnesses.oversized}), but "
+                f"it is larger than the prover builds ({MAX_WITNESS_ELEMENTS:,} collection items, "
+                f"{MAX_WITNESS_TEXT_UNITS:,} text units), so it was neither built nor checked"
             )
     return BudgetVerdict(
         res,
@@ -233,6 +251,8 @@ def _refute(
         raw = result.model
     if result.status != "sat":
         return None
+    if point is None:  # Z3's model may be far larger than needed: shrink it first
+        raw = shrink(sym, model, model.complete(raw), lambda env: reached_at(env) > limit)
     built = witnesses.build(raw)
     if built is None:
         return None
@@ -299,6 +319,38 @@ def search(sym: Sym, model: InputModel, test: Callable[[Mapping[int, int]], bool
             if not ints:
                 break
     return None
+
+
+def shrink(
+    sym: Sym, model: InputModel, env: Mapping[int, int], test: Callable[[Mapping[int, int]], bool]
+) -> dict[int, int]:
+    """``env`` with each integer and size atom in turn moved as close to 0 as ``test`` allows
+    (bisection, so at most ~64 evaluations per atom): a solver's model can name a map of 2^61
+    entries where 10^6 + 1 are enough, and the counterexample should be the size it needs."""
+    out = dict(env)
+    if not test(out):
+        return out
+    for a in model.atoms:
+        if a.facet == "bool":
+            continue
+        f = sym.factors[a.atom]
+        target = min(max(0, f.lo), f.hi)
+        start = out[a.atom]
+        if start == target:
+            continue
+        out[a.atom] = target
+        if test(out):
+            continue
+        good, bad = start, target  # test holds at good, fails at bad; narrow toward bad
+        while abs(good - bad) > 1:
+            mid = (good + bad) // 2
+            out[a.atom] = mid
+            if test(out):
+                good = mid
+            else:
+                bad = mid
+        out[a.atom] = good
+    return out
 
 
 def _hint(sym: Sym, model: InputModel, upper: Poly, lim: Limit, entry: bool) -> str:
@@ -368,4 +420,14 @@ def bounds_ok(
     return True
 
 
-__all__ = ["LIMIT_NAMES", "Limit", "WitnessCheck", "bounds_ok", "decide", "input_quotas_ok", "limits_for"]
+__all__ = [
+    "LIMIT_NAMES",
+    "Limit",
+    "WitnessCheck",
+    "bounds_ok",
+    "decide",
+    "input_quotas_ok",
+    "limits_for",
+    "search",
+    "shrink",
+]

@@ -17,7 +17,7 @@ from .report import BudgetVerdict, ProofReport, Verdict
 
 def require_static_bound(plan: ExecutionPlan) -> ProofReport:
     """Prove ``plan``; raise DotBoxDError unless every entrypoint budget is PROVED."""
-    report = prove_plan(plan)
+    report = prove_plan(plan, entrypoints_only=True)
     diagnostics: list[Diagnostic] = []
     for proof in report.entrypoints():
         fn = plan.module.function(proof.function)
@@ -46,9 +46,9 @@ def _diagnostic(function: str, b: BudgetVerdict, pointer: str, span: object) -> 
         evidence["reached"] = b.reached
         evidence["factor"] = round(b.factor or 0.0, 1)
         message = (
-            f"requireStaticBound: {b.resource} of '{function}' is REFUTED: the input {b.witness.text()} "
-            f"needs at least {b.reached:,} where the limit is {b.limit:,} "
-            f"(exceeds the budget by {b.factor or 0.0:,.1f}x)"
+            f"requireStaticBound: {b.resource} of '{function}' is REFUTED: proved that the input "
+            f"{b.witness.text()} needs at least {b.reached:,} where the limit is {b.limit:,}, so a run "
+            "on it is stopped by the quota"
         )
         code = "E-PROOF-REFUTED"
     else:

@@ -38,18 +38,31 @@ from dotboxd.core.values import (
     ListValue,
     MapValue,
     OpaqueId,
+    RecordValue,
     SandboxPath,
     SandboxUri,
     Value,
     decode_typed,
+    shape_of,
     utf16_len,
 )
 from dotboxd.grammar import literals
 
-from .domain import INT_RANGES, ABool, AInt, AList, AMap, AText, AVal, Domain
+from .domain import INT_RANGES, OTHER, ABool, AInt, AList, AMap, ARecord, AText, AVal, Domain
 from .sym import ZERO, Poly, Sym
 
 TEXT_TYPES = (STRING, SANDBOX_PATH, SANDBOX_URI)
+
+MAX_WITNESS_ELEMENTS = 100_000
+"""Collection items (list items plus map entries over all parameters) the prover will build into
+one counterexample: the default ``maxTotalCollectionElements``. A policy with huge size limits can
+make the smallest counterexample astronomically large (a map of 2^62 entries); the prover's own
+memory must not follow the policy, so a larger witness is not built and the verdict stays UNKNOWN
+with the size it would need."""
+
+MAX_WITNESS_TEXT_UNITS = 524_288
+"""UTF-16 units of text over all parameters of one counterexample (the default
+``maxTotalStringBytes`` of 1 MiB, at 2 bytes per unit)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +70,7 @@ class InputAtom:
     atom: int
     index: int
     name: str
-    facet: str  # value | length | size | bool
+    facet: str  # value | length | size | bool | sbytes
     type: SandboxType
 
 
@@ -78,6 +91,7 @@ class InputModel:
         self.atoms: list[InputAtom] = []
         self.values: list[AVal] = []
         self.unbounded: set[str] = set()  # parameters whose atoms have no policy bound
+        self.sbytes: dict[int, Poly] = {}  # parameter index -> atom of the string bytes it holds
         bounds = bounds or {}
         for index, (name, t) in enumerate(zip(names, types, strict=True)):
             self.values.append(self._param(domain, index, name, t, bounds.get(name)))
@@ -116,13 +130,33 @@ class InputModel:
             facet = "length" if t == STRING else "size"
             label = f"length of {name} (UTF-16 units)" if t == STRING else f"size of {name} ({t})"
             p = self._atom(index, name, facet, t, lo, hi, label)
+            value: AVal
             if isinstance(t, ListType):
-                return AList(p, p, domain.top(t.element))
-            if isinstance(t, MapType):
-                return AMap(p, p, domain.top(t.key), domain.top(t.value))
-            return AText(p, p)
+                value = AList(p, p, domain.top(t.element))
+            elif isinstance(t, MapType):
+                value = AMap(p, p, domain.top(t.key), domain.top(t.value))
+            else:
+                return AText(p, p)
+            return self._text_bytes(domain, index, name, t, value)
         self.unbounded.discard(name)
-        return domain.top(t)
+        return self._text_bytes(domain, index, name, t, domain.top(t))
+
+    def _text_bytes(self, domain: Domain, index: int, name: str, t: SandboxType, value: AVal) -> AVal:
+        """An atom for the string bytes a collection or record input holds (texts inside it).
+
+        The input's shape charge allocates exactly those bytes. Read off the abstract value, they
+        would be the worst case (every text of the maximum length: 131,072 bytes per item); as an
+        atom they are a quantity of the input itself, so a bound evaluated on an input is exact
+        there, while its range keeps the worst case for the budget questions."""
+        if isinstance(value, AText):
+            return value
+        cap = min(self.sym.range(domain.sbytes_hi(value))[1], domain.q.string_bytes)
+        if cap <= 0:
+            return value
+        atom = self._atom(index, name, "sbytes", t, 0, cap, f"string bytes in {name}")
+        self.sbytes[index] = atom
+        # no text inside is longer than all of them together: len <= bytes / 2
+        return _cap_texts(self.sym, value, self.sym.fdiv(atom, 2))
 
     # --- concrete inputs -> atom values ------------------------------------------------------
 
@@ -144,9 +178,32 @@ class InputModel:
                 env[a.atom] = min(max(0, f.lo), f.hi)
         return env
 
+    def witness_size(self, env: Mapping[int, int]) -> tuple[int, int, str]:
+        """Collection items and text units a witness for ``env`` holds, and its description (known
+        before anything is built, so an oversized witness costs nothing)."""
+        items = units = 0
+        described: list[str] = []
+        for a in self.atoms:
+            n = max(0, env[a.atom])
+            if a.facet == "sbytes":
+                continue  # realised (as 0: empty texts) by the witness, whose env is re-measured
+            if a.facet == "length":
+                units += n
+                described.append(f"{a.name}=a text of {n:,} units")
+            elif a.facet == "size":
+                items += n
+                kind = "list" if isinstance(a.type, ListType) else "map"
+                described.append(f"{a.name}=a {kind} of {n:,} {'items' if kind == 'list' else 'entries'}")
+        return items, units, ", ".join(described)
+
+    def witness_fits(self, env: Mapping[int, int]) -> bool:
+        """Is the witness for ``env`` within the prover's own size caps?"""
+        items, units, _ = self.witness_size(env)
+        return items <= MAX_WITNESS_ELEMENTS and units <= MAX_WITNESS_TEXT_UNITS
+
     def witness_json(self, env: Mapping[int, int]) -> tuple[list[Any], list[tuple[str, str]]]:
         """Typed JSON arguments realising ``env``, and a description per parameter."""
-        by_param: dict[int, InputAtom] = {a.index: a for a in self.atoms}
+        by_param: dict[int, InputAtom] = {a.index: a for a in self.atoms if a.facet != "sbytes"}
         args: list[Any] = []
         described: list[tuple[str, str]] = []
         for index, (name, t) in enumerate(zip(self.names, self.types, strict=True)):
@@ -179,6 +236,8 @@ class InputModel:
 
 
 def _measure(value: object, facet: str) -> int:
+    if facet == "sbytes":
+        return _string_bytes(value)
     if facet == "bool":
         return 1 if value else 0
     if facet == "value":
@@ -197,6 +256,39 @@ def _measure(value: object, facet: str) -> int:
     if isinstance(value, list | tuple | dict):
         return len(value)
     raise TypeError("not a collection")
+
+
+def _cap_texts(sym: Sym, value: AVal | None, units: Poly) -> AVal:
+    """``value`` with the length of every text inside it capped by ``units``."""
+    if value is None:
+        return OTHER
+    if isinstance(value, AText):
+        return AText(value.lo, sym.min(value.hi, units))
+    if isinstance(value, AList):
+        return AList(
+            value.lo, value.hi, _cap_texts(sym, value.elem, units) if value.elem is not None else None
+        )
+    if isinstance(value, AMap):
+        return AMap(
+            value.lo,
+            value.hi,
+            _cap_texts(sym, value.key, units) if value.key is not None else None,
+            _cap_texts(sym, value.value, units) if value.value is not None else None,
+        )
+    if isinstance(value, ARecord):
+        return ARecord(tuple(_cap_texts(sym, f, units) for f in value.fields))
+    return value
+
+
+def _string_bytes(value: object) -> int:
+    """Bytes of every text inside a value (2 per UTF-16 unit), as its shape charge counts them."""
+    if isinstance(value, ListValue | MapValue | RecordValue | str | SandboxPath | SandboxUri | OpaqueId):
+        return shape_of(value).string_bytes
+    if isinstance(value, list | tuple):
+        return sum(_string_bytes(v) for v in value)
+    if isinstance(value, dict):
+        return sum(_string_bytes(k) + _string_bytes(v) for k, v in value.items())
+    return 0
 
 
 def default_json(t: SandboxType) -> Any:
@@ -245,4 +337,12 @@ def key_json(t: SandboxType, i: int) -> Any:
     return default_json(t)
 
 
-__all__ = ["ZERO", "InputAtom", "InputModel", "default_json", "key_json"]
+__all__ = [
+    "MAX_WITNESS_ELEMENTS",
+    "MAX_WITNESS_TEXT_UNITS",
+    "ZERO",
+    "InputAtom",
+    "InputModel",
+    "default_json",
+    "key_json",
+]

@@ -19,14 +19,14 @@ from .sym import FALSE, Cond, Sym
 
 MIN_RLIMIT = 20_000
 
-MAX_DEGREE = {"safety": 2, "ranking": 2}
+MAX_DEGREE = {"safety": 2, "ranking": 2, "invariant": 2}
 """Z3's nonlinear integer search has no useful cost bound: obligations of a higher polynomial
 degree than this (default 4) are answered ``unknown`` without asking it."""
 
 MODULE_STEPS = 300_000
 """Abstract evaluation steps for all the functions of one module together."""
 
-KIND_SHARE = {"safety": 10, "ranking": 50}
+KIND_SHARE = {"safety": 10, "ranking": 50, "invariant": 10}
 """Percent of the per-query rlimit by kind: a budget or counterexample question matters more than
 one operation's safety (an unproved operation only keeps its run-time check)."""
 
@@ -78,6 +78,8 @@ class ObligationLog:
         self._names: dict[str, int] = {}
         self._ctx: Any = None
         self.steps_left = MODULE_STEPS
+        self.total = total
+        self.spent = ""  # why questions went unasked, once the module's budget ran out
 
     def begin(self) -> None:
         """Start a new function: its queries get a fresh Z3 context."""
@@ -103,8 +105,18 @@ class ObligationLog:
             or self.left < MIN_RLIMIT
             or len(self.obligations) >= self.max_recorded
         ):
+            if self.left < MIN_RLIMIT:
+                self.spent = (
+                    f"the module's prove budget is spent (proveRlimit: {self.total:,} Z3 work units): "
+                    "questions asked after that are UNKNOWN"
+                )
+            else:
+                self.spent = (
+                    f"the module's prover question cap is reached ({self.max_queries} solver queries): "
+                    "questions asked after that are UNKNOWN"
+                )
             spent = Obligation("", kind, function, pointer, claim, "", "unknown")
-            return spent, smt.SolveResult("unknown", reason="the module's solver budget is spent")
+            return spent, smt.SolveResult("unknown", reason=self.spent)
         name = self._name(kind, function)
         header = [
             "dotboxd proof obligation",

@@ -23,7 +23,7 @@ from dotboxd.validator.policy import Limits
 
 from . import smt
 from .analyzer import Analyzer, FunctionAnalysis
-from .budgets import WitnessCheck, bounds_ok, decide, input_quotas_ok, limits_for, search
+from .budgets import WitnessCheck, bounds_ok, decide, input_quotas_ok, limits_for, search, shrink
 from .domain import Domain, Quotas
 from .inputs import InputModel
 from .obligations import ObligationLog
@@ -56,26 +56,37 @@ def prove_plan(
     plan: ExecutionPlan,
     *,
     rlimit: int = smt.DEFAULT_RLIMIT,
+    entrypoints_only: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> ProofReport:
-    """Prove what can be proved about ``plan`` under its own policy. ``progress(done, total)`` is
-    called after each function (the CLI draws it on a terminal for a large module)."""
+    """Prove what can be proved about ``plan`` under its own policy. ``entrypoints_only`` (strict
+    mode) skips the separate any-arguments proofs of private functions: an entrypoint inlines the
+    private functions it calls, so its verdicts cover whole runs without them. ``progress(done,
+    count)`` is called after each function proved (the CLI draws it on a terminal for a large
+    module)."""
     quotas = Quotas.from_limits(plan.policy.limits)
-    log = ObligationLog(rlimit)
+    total = plan.policy.prove_rlimit if plan.policy.prove_rlimit is not None else smt.MODULE_RLIMIT
+    log = ObligationLog(rlimit, total=total)
     depths = call_depths(plan)
-    proofs: list[FunctionProof] = []
+    by_id: dict[str, FunctionProof] = {}
     safe: set[int] = set()
     unsafe: set[int] = set()
     evaluators: dict[str, Any] = {}
-    total = len(plan.module.functions)
-    for done, fn in enumerate(plan.module.functions, 1):
-        info = plan.functions.get(fn.id)
+    # entrypoints first: their verdicts are what strict mode decides on, so a module of many
+    # private functions cannot spend the shared budget before its entrypoints are asked about
+    order = [
+        f
+        for f in plan.module.functions
+        if f.id in plan.functions and (plan.functions[f.id].is_entrypoint or not entrypoints_only)
+    ]
+    order.sort(key=lambda f: not plan.functions[f.id].is_entrypoint)
+    count = len(order)
+    for done, fn in enumerate(order, 1):
+        info = plan.functions[fn.id]
         if progress is not None:
-            progress(done, total)
-        if info is None:
-            continue
+            progress(done, count)
         proof, analysis, evaluator = _prove_function(plan, fn.id, quotas, log, depths[fn.id])
-        proofs.append(proof)
+        by_id[fn.id] = proof
         if evaluator is not None:
             evaluators[fn.id] = evaluator
         if info.is_entrypoint and analysis is not None and analysis.complete:
@@ -84,6 +95,7 @@ def prove_plan(
         elif info.is_entrypoint:
             unsafe.add(-1)  # an entrypoint was not fully analysed: no node-level fact is global
     safe_nodes = frozenset() if -1 in unsafe else frozenset(safe - unsafe)
+    proofs = [by_id[f.id] for f in plan.module.functions if f.id in by_id]
     return ProofReport(
         module=plan.module.id,
         module_hash=plan.module_hash,
@@ -93,6 +105,7 @@ def prove_plan(
         obligations=tuple(log.obligations),
         safe_nodes=safe_nodes,
         _bounds=evaluators,
+        solver_work=log.total - log.left,
     )
 
 
@@ -130,7 +143,7 @@ def _prove_function(
     if entry and witnesses is not None:
         an.refute_arith = _arith_refuter(sym, model, witnesses, limits, depth)
     try:
-        analysis = an.analyze(fid, list(model.values), input_charges=entry)
+        analysis = an.analyze(fid, list(model.values), input_charges=entry, input_sbytes=model.sbytes)
         note = "; ".join(f.method for f in analysis.loops if f.verdict is not Verdict.PROVED)
         budgets = decide(
             sym, namer, log, analysis, model, limits_for(analysis, limits, plan.bindings), witnesses, note
@@ -157,7 +170,7 @@ def _prove_function(
         tuple(analysis.loops),
         tuple(analysis.safety[k] for k in sorted(analysis.safety)),
         depth,
-        note=analysis.note,
+        note="; ".join(x for x in (analysis.note, log.spent) if x),
     )
 
     return proof, analysis, BoundEvaluator(sym, model, analysis)
@@ -220,10 +233,19 @@ def _arith_refuter(sym: Sym, model: InputModel, witnesses: WitnessCheck, limits:
 
         def fails_here(env: Mapping[int, int]) -> bool:
             full = dict(env)
-            return sym.holds(fault, full) and all(sym.holds(c, full) for c in st.pc) and prefix_fits(st, full)
+            try:
+                return (
+                    sym.holds(fault, full)
+                    and all(sym.holds(c, full) for c in st.pc)
+                    and prefix_fits(st, full)
+                )
+            except KeyError:  # the condition mentions an atom that is not an input: no verdict
+                return False
 
         small = search(sym, model, fails_here)
-        built = witnesses.build(small if small is not None else raw)
+        if small is None:  # the solver's point, moved toward 0 while it still fails
+            small = shrink(sym, model, model.complete(raw), fails_here)
+        built = witnesses.build(small)
         if built is None:
             return None
         witness, env = built

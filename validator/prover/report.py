@@ -72,23 +72,29 @@ class BudgetVerdict:
         return self.reached / self.limit
 
     def message(self) -> str:
-        """One line in the style of the best estimators: the overshoot and the fix."""
+        """One line a reviewer reads without the spec: what is proved, what is refuted (with the
+        input), and what is only an estimate (said to be one)."""
         lim = "no limit" if self.limit is None else f"{self.limit:,}"
         if self.verdict is Verdict.PROVED:
             worst = f"{self.bound_max:,}" if self.bound_max is not None else "?"
             return f"PROVED  {self.resource} <= {worst} (limit {lim}); bound {self.bound}"
         if self.verdict is Verdict.REFUTED:
             assert self.witness is not None and self.reached is not None
-            factor = self.factor or 0.0
             return (
-                f"REFUTED {self.resource}: the input {self.witness.text()} needs at least {self.reached:,} "
-                f"(limit {lim}): it exceeds the budget by {factor:,.1f}x; {self.hint}"
+                f"REFUTED {self.resource}: proved that the input {self.witness.text()} needs at least "
+                f"{self.reached:,} where the limit is {lim}, so a run on it is stopped by the quota; "
+                f"{self.hint}"
             )
         est = ""
         if self.estimated_factor is not None and self.estimated_factor > 1:
-            est = f" (worst-case estimate exceeds the budget by {self.estimated_factor:,.1f}x)"
-        return f"UNKNOWN {self.resource}: {self.reason}{est}; runtime metering decides" + (
-            f"; {self.hint}" if self.hint else ""
+            est = (
+                f"; estimate only, not a proof: the upper bound's worst case is "
+                f"{self.estimated_factor:,.1f}x the limit"
+            )
+        return (
+            f"UNKNOWN {self.resource}: neither proved nor refuted ({self.reason}); runtime metering decides"
+            + est
+            + (f"; {self.hint}" if self.hint else "")
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -226,6 +232,8 @@ class ProofReport:
     """``id()`` of every arithmetic node of ``plan.module`` proved never to fault on any run (the
     optimized backend may drop its check)."""
     _bounds: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    solver_work: int = field(default=0, compare=False)
+    """Z3 work units (rlimit) spent on the module: never more than its ``proveRlimit``."""
 
     def function(self, function_id: str) -> FunctionProof:
         for f in self.functions:

@@ -60,6 +60,14 @@ def check_safety(
         else:
             verdict = Verdict.UNKNOWN
             reason = f"the solver could not decide ({result.reason or 'unknown'})"
+            confirm = an.refute_arith
+            if exact and st.record and not st.lstop and not st.risk and confirm is not None:
+                # nonlinear faults (a * b past I32 max) often exhaust the solver's budget, yet a
+                # small input found by search and checked by evaluation settles them
+                witness = confirm(st, {}, fault)
+                if witness is not None:
+                    verdict = Verdict.REFUTED
+                    reason = f"{words}: the witness input reaches this operation and it fails"
     fact = SafetyFact(function, pointer, op, words, verdict, witness, reason, obligations)
     _merge(an, node, fact)
     return verdict is Verdict.PROVED

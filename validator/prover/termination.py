@@ -28,6 +28,7 @@ from .interface import AnalyzerView as Analyzer
 from .report import LoopFact, Verdict
 from .state import LOOPS, Flow, State, Upper, add_lower, add_upper, join_lower, join_upper
 from .sym import ONE, ZERO, Cond, Poly, Sym, const
+from .unroll import unroll
 
 Elim = dict[int, tuple[Poly, Poly]]
 
@@ -156,6 +157,7 @@ class Tracked:
     batoms: list[int] = field(default_factory=list)
     delta: tuple[Poly, Poly] | None = None
     post: tuple[Poly, Poly] | None = None  # joined end-of-iteration facet, over probe atoms
+    kept: tuple[Poly | None, Poly | None] = (None, None)  # inductive bounds (lower, upper) kept
 
 
 def facet(v: AVal) -> tuple[Poly, Poly] | None:
@@ -219,6 +221,14 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
                 LoopFact(an.function, node.pointer, "forRange", Verdict.PROVED, "structural", "0")
             ) if not an.probe else None
             return Flow(st)
+    span: tuple[int, int] | None = None
+    s_exact, e_exact = (start.exact, end.exact) if start is not None and end is not None else (None, None)
+    if s_exact is not None and e_exact is not None and s_exact.is_const and e_exact.is_const:
+        span = (s_exact.const, e_exact.const)
+    if isinstance(node, ast.While) or span is not None:
+        unrolled = unroll(an, node, st, span)
+        if unrolled is not None:
+            return unrolled
     names = assigned_names(node.body)
     an.fresh_tag()
     quota = an.dom.q.iterations
@@ -292,6 +302,9 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
     side_elim: Elim = {**snap_elim, **local_elim}
     for tr in tracked:
         _delta(an, tr, ends1, side_elim, probe_atoms)
+    if not an.probe:
+        for tr in tracked:
+            _inductive_bounds(an, node, tr, ends1, _resets(an, node.body, names, tr.name, head))
 
     # ---- trip count -----------------------------------------------------------------------
     n_lo: Poly = ZERO
@@ -516,8 +529,72 @@ def _invariant(
         lo, hi = intervals.widen(s, fe, tr.delta, n)
         lo, hi = intervals.meet(s, (lo, hi), (const(clo), const(chi)))
     else:
-        lo, hi = const(clo), const(chi)
+        lo = tr.kept[0] if tr.kept[0] is not None else const(clo)
+        hi = tr.kept[1] if tr.kept[1] is not None else const(chi)
     return with_facet(rest, lo, hi)
+
+
+def _resets(
+    an: Analyzer, body: tuple[ast.Stmt, ...], changed: set[str], name: str, head: State
+) -> list[AInt]:
+    """The values ``name`` is set to in ``body`` by expressions that read no local the loop
+    changes (``y = n`` restarting an inner counter): they hold the same at every iteration."""
+    out: list[AInt] = []
+    stack = list(body)
+    while stack:
+        st = stack.pop()
+        if isinstance(st, ast.Set) and st.name == name and not set(read_names(st.value)) & changed:
+            v = an.peek(st.value, head)
+            if isinstance(v, AInt):
+                out.append(v)
+        elif isinstance(st, ast.If):
+            stack.extend((*st.then, *st.else_))
+    return out
+
+
+def _inductive_bounds(
+    an: Analyzer, node: ast.While | ast.ForRange, tr: Tracked, ends: list[State], resets: list[AInt]
+) -> None:
+    """For an integer local whose change per iteration depends on its own value (``i = i * 2``,
+    ``x = x / 2``, ``y = y - 1`` or a restart ``y = n``), keep the hull of its entry value and its
+    restart values where it is inductive: if ``lo <= v`` at the loop head implies ``lo <= v`` at
+    the end of every iteration that goes on (a solver question per side), it holds at every loop
+    head. Without this such a local ranges over its
+    whole type, and ``i < n`` with ``i = i * 2`` has no ranking function (``i`` might be 0)."""
+    s = an.sym
+    if tr.delta is not None or tr.atom is None or tr.post is None or not isinstance(tr.entry, AInt):
+        return
+    if not ends:
+        return
+    a = _atom(tr.atom)
+    kept: list[Poly | None] = [None, None]
+    lo_b, hi_b = tr.entry.lo, tr.entry.hi
+    for v in resets:  # the hull of the entry and every restart value
+        lo_b, hi_b = s.min(lo_b, v.lo), s.max(hi_b, v.hi)
+    for side, bound in enumerate((lo_b, hi_b)):
+        if s.atoms(bound) & {tr.atom}:
+            continue
+        leaves = []
+        for e in ends:
+            end_value = e.vars.get(tr.name)
+            fv = facet(end_value) if end_value is not None else None
+            if fv is None:
+                return
+            outside = s.lt(fv[0], bound) if side == 0 else s.lt(bound, fv[1])
+            leaves.append(s.and_(*e.pc, outside))
+        _ob, result = an.log.ask(
+            s,
+            kind="invariant",
+            function=an.function,
+            pointer=node.pointer,
+            claim=f"{tr.name} stays {'>=' if side == 0 else '<='} its entry value {an.namer.poly(bound)}",
+            goal=s.or_(*leaves),
+            premises=[s.le(bound, a) if side == 0 else s.le(a, bound)],
+            facts=an.facts,
+        )
+        if result.status == "unsat":
+            kept[side] = bound
+    tr.kept = (kept[0], kept[1])
 
 
 def _probe_exit(
@@ -628,6 +705,152 @@ def _halves(
     return result.status == "unsat"
 
 
+def _doubles(
+    an: Analyzer,
+    node: ast.While,
+    g: int,
+    mapping: dict[int, Poly],
+    premises: list[Cond],
+    facts: dict[int, list[Cond]],
+    obligations: list[str],
+) -> bool:
+    """Is the growing side ``g`` of the ranked comparison at least 1 and at least doubled by every
+    iteration (``i = i * 2`` up to ``n``)? Then the loop runs at most ``bit_length(max n)`` times."""
+    s = an.sym
+    post = mapping.get(g)
+    if post is None:
+        return False
+    a = _atom(g)
+    ob, result = an.log.ask(
+        s,
+        kind="ranking",
+        function=an.function,
+        pointer=node.pointer,
+        claim=f"every iteration starts with {an.namer.poly(a)} >= 1 and at least doubles it",
+        goal=s.or_(s.lt(a, ONE), s.lt(post, s.scale(a, 2))),
+        premises=premises,
+        facts=facts,
+    )
+    if ob.name:
+        obligations.append(ob.name)
+    return result.status == "unsat"
+
+
+def _body_comparisons(body: tuple[ast.Stmt, ...]) -> list[tuple[ast.Expr, ast.Expr, bool]]:
+    """The comparisons of every ``if`` condition in ``body`` (outside nested loops)."""
+    out: list[tuple[ast.Expr, ast.Expr, bool]] = []
+    stack = list(body)
+    while stack:
+        st = stack.pop()
+        if isinstance(st, ast.If):
+            out.extend(guard_comparisons(st.condition))
+            stack.extend((*st.then, *st.else_))
+    return out
+
+
+def _post_atoms(
+    an: Analyzer, atoms: Iterable[int], by_atom: dict[int, Tracked]
+) -> tuple[dict[int, Poly], list[Cond]] | None:
+    """Fresh atoms for the values after one iteration, and the premises tying them to the post."""
+    s = an.sym
+    mapping: dict[int, Poly] = {}
+    premises: list[Cond] = []
+    for fid in sorted(atoms):
+        tr = by_atom[fid]
+        if tr.post is None:
+            return None
+        lo_c, hi_c = cap_range(an, tr.entry, tr.type)
+        q = s.atom(f"{tr.name} (after one iteration)", lo_c, hi_c)
+        qid = s.atom_id(q)
+        assert qid is not None
+        an.namer.names[qid] = f"{tr.name}'"
+        mapping[fid] = q
+        premises.append(s.le(tr.post[0], q))
+        premises.append(s.le(q, tr.post[1]))
+    return mapping, premises
+
+
+def _lexicographic(
+    an: Analyzer,
+    node: ast.While,
+    head: State,
+    firsts: list[Poly],
+    implied: list[Cond],
+    by_atom: dict[int, Tracked],
+    facts: dict[int, list[Cond]],
+    inv_c: dict[str, AVal],
+    snap_elim: Elim,
+    obligations: list[str],
+) -> tuple[Poly, LoopFact, Poly] | None:
+    """A lexicographic ranking function ``(r1, r2)``: ``r1`` read off the guard (so ``r1 >= 1`` on
+    every iteration), ``r2`` off a comparison of the guard or of an ``if`` in the body, and every
+    iteration either lowers ``r1`` by at least 1, or keeps ``r1`` from growing while ``r2 >= 1``
+    drops by at least 1 (``while x > 0 { if y > 0 { y-- } else { x--; y = n } }``).
+
+    Trip count: at most ``r1(entry)`` iterations lower ``r1`` (it never grows and stays >= 1);
+    between two of them, before the first and after the last, ``r2`` drops from at most ``R2``
+    (its largest value at any loop head, from the loop-head invariant) while staying >= 1, so at
+    most ``max(0, R2)`` iterations each: ``N <= r1 + (r1 + 1) * max(0, R2)``."""
+    s = an.sym
+    seconds: list[Poly] = list(firsts)
+    for small_e, big_e, strict in _body_comparisons(node.body):
+        if an.plan.type_of(small_e) not in INT_RANGES:
+            continue
+        small, big = an.peek(small_e, head), an.peek(big_e, head)
+        if not (isinstance(small, AInt) and isinstance(big, AInt)):
+            continue
+        r = s.sub(big.hi, small.lo) if strict else s.add_const(s.sub(big.hi, small.lo), 1)
+        if s.atoms(r) & by_atom.keys() and r not in seconds:
+            seconds.append(r)
+    tries = [(r1, r2) for r1 in firsts[:3] for r2 in seconds[:4] if r2 != r1][:6]
+    for r1, r2 in tries:
+        built = _post_atoms(an, (s.atoms(r1) | s.atoms(r2)) & by_atom.keys(), by_atom)
+        if built is None:
+            continue
+        mapping, posts = built
+        p1, p2 = s.substitute(r1, mapping), s.substitute(r2, mapping)
+        first_drops = s.le(p1, s.add_const(r1, -1))
+        second_drops = s.and_(s.le(p1, r1), s.ge(s.add_const(r2, -1)), s.le(p2, s.add_const(r2, -1)))
+        text = f"({an.namer.poly(r1)}, {an.namer.poly(r2)})"
+        ob, result = an.log.ask(
+            s,
+            kind="ranking",
+            function=an.function,
+            pointer=node.pointer,
+            claim=f"r = {text} is a lexicographic ranking function: every iteration lowers the first "
+            "part, or keeps it and lowers the second while it is >= 1",
+            goal=s.and_(s.not_(first_drops), s.not_(second_drops)),
+            premises=[*head.pc, *implied, *posts],
+            facts=facts,
+        )
+        if ob.name:
+            obligations.append(ob.name)
+        if result.status != "unsat":
+            continue
+        entry_elim: Elim = dict(snap_elim)
+        head_elim: Elim = dict(snap_elim)
+        for fid, tr in by_atom.items():
+            fe, fi = facet(tr.entry), facet(inv_c[tr.name])
+            if fe is not None:
+                entry_elim[fid] = fe
+            if fi is not None:
+                head_elim[fid] = fi
+        first = s.max(s.bound(r1, entry_elim, True), ZERO)
+        second = s.max(s.bound(s.bound(r2, head_elim, True), snap_elim, True), ZERO)
+        n_up = s.add(first, s.mul(s.add_const(first, 1), second))
+        fact = LoopFact(
+            an.function,
+            node.pointer,
+            "while",
+            Verdict.PROVED,
+            f"lexicographic ranking function r = {text}",
+            an.namer.poly(n_up),
+            tuple(obligations),
+        )
+        return n_up, fact, ZERO
+    return None
+
+
 def _ranking(
     an: Analyzer,
     node: ast.While,
@@ -650,6 +873,8 @@ def _ranking(
         if tr.atom is not None and fv is not None:
             temp_facts[tr.atom] = [s.le(fv[0], _atom(tr.atom)), s.le(_atom(tr.atom), fv[1])]
     candidates: list[Poly] = []
+    guard_cands: list[Poly] = []  # read off the guard itself: r >= 1 on every iteration
+    growth: dict[Poly, tuple[int, Poly]] = {}  # r = big - g: g's atom and big (for doubling)
     from_exit: set[Poly] = set()  # candidates only an early exit keeps >= 1 (one more iteration)
     implied: list[Cond] = []
     in_guard = guard_comparisons(node.condition)
@@ -664,6 +889,11 @@ def _ranking(
         implied.append(s.ge(s.add_const(r, -1)))
         if s.atoms(r) & by_atom.keys() and r not in candidates:
             candidates.append(r)
+            if k < len(in_guard):
+                guard_cands.append(r)
+            grows = s.atom_id(small.lo) if small.exact is not None else None
+            if grows in by_atom and not (s.atoms(big.hi) & by_atom.keys()):
+                growth[r] = (grows, big.hi)
             if k >= len(in_guard):
                 from_exit.add(r)
     either = _disjunctive_candidate(an, node.condition, head)
@@ -728,6 +958,14 @@ def _ranking(
             top = s.range(n_up)[1]
             if top is not None and top >= 0:
                 n_up = s.min(n_up, const(int(top).bit_length()))
+        doubling = r in growth and _doubles(
+            an, node, growth[r][0], mapping, premises, temp_facts, obligations
+        )
+        if doubling:
+            # g >= 1 at least doubles per iteration and g < big on every iteration that runs:
+            # 2^(N-1) <= g < max(big), so N <= bit_length(max(big))
+            top = max(1, s.range(growth[r][1])[1])
+            n_up = s.min(n_up, const(int(top).bit_length()))
         if r in from_exit:
             # r >= 1 is known only on iterations that go on; the one that leaves comes on top
             n_up = s.add_const(n_up, 1)
@@ -764,11 +1002,21 @@ def _ranking(
             Verdict.PROVED,
             f"ranking function r = {text}"
             + (" (read off an early exit)" if r in from_exit else "")
-            + (", at least halved by every iteration" if halving else ""),
+            + (", at least halved by every iteration" if halving else "")
+            + (
+                f", {an.namer.poly(_atom(growth[r][0]))} at least doubled by every iteration"
+                if doubling
+                else ""
+            ),
             an.namer.poly(n_up),
             tuple(obligations),
         )
         return n_up, fact, n_lo
+    lex = _lexicographic(
+        an, node, head, guard_cands, implied, by_atom, temp_facts, inv_c, snap_elim, obligations
+    )
+    if lex is not None:
+        return lex
     reason = (
         "no ranking function found among the guard's comparisons"
         if candidates
