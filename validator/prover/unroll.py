@@ -29,7 +29,7 @@ from .state import LOOPS, Flow, State
 from .sym import FALSE, TRUE, const
 
 if TYPE_CHECKING:
-    from .analyzer import Analyzer
+    from .interface import AnalyzerView as Analyzer
 
 MAX_UNROLL = 8
 """Iterations a loop may have to be unrolled (more keep the invariant-based summary)."""
