@@ -71,7 +71,7 @@ PREPARE_MS = 30_000
 FRAME_CAP = frames.MAX_FRAME
 """The largest frame a kernel worker may send (a binding call or a result: 1 MiB)."""
 
-_PACKAGES = ("dotboxd", "dotboxd.grammar", "dotboxd.validator", "dotboxd.runtime", "lark", "z3")
+_PACKAGES = ("dotboxd", "dotboxd.grammar", "dotboxd.validator", "dotboxd.runtime", "lark", "z3", "immutables")
 
 
 class WorkerLost(Exception):
