@@ -23,8 +23,12 @@ print(json.dumps([n for n in names if not n.startswith("_")]))
 
 
 def test_every_third_party_package_a_kernel_worker_imports_is_bound_into_it() -> None:
-    out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=120, check=True
+    )
     loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
     bound = {name.split(".")[0] for name in pool._PACKAGES}
     assert loaded, "the probe loaded no third-party package: it did not import the worker's path"
-    assert loaded <= bound, f"a kernel worker imports {sorted(loaded - bound)} but the pool does not bind them"
+    assert loaded <= bound, (
+        f"a kernel worker imports {sorted(loaded - bound)} but the pool does not bind them"
+    )
