@@ -91,7 +91,13 @@ def kernel_packages() -> dict[str, str]:
             spec = importlib.util.find_spec(name)
         except (ImportError, ValueError):
             continue
-        if spec is not None and spec.submodule_search_locations:
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        # the folder that really holds the package's __init__: an editable install's link tree (or
+        # ``extend_path``) may list a folder of symlinks first, whose targets a worker cannot see
+        if spec.origin and os.path.basename(spec.origin) == "__init__.py":
+            found[name] = os.path.dirname(os.path.realpath(spec.origin))
+        else:
             found[name] = os.path.realpath(next(iter(spec.submodule_search_locations)))
     return found
 
