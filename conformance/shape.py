@@ -66,6 +66,7 @@ POLICY_KEYS = frozenset(
         "requireStaticBound",
         "rejectUnusedGrants",
         "languageSurface",
+        "proveRlimit",
     }
 )
 BINDING_KEYS = frozenset(
