@@ -25,11 +25,13 @@ from dataclasses import dataclass, fields
 from typing import Any, Final
 
 from dotboxd.core import costs
+from dotboxd.core.codes import all_codes
+from dotboxd.core.limits import LIMIT_BY_NAME, LIMITS, Limits, LimitSpec
 from dotboxd.core.values import SCALAR_SHAPE, Shape, frozen_constructor
 from dotboxd.runtime.errors import SandboxError
 
-DEFAULT_WALL_TIME_MS = 100
-MAX_WALL_TIME_MS = 2**31 - 1
+DEFAULT_WALL_TIME_MS = LIMIT_BY_NAME["max_wall_time_ms"].default
+MAX_WALL_TIME_MS = LIMIT_BY_NAME["max_wall_time_ms"].ceiling
 USAGE_MEMO_SIZE = 256
 
 # the cost-table constants read on every charge, bound once (a module attribute read per charge shows
@@ -62,52 +64,18 @@ check's tick counters too, so the deadline is looked at on the same charges wher
 
 
 @dataclass(frozen=True, slots=True)
-class MeterLimits:
-    """The limits a meter enforces (spec/validation.md section 10, with DotBoxD's defaults). All are >= 0; 0 denies
-    the category. ``max_wall_time_ms`` None means the 100 ms default."""
-
-    max_fuel: int = 100_000
-    max_loop_iterations: int = 100_000
-    max_wall_time_ms: int | None = None
-    max_allocated_bytes: int = 1_048_576
-    max_call_depth: int = 64
-    max_host_calls: int = 100
-    max_list_length: int = 10_000
-    max_map_entries: int = 10_000
-    max_collection_depth: int = 32
-    max_total_collection_elements: int = 100_000
-    max_file_bytes_read: int = 1_048_576
-    max_file_bytes_written: int = 0
-    max_network_bytes_read: int = 1_048_576
-    max_network_bytes_written: int = 1_048_576
-    max_log_events: int = 100
-    max_log_message_length: int = 4_096
-    max_string_length: int = 65_536
-    max_total_string_bytes: int = 1_048_576
+class MeterLimits(Limits):
+    """The limits a meter enforces: the core limit table's ``Limits`` (one declaration of every
+    limit, its default and its ceiling), refused at construction when any is out of range."""
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is None and f.name == "max_wall_time_ms":
-                continue
-            if type(value) is not int or value < 0:
-                raise ValueError(f"limit {f.name} must be an integer >= 0")
-        if self.max_wall_time_ms is not None and self.max_wall_time_ms > MAX_WALL_TIME_MS:
-            raise ValueError("max_wall_time_ms is at most 2**31 - 1")
-
-    @property
-    def wall_time_ms(self) -> int:
-        return DEFAULT_WALL_TIME_MS if self.max_wall_time_ms is None else self.max_wall_time_ms
+        self.checked()
 
     @classmethod
-    def from_object(cls, limits: object) -> MeterLimits:
-        """Read the limits from any object with these attribute names (e.g. the policy's Limits);
-        attributes it lacks keep their defaults."""
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            if hasattr(limits, f.name):
-                values[f.name] = getattr(limits, f.name)
-        return cls(**values)
+    def from_object(cls, limits: Limits) -> MeterLimits:
+        """The meter's copy of a policy's limits: every limit of the table, read by name (a missing
+        one is an AttributeError, never a silent default)."""
+        return cls(**{spec.name: getattr(limits, spec.name) for spec in LIMITS})
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +137,17 @@ class _NeverCancelled(CancelToken):
 
 
 _NOT_CANCELLABLE = _NeverCancelled()
+
+
+_FILE_READ: Final = LIMIT_BY_NAME["max_file_bytes_read"]
+_FILE_WRITE: Final = LIMIT_BY_NAME["max_file_bytes_written"]
+_NETWORK_READ: Final = LIMIT_BY_NAME["max_network_bytes_read"]
+_NETWORK_WRITE: Final = LIMIT_BY_NAME["max_network_bytes_written"]
+_EXHAUSTED: Final = {
+    spec.quota_code: all_codes()[spec.quota_code].summary
+    for spec in (_FILE_READ, _FILE_WRITE, _NETWORK_READ, _NETWORK_WRITE)
+}
+"""The run error's message at each table-driven limit: the code registry's summary of its code."""
 
 
 def _quota(code: str, message: str) -> SandboxError:
@@ -490,28 +469,29 @@ class Meter:
     # --- facade counters (file, network, log) ---------------------------------------------
 
     def file_read(self, amount: int) -> None:
-        total = self.file_bytes_read + amount
-        if total > self.limits.max_file_bytes_read:
-            raise _quota("R-QUOTA-FILE-READ", "file read byte budget exhausted")
-        self.file_bytes_read = total
+        self._charge_amount(_FILE_READ, amount)
 
     def file_write(self, amount: int) -> None:
-        total = self.file_bytes_written + amount
-        if total > self.limits.max_file_bytes_written:
-            raise _quota("R-QUOTA-FILE-WRITE", "file write byte budget exhausted")
-        self.file_bytes_written = total
+        self._charge_amount(_FILE_WRITE, amount)
 
     def network_read(self, amount: int) -> None:
-        total = self.network_bytes_read + amount
-        if total > self.limits.max_network_bytes_read:
-            raise _quota("R-QUOTA-NETWORK-READ", "network read byte budget exhausted")
-        self.network_bytes_read = total
+        self._charge_amount(_NETWORK_READ, amount)
 
     def network_write(self, amount: int) -> None:
-        total = self.network_bytes_written + amount
-        if total > self.limits.max_network_bytes_written:
-            raise _quota("R-QUOTA-NETWORK-WRITE", "network write byte budget exhausted")
-        self.network_bytes_written = total
+        self._charge_amount(_NETWORK_WRITE, amount)
+
+    def _charge_amount(self, spec: LimitSpec, amount: int) -> None:
+        """Raise the amount counter of ``spec`` (the limit table's ``counter``) by ``amount``,
+        unless that passes the limit: then its quota code, and the counter is unchanged. Read
+        from the table, not spelt per counter; kept to the facade counters, whose charges are
+        rare next to the I/O they meter (fuel, loops and allocation stay spelt out: they are the
+        hot path)."""
+        counter = spec.counter
+        assert counter is not None
+        total = getattr(self, counter) + amount
+        if total > getattr(self.limits, spec.name):
+            raise _quota(spec.quota_code, _EXHAUSTED[spec.quota_code])
+        setattr(self, counter, total)
 
     def log_event(self, message_length16: int) -> None:
         if message_length16 > self.limits.max_log_message_length:

@@ -66,9 +66,9 @@ def _schema(name: str) -> dict[str, Any]:
 
 def test_closed_key_sets_match_the_code() -> None:
     policy = _schema("policy")
-    assert set(policy["properties"]) == policy_module._POLICY_KEYS == shape.POLICY_KEYS
-    assert set(policy["properties"]["limits"]["properties"]) == set(policy_module._LIMIT_BY_JSON)
-    assert set(policy["$defs"]["grant"]["properties"]) == policy_module._GRANT_KEYS
+    assert set(policy["properties"]) == policy_module.POLICY_KEYS == shape.POLICY_KEYS
+    assert set(policy["properties"]["limits"]["properties"]) == set(policy_module.LIMIT_BY_JSON)
+    assert set(policy["$defs"]["grant"]["properties"]) == policy_module.GRANT_KEYS
     manifest = _schema("binding-manifest")
     assert set(manifest["$defs"]["entry"]["properties"]) == bindings._ENTRY_KEYS
     assert set(manifest["$defs"]["cost"]["properties"]) == bindings._COST_KEYS

@@ -78,12 +78,12 @@ def test_revocation_after_cached_calls_stops_the_next_run() -> None:
 
 def test_grant_expiry_after_cached_calls_stops_the_next_run(monkeypatch: pytest.MonkeyPatch) -> None:
     from dotboxd.validator import plan as plan_module
-    from dotboxd.validator import policy as policy_module
+    from dotboxd.validator import policy_model
 
     calls: list[int] = []
     now = [1_000_000]
     monkeypatch.setattr(plan_module, "now_ms", lambda: now[0])
-    monkeypatch.setattr(policy_module, "now_ms", lambda: now[0])
+    monkeypatch.setattr(policy_model, "now_ms", lambda: now[0])
     host = SandboxHost(bindings=[_probe(calls)])
     plan = host.prepare(SRC, _policy(expires_at_unix_ms=1_000_500), now_unix_ms=now[0])
     assert host.execute(plan, "main", [1]).ok

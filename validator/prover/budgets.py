@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from dotboxd.core.bindings import BindingDescriptor
+from dotboxd.core.limits import LIMIT_BY_NAME
 from dotboxd.core.values import SandboxFault, Value, shape_of
 
 from .analyzer import FunctionAnalysis
@@ -29,12 +30,14 @@ from .state import ALLOCATION, BINDING_PREFIX, FUEL, HOST_CALLS, LOOPS
 from .sym import ZERO, Cond, Poly, Sym, const
 from .text import Namer
 
-LIMIT_NAMES = {
-    FUEL: "maxFuel",
-    LOOPS: "maxLoopIterations",
-    HOST_CALLS: "maxHostCalls",
-    ALLOCATION: "maxAllocatedBytes",
+_PROVED_LIMITS = {
+    FUEL: LIMIT_BY_NAME["max_fuel"],
+    LOOPS: LIMIT_BY_NAME["max_loop_iterations"],
+    HOST_CALLS: LIMIT_BY_NAME["max_host_calls"],
+    ALLOCATION: LIMIT_BY_NAME["max_allocated_bytes"],
 }
+"""The run limits the prover decides, by resource (their names and JSON names: the core limit table)."""
+LIMIT_NAMES = {resource: spec.json_name for resource, spec in _PROVED_LIMITS.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +51,8 @@ def limits_for(
     analysis: FunctionAnalysis, limits: object, bindings: Mapping[str, BindingDescriptor]
 ) -> list[Limit]:
     out = [
-        Limit(FUEL, getattr(limits, "max_fuel"), "maxFuel"),  # noqa: B009
-        Limit(LOOPS, getattr(limits, "max_loop_iterations"), "maxLoopIterations"),  # noqa: B009
-        Limit(HOST_CALLS, getattr(limits, "max_host_calls"), "maxHostCalls"),  # noqa: B009
-        Limit(ALLOCATION, getattr(limits, "max_allocated_bytes"), "maxAllocatedBytes"),  # noqa: B009
+        Limit(resource, getattr(limits, spec.name), spec.json_name)
+        for resource, spec in _PROVED_LIMITS.items()
     ]
     for key in sorted(analysis.upper):
         if key.startswith(BINDING_PREFIX):
