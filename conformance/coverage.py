@@ -24,7 +24,6 @@ checked too (an entry must exist and must really be missing from the corpus).
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
@@ -41,9 +40,9 @@ from dotboxd.core import ast
 from dotboxd.core.builtins import BUILTINS
 from dotboxd.core.codes import all_codes
 from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.core.limits import LIMITS
 from dotboxd.core.types import ListType, MapType, OpaqueIdType, RecordType, SandboxType, ScalarType
 from dotboxd.validator.plan import CallKind, ExecutionPlan
-from dotboxd.validator.policy import Limits
 
 SPEC_DIR = Path(__file__).resolve().parents[1] / "spec"
 
@@ -215,26 +214,10 @@ def required_builtins() -> list[str]:
     return keys
 
 
-#: limit name -> the code its N+1 case must expect
+#: limit name -> the code its N+1 case must expect (every policy limit's from the core limit table)
 LIMIT_CODES: dict[str, str] = {
-    "maxFuel": "R-QUOTA-FUEL",
-    "maxLoopIterations": "R-QUOTA-LOOP",
-    "maxAllocatedBytes": "R-QUOTA-ALLOCATION",
-    "maxCallDepth": "R-QUOTA-CALL-DEPTH",
-    "maxHostCalls": "R-QUOTA-HOST-CALLS",
-    "maxListLength": "R-QUOTA-LIST-LENGTH",
-    "maxMapEntries": "R-QUOTA-MAP-ENTRIES",
-    "maxCollectionDepth": "R-QUOTA-COLLECTION-DEPTH",
-    "maxTotalCollectionElements": "R-QUOTA-COLLECTION-ELEMENTS",
-    "maxStringLength": "R-QUOTA-STRING-LENGTH",
-    "maxTotalStringBytes": "R-QUOTA-STRING-BYTES",
+    **{spec.json_name: spec.quota_code for spec in LIMITS},
     "maxCallsPerRun": "R-QUOTA-BINDING-CALLS",
-    "maxFileBytesRead": "R-QUOTA-FILE-READ",
-    "maxFileBytesWritten": "R-QUOTA-FILE-WRITE",
-    "maxNetworkBytesRead": "R-QUOTA-NETWORK-READ",
-    "maxNetworkBytesWritten": "R-QUOTA-NETWORK-WRITE",
-    "maxLogEvents": "R-QUOTA-LOG-EVENTS",
-    "maxLogMessageLength": "R-QUOTA-LOG-MESSAGE",
     "inputBounds": "R-INPUT-BOUND",
     "typeDepth": "E-TYPE-DEPTH",
     "constantLength": "E-CONST-HUGE",
@@ -249,12 +232,8 @@ LIMIT_CODES: dict[str, str] = {
 
 
 def policy_limit_names() -> list[str]:
-    """Every policy limit by its JSON (camelCase) name, from the ``Limits`` record itself."""
-    names = []
-    for item in dataclasses.fields(Limits):
-        head, *rest = item.name.split("_")
-        names.append(head + "".join(part.capitalize() for part in rest))
-    return names
+    """Every policy limit by its JSON (camelCase) name, from the core limit table."""
+    return [spec.json_name for spec in LIMITS]
 
 
 def required_limits() -> list[str]:

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol
 
+from dotboxd.runtime.errors import SandboxError
+
 
 class PreparedCommand(Protocol):
     """A staged change of a transactional command (what its ``prepare`` returned).
@@ -100,12 +102,14 @@ class Command:
 class CommandBuffer:
     """The queue of one run. Sandboxed code never sees it; only binding contexts enqueue."""
 
-    __slots__ = ("_closed", "_commands", "_planned")
+    __slots__ = ("_closed", "_commands", "_limit", "_planned")
 
-    def __init__(self) -> None:
+    def __init__(self, max_commands: int | None = None) -> None:
+        """``max_commands`` is the run's MaxCommands (None: no limit, for a queue outside a run)."""
         self._commands: list[Command] = []
         self._closed = False
         self._planned: PlannedState | None = None
+        self._limit = max_commands
 
     def enqueue(
         self,
@@ -116,11 +120,16 @@ class CommandBuffer:
         prepare: Prepare | None = None,
     ) -> Command:
         """Queue a command (refused once the run is over, so a leaked context cannot write later).
-        A command is either transactional (``prepare``) or plain (``apply``), never both."""
+        A command is either transactional (``prepare``) or plain (``apply``), never both. One past
+        MaxCommands is QuotaExceeded (``R-QUOTA-COMMANDS``): the batch a successful run hands the
+        host is host work done after the run, outside every other budget, so it is bounded here."""
         if self._closed:
             raise RuntimeError("the run is over; commands can no longer be queued")
         if apply is not None and prepare is not None:
             raise ValueError("a command has either prepare (transactional) or apply (plain), not both")
+        if self._limit is not None and len(self._commands) >= self._limit:
+            # an amount limit: the refused command is not queued, and the failed run drops the rest
+            raise SandboxError("R-QUOTA-COMMANDS", f"host-state command budget exhausted at {kind}")
         command = Command(
             kind,
             MappingProxyType(dict(payload or {})),

@@ -182,7 +182,7 @@ class RunContext:
             with _LAZY:
                 queue = self._commands
                 if queue is None:
-                    queue = self._commands = CommandBuffer()
+                    queue = self._commands = CommandBuffer(self.facts.limits.max_commands)
         return queue
 
     def finish_commands(self, success: bool) -> tuple[Command, ...]:

@@ -167,6 +167,7 @@ EXAMPLES: dict[str, str] = {
     "R-QUOTA-FILE-WRITE": "`file.writeText` past the write budget",
     "R-QUOTA-NETWORK-READ": "a binding reporting more network bytes read than allowed",
     "R-QUOTA-NETWORK-WRITE": "a binding reporting more network bytes written than allowed",
+    "R-QUOTA-COMMANDS": "a second `file.writeText` under `maxCommands: 1`",
     "R-TIMEOUT": "a run still computing after `maxWallTimeMs`",
     "R-BINDING-TIMEOUT": "a binding that sleeps past the run's remaining wall time",
     "R-CANCELLED": "the host sets the run's cancel token",

@@ -129,6 +129,10 @@ class PolicyBuilder:
     def with_max_total_string_bytes(self, n: int) -> PolicyBuilder:
         return self.with_limits(max_total_string_bytes=n)
 
+    def with_max_commands(self, n: int) -> PolicyBuilder:
+        """Host-state commands one run may queue (``maxCommands``); one more is R-QUOTA-COMMANDS."""
+        return self.with_limits(max_commands=n)
+
     # -- grants ---------------------------------------------------------------------------------
 
     def grant(

@@ -196,6 +196,9 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("R-QUOTA-FILE-WRITE", Category.QUOTA_EXCEEDED, "file write byte budget exhausted"),
     CodeInfo("R-QUOTA-NETWORK-READ", Category.QUOTA_EXCEEDED, "network read byte budget exhausted"),
     CodeInfo("R-QUOTA-NETWORK-WRITE", Category.QUOTA_EXCEEDED, "network write byte budget exhausted"),
+    CodeInfo(
+        "R-QUOTA-COMMANDS", Category.QUOTA_EXCEEDED, "host-state command budget exhausted (MaxCommands)"
+    ),
     CodeInfo("R-TIMEOUT", Category.TIMEOUT, "the run's wall-time budget is exhausted (MaxWallTime)"),
     CodeInfo("R-BINDING-TIMEOUT", Category.TIMEOUT, "a binding outlived the remaining wall time"),
     CodeInfo("R-CANCELLED", Category.CANCELLED, "the host cancelled the run"),

@@ -31,7 +31,7 @@ MIB: Final = 1_048_576
 @dataclass(frozen=True, slots=True)
 class LimitSpec:
     """What one limit means. ``ceiling_note`` follows the ceiling in an error message. ``counter`` is the meter attribute it bounds (None: it bounds the size
-    of one value or message, not a running total); ``quota_code`` is the run error at the limit;
+    of one value or message, or a count kept elsewhere, such as the run's command queue); ``quota_code`` is the run error at the limit;
     ``null_is_default`` says the JSON form accepts ``null`` for the default (DotBoxD's wall time)."""
 
     name: str
@@ -160,6 +160,12 @@ class Limits:
         "2 per UTF-16 unit of every new text",
         "R-QUOTA-STRING-BYTES",
         counter="string_bytes",
+    )
+    max_commands: int = _limit(
+        1_000,
+        "commands",
+        "host-state commands a run queues (applied only if it succeeds)",
+        "R-QUOTA-COMMANDS",
     )
 
     def problems(self) -> list[tuple[str, str]]:

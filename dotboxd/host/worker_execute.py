@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from dotboxd.core.codes import all_codes
 from dotboxd.core.diagnostics import DotBoxDError, Span, reject
+from dotboxd.core.limits import LIMITS
 from dotboxd.core.types import to_type_ref
 from dotboxd.core.values import SandboxFault, Value, decode_typed, encode_typed
 from dotboxd.grammar import literals
@@ -64,20 +65,8 @@ WATCHDOG_GRACE_S = 2.0
 its watchdog retires the worker (the worker's meter checks the same deadline first)."""
 
 _ATTEMPT_COUNTERS = frozenset({"loop_iterations", "host_calls", "log_events"})
-_LIMIT_OF = {
-    "fuel_used": "max_fuel",
-    "loop_iterations": "max_loop_iterations",
-    "allocated_bytes": "max_allocated_bytes",
-    "call_depth": "max_call_depth",
-    "host_calls": "max_host_calls",
-    "file_bytes_read": "max_file_bytes_read",
-    "file_bytes_written": "max_file_bytes_written",
-    "network_bytes_read": "max_network_bytes_read",
-    "network_bytes_written": "max_network_bytes_written",
-    "log_events": "max_log_events",
-    "collection_elements": "max_total_collection_elements",
-    "string_bytes": "max_total_string_bytes",
-}
+_LIMIT_OF = {spec.counter: spec.name for spec in LIMITS if spec.counter is not None}
+"""Each meter counter and the limit that bounds it (the core limit table's ``counter`` column)."""
 _MONOTONE = frozenset(_LIMIT_OF) - {"call_depth", "loop_iterations"}
 _IN_FLIGHT = frozenset({"loop_iterations"})
 """Counters a backend may hold ahead of the truth while a binding call is in flight: the optimized

@@ -222,10 +222,6 @@ def write_text(ctx: BindingContext, path: SandboxPath, content: str) -> None:
     key = _preflight(grant, segments, planned)
     if len(data) > grant.max_bytes:
         raise BindingError("QuotaExceeded", "the text is larger than the grant's maxBytesPerRun")
-    _WRITES.reserve(ctx.run_id, len(data), grant.max_bytes, "write")
-    ctx.charge_file_write(len(data))
-    ctx.audit(f"file:{text}", bytes=len(data))
-    planned.record(key, FILE)
 
     def prepare(batch: PlannedState) -> StagedWrite:
         return stage_write(
@@ -238,7 +234,13 @@ def write_text(ctx: BindingContext, path: SandboxPath, content: str) -> None:
             batch,
         )
 
+    # queued first, so a write refused by maxCommands charges no bytes and audits nothing (a later
+    # refusal fails the run, which drops the whole queue)
     ctx.enqueue("file.write", {"path": text, "bytes": len(data)}, prepare=prepare)
+    _WRITES.reserve(ctx.run_id, len(data), grant.max_bytes, "write")
+    ctx.charge_file_write(len(data))
+    ctx.audit(f"file:{text}", bytes=len(data))
+    planned.record(key, FILE)
 
 
 def _preflight(grant: FileGrant, segments: list[str], planned: PlannedState) -> Hashable:

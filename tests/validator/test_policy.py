@@ -40,6 +40,7 @@ DOTBOXD_DEFAULTS = {
     "max_log_message_length": 4_096,
     "max_string_length": 65_536,
     "max_total_string_bytes": 1_048_576,
+    "max_commands": 1_000,
 }
 
 
@@ -77,6 +78,7 @@ def test_default_policy_is_pure_only() -> None:
         ("with_max_log_message_length", "max_log_message_length"),
         ("with_max_string_length", "max_string_length"),
         ("with_max_total_string_bytes", "max_total_string_bytes"),
+        ("with_max_commands", "max_commands"),
     ],
 )
 def test_builder_with_methods(method: str, field: str) -> None:
