@@ -72,7 +72,7 @@ class MeterLimits(Limits):
         self.checked()
 
     @classmethod
-    def from_object(cls, limits: Limits) -> MeterLimits:
+    def from_object(cls, limits: object) -> MeterLimits:
         """The meter's copy of a policy's limits: every limit of the table, read by name (a missing
         one is an AttributeError, never a silent default)."""
         return cls(**{spec.name: getattr(limits, spec.name) for spec in LIMITS})

@@ -92,7 +92,7 @@ def test_meter_limits_copy_every_limit_and_refuse_a_record_missing_one() -> None
     assert {spec.name: getattr(copied, spec.name) for spec in LIMITS} == values
     missing = SimpleNamespace(**{k: v for k, v in values.items() if k != "max_commands"})
     with pytest.raises(AttributeError):
-        MeterLimits.from_object(missing)  # type: ignore[arg-type]
+        MeterLimits.from_object(missing)
 
 
 @pytest.mark.parametrize("spec", LIMITS, ids=lambda spec: spec.json_name)
