@@ -39,6 +39,10 @@ def index_of(text: str, part: str) -> int:
     return utf16_len(text[:at])
 
 
+def is_empty(text: str) -> bool:
+    return len(text) == 0
+
+
 def starts_with(text: str, part: str) -> bool:
     return text.startswith(part)
 
