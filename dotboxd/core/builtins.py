@@ -648,6 +648,15 @@ _ENTRIES: tuple[Builtin, ...] = (
         semantics=textops.index_of,
     ),
     _ext(
+        "string.lastIndexOf",
+        [STRING, STRING],
+        I32,
+        _SCAN_COST,
+        rule=RULE_SCAN,
+        prover="index-of",
+        semantics=textops.last_index_of,
+    ),
+    _ext(
         "string.startsWith",
         [STRING, STRING],
         BOOL,
