@@ -1,8 +1,20 @@
-"""The one catalogue of built-in calls (spec/validation.md section 5.1): names, typing rules, effects, allocation, purity.
+"""The one catalogue of built-in calls (spec/validation.md section 5.1): one record per built-in.
+
+A record (:class:`Builtin`) is everything any part of the system needs to know about a built-in:
+its name, typing rule, effects and allocation, language surface, fuel rule (``cost``), the run-time
+codes it can fail with, the operation itself (``semantics``, a function of ``dotboxd.core``), and
+the keys the engines register their forms under: ``rule`` for both backends (the reference
+implementation in ``runtime.intrinsics.RULES``, the optimized backend's fast form in
+``runtime.optimized.fastops.FAST_FORMS``) and ``prover`` for the prover's rule
+(``validator.prover.builtin_rules.RULES``). A built-in that fits a shared rule (constant cost,
+two-text scan, case map) is added by writing its record and its semantics function, nothing else:
+every engine builds its form from the record. A test per engine fails if a record does not
+resolve there or the engine registers something no record names.
 
 The validator types calls with it, both backends dispatch on the same names, and the prover reads the
-same facts, so a built-in exists exactly when it is listed here. Fuel charges are *not* here: the
-cost table lives in ``dotboxd.core.costs`` and refers to built-ins by name.
+same facts, so a built-in exists exactly when it is listed here. ``dotboxd.core.costs`` re-exports the
+records' fuel rules as ``BUILTIN_COSTS`` (and ``COLLECTION_INTRINSICS``, the built-ins charged by
+its collection functions instead).
 
 Two families, both pure (effects within Cpu|Alloc, no capability, no audit):
 
