@@ -70,6 +70,8 @@ FILE_AREAS: dict[str, str] = {
     "strings/ext-builtins.json": "strings",
     # string.split, string.replace, format.simple and map.keys (conformance/tools/make_ext_text_cases.py)
     "strings/ext-text-builtins.json": "strings",
+    # string.lastIndexOf, the first built-in added as one record (conformance/tools/make_last_index_cases.py)
+    "strings/last-index-of.json": "strings",
 }
 
 

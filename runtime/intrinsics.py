@@ -12,14 +12,13 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from dotboxd.core import arith, costs, textops
-from dotboxd.core.builtins import BUILTINS
+from dotboxd.core.builtins import BUILTINS, RULE_CASE_MAP, RULE_CONSTANT, RULE_SCAN, Builtin
 from dotboxd.core.values import (
     ListValue,
     MapValue,
     RecordValue,
     SandboxFault,
     Value,
-    compare_ordinal,
     shape_of,
     text_shape,
     utf16_len,
@@ -38,58 +37,76 @@ def _base(meter: Meter, name: str) -> None:
         meter.fuel(fuel)
 
 
-# The base fuel of the built-ins called on hot paths, read once from the table.
-_LENGTH_FUEL = _B["string.length"].base
-_IS_EMPTY_FUEL = _B["string.isEmpty"].base
+# --- shared rules (``dotboxd.core.builtins.SHARED_RULES``): built from the record alone ---------
 
 
-# --- math ---------------------------------------------------------------------------------------
+def _constant(builtin: Builtin) -> Intrinsic:
+    """``RULE_CONSTANT``: the base fuel, then the operation (one closure per arity: a ``*args`` call
+    would build and unpack a tuple per call)."""
+    op = builtin.semantics
+    assert op is not None and builtin.cost is not None, builtin.name
+    base = builtin.cost.base
 
-
-def _unary_i32(name: str, fn: Callable[[int], int]) -> Intrinsic:
-    base = _B[name].base
-
-    def impl(meter: Meter, args: tuple[Value, ...]) -> Value:
+    def impl1(meter: Meter, args: tuple[Value, ...]) -> Value:
         if base:
             meter.fuel(base)
         (a,) = args
-        assert isinstance(a, int)
-        return fn(a)
+        result: Value = op(a)
+        return result
 
-    return impl
-
-
-def _binary_i32(name: str, fn: Callable[[int, int], int]) -> Intrinsic:
-    base = _B[name].base
-
-    def impl(meter: Meter, args: tuple[Value, ...]) -> Value:
+    def impl2(meter: Meter, args: tuple[Value, ...]) -> Value:
         if base:
             meter.fuel(base)
         a, b = args
-        assert isinstance(a, int) and isinstance(b, int)
-        return fn(a, b)
+        result: Value = op(a, b)
+        return result
 
-    return impl
-
-
-def _unary_f64(name: str, fn: Callable[[float], float]) -> Intrinsic:
-    base = _B[name].base
-
-    def impl(meter: Meter, args: tuple[Value, ...]) -> Value:
+    def impl3(meter: Meter, args: tuple[Value, ...]) -> Value:
         if base:
             meter.fuel(base)
-        (a,) = args
-        assert isinstance(a, float)
-        return fn(a)
+        a, b, c = args
+        result: Value = op(a, b, c)
+        return result
+
+    impls = {1: impl1, 2: impl2, 3: impl3}
+    assert builtin.arity in impls, builtin.name
+    return impls[builtin.arity]
+
+
+def _scan(builtin: Builtin) -> Intrinsic:
+    """``RULE_SCAN`` (``string.equals``, ``contains``, ``startsWith`` ...): base fuel plus one fuel
+    per UTF-16 unit of both inputs (the operation reads each at most a bounded number of times)."""
+    op = builtin.semantics
+    assert op is not None and builtin.arity == 2, builtin.name
+    name = builtin.name
+
+    def impl(meter: Meter, args: tuple[Value, ...]) -> Value:
+        a, b = _compare_inputs(meter, name, args)
+        result: Value = op(a, b)
+        return result
 
     return impl
 
 
-def _clamp(meter: Meter, args: tuple[Value, ...]) -> Value:
-    _base(meter, "math.clamp")
-    v, lo, hi = args
-    assert isinstance(v, int) and isinstance(lo, int) and isinstance(hi, int)
-    return arith.clamp_i32(v, lo, hi)
+def _case_map(builtin: Builtin) -> Intrinsic:
+    """``RULE_CASE_MAP`` (``string.toLowerInvariant``/``toUpperInvariant``): base fuel, one fuel per
+    input unit (the per-character mapping), then the built string (shape, per-byte fuel). The result
+    has the input's length in units (``textops``), so every charge is known before the mapping runs."""
+    op = builtin.semantics
+    cost = builtin.cost
+    assert op is not None and cost is not None, builtin.name
+    name = builtin.name
+
+    def impl(meter: Meter, args: tuple[Value, ...]) -> Value:
+        (s,) = args
+        assert isinstance(s, str)
+        units = utf16_len(s)
+        meter.fuel(cost.fuel(units))
+        _charge_built_text(meter, name, units)
+        result: Value = op(s)
+        return result
+
+    return impl
 
 
 def _to_string(meter: Meter, args: tuple[Value, ...]) -> Value:
@@ -104,22 +121,6 @@ def _to_string(meter: Meter, args: tuple[Value, ...]) -> Value:
 # --- strings ------------------------------------------------------------------------------------
 
 
-def _length(meter: Meter, args: tuple[Value, ...]) -> Value:
-    if _LENGTH_FUEL:
-        meter.fuel(_LENGTH_FUEL)
-    (s,) = args
-    assert isinstance(s, str)
-    return utf16_len(s)
-
-
-def _is_empty(meter: Meter, args: tuple[Value, ...]) -> Value:
-    if _IS_EMPTY_FUEL:
-        meter.fuel(_IS_EMPTY_FUEL)
-    (s,) = args
-    assert isinstance(s, str)
-    return len(s) == 0
-
-
 def _compare_inputs(meter: Meter, name: str, args: tuple[Value, ...]) -> tuple[str, str]:
     _base(meter, name)
     a, b = args
@@ -131,50 +132,12 @@ def _compare_inputs(meter: Meter, name: str, args: tuple[Value, ...]) -> tuple[s
     return a, b
 
 
-def _equals(meter: Meter, args: tuple[Value, ...]) -> Value:
-    a, b = _compare_inputs(meter, "string.equals", args)
-    return a == b
-
-
-def _compare(meter: Meter, args: tuple[Value, ...]) -> Value:
-    a, b = _compare_inputs(meter, "string.compareOrdinal", args)
-    return compare_ordinal(a, b)
-
-
-def _search(name: str, fn: Callable[[str, str], Value]) -> Intrinsic:
-    """``string.contains``/``indexOf``/``startsWith``/``endsWith``: base fuel plus one fuel per
-    UTF-16 unit of both inputs (the search reads each at most a bounded number of times)."""
-
-    def impl(meter: Meter, args: tuple[Value, ...]) -> Value:
-        a, b = _compare_inputs(meter, name, args)
-        return fn(a, b)
-
-    return impl
-
-
 def _parse_int(meter: Meter, args: tuple[Value, ...]) -> Value:
     """``parse.int``: base fuel and one fuel per input unit (the scan), then the parse (may fail)."""
     (s,) = args
     assert isinstance(s, str)
     meter.fuel(_B["parse.int"].fuel(utf16_len(s)))
     return textops.parse_int(s)
-
-
-def _case_map(name: str, fn: Callable[[str], str]) -> Intrinsic:
-    """``string.toLowerInvariant``/``toUpperInvariant``: base fuel, one fuel per input unit (the
-    per-character mapping), then the built string (shape, per-byte fuel). The result has the input's
-    length in units (``textops``), so every charge is known before the mapping runs."""
-    cost = _B[name]
-
-    def impl(meter: Meter, args: tuple[Value, ...]) -> Value:
-        (s,) = args
-        assert isinstance(s, str)
-        units = utf16_len(s)
-        meter.fuel(cost.fuel(units))
-        _charge_built_text(meter, name, units)
-        return fn(s)
-
-    return impl
 
 
 def _split(meter: Meter, args: tuple[Value, ...]) -> Value:
@@ -260,21 +223,6 @@ def _concat(meter: Meter, args: tuple[Value, ...]) -> Value:
     a, b = args
     assert isinstance(a, str) and isinstance(b, str)
     return a + b
-
-
-# --- numeric conversions ------------------------------------------------------------------------
-
-
-def _to_i64(meter: Meter, args: tuple[Value, ...]) -> Value:
-    (a,) = args
-    assert isinstance(a, int)
-    return arith.to_i64(a)
-
-
-def _to_f64(meter: Meter, args: tuple[Value, ...]) -> Value:
-    (a,) = args
-    assert isinstance(a, int)
-    return arith.to_f64(a)
 
 
 # --- collections --------------------------------------------------------------------------------
@@ -456,64 +404,55 @@ def _as_host_call(name: str, impl: Intrinsic) -> Intrinsic:
     return counted
 
 
-_IMPLEMENTATIONS: Mapping[str, Intrinsic] = MappingProxyType(
+def _own(impl: Intrinsic) -> Callable[[Builtin], Intrinsic]:
+    """A bespoke implementation, registered under its built-in's name (its record's ``rule``)."""
+    return lambda builtin: impl
+
+
+RULES: Mapping[str, Callable[[Builtin], Intrinsic]] = MappingProxyType(
     {
-        "math.abs": _unary_i32("math.abs", arith.abs_i32),
-        "math.min": _binary_i32("math.min", min),
-        "math.max": _binary_i32("math.max", max),
-        "math.clamp": _clamp,
-        "math.sqrt": _unary_f64("math.sqrt", arith.sqrt_f64),
-        "math.floor": _unary_f64("math.floor", arith.floor_f64),
-        "math.ceil": _unary_f64("math.ceil", arith.ceil_f64),
-        "math.round": _unary_f64("math.round", arith.round_f64),
-        "int32.toStringInvariant": _to_string,
-        "string.length": _length,
-        "string.isEmpty": _is_empty,
-        "string.substringBudgeted": _substring,
-        "string.concatBudgeted": _concat,
-        "string.equals": _equals,
-        "string.compareOrdinal": _compare,
-        "string.contains": _search("string.contains", textops.contains),
-        "string.indexOf": _search("string.indexOf", textops.index_of),
-        "string.startsWith": _search("string.startsWith", textops.starts_with),
-        "string.endsWith": _search("string.endsWith", textops.ends_with),
-        "string.toLowerInvariant": _case_map("string.toLowerInvariant", textops.to_lower_invariant),
-        "string.toUpperInvariant": _case_map("string.toUpperInvariant", textops.to_upper_invariant),
-        "parse.int": _parse_int,
-        "math.sin": _unary_f64("math.sin", arith.sin_f64),
-        "math.cos": _unary_f64("math.cos", arith.cos_f64),
-        "math.tan": _unary_f64("math.tan", arith.tan_f64),
-        "string.split": _split,
-        "string.replace": _replace,
-        "format.simple": _format,
-        "numeric.toI64": _to_i64,
-        "numeric.toF64": _to_f64,
-        "list.empty": _list_empty,
-        "list.of": _list_of,
-        "list.count": _list_count,
-        "list.get": _list_get,
-        "list.add": _list_add,
-        "list.slice": _list_slice,
-        "map.count": _map_count,
-        "map.keys": _map_keys,
-        "map.empty": _map_empty,
-        "map.containsKey": _map_contains,
-        "map.get": _map_get,
-        "map.set": _map_set,
-        "map.remove": _map_remove,
-        "record.new": _record_new,
-        "record.get": _record_get,
+        RULE_CONSTANT: _constant,
+        RULE_SCAN: _scan,
+        RULE_CASE_MAP: _case_map,
+        "int32.toStringInvariant": _own(_to_string),
+        "string.substringBudgeted": _own(_substring),
+        "string.concatBudgeted": _own(_concat),
+        "parse.int": _own(_parse_int),
+        "string.split": _own(_split),
+        "string.replace": _own(_replace),
+        "format.simple": _own(_format),
+        "list.empty": _own(_list_empty),
+        "list.of": _own(_list_of),
+        "list.count": _own(_list_count),
+        "list.get": _own(_list_get),
+        "list.add": _own(_list_add),
+        "list.slice": _own(_list_slice),
+        "map.count": _own(_map_count),
+        "map.keys": _own(_map_keys),
+        "map.empty": _own(_map_empty),
+        "map.containsKey": _own(_map_contains),
+        "map.get": _own(_map_get),
+        "map.set": _own(_map_set),
+        "map.remove": _own(_map_remove),
+        "record.new": _own(_record_new),
+        "record.get": _own(_record_get),
     }
 )
+"""Implementation rule key (``Builtin.rule``) -> a factory that builds the implementation from the
+record: the shared rules first, then each bespoke built-in under its own name."""
+
+
+def _implementation(builtin: Builtin) -> Intrinsic:
+    impl = RULES[builtin.rule](builtin)
+    return _as_host_call(builtin.name, impl) if builtin.counts_as_host_call else impl
+
 
 INTRINSICS: Mapping[str, Intrinsic] = MappingProxyType(
-    {
-        name: _as_host_call(name, impl) if BUILTINS[name].counts_as_host_call else impl
-        for name, impl in _IMPLEMENTATIONS.items()
-    }
+    {name: _implementation(builtin) for name, builtin in BUILTINS.items()}
 )
-"""Every built-in of ``dotboxd.core.builtins.BUILTINS`` by name (a test keeps the two in step), with
-the host-call charge in front of those that count as pure bindings."""
+"""Every built-in of ``dotboxd.core.builtins.BUILTINS`` by name, built from its record's ``rule`` (a
+record whose rule is not in ``RULES`` fails at import, and a test names it), with the host-call
+charge in front of those that count as pure bindings."""
 
 CONCAT_CHARGES: Intrinsic = _as_host_call("string.concatBudgeted", _concat_charges)
 """All of ``string.concatBudgeted``'s charges (its host call included), in order, and no text: for

@@ -1,8 +1,20 @@
-"""The one catalogue of built-in calls (spec/validation.md section 5.1): names, typing rules, effects, allocation, purity.
+"""The one catalogue of built-in calls (spec/validation.md section 5.1): one record per built-in.
+
+A record (:class:`Builtin`) is everything any part of the system needs to know about a built-in:
+its name, typing rule, effects and allocation, language surface, fuel rule (``cost``), the run-time
+codes it can fail with, the operation itself (``semantics``, a function of ``dotboxd.core``), and
+the keys the engines register their forms under: ``rule`` for both backends (the reference
+implementation in ``runtime.intrinsics.RULES``, the optimized backend's fast form in
+``runtime.optimized.fastops.FAST_FORMS``) and ``prover`` for the prover's rule
+(``validator.prover.builtin_rules.RULES``). A built-in that fits a shared rule (constant cost,
+two-text scan, case map) is added by writing its record and its semantics function, nothing else:
+every engine builds its form from the record. A test per engine fails if a record does not
+resolve there or the engine registers something no record names.
 
 The validator types calls with it, both backends dispatch on the same names, and the prover reads the
-same facts, so a built-in exists exactly when it is listed here. Fuel charges are *not* here: the
-cost table lives in ``dotboxd.core.costs`` and refers to built-ins by name.
+same facts, so a built-in exists exactly when it is listed here. ``dotboxd.core.costs`` re-exports the
+records' fuel rules as ``BUILTIN_COSTS`` (and ``COLLECTION_INTRINSICS``, the built-ins charged by
+its collection functions instead).
 
 Two families, both pure (effects within Cpu|Alloc, no capability, no audit):
 
@@ -29,11 +41,15 @@ naming the rule's diagnostic code and, where it applies, the offending argument.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
+from typing import Any
 
+from dotboxd.core import arith, textops
+from dotboxd.core.codes import category_of
 from dotboxd.core.effects import Effect
 from dotboxd.core.types import (
     BOOL,
@@ -49,6 +65,22 @@ from dotboxd.core.types import (
     SandboxType,
     is_map_key_type,
 )
+from dotboxd.core.utf16 import utf16_len
+from dotboxd.core.values import compare_ordinal, utf16_substring
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltinCost:
+    """Fuel of a pure built-in: ``base + per_input_unit * (UTF-16 units of the string inputs)
+    + per_result_byte * (string bytes of the result)``."""
+
+    base: int
+    per_input_unit: int = 0
+    per_result_byte: int = 0
+
+    def fuel(self, input_units: int = 0, result_bytes: int = 0) -> int:
+        return self.base + self.per_input_unit * input_units + self.per_result_byte * result_bytes
+
 
 BASE_SURFACE = "dotboxd-1"
 """The language surface of DotBoxD itself: every built-in DotBoxD ships."""
@@ -102,16 +134,45 @@ class CallTypeError(Exception):
 
 
 Typer = Callable[[CallSite], SandboxType]
+Semantics = Callable[..., Any]
+"""The operation itself on already-checked argument values (``dotboxd.core.arith``/``textops``/
+``values``): no meter, no charge. It raises ``SandboxFault`` with one of the record's ``codes``."""
+
+RULE_CONSTANT = "constant"
+"""Shared implementation rule: the base fuel, then ``semantics(*args)`` (its only failures depend on
+the arguments). Both backends build the implementation from the record alone; the optimized
+backend's fast form settles the host call and the fuel in one step."""
+RULE_SCAN = "scan"
+"""Shared implementation rule for two-text reads: the base fuel plus ``per_input_unit`` fuel per
+UTF-16 unit of both inputs, then ``semantics(a, b)`` (nothing is built)."""
+RULE_CASE_MAP = "case-map"
+"""Shared implementation rule for a one-text map whose result has the input's length in units: base
+and per-input-unit fuel, the built text's shape and per-byte fuel, then ``semantics(s)``."""
+SHARED_RULES: tuple[str, ...] = (RULE_CONSTANT, RULE_SCAN, RULE_CASE_MAP)
+"""Rules any record may name; every other ``rule`` is the built-in's own name (a bespoke
+implementation each engine registers under that name)."""
+
+PROVER_OPAQUE = "opaque"
+"""The prover key of a built-in the prover does not model: a call stops every static bound (the
+kernel is then never PROVED, only metered), which is always sound."""
 
 
 @dataclass(frozen=True, slots=True)
 class Builtin:
-    """One built-in call.
+    """One built-in call: everything the validator, both backends, the prover and the docs need.
 
     ``effects`` is what the call itself adds (always within Cpu|Alloc); ``allocates`` says whether it
     builds a new string or collection (the Alloc bit, and with it the allocation and shape quotas);
-    ``failures`` lists the value-error categories it can raise at run time; ``stub`` is DotBoxD's
-    exact compiled stub name where one exists (for binding descriptors)."""
+    ``codes`` lists the run-time codes its own semantics can raise (their categories are
+    ``failures``); ``stub`` is DotBoxD's exact compiled stub name where one exists (for binding
+    descriptors).
+
+    ``cost`` is the fuel rule of a pure function or conversion (None for the collection intrinsics,
+    whose charges are the collection functions of ``dotboxd.core.costs``). ``rule`` is the key both
+    backends register the implementation under: one of ``SHARED_RULES`` (then ``semantics`` is the
+    operation and ``arity`` its argument count) or the built-in's own name. ``prover`` is the key of
+    the prover's rule (several built-ins share one) or ``PROVER_OPAQUE``. Each engine has a test that
+    every record resolves in its registry and that the registry holds nothing else."""
 
     name: str
     kind: BuiltinKind
@@ -120,9 +181,19 @@ class Builtin:
     allocates: bool
     generic: GenericRule
     typer: Typer
-    failures: frozenset[str] = frozenset()
+    cost: BuiltinCost | None
+    rule: str
+    prover: str
+    semantics: Semantics | None = None
+    arity: int | None = None
+    codes: frozenset[str] = frozenset()
     stub: str | None = None
-    surface: str = "dotboxd-1"
+    surface: str = BASE_SURFACE
+
+    @property
+    def failures(self) -> frozenset[str]:
+        """The value-error categories a call can end with (InvalidInput, NotFound), from ``codes``."""
+        return frozenset(category_of(code) for code in self.codes)
 
     @property
     def counts_as_host_call(self) -> bool:
@@ -133,9 +204,9 @@ class Builtin:
     @property
     def can_fail(self) -> bool:
         """Whether a call can fail with anything but fuel, time or cancellation: a value error
-        (``failures``), a host-call quota, or a quota of the value it builds (allocation, shape).
+        (``codes``), a host-call quota, or a quota of the value it builds (allocation, shape).
         Only a call that cannot may be reordered by and/or (``spec/semantics.md``)."""
-        return bool(self.failures) or self.counts_as_host_call or self.allocates
+        return bool(self.codes) or self.counts_as_host_call or self.allocates
 
     def result_type(self, site: CallSite) -> SandboxType:
         """Type the call or raise CallTypeError (generic presence is checked by the caller)."""
@@ -330,149 +401,424 @@ def _to_f64(site: CallSite) -> SandboxType:
 
 
 # ---------------------------------------------------------------------------------------------
-# The catalogue
+# The catalogue: one record per built-in
 
 _C = Effect.CPU
 _CA = Effect.CPU | Effect.ALLOC
 _PF = BuiltinKind.PURE_FUNCTION
 _IN = BuiltinKind.INTRINSIC
 _NO = GenericRule.FORBIDDEN
-_INVALID = frozenset({"InvalidInput"})
+_SCAN_COST = BuiltinCost(2, per_input_unit=1)
+_BUILD_COST = BuiltinCost(2, per_input_unit=1, per_result_byte=1)
 
 
 def _pure(
     name: str,
     params: Sequence[SandboxType],
     result: SandboxType,
-    stub: str | None = None,
+    cost: BuiltinCost,
     *,
-    fails: bool = False,
-    surface: str = "dotboxd-1",
+    rule: str,
+    prover: str,
+    semantics: Semantics | None = None,
+    codes: Iterable[str] = (),
+    stub: str | None = None,
+    surface: str = BASE_SURFACE,
 ) -> Builtin:
+    """A pure function (a pure binding in DotBoxD): monomorphic, counted as a host call."""
     allocates = result == STRING or isinstance(result, ListType)
-    sig = f"({', '.join(str(p) for p in params)}) -> {result}"
-    failures = _INVALID if fails else frozenset()
     return Builtin(
         name,
         _PF,
-        sig,
+        f"({', '.join(str(p) for p in params)}) -> {result}",
         _CA if allocates else _C,
         allocates,
         _NO,
         fixed(params, result, name),
-        failures,
-        stub,
-        surface,
+        cost=cost,
+        rule=rule,
+        prover=prover,
+        semantics=semantics,
+        arity=len(params),
+        codes=frozenset(codes),
+        stub=stub,
+        surface=surface,
     )
 
 
-def _ext(name: str, params: Sequence[SandboxType], result: SandboxType) -> Builtin:
+def _ext(
+    name: str,
+    params: Sequence[SandboxType],
+    result: SandboxType,
+    cost: BuiltinCost,
+    *,
+    rule: str,
+    prover: str,
+    semantics: Semantics | None = None,
+    codes: Iterable[str] = (),
+) -> Builtin:
     """A pure function of the extension set ``dotboxd-1+ext1`` (spec/validation.md section 5.2)."""
-    return _pure(name, params, result, surface=EXT_SURFACE)
+    return _pure(
+        name,
+        params,
+        result,
+        cost,
+        rule=rule,
+        prover=prover,
+        semantics=semantics,
+        codes=codes,
+        surface=EXT_SURFACE,
+    )
 
 
+def _collection(
+    name: str,
+    signature: str,
+    allocates: bool,
+    typer: Typer,
+    *,
+    generic: GenericRule = _NO,
+    prover: str = "collection",
+    codes: Iterable[str] = (),
+    surface: str = BASE_SURFACE,
+) -> Builtin:
+    """A collection intrinsic (``list.*``, ``map.*``, ``record.*``): charged from the collection
+    functions of ``dotboxd.core.costs`` by its own implementation (``rule`` is its name)."""
+    return Builtin(
+        name,
+        _IN,
+        signature,
+        _CA if allocates else _C,
+        allocates,
+        generic,
+        typer,
+        cost=None,
+        rule=name,
+        prover=prover,
+        codes=frozenset(codes),
+        surface=surface,
+    )
+
+
+_CONST = RULE_CONSTANT
 _ENTRIES: tuple[Builtin, ...] = (
     # math.* (integer results are checked: abs(MIN) overflows -> InvalidInput)
-    _pure("math.abs", [I32], I32, "AbsI32", fails=True),
-    _pure("math.min", [I32, I32], I32, "MinI32"),
-    _pure("math.max", [I32, I32], I32, "MaxI32"),
-    _pure("math.clamp", [I32, I32, I32], I32, "ClampI32", fails=True),
-    _pure("math.sqrt", [F64], F64, "SqrtF64", fails=True),
-    _pure("math.floor", [F64], F64, "FloorF64"),
-    _pure("math.ceil", [F64], F64, "CeilF64"),
-    _pure("math.round", [F64], F64, "RoundF64"),
-    _pure("int32.toStringInvariant", [I32], STRING, "Int32ToStringInvariant"),
+    _pure(
+        "math.abs",
+        [I32],
+        I32,
+        BuiltinCost(2),
+        rule=_CONST,
+        prover="abs",
+        semantics=arith.abs_i32,
+        codes=["R-ARITH-OVERFLOW"],
+        stub="AbsI32",
+    ),
+    _pure(
+        "math.min", [I32, I32], I32, BuiltinCost(2), rule=_CONST, prover="min", semantics=min, stub="MinI32"
+    ),
+    _pure(
+        "math.max", [I32, I32], I32, BuiltinCost(2), rule=_CONST, prover="max", semantics=max, stub="MaxI32"
+    ),
+    _pure(
+        "math.clamp",
+        [I32, I32, I32],
+        I32,
+        BuiltinCost(2),
+        rule=_CONST,
+        prover="clamp",
+        semantics=arith.clamp_i32,
+        codes=["R-ARITH-CLAMP-RANGE"],
+        stub="ClampI32",
+    ),
+    _pure(
+        "math.sqrt",
+        [F64],
+        F64,
+        BuiltinCost(2),
+        rule=_CONST,
+        prover="f64-may-fail",
+        semantics=arith.sqrt_f64,
+        codes=["R-ARITH-NOT-FINITE"],
+        stub="SqrtF64",
+    ),
+    _pure(
+        "math.floor",
+        [F64],
+        F64,
+        BuiltinCost(2),
+        rule=_CONST,
+        prover="f64",
+        semantics=arith.floor_f64,
+        stub="FloorF64",
+    ),
+    _pure(
+        "math.ceil",
+        [F64],
+        F64,
+        BuiltinCost(2),
+        rule=_CONST,
+        prover="f64",
+        semantics=arith.ceil_f64,
+        stub="CeilF64",
+    ),
+    _pure(
+        "math.round",
+        [F64],
+        F64,
+        BuiltinCost(2),
+        rule=_CONST,
+        prover="f64",
+        semantics=arith.round_f64,
+        stub="RoundF64",
+    ),
+    _pure(
+        "int32.toStringInvariant",
+        [I32],
+        STRING,
+        BuiltinCost(2),
+        rule="int32.toStringInvariant",
+        prover="to-string",
+        semantics=arith.int32_to_string_invariant,
+        stub="Int32ToStringInvariant",
+    ),
     # string.* (lengths and indices in UTF-16 code units)
-    _pure("string.length", [STRING], I32, "StringLength"),
-    _pure("string.isEmpty", [STRING], BOOL),
-    _pure("string.substringBudgeted", [STRING, I32, I32], STRING, fails=True),
-    _pure("string.concatBudgeted", [STRING, STRING], STRING, "ConcatString"),
-    _pure("string.equals", [STRING, STRING], BOOL),
-    _pure("string.compareOrdinal", [STRING, STRING], I32),
+    _pure(
+        "string.length",
+        [STRING],
+        I32,
+        BuiltinCost(1),
+        rule=_CONST,
+        prover="length",
+        semantics=utf16_len,
+        stub="StringLength",
+    ),
+    _pure(
+        "string.isEmpty",
+        [STRING],
+        BOOL,
+        BuiltinCost(1),
+        rule=_CONST,
+        prover="is-empty",
+        semantics=textops.is_empty,
+    ),
+    _pure(
+        "string.substringBudgeted",
+        [STRING, I32, I32],
+        STRING,
+        BuiltinCost(2, per_result_byte=1),
+        rule="string.substringBudgeted",
+        prover="substring",
+        semantics=utf16_substring,
+        codes=["R-STRING-RANGE"],
+    ),
+    _pure(
+        "string.concatBudgeted",
+        [STRING, STRING],
+        STRING,
+        BuiltinCost(2, per_result_byte=1),
+        rule="string.concatBudgeted",
+        prover="concat",
+        semantics=operator.add,
+        stub="ConcatString",
+    ),
+    _pure(
+        "string.equals",
+        [STRING, STRING],
+        BOOL,
+        _SCAN_COST,
+        rule=RULE_SCAN,
+        prover="scan-bool",
+        semantics=operator.eq,
+    ),
+    _pure(
+        "string.compareOrdinal",
+        [STRING, STRING],
+        I32,
+        _SCAN_COST,
+        rule=RULE_SCAN,
+        prover="compare-ordinal",
+        semantics=compare_ordinal,
+    ),
     # the extension set dotboxd-1+ext1 (never inside a dotboxd-1-only policy)
-    _ext("string.contains", [STRING, STRING], BOOL),
-    _ext("string.indexOf", [STRING, STRING], I32),
-    _ext("string.startsWith", [STRING, STRING], BOOL),
-    _ext("string.endsWith", [STRING, STRING], BOOL),
-    _ext("string.toLowerInvariant", [STRING], STRING),
-    _ext("string.toUpperInvariant", [STRING], STRING),
-    _pure("parse.int", [STRING], I32, fails=True, surface=EXT_SURFACE),
-    _ext("math.sin", [F64], F64),
-    _ext("math.cos", [F64], F64),
-    _ext("math.tan", [F64], F64),
-    _ext("string.split", [STRING, STRING], ListType(STRING)),
-    _ext("string.replace", [STRING, STRING, STRING], STRING),
-    _pure("format.simple", [STRING, ListType(STRING)], STRING, fails=True, surface=EXT_SURFACE),
+    _ext(
+        "string.contains",
+        [STRING, STRING],
+        BOOL,
+        _SCAN_COST,
+        rule=RULE_SCAN,
+        prover="scan-bool",
+        semantics=textops.contains,
+    ),
+    _ext(
+        "string.indexOf",
+        [STRING, STRING],
+        I32,
+        _SCAN_COST,
+        rule=RULE_SCAN,
+        prover="index-of",
+        semantics=textops.index_of,
+    ),
+    _ext(
+        "string.lastIndexOf",
+        [STRING, STRING],
+        I32,
+        _SCAN_COST,
+        rule=RULE_SCAN,
+        prover="index-of",
+        semantics=textops.last_index_of,
+    ),
+    _ext(
+        "string.startsWith",
+        [STRING, STRING],
+        BOOL,
+        _SCAN_COST,
+        rule=RULE_SCAN,
+        prover="scan-bool",
+        semantics=textops.starts_with,
+    ),
+    _ext(
+        "string.endsWith",
+        [STRING, STRING],
+        BOOL,
+        _SCAN_COST,
+        rule=RULE_SCAN,
+        prover="scan-bool",
+        semantics=textops.ends_with,
+    ),
+    _ext(
+        "string.toLowerInvariant",
+        [STRING],
+        STRING,
+        _BUILD_COST,
+        rule=RULE_CASE_MAP,
+        prover="case-map",
+        semantics=textops.to_lower_invariant,
+    ),
+    _ext(
+        "string.toUpperInvariant",
+        [STRING],
+        STRING,
+        _BUILD_COST,
+        rule=RULE_CASE_MAP,
+        prover="case-map",
+        semantics=textops.to_upper_invariant,
+    ),
+    _ext(
+        "parse.int",
+        [STRING],
+        I32,
+        BuiltinCost(2, per_input_unit=1),
+        rule="parse.int",
+        prover="parse-int",
+        semantics=textops.parse_int,
+        codes=["R-PARSE-INT"],
+    ),
+    _ext("math.sin", [F64], F64, BuiltinCost(2), rule=_CONST, prover="f64", semantics=arith.sin_f64),
+    _ext("math.cos", [F64], F64, BuiltinCost(2), rule=_CONST, prover="f64", semantics=arith.cos_f64),
+    _ext("math.tan", [F64], F64, BuiltinCost(2), rule=_CONST, prover="f64", semantics=arith.tan_f64),
+    _ext(
+        "string.split",
+        [STRING, STRING],
+        ListType(STRING),
+        _BUILD_COST,
+        rule="string.split",
+        prover="split",
+        semantics=textops.split,
+    ),
+    _ext(
+        "string.replace",
+        [STRING, STRING, STRING],
+        STRING,
+        _BUILD_COST,
+        rule="string.replace",
+        prover="replace",
+        semantics=textops.replace,
+    ),
+    _ext(
+        "format.simple",
+        [STRING, ListType(STRING)],
+        STRING,
+        _BUILD_COST,
+        rule="format.simple",
+        prover="format",
+        codes=["R-FORMAT"],
+    ),
     # list.*
-    Builtin("list.empty", _IN, "<T>() -> List<T>", _CA, True, GenericRule.ELEMENT, _list_empty),
-    Builtin("list.of", _IN, "(T, ...) -> List<T>  (no arguments: List<Unit>)", _CA, True, _NO, _list_of),
-    Builtin("list.count", _IN, "(List<T>) -> I32", _C, False, _NO, _list_count),
-    Builtin("list.get", _IN, "(List<T>, I32) -> T", _C, False, _NO, _list_get, _INVALID),
-    Builtin("list.add", _IN, "(List<T>, T) -> List<T>", _CA, True, _NO, _list_add),
-    Builtin(
+    _collection("list.empty", "<T>() -> List<T>", True, _list_empty, generic=GenericRule.ELEMENT),
+    _collection("list.of", "(T, ...) -> List<T>  (no arguments: List<Unit>)", True, _list_of),
+    _collection("list.count", "(List<T>) -> I32", False, _list_count),
+    _collection("list.get", "(List<T>, I32) -> T", False, _list_get, codes=["R-LIST-INDEX"]),
+    _collection("list.add", "(List<T>, T) -> List<T>", True, _list_add),
+    _collection(
         "list.slice",
-        _IN,
         "(List<T>, I32 start, I32 count) -> List<T>",
-        _CA,
         True,
-        _NO,
         _list_slice,
-        _INVALID,
+        codes=["R-LIST-INDEX"],
         surface=EXT_SURFACE,
     ),
     # map.*
-    Builtin("map.empty", _IN, "<Map<K, V>>() -> Map<K, V>", _CA, True, GenericRule.WHOLE, _map_empty),
-    Builtin(
-        "map.containsKey",
-        _IN,
-        "(Map<K, V>, K) -> Bool",
-        _C,
-        False,
-        _NO,
-        _map_key_op("map.containsKey", lambda m: BOOL),
+    _collection("map.empty", "<Map<K, V>>() -> Map<K, V>", True, _map_empty, generic=GenericRule.WHOLE),
+    _collection(
+        "map.containsKey", "(Map<K, V>, K) -> Bool", False, _map_key_op("map.containsKey", lambda m: BOOL)
     ),
-    Builtin(
+    _collection(
         "map.get",
-        _IN,
         "(Map<K, V>, K) -> V",
+        False,
+        _map_key_op("map.get", lambda m: m.value),
+        codes=["R-MAP-KEY-MISSING"],
+    ),
+    _collection("map.set", "(Map<K, V>, K, V) -> Map<K, V>", True, _map_key_op("map.set", lambda m: m, True)),
+    _collection("map.remove", "(Map<K, V>, K) -> Map<K, V>", True, _map_key_op("map.remove", lambda m: m)),
+    _collection("map.count", "(Map<K, V>) -> I32", False, _map_count, surface=EXT_SURFACE),
+    _collection("map.keys", "(Map<K, V>) -> List<K>", True, _map_keys, surface=EXT_SURFACE),
+    # record.*
+    _collection(
+        "record.new", "<Record<F...>>(F...) -> Record<F...>", True, _record_new, generic=GenericRule.WHOLE
+    ),
+    _collection("record.get", "(Record<F...>, constant I32 i) -> F_i", False, _record_get),
+    # numeric.* (the only conversions; nothing is widened implicitly): constant cost 0, no host call
+    Builtin(
+        "numeric.toI64",
+        _IN,
+        "(I32) -> I64",
         _C,
         False,
         _NO,
-        _map_key_op("map.get", lambda m: m.value),
-        frozenset({"NotFound"}),
+        fixed([I32], I64, "numeric.toI64"),
+        cost=BuiltinCost(0),
+        rule=_CONST,
+        prover="to-i64",
+        semantics=arith.to_i64,
+        arity=1,
     ),
     Builtin(
-        "map.set",
+        "numeric.toF64",
         _IN,
-        "(Map<K, V>, K, V) -> Map<K, V>",
-        _CA,
-        True,
+        "(I32 | I64) -> F64",
+        _C,
+        False,
         _NO,
-        _map_key_op("map.set", lambda m: m, True),
+        _to_f64,
+        cost=BuiltinCost(0),
+        rule=_CONST,
+        prover="f64",
+        semantics=arith.to_f64,
+        arity=1,
     ),
-    Builtin(
-        "map.remove",
-        _IN,
-        "(Map<K, V>, K) -> Map<K, V>",
-        _CA,
-        True,
-        _NO,
-        _map_key_op("map.remove", lambda m: m),
-    ),
-    Builtin("map.count", _IN, "(Map<K, V>) -> I32", _C, False, _NO, _map_count, surface=EXT_SURFACE),
-    Builtin("map.keys", _IN, "(Map<K, V>) -> List<K>", _CA, True, _NO, _map_keys, surface=EXT_SURFACE),
-    # record.*
-    Builtin(
-        "record.new", _IN, "<Record<F...>>(F...) -> Record<F...>", _CA, True, GenericRule.WHOLE, _record_new
-    ),
-    Builtin("record.get", _IN, "(Record<F...>, constant I32 i) -> F_i", _C, False, _NO, _record_get),
-    # numeric.* (the only conversions; nothing is widened implicitly)
-    Builtin("numeric.toI64", _IN, "(I32) -> I64", _C, False, _NO, fixed([I32], I64, "numeric.toI64")),
-    Builtin("numeric.toF64", _IN, "(I32 | I64) -> F64", _C, False, _NO, _to_f64),
 )
 
 #: Every built-in by call name (read-only).
 BUILTINS: Mapping[str, Builtin] = MappingProxyType({b.name: b for b in _ENTRIES})
+
+#: The fuel rule of every built-in that has one (pure functions and conversions), read from the records.
+BUILTIN_COSTS: Mapping[str, BuiltinCost] = MappingProxyType(
+    {b.name: b.cost for b in _ENTRIES if b.cost is not None}
+)
+#: The collection intrinsics: charged by the collection functions of ``dotboxd.core.costs``.
+COLLECTION_INTRINSICS: frozenset[str] = frozenset(b.name for b in _ENTRIES if b.cost is None)
 
 #: DotBoxD's exact compiled stubs and the signature a binding must have to use one (E-BINDING-COMPILED).
 EXACT_STUBS: Mapping[str, tuple[tuple[SandboxType, ...], SandboxType]] = MappingProxyType(

@@ -12,9 +12,11 @@ estimates, never ``sys.getsizeof``); *string bytes* are 2 per UTF-16 code unit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
+
+from dotboxd.core.builtins import BUILTIN_COSTS as BUILTIN_COSTS  # re-exported: read from the records
+from dotboxd.core.builtins import COLLECTION_INTRINSICS as COLLECTION_INTRINSICS
+from dotboxd.core.builtins import BuiltinCost as BuiltinCost
 
 COST_TABLE_VERSION = "dotboxd-costs-1"
 """The version of this table. Any change to a charge, a limit default or a ceiling changes
@@ -208,79 +210,12 @@ def map_remove(size: int, present: bool) -> OpCost:
     return OpCost(copy_fuel(size), map_remove_alloc(size, present))
 
 
-COLLECTION_INTRINSICS = frozenset(
-    {
-        "list.empty",
-        "list.of",
-        "list.count",
-        "list.get",
-        "list.add",
-        "list.slice",
-        "map.count",
-        "map.keys",
-        "map.empty",
-        "map.containsKey",
-        "map.get",
-        "map.set",
-        "map.remove",
-        "record.new",
-        "record.get",
-    }
-)
-
-# --- pure built-ins (spec/costs.md section 5) --------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class BuiltinCost:
-    """Fuel of a pure built-in: ``base + per_input_unit * (UTF-16 units of the string inputs)
-    + per_result_byte * (string bytes of the result)``."""
-
-    base: int
-    per_input_unit: int = 0
-    per_result_byte: int = 0
-
-    def fuel(self, input_units: int = 0, result_bytes: int = 0) -> int:
-        return self.base + self.per_input_unit * input_units + self.per_result_byte * result_bytes
-
-
-BUILTIN_COSTS: Mapping[str, BuiltinCost] = MappingProxyType(
-    {
-        "math.abs": BuiltinCost(2),
-        "math.min": BuiltinCost(2),
-        "math.max": BuiltinCost(2),
-        "math.clamp": BuiltinCost(2),
-        "math.sqrt": BuiltinCost(2),
-        "math.floor": BuiltinCost(2),
-        "math.ceil": BuiltinCost(2),
-        "math.round": BuiltinCost(2),
-        "int32.toStringInvariant": BuiltinCost(2),
-        "string.length": BuiltinCost(1),
-        "string.isEmpty": BuiltinCost(1),
-        "string.substringBudgeted": BuiltinCost(2, per_result_byte=1),
-        "string.concatBudgeted": BuiltinCost(2, per_result_byte=1),
-        "string.equals": BuiltinCost(2, per_input_unit=1),
-        "string.compareOrdinal": BuiltinCost(2, per_input_unit=1),
-        "string.contains": BuiltinCost(2, per_input_unit=1),
-        "string.indexOf": BuiltinCost(2, per_input_unit=1),
-        "string.startsWith": BuiltinCost(2, per_input_unit=1),
-        "string.endsWith": BuiltinCost(2, per_input_unit=1),
-        "string.toLowerInvariant": BuiltinCost(2, per_input_unit=1, per_result_byte=1),
-        "string.toUpperInvariant": BuiltinCost(2, per_input_unit=1, per_result_byte=1),
-        "parse.int": BuiltinCost(2, per_input_unit=1),
-        "string.split": BuiltinCost(2, per_input_unit=1, per_result_byte=1),
-        "string.replace": BuiltinCost(2, per_input_unit=1, per_result_byte=1),
-        "format.simple": BuiltinCost(2, per_input_unit=1, per_result_byte=1),
-        "math.sin": BuiltinCost(2),
-        "math.cos": BuiltinCost(2),
-        "math.tan": BuiltinCost(2),
-        "numeric.toI64": BuiltinCost(0),
-        "numeric.toF64": BuiltinCost(0),
-    }
-)
-"""Fuel per pure built-in, charged after its arguments are evaluated and before it runs. The pure
-functions (``math.*``, ``string.*``, ``int32.toStringInvariant``) also take one host call
-(``HOST_CALL_COUNT``) before this fuel: ``dotboxd.core.builtins.Builtin.counts_as_host_call``."""
+# --- built-ins (spec/costs.md sections 4 and 5) ------------------------------------------------------
+# Each built-in's fuel rule is part of its one record (``dotboxd.core.builtins.Builtin.cost``); these
+# are the views of it that the backends and the prover read. Pure functions (``math.*``, ``string.*``,
+# ``int32.toStringInvariant``) also take one host call (``HOST_CALL_COUNT``) before this fuel:
+# ``dotboxd.core.builtins.Builtin.counts_as_host_call``. The collection intrinsics have no record
+# cost: their charges are the collection functions above.
 
 # --- operators ----------------------------------------------------------------------------------
 

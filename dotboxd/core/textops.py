@@ -39,6 +39,25 @@ def index_of(text: str, part: str) -> int:
     return utf16_len(text[:at])
 
 
+def last_index_of(text: str, part: str) -> int:
+    """``string.lastIndexOf``: the UTF-16 offset of the last occurrence of ``part`` in ``text``, or
+    -1; the empty string occurs last at the end (the offset is ``text``'s length in units).
+
+    Why not ``str.rfind``: CPython's reverse search has no two-way fallback, so a crafted pair (a
+    long run of one character and a part that differs from it near its start) takes time
+    ``len(text) x len(part)`` while the call is charged ``len(text) + len(part)`` fuel. The forward
+    search of the reversed texts is linear, and reversing code points keeps every character whole."""
+    found = text[::-1].find(part[::-1])
+    if found < 0:
+        return -1
+    at = len(text) - found - len(part)
+    return at if at == 0 else utf16_len(text[:at])
+
+
+def is_empty(text: str) -> bool:
+    return len(text) == 0
+
+
 def starts_with(text: str, part: str) -> bool:
     return text.startswith(part)
 

@@ -37,6 +37,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from dotboxd.core import arith, costs
+from dotboxd.core.builtins import BUILTINS, RULE_CONSTANT, Builtin
 from dotboxd.core.values import ListValue, MapValue, SandboxFault, Value, utf16_len
 
 Stub = Callable[..., tuple[Value, int]]
@@ -223,25 +224,16 @@ def _to_string(exact: Stub) -> Stub:
 # One host call, the base fuel, then the operation, whose only failures depend on its arguments: the
 # value is computed first (pure), and a failure leaves everything to the exact stub.
 
-_CONSTANT_COST_OPS: Mapping[str, tuple[Callable[..., Value], int]] = MappingProxyType(
-    {  # built-in -> (its operation, its arity)
-        "math.abs": (arith.abs_i32, 1),
-        "math.min": (min, 2),
-        "math.max": (max, 2),
-        "math.clamp": (arith.clamp_i32, 3),
-        "math.sqrt": (arith.sqrt_f64, 1),
-        "math.floor": (arith.floor_f64, 1),
-        "math.ceil": (arith.ceil_f64, 1),
-        "math.round": (arith.round_f64, 1),
-        "string.length": (utf16_len, 1),
-        "string.isEmpty": (lambda s: len(s) == 0, 1),
-    }
-)
 
-
-def _constant_cost(name: str) -> Callable[[Stub], Stub]:
-    op, arity = _CONSTANT_COST_OPS[name]
-    base = costs.BUILTIN_COSTS[name].base
+def _constant_cost(builtin: Builtin) -> Callable[[Stub], Stub] | None:
+    """The fast form of ``RULE_CONSTANT``, built from the record (its operation, arity and base
+    fuel). Only for a pure function: ``Meter.settle_call`` settles its host call too. The
+    conversions (``numeric.*``, no host call) are compiled inline by ``codegen`` instead."""
+    if not builtin.counts_as_host_call:
+        return None
+    op, arity, name = builtin.semantics, builtin.arity, builtin.name
+    assert op is not None and builtin.cost is not None and arity in (1, 2, 3), name
+    base = builtin.cost.base
     charges = 1 if base else 0
 
     def wrap(exact: Stub) -> Stub:
@@ -281,20 +273,41 @@ def _constant_cost(name: str) -> Callable[[Stub], Stub]:
     return wrap
 
 
-FAST_PATHS: Mapping[str, Callable[[Stub], Stub]] = MappingProxyType(
+def _own(form: Callable[[Stub], Stub]) -> Callable[[Builtin], Callable[[Stub], Stub] | None]:
+    """A bespoke fast form, registered under its built-in's name (its record's ``rule``)."""
+    return lambda builtin: form
+
+
+FAST_FORMS: Mapping[str, Callable[[Builtin], Callable[[Stub], Stub] | None]] = MappingProxyType(
     {
-        "list.count": _list_count,
-        "list.get": _list_get,
-        "list.add": _list_add,
-        "map.containsKey": _map_contains,
-        "map.get": _map_get,
-        "map.set": _map_set,
-        "string.concatBudgeted": _concat,
-        "int32.toStringInvariant": _to_string,
-        **{name: _constant_cost(name) for name in _CONSTANT_COST_OPS},
+        RULE_CONSTANT: _constant_cost,
+        "list.count": _own(_list_count),
+        "list.get": _own(_list_get),
+        "list.add": _own(_list_add),
+        "map.containsKey": _own(_map_contains),
+        "map.get": _own(_map_get),
+        "map.set": _own(_map_set),
+        "string.concatBudgeted": _own(_concat),
+        "int32.toStringInvariant": _own(_to_string),
     }
 )
+"""Implementation rule key (``Builtin.rule``) -> a factory of the fast form from the record (None:
+no fast form for that record). A rule not listed here has none: its calls take the exact stub,
+which is always correct (``RULE_SCAN`` and ``RULE_CASE_MAP`` are such rules)."""
+
+
+def _fast_paths() -> dict[str, Callable[[Stub], Stub]]:
+    paths: dict[str, Callable[[Stub], Stub]] = {}
+    for name, builtin in BUILTINS.items():
+        factory = FAST_FORMS.get(builtin.rule)
+        form = factory(builtin) if factory is not None else None
+        if form is not None:
+            paths[name] = form
+    return paths
+
+
+FAST_PATHS: Mapping[str, Callable[[Stub], Stub]] = MappingProxyType(_fast_paths())
 """Built-in name -> a wrapper that takes the exact stub and returns the fast one."""
 
 
-__all__ = ["FAST_PATHS", "concat_charges"]
+__all__ = ["FAST_FORMS", "FAST_PATHS", "concat_charges"]

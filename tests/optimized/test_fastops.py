@@ -77,6 +77,9 @@ OPERANDS: dict[str, st.SearchStrategy[tuple[Value, ...]]] = {
     "math.floor": st.tuples(st.floats(-1e300, 1e300)),
     "math.ceil": st.tuples(st.floats(-1e300, 1e300)),
     "math.round": st.tuples(st.floats(-1e300, 1e300)),
+    "math.sin": st.tuples(st.floats(-1e300, 1e300)),
+    "math.cos": st.tuples(st.floats(-1e300, 1e300)),
+    "math.tan": st.tuples(st.floats(-1e300, 1e300)),
 }
 
 

@@ -58,6 +58,7 @@ CASES: list[tuple[str, str, str, list[list[Any]]]] = [
     ('return string.compareOrdinal("zz", s);', "(s String) -> I32", "", [[""], ["abcd"]]),
     ('return string.contains(s, "bc");', "(s String) -> Bool", "", [[""], ["abcd"], ["é😀bc"]]),
     ('return string.indexOf(s, "c");', "(s String) -> I32", "", [[""], ["abcd"]]),
+    ('return string.lastIndexOf(s, "c");', "(s String) -> I32", "", [[""], ["abcdc"], ["é😀c"]]),
     (
         'a = string.startsWith(s, "ab");\nb = string.endsWith(s, "d");\nreturn a == b;',
         "(s String) -> Bool",

@@ -126,6 +126,14 @@ WORKLOADS: dict[str, Workload] = {
         lambda: [SHORT_TEXT, "😀"],
         lambda: [TEXT, TEXT[-5:]],  # found near the end: the offset is converted to UTF-16 units
     ),
+    "string.lastIndexOf": Workload(
+        "s String, t String",
+        "string.lastIndexOf(s, t)",
+        lambda: [SHORT_TEXT, "b"],
+        # absent; a reverse search that compares from the part's end re-reads the 50,000 "a"s at
+        # nearly every offset (``str.rfind`` takes seconds here): the search must stay linear
+        lambda: ["a" * 100_000, "ab" + "a" * 50_000],
+    ),
     "string.startsWith": Workload(
         "s String, t String",
         "string.startsWith(s, t)",

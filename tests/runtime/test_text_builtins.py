@@ -8,7 +8,12 @@ directly, and end to end on both backends.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dotboxd.core import textops
 from dotboxd.core.utf16 import utf16_len
@@ -97,3 +102,39 @@ def test_extension_builtins_agree_on_both_backends(backend: str) -> None:
     for s, result in got.items():
         other = reference.execute(ref_plan, "main", [s], backend="reference")
         assert result.usage == other.usage, s
+
+
+def _utf16_last_index(text: str, part: str) -> int:
+    """An oracle over UTF-16 code units, independent of ``textops``."""
+    hay, needle = text.encode("utf-16-le"), part.encode("utf-16-le")
+    for unit in range(len(hay) // 2 - len(needle) // 2, -1, -1):
+        if hay[2 * unit : 2 * unit + len(needle)] == needle:
+            return unit
+    return -1
+
+
+@settings(max_examples=300)
+@given(text=st.text("ab😀é", max_size=12), part=st.text("ab😀é", max_size=4))
+def test_last_index_of_is_the_last_utf16_offset(text: str, part: str) -> None:
+    assert textops.last_index_of(text, part) == _utf16_last_index(text, part)
+
+
+def test_last_index_of_a_crafted_near_match_takes_linear_time_not_quadratic() -> None:
+    """T-RUN: ``str.rfind`` has no two-way fallback, so a run of one character searched for a part
+    that differs from it near its start costs ``len(text) x len(part)`` steps while the call is
+    charged ``len(text) + len(part)`` fuel (seconds of CPU per call here). ``string.lastIndexOf``
+    must take about the time of the linear forward search on the same input."""
+    text, part = "a" * 200_000, "ab" + "a" * 50_000
+
+    def cpu(run: Callable[[], object]) -> float:
+        best = float("inf")
+        for _ in range(3):
+            start = time.process_time()
+            run()
+            best = min(best, time.process_time() - start)
+        return best
+
+    forward = cpu(lambda: textops.contains(text, part[::-1]))
+    backward = cpu(lambda: textops.last_index_of(text, part))
+    assert textops.last_index_of(text, part) == -1
+    assert backward <= 50 * forward + 0.05, f"{backward:.3f} s against {forward:.4f} s forward"

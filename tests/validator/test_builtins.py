@@ -52,6 +52,7 @@ EXPECTED_NAMES = {
 EXTENSION_NAMES = {
     "string.contains",
     "string.indexOf",
+    "string.lastIndexOf",
     "string.startsWith",
     "string.endsWith",
     "string.toLowerInvariant",
@@ -133,6 +134,7 @@ def test_generic_rules() -> None:
         ("string.compareOrdinal", (STRING, STRING), I32),
         ("string.contains", (STRING, STRING), BOOL),
         ("string.indexOf", (STRING, STRING), I32),
+        ("string.lastIndexOf", (STRING, STRING), I32),
         ("string.startsWith", (STRING, STRING), BOOL),
         ("string.endsWith", (STRING, STRING), BOOL),
         ("string.toLowerInvariant", (STRING,), STRING),

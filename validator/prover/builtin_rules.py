@@ -11,16 +11,17 @@ the static table cannot drift from the meter.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 
 from dotboxd.core import ast, costs
-from dotboxd.core.builtins import BUILTINS
+from dotboxd.core.builtins import BUILTINS, PROVER_OPAQUE
 from dotboxd.core.types import I32, I64, ListType, RecordType
 
 from . import intervals
 from .domain import OTHER, UNKNOWN_BOOL, ABool, AInt, AList, AMap, ARecord, AText, AVal
 from .interface import AnalyzerView as Analyzer
-from .state import ALLOCATION, HOST_CALLS, STRING_BYTES, State
+from .state import ALLOCATION, FUEL, HOST_CALLS, STRING_BYTES, State
 from .sym import ZERO, Poly, Sym, const
 
 _B = costs.BUILTIN_COSTS
@@ -29,18 +30,14 @@ _Rule = Callable[["Analyzer", Sym, list[AVal], ast.Call, State], AVal]
 
 
 def apply_builtin(an: Analyzer, name: str, args: list[AVal], node: ast.Call, st: State) -> AVal:
-    s = an.sym
-    rule = _RULES.get(name)
-    if BUILTINS[name].counts_as_host_call:
+    """The call's charges and abstract result, by the rule its record names (``Builtin.prover``)."""
+    builtin = BUILTINS[name]
+    if builtin.counts_as_host_call:
         # a pure function is a pure binding: one host call (maxHostCalls) before its base fuel
         an.charge(st, HOST_CALLS, const(costs.HOST_CALL_COUNT))
-    if name in _B:
-        base = _B[name].base
-        if base:
-            an.fuel(st, base)
-    if rule is None:
-        return _collection(an, name, args, node, st)
-    return rule(an, s, args, node, st)
+    if builtin.cost is not None and builtin.cost.base:
+        an.fuel(st, builtin.cost.base)
+    return RULES[builtin.prover](an, an.sym, args, node, st)
 
 
 # --- math and conversions --------------------------------------------------------------------
@@ -461,35 +458,47 @@ def _index_check(an: Analyzer, s: Sym, st: State, node: ast.Call, coll: AVal, in
     an.safety_check(st, node, "list.get", fault, "index out of range", exact)
 
 
-_RULES: dict[str, _Rule] = {
-    "math.abs": _abs,
-    "math.min": _min_max(True),
-    "math.max": _min_max(False),
-    "math.clamp": _clamp,
-    "math.sqrt": _f64_may_fail,
-    "math.floor": _f64,
-    "math.ceil": _f64,
-    "math.round": _f64,
-    "int32.toStringInvariant": _to_string,
-    "string.length": _length,
-    "string.isEmpty": _is_empty,
-    "string.substringBudgeted": _substring,
-    "string.concatBudgeted": _concat,
-    "string.equals": _compare_inputs(UNKNOWN_BOOL),
-    "string.compareOrdinal": _compare_inputs(AInt(const(-1), const(1), I32)),
-    "string.contains": _compare_inputs(UNKNOWN_BOOL),
-    "string.indexOf": _index_of,
-    "string.startsWith": _compare_inputs(UNKNOWN_BOOL),
-    "string.endsWith": _compare_inputs(UNKNOWN_BOOL),
-    "string.toLowerInvariant": _case_map,
-    "string.toUpperInvariant": _case_map,
-    "parse.int": _parse_int,
-    "math.sin": _f64,
-    "math.cos": _f64,
-    "math.tan": _f64,
-    "string.split": _split,
-    "string.replace": _replace,
-    "format.simple": _format,
-    "numeric.toI64": _to_i64,
-    "numeric.toF64": _f64,
-}
+def _collection_rule(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    return _collection(an, node.name, args, node, st)
+
+
+def _opaque(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
+    """``PROVER_OPAQUE``: a built-in the prover does not model. It may fail (the must prefix ends)
+    and its charges beyond the host call and base fuel are unknown (no upper bound on fuel,
+    allocation or string bytes), so no bound that covers the call is ever PROVED; the meter still
+    enforces every limit at run time."""
+    an.stop(st)
+    for resource in (FUEL, ALLOCATION, STRING_BYTES):
+        an.charge(st, resource, None, ZERO)
+    st.risk = True
+    return an.dom.top(an.plan.type_of(node))
+
+
+RULES: Mapping[str, _Rule] = MappingProxyType(
+    {
+        "abs": _abs,
+        "min": _min_max(True),
+        "max": _min_max(False),
+        "clamp": _clamp,
+        "f64-may-fail": _f64_may_fail,
+        "f64": _f64,
+        "to-string": _to_string,
+        "to-i64": _to_i64,
+        "length": _length,
+        "is-empty": _is_empty,
+        "substring": _substring,
+        "concat": _concat,
+        "scan-bool": _compare_inputs(UNKNOWN_BOOL),
+        "compare-ordinal": _compare_inputs(AInt(const(-1), const(1), I32)),
+        "index-of": _index_of,
+        "case-map": _case_map,
+        "parse-int": _parse_int,
+        "split": _split,
+        "replace": _replace,
+        "format": _format,
+        "collection": _collection_rule,
+        PROVER_OPAQUE: _opaque,
+    }
+)
+"""Prover rule key (``Builtin.prover``) -> the rule; several built-ins share a key (the scans, the
+F64 functions, the collection intrinsics)."""
