@@ -48,7 +48,7 @@ from dotboxd.core.values import (
 )
 from dotboxd.grammar import literals
 
-from .domain import INT_RANGES, OTHER, ABool, AInt, AList, AMap, ARecord, AText, AVal, Domain
+from .domain import INT_RANGES, ABool, AInt, AList, AMap, AText, AVal, Domain
 from .sym import ZERO, Poly, Sym
 
 TEXT_TYPES = (STRING, SANDBOX_PATH, SANDBOX_URI)
@@ -142,21 +142,25 @@ class InputModel:
         return self._text_bytes(domain, index, name, t, domain.top(t))
 
     def _text_bytes(self, domain: Domain, index: int, name: str, t: SandboxType, value: AVal) -> AVal:
-        """An atom for the string bytes a collection or record input holds (texts inside it).
+        """An atom for the string bytes a collection, record, path, URI or opaque-id input holds
+        (the texts inside it; a ``String`` has its length atom instead).
 
         The input's shape charge allocates exactly those bytes. Read off the abstract value, they
         would be the worst case (every text of the maximum length: 131,072 bytes per item); as an
         atom they are a quantity of the input itself, so a bound evaluated on an input is exact
         there, while its range keeps the worst case for the budget questions."""
-        if isinstance(value, AText):
-            return value
+        if isinstance(value, AText) and t == STRING:
+            return value  # its length is an atom already
         cap = min(self.sym.range(domain.sbytes_hi(value))[1], domain.q.string_bytes)
         if cap <= 0:
             return value
         atom = self._atom(index, name, "sbytes", t, 0, cap, f"string bytes in {name}")
         self.sbytes[index] = atom
-        # no text inside is longer than all of them together: len <= bytes / 2
-        return _cap_texts(self.sym, value, self.sym.fdiv(atom, 2))
+        # no text inside is longer than all of them together (len <= bytes / 2), and no part of
+        # the input (the input itself included) holds more bytes than all of them together
+        capped = domain.with_bytes(value, atom)
+        assert capped is not None
+        return capped
 
     # --- concrete inputs -> atom values ------------------------------------------------------
 
@@ -256,28 +260,6 @@ def _measure(value: object, facet: str) -> int:
     if isinstance(value, list | tuple | dict):
         return len(value)
     raise TypeError("not a collection")
-
-
-def _cap_texts(sym: Sym, value: AVal | None, units: Poly) -> AVal:
-    """``value`` with the length of every text inside it capped by ``units``."""
-    if value is None:
-        return OTHER
-    if isinstance(value, AText):
-        return AText(value.lo, sym.min(value.hi, units))
-    if isinstance(value, AList):
-        return AList(
-            value.lo, value.hi, _cap_texts(sym, value.elem, units) if value.elem is not None else None
-        )
-    if isinstance(value, AMap):
-        return AMap(
-            value.lo,
-            value.hi,
-            _cap_texts(sym, value.key, units) if value.key is not None else None,
-            _cap_texts(sym, value.value, units) if value.value is not None else None,
-        )
-    if isinstance(value, ARecord):
-        return ARecord(tuple(_cap_texts(sym, f, units) for f in value.fields))
-    return value
 
 
 def _string_bytes(value: object) -> int:
