@@ -273,24 +273,30 @@ class Domain:
             return AText(lo, hi)
         if isinstance(a, AList) and isinstance(b, AList):
             lo, hi = self._join_iv((a.lo, a.hi), (b.lo, b.hi), cond)
-            return AList(lo, hi, self.join(a.elem, b.elem), self._join_tb(a.tb, b.tb, cond))
+            return AList(lo, hi, self.join(a.elem, b.elem), self._join_tb(a, b, cond))
         if isinstance(a, AMap) and isinstance(b, AMap):
             lo, hi = self._join_iv((a.lo, a.hi), (b.lo, b.hi), cond)
-            tb = self._join_tb(a.tb, b.tb, cond)
+            tb = self._join_tb(a, b, cond)
             return AMap(lo, hi, self.join(a.key, b.key), self.join(a.value, b.value), tb)
         if isinstance(a, ARecord) and isinstance(b, ARecord) and len(a.fields) == len(b.fields):
             fields = tuple(self.join(x, y, cond) for x, y in zip(a.fields, b.fields, strict=True))
-            tb = self._join_tb(a.tb, b.tb, cond)
+            tb = self._join_tb(a, b, cond)
             return ARecord(tuple(f if f is not None else OTHER for f in fields), tb)
         return OTHER
 
-    def _join_tb(self, a: Poly | None, b: Poly | None, cond: Cond | None) -> Poly | None:
-        """A total-bytes bound covering both sides: none unless both have one."""
-        if a is None or b is None:
+    def _join_tb(
+        self, a: AList | AMap | ARecord, b: AList | AMap | ARecord, cond: Cond | None
+    ) -> Poly | None:
+        """A total-bytes bound covering both sides. When one side has a direct bound, the other
+        side's bound is whatever ``sbytes_hi`` gives it (its own structure if it has none), so a
+        merge never loses what one branch knew and never keeps it for the other."""
+        if a.tb is None and b.tb is None:
             return None
-        if a == b:
-            return a
-        return self.sym.ite(cond, a, b) if cond is not None else self.sym.max(a, b)
+        x = a.tb if a.tb is not None and b.tb is not None else self.sbytes_hi(a)
+        y = b.tb if a.tb is not None and b.tb is not None else self.sbytes_hi(b)
+        if x == y:
+            return x
+        return self.sym.ite(cond, x, y) if cond is not None else self.sym.max(x, y)
 
     def _join_iv(self, a: tuple[Poly, Poly], b: tuple[Poly, Poly], cond: Cond | None) -> tuple[Poly, Poly]:
         s = self.sym
