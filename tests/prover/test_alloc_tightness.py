@@ -6,6 +6,12 @@ so on a list of two short texts the bound was 262,144 where the run allocated 6:
 made the allocatedBytes tightness p90 on the generated corpus 2,033x. Those bytes are now an atom of
 the input model, which a bound evaluated on an input reads exactly; the budget questions still see
 its whole range.
+
+The same holds for the values a kernel builds: a list, map or record carries a bound on the bytes
+of all its texts together (from the parts it is built of), which every copy of it is charged; a
+path or URI input has its own string-bytes atom, and a collection nested in an input is no larger
+than the input's element count. Those bounds are facts about one value, so the last tests check
+that a loop or a branch that changes the value never keeps them.
 """
 
 from __future__ import annotations

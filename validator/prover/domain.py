@@ -2,8 +2,11 @@
 
 An integer is an interval ``[lo, hi]`` whose ends are polys over the input atoms (it is *exact* when
 both ends are the same poly, e.g. the parameter ``n`` or ``n * 2 + 1``); a collection or text is an
-interval of sizes (UTF-16 units for texts) plus an abstraction of its elements; a Bool is a
-condition when it is known exactly. These are the facts the cost semantics needs: sizes drive the
+interval of sizes (UTF-16 units for texts) plus an abstraction of its elements, and for a collection
+or record optionally a direct bound on the string bytes of all its texts together (``tb``: the
+runtime charges those bytes again each time a collection is copied, and ``size x widest element``
+overstates them whenever the texts differ in length); a Bool is a condition when it is known
+exactly. These are the facts the cost semantics needs: sizes drive the
 collection charges, integers drive ``forRange`` trip counts, conditions select branches.
 
 The *quotas* (``Quotas``) are facts the meter guarantees on every run prefix that has not yet been

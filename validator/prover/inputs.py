@@ -5,7 +5,10 @@ text its UTF-16 length, a list or map its size, a Bool its truth. Their ranges a
 runtime guarantees before the kernel runs: the declared type, the policy's ``inputBounds`` for the
 entrypoint (checked at execute time, R-INPUT-BOUND), and the meter's limits on the input's shape
 (``maxListLength``, ``maxMapEntries``, ``maxStringLength``: an input beyond them is refused before
-any kernel code runs). Elements inside collections are any value of their type.
+any kernel code runs). Elements inside collections are any value of their type, within two more
+atoms of the whole input: the string bytes of all its texts and the count of all its collection
+elements (so a text inside is at most half the bytes long, and a nested list or map at most that
+count).
 
 The same table maps a Z3 model back to a concrete input (a counterexample) and a concrete input to
 atom values (to evaluate a bound on it).
