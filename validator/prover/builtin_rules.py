@@ -234,7 +234,7 @@ def _split(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) ->
     text_bytes = s.scale(ahi, costs.STRING_BYTES_PER_UNIT)
     an.charge(st, STRING_BYTES, text_bytes, ZERO)
     an.fuel(st, s.scale(text_bytes, _B["string.split"].per_result_byte), ZERO)
-    return AList(const(1), s.min(pieces_hi, const(an.dom.q.list_length)), AText(ZERO, ahi))
+    return AList(const(1), s.min(pieces_hi, const(an.dom.q.list_length)), AText(ZERO, ahi), text_bytes)
 
 
 def _replace(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: State) -> AVal:
@@ -312,7 +312,8 @@ def _collection(an: Analyzer, name: str, args: list[AVal], node: ast.Call, st: S
             elem: AVal | None = None
             for a in args:
                 elem = dom.join(elem, a)
-            value = AList(const(n), const(n), elem)
+            # the new list holds exactly its arguments' texts: bound them together, not n x the widest
+            value = AList(const(n), const(n), elem, s.sum(dom.sbytes_hi(a) for a in args))
         an._shape_charge(st, value)
         return value
     if name == "list.slice":
@@ -331,11 +332,12 @@ def _collection(an: Analyzer, name: str, args: list[AVal], node: ast.Call, st: S
             return UNKNOWN_BOOL
         if name == "map.get":
             an.stop(st)  # a missing key is NotFound
-            return coll.value if isinstance(coll, AMap) and coll.value is not None else dom.top(t)
+            found = coll.value if isinstance(coll, AMap) and coll.value is not None else dom.top(t)
+            return _part_of(an, coll, found)
         index = args[1]
         _index_check(an, s, st, node, coll, index)
         if isinstance(coll, AList) and coll.elem is not None:
-            return coll.elem
+            return _part_of(an, coll, coll.elem)
         return dom.top(t)
     if name == "record.get":
         coll = args[0]
@@ -343,7 +345,7 @@ def _collection(an: Analyzer, name: str, args: list[AVal], node: ast.Call, st: S
         an.fuel(st, base + len(fields))
         idx = node.args[1]
         if isinstance(idx, ast.Literal) and isinstance(idx.value, int) and 0 <= idx.value < len(fields):
-            return fields[idx.value]
+            return _part_of(an, coll, fields[idx.value])
         return dom.top(t)
     if name == "list.add":
         coll, item = args
@@ -355,10 +357,11 @@ def _collection(an: Analyzer, name: str, args: list[AVal], node: ast.Call, st: S
         st.risk = True
         walk_nodes = s.add(dom.nodes_hi(coll), dom.nodes_hi(item))
         an.fuel(st, s.fdiv(walk_nodes, costs.SHAPE_WALK_NODES_PER_FUEL), 0)
-        an.charge(st, STRING_BYTES, s.add(dom.sbytes_hi(coll), dom.sbytes_hi(item)), ZERO)
+        sb = s.add(dom.sbytes_hi(coll), dom.sbytes_hi(item))
+        an.charge(st, STRING_BYTES, sb, ZERO)
         elem = coll.elem if isinstance(coll, AList) else None
         cap = const(dom.q.list_length)
-        return AList(s.add_const(lo, 1), s.min(s.add_const(hi, 1), cap), dom.join(elem, item))
+        return AList(s.add_const(lo, 1), s.min(s.add_const(hi, 1), cap), dom.join(elem, item), sb)
     if name in ("map.set", "map.remove"):
         coll = args[0]
         size = _size(coll) or (ZERO, const(dom.q.map_entries))
@@ -376,14 +379,16 @@ def _collection(an: Analyzer, name: str, args: list[AVal], node: ast.Call, st: S
             an.charge(st, STRING_BYTES, sb, ZERO)
             old_k = coll.key if isinstance(coll, AMap) else None
             old_v = coll.value if isinstance(coll, AMap) else None
-            return AMap(lo, s.min(s.add_const(hi, 1), cap), dom.join(old_k, key), dom.join(old_v, item))
+            size_hi = s.min(s.add_const(hi, 1), cap)
+            return AMap(lo, size_hi, dom.join(old_k, key), dom.join(old_v, item), sb)
         an.fuel(st, s.add_const(hi, base), s.add_const(lo, base))
         an.charge(st, ALLOCATION, s.scale(s.max(hi, const(1)), per), const(per))
         an.fuel(st, s.fdiv(dom.nodes_hi(coll), costs.SHAPE_WALK_NODES_PER_FUEL), 0)
-        an.charge(st, STRING_BYTES, dom.sbytes_hi(coll), ZERO)
+        sb = dom.sbytes_hi(coll)
+        an.charge(st, STRING_BYTES, sb, ZERO)
         old_k = coll.key if isinstance(coll, AMap) else None
         old_v = coll.value if isinstance(coll, AMap) else None
-        return AMap(s.max(s.add_const(lo, -1), ZERO), hi, old_k, old_v)
+        return AMap(s.max(s.add_const(lo, -1), ZERO), hi, old_k, old_v, sb)
     # unknown built-in (a newer catalogue): nothing is known about its cost
     an.stop(st)
     an.charge(st, "fuel", None)
@@ -418,7 +423,7 @@ def _list_slice(an: Analyzer, s: Sym, args: list[AVal], node: ast.Call, st: Stat
     an.charge(st, ALLOCATION, s.scale(n_hi, per), s.scale(n_lo, per))
     st.risk = True
     elem = coll.elem if isinstance(coll, AList) else None
-    value = AList(n_lo, n_hi, elem)
+    value = AList(n_lo, n_hi, elem, an.dom.sbytes_hi(coll))  # a part of the list: no more text
     an._shape_charge(st, value)
     return value
 
@@ -438,9 +443,18 @@ def _map_keys(an: Analyzer, s: Sym, args: list[AVal], st: State) -> AVal:
     per = costs.LIST_ELEMENT_ALLOC
     an.charge(st, ALLOCATION, s.scale(hi, per), s.scale(lo, per))
     st.risk = True
-    value = AList(lo, hi, key)
+    value = AList(lo, hi, key, an.dom.sbytes_hi(coll))  # the keys are part of the map's text
     an._shape_charge(st, value)
     return value
+
+
+def _part_of(an: Analyzer, whole: AVal, part: AVal) -> AVal:
+    """A value read out of ``whole`` holds no more text than ``whole`` does."""
+    total = an.dom.bytes_of(whole)
+    if total is None:
+        return part
+    narrowed = an.dom.with_bytes(part, total)
+    return narrowed if narrowed is not None else part
 
 
 def _index_check(an: Analyzer, s: Sym, st: State, node: ast.Call, coll: AVal, index: AVal) -> None:

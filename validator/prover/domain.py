@@ -2,8 +2,11 @@
 
 An integer is an interval ``[lo, hi]`` whose ends are polys over the input atoms (it is *exact* when
 both ends are the same poly, e.g. the parameter ``n`` or ``n * 2 + 1``); a collection or text is an
-interval of sizes (UTF-16 units for texts) plus an abstraction of its elements; a Bool is a
-condition when it is known exactly. These are the facts the cost semantics needs: sizes drive the
+interval of sizes (UTF-16 units for texts) plus an abstraction of its elements, and for a collection
+or record optionally a direct bound on the string bytes of all its texts together (``tb``: the
+runtime charges those bytes again each time a collection is copied, and ``size x widest element``
+overstates them whenever the texts differ in length); a Bool is a condition when it is known
+exactly. These are the facts the cost semantics needs: sizes drive the
 collection charges, integers drive ``forRange`` trip counts, conditions select branches.
 
 The *quotas* (``Quotas``) are facts the meter guarantees on every run prefix that has not yet been
@@ -113,6 +116,7 @@ class AList:
     lo: Poly
     hi: Poly
     elem: AVal | None  # None: the list never holds an element
+    tb: Poly | None = None  # an upper bound of the string bytes of all its texts together (None: none known)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,11 +125,13 @@ class AMap:
     hi: Poly
     key: AVal | None
     value: AVal | None
+    tb: Poly | None = None  # as ``AList.tb``
 
 
 @dataclass(frozen=True, slots=True)
 class ARecord:
     fields: tuple[AVal, ...]
+    tb: Poly | None = None  # as ``AList.tb``
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +220,33 @@ class Domain:
             p = s.sum(self.sbytes_hi(f) for f in v.fields)
         else:
             return ZERO
+        if isinstance(v, AList | AMap | ARecord) and v.tb is not None:
+            p = s.min(p, v.tb)
         return s.min(p, const(self.q.string_bytes))
+
+    def with_bytes(self, v: AVal | None, total: Poly) -> AVal | None:
+        """``v`` known to hold at most ``total`` string bytes in all its texts together: a text is
+        then at most ``total / 2`` units long, and a collection or record inside ``v`` (itself
+        included) holds at most ``total`` bytes. Only ever narrows: the bound is met with what ``v``
+        already knows."""
+        s = self.sym
+        if v is None:
+            return None
+        if isinstance(v, AText):
+            return AText(v.lo, s.min(v.hi, s.fdiv(total, costs.STRING_BYTES_PER_UNIT)))
+        if isinstance(v, AList):
+            return AList(v.lo, v.hi, self.with_bytes(v.elem, total), _meet_tb(s, v.tb, total))
+        if isinstance(v, AMap):
+            key, value = self.with_bytes(v.key, total), self.with_bytes(v.value, total)
+            return AMap(v.lo, v.hi, key, value, _meet_tb(s, v.tb, total))
+        if isinstance(v, ARecord):
+            fields = tuple(self.with_bytes(f, total) or OTHER for f in v.fields)
+            return ARecord(fields, _meet_tb(s, v.tb, total))
+        return v
+
+    def bytes_of(self, v: AVal) -> Poly | None:
+        """The direct total-bytes bound of a collection or record (None when it has none)."""
+        return v.tb if isinstance(v, AList | AMap | ARecord) else None
 
     def sbytes_lo(self, v: AVal) -> Poly:
         """A lower bound of the string bytes (only texts are tracked from below)."""
@@ -244,14 +276,30 @@ class Domain:
             return AText(lo, hi)
         if isinstance(a, AList) and isinstance(b, AList):
             lo, hi = self._join_iv((a.lo, a.hi), (b.lo, b.hi), cond)
-            return AList(lo, hi, self.join(a.elem, b.elem))
+            return AList(lo, hi, self.join(a.elem, b.elem), self._join_tb(a, b, cond))
         if isinstance(a, AMap) and isinstance(b, AMap):
             lo, hi = self._join_iv((a.lo, a.hi), (b.lo, b.hi), cond)
-            return AMap(lo, hi, self.join(a.key, b.key), self.join(a.value, b.value))
+            tb = self._join_tb(a, b, cond)
+            return AMap(lo, hi, self.join(a.key, b.key), self.join(a.value, b.value), tb)
         if isinstance(a, ARecord) and isinstance(b, ARecord) and len(a.fields) == len(b.fields):
             fields = tuple(self.join(x, y, cond) for x, y in zip(a.fields, b.fields, strict=True))
-            return ARecord(tuple(f if f is not None else OTHER for f in fields))
+            tb = self._join_tb(a, b, cond)
+            return ARecord(tuple(f if f is not None else OTHER for f in fields), tb)
         return OTHER
+
+    def _join_tb(
+        self, a: AList | AMap | ARecord, b: AList | AMap | ARecord, cond: Cond | None
+    ) -> Poly | None:
+        """A total-bytes bound covering both sides. When one side has a direct bound, the other
+        side's bound is whatever ``sbytes_hi`` gives it (its own structure if it has none), so a
+        merge never loses what one branch knew and never keeps it for the other."""
+        if a.tb is None and b.tb is None:
+            return None
+        x = a.tb if a.tb is not None and b.tb is not None else self.sbytes_hi(a)
+        y = b.tb if a.tb is not None and b.tb is not None else self.sbytes_hi(b)
+        if x == y:
+            return x
+        return self.sym.ite(cond, x, y) if cond is not None else self.sym.max(x, y)
 
     def _join_iv(self, a: tuple[Poly, Poly], b: tuple[Poly, Poly], cond: Cond | None) -> tuple[Poly, Poly]:
         s = self.sym
@@ -274,17 +322,20 @@ class Domain:
             return ABool(s.bound_cond_free(v.cond, elim))
         if isinstance(v, AText):
             return AText(s.bound(v.lo, elim, False), s.bound(v.hi, elim, True))
+        tb = None if not isinstance(v, AList | AMap | ARecord) or v.tb is None else s.bound(v.tb, elim, True)
         if isinstance(v, AList):
-            return AList(s.bound(v.lo, elim, False), s.bound(v.hi, elim, True), self.eliminate(v.elem, elim))
+            lo, hi = s.bound(v.lo, elim, False), s.bound(v.hi, elim, True)
+            return AList(lo, hi, self.eliminate(v.elem, elim), tb)
         if isinstance(v, AMap):
             return AMap(
                 s.bound(v.lo, elim, False),
                 s.bound(v.hi, elim, True),
                 self.eliminate(v.key, elim),
                 self.eliminate(v.value, elim),
+                tb,
             )
         if isinstance(v, ARecord):
-            return ARecord(tuple(self.eliminate(f, elim) or OTHER for f in v.fields))
+            return ARecord(tuple(self.eliminate(f, elim) or OTHER for f in v.fields), tb)
         return v
 
     def mentions(self, v: AVal | None, atoms: frozenset[int]) -> bool:
@@ -293,6 +344,8 @@ class Domain:
             return False
         if isinstance(v, ABool):
             return v.cond is not None and bool(s.cond_atoms(v.cond) & atoms)
+        if isinstance(v, AList | AMap | ARecord) and v.tb is not None and s.atoms(v.tb) & atoms:
+            return True
         if isinstance(v, ARecord):
             return any(self.mentions(f, atoms) for f in v.fields)
         if bool((s.atoms(v.lo) | s.atoms(v.hi)) & atoms):
@@ -302,3 +355,7 @@ class Domain:
         if isinstance(v, AMap):
             return self.mentions(v.key, atoms) or self.mentions(v.value, atoms)
         return False
+
+
+def _meet_tb(s: Sym, known: Poly | None, total: Poly) -> Poly:
+    return total if known is None or known == total else s.min(known, total)

@@ -5,7 +5,10 @@ text its UTF-16 length, a list or map its size, a Bool its truth. Their ranges a
 runtime guarantees before the kernel runs: the declared type, the policy's ``inputBounds`` for the
 entrypoint (checked at execute time, R-INPUT-BOUND), and the meter's limits on the input's shape
 (``maxListLength``, ``maxMapEntries``, ``maxStringLength``: an input beyond them is refused before
-any kernel code runs). Elements inside collections are any value of their type.
+any kernel code runs). Elements inside collections are any value of their type, within two more
+atoms of the whole input: the string bytes of all its texts and the count of all its collection
+elements (so a text inside is at most half the bytes long, and a nested list or map at most that
+count).
 
 The same table maps a Z3 model back to a concrete input (a counterexample) and a concrete input to
 atom values (to evaluate a bound on it).
@@ -70,7 +73,7 @@ class InputAtom:
     atom: int
     index: int
     name: str
-    facet: str  # value | length | size | bool | sbytes
+    facet: str  # value | length | size | bool | sbytes | elements
     type: SandboxType
 
 
@@ -137,26 +140,44 @@ class InputModel:
                 value = AMap(p, p, domain.top(t.key), domain.top(t.value))
             else:
                 return AText(p, p)
+            value = self._nested_sizes(domain, index, name, t, value)
             return self._text_bytes(domain, index, name, t, value)
         self.unbounded.discard(name)
-        return self._text_bytes(domain, index, name, t, domain.top(t))
+        value = self._nested_sizes(domain, index, name, t, domain.top(t))
+        return self._text_bytes(domain, index, name, t, value)
+
+    def _nested_sizes(self, domain: Domain, index: int, name: str, t: SandboxType, value: AVal) -> AVal:
+        """An atom for the collection elements an input holds, when collections nest inside it.
+
+        The input's shape counts every list item, map entry and record field inside it; a list or
+        map nested in the input (a map field of a record, the lists of a list of lists) is one of
+        them, so its size is at most that count. Without the atom a nested map's size is only
+        bounded by maxMapEntries, and each copy of it is charged as if it were that large."""
+        if not _has_nested(value, top=True):
+            return value
+        atom = self._atom(index, name, "elements", t, 0, domain.q.elements, f"collection elements in {name}")
+        return _cap_nested(self.sym, value, atom, top=True)
 
     def _text_bytes(self, domain: Domain, index: int, name: str, t: SandboxType, value: AVal) -> AVal:
-        """An atom for the string bytes a collection or record input holds (texts inside it).
+        """An atom for the string bytes a collection, record, path, URI or opaque-id input holds
+        (the texts inside it; a ``String`` has its length atom instead).
 
         The input's shape charge allocates exactly those bytes. Read off the abstract value, they
         would be the worst case (every text of the maximum length: 131,072 bytes per item); as an
         atom they are a quantity of the input itself, so a bound evaluated on an input is exact
         there, while its range keeps the worst case for the budget questions."""
-        if isinstance(value, AText):
-            return value
+        if isinstance(value, AText) and t == STRING:
+            return value  # its length is an atom already
         cap = min(self.sym.range(domain.sbytes_hi(value))[1], domain.q.string_bytes)
         if cap <= 0:
             return value
         atom = self._atom(index, name, "sbytes", t, 0, cap, f"string bytes in {name}")
         self.sbytes[index] = atom
-        # no text inside is longer than all of them together: len <= bytes / 2
-        return _cap_texts(self.sym, value, self.sym.fdiv(atom, 2))
+        # no text inside is longer than all of them together (len <= bytes / 2), and no part of
+        # the input (the input itself included) holds more bytes than all of them together
+        capped = domain.with_bytes(value, atom)
+        assert capped is not None
+        return capped
 
     # --- concrete inputs -> atom values ------------------------------------------------------
 
@@ -185,7 +206,7 @@ class InputModel:
         described: list[str] = []
         for a in self.atoms:
             n = max(0, env[a.atom])
-            if a.facet == "sbytes":
+            if a.facet in ("sbytes", "elements"):
                 continue  # realised (as 0: empty texts) by the witness, whose env is re-measured
             if a.facet == "length":
                 units += n
@@ -203,7 +224,9 @@ class InputModel:
 
     def witness_json(self, env: Mapping[int, int]) -> tuple[list[Any], list[tuple[str, str]]]:
         """Typed JSON arguments realising ``env``, and a description per parameter."""
-        by_param: dict[int, InputAtom] = {a.index: a for a in self.atoms if a.facet != "sbytes"}
+        by_param: dict[int, InputAtom] = {
+            a.index: a for a in self.atoms if a.facet not in ("sbytes", "elements")
+        }
         args: list[Any] = []
         described: list[tuple[str, str]] = []
         for index, (name, t) in enumerate(zip(self.names, self.types, strict=True)):
@@ -238,6 +261,8 @@ class InputModel:
 def _measure(value: object, facet: str) -> int:
     if facet == "sbytes":
         return _string_bytes(value)
+    if facet == "elements":
+        return _elements(value)
     if facet == "bool":
         return 1 if value else 0
     if facet == "value":
@@ -258,26 +283,45 @@ def _measure(value: object, facet: str) -> int:
     raise TypeError("not a collection")
 
 
-def _cap_texts(sym: Sym, value: AVal | None, units: Poly) -> AVal:
-    """``value`` with the length of every text inside it capped by ``units``."""
+def _has_nested(value: AVal | None, top: bool) -> bool:
+    """Does ``value`` hold a list or map below its top level?"""
+    if isinstance(value, AList):
+        return not top or _has_nested(value.elem, False)
+    if isinstance(value, AMap):
+        return not top or _has_nested(value.key, False) or _has_nested(value.value, False)
+    if isinstance(value, ARecord):
+        return any(_has_nested(f, False) for f in value.fields)
+    return False
+
+
+def _cap_nested(sym: Sym, value: AVal | None, elements: Poly, top: bool) -> AVal:
+    """``value`` with the size of every list or map below its top level capped by ``elements``."""
     if value is None:
         return OTHER
-    if isinstance(value, AText):
-        return AText(value.lo, sym.min(value.hi, units))
     if isinstance(value, AList):
-        return AList(
-            value.lo, value.hi, _cap_texts(sym, value.elem, units) if value.elem is not None else None
-        )
+        elem = None if value.elem is None else _cap_nested(sym, value.elem, elements, False)
+        hi = value.hi if top else sym.min(value.hi, elements)
+        return AList(value.lo, hi, elem, value.tb)
     if isinstance(value, AMap):
-        return AMap(
-            value.lo,
-            value.hi,
-            _cap_texts(sym, value.key, units) if value.key is not None else None,
-            _cap_texts(sym, value.value, units) if value.value is not None else None,
-        )
+        key = None if value.key is None else _cap_nested(sym, value.key, elements, False)
+        item = None if value.value is None else _cap_nested(sym, value.value, elements, False)
+        hi = value.hi if top else sym.min(value.hi, elements)
+        return AMap(value.lo, hi, key, item, value.tb)
     if isinstance(value, ARecord):
-        return ARecord(tuple(_cap_texts(sym, f, units) for f in value.fields))
+        return ARecord(tuple(_cap_nested(sym, f, elements, False) for f in value.fields), value.tb)
     return value
+
+
+def _elements(value: object) -> int:
+    """Collection elements inside a value (list items, map entries, record fields, at every
+    level), as its shape charge counts them."""
+    if isinstance(value, ListValue | MapValue | RecordValue):
+        return shape_of(value).elements
+    if isinstance(value, list | tuple):
+        return len(value) + sum(_elements(v) for v in value)
+    if isinstance(value, dict):
+        return len(value) + sum(_elements(k) + _elements(v) for k, v in value.items())
+    return 0
 
 
 def _string_bytes(value: object) -> int:

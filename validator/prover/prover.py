@@ -203,6 +203,8 @@ def _atom_names(model: InputModel) -> dict[int, str]:
             out[a.atom] = a.name
         elif a.facet == "length":
             out[a.atom] = f"len({a.name})"
+        elif a.facet == "elements":
+            out[a.atom] = f"elements({a.name})"
         else:
             out[a.atom] = f"|{a.name}|"
     return out
