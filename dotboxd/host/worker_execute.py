@@ -33,11 +33,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from dotboxd.core import literal_rules
 from dotboxd.core.codes import all_codes
 from dotboxd.core.diagnostics import DotBoxDError, Span, reject
 from dotboxd.core.types import to_type_ref
 from dotboxd.core.values import SandboxFault, Value, decode_typed, encode_typed
-from dotboxd.grammar import literals
 from dotboxd.grammar.wire import dumps_wire
 from dotboxd.host.result import ExecutionResult, new_execution_result
 from dotboxd.isolation.kernel_worker import PLAN_CACHE, error_frame, fault_from_frame, spec_key
@@ -253,7 +253,7 @@ class _Session:
             raise _bad(f"a call of binding {desc.id!r} with the wrong number of arguments")
         try:
             args = tuple(
-                decode_typed(a, to_type_ref(t), literals)
+                decode_typed(a, to_type_ref(t), literal_rules)
                 for a, t in zip(raw_args, desc.parameters, strict=True)
             )
         except (SandboxFault, ValueError, TypeError, KeyError, IndexError):
@@ -283,7 +283,7 @@ class _Session:
         run.executed_by = str(executed_by)
         if frame.get("ok") is True:
             try:
-                value: Value = decode_typed(frame.get("value"), to_type_ref(return_type), literals)
+                value: Value = decode_typed(frame.get("value"), to_type_ref(return_type), literal_rules)
             except (SandboxFault, ValueError, TypeError, KeyError, IndexError):
                 raise _bad("a result that is not of the entrypoint's return type") from None
             return value
