@@ -31,7 +31,6 @@ def standard_bindings() -> tuple[BindingDescriptor, ...]:
     read, write = Effect.CPU | Effect.ALLOC | Effect.FILE_READ, Effect.CPU | Effect.FILE_WRITE | Effect.AUDIT
     per_resource, per_call = AuditLevel.PER_RESOURCE, AuditLevel.PER_CALL
     ro, se = Safety.READ_ONLY_EXTERNAL, Safety.SIDE_EFFECTING_EXTERNAL
-    log = Effect.CPU | Effect.AUDIT
     return (
         BindingDescriptor(
             "file.readText",
@@ -79,29 +78,20 @@ def standard_bindings() -> tuple[BindingDescriptor, ...]:
             ro,
             description="a random I32 in [minInclusive, maxExclusive)",
         ),
-        BindingDescriptor(
-            "log.info",
-            (STRING,),
-            UNIT,
-            log,
-            "log.write",
-            Cost(2),
-            per_call,
-            se,
-            audit_kind=AuditKind.SANDBOX_LOG,
-            description="write an info log event",
-        ),
-        BindingDescriptor(
-            "log.warn",
-            (STRING,),
-            UNIT,
-            log,
-            "log.write",
-            Cost(2),
-            per_call,
-            se,
-            audit_kind=AuditKind.SANDBOX_LOG,
-            description="write a warning log event",
+        *(
+            BindingDescriptor(
+                f"log.{level}",
+                (STRING,),
+                UNIT,
+                Effect.CPU | Effect.AUDIT,
+                "log.write",
+                Cost(2),
+                per_call,
+                se,
+                audit_kind=AuditKind.SANDBOX_LOG,
+                description=f"write {what} log event",
+            )
+            for level, what in (("info", "an info"), ("warn", "a warning"))
         ),
         BindingDescriptor(
             "net.http.get",
