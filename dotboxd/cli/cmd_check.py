@@ -17,8 +17,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dotboxd.cli.host_inputs import load_policy_and_catalog
-from dotboxd.cli.output import Input, Reporter, add_format_option, add_input_argument, load_input, write_text
+from dotboxd.cli.host_inputs import add_host_options, load_policy_and_catalog
+from dotboxd.cli.output import (
+    Input,
+    add_format_option,
+    add_module_command,
+    open_input,
+    write_text,
+)
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.effects import effects_text
 from dotboxd.grammar.spelling import spelled_for
@@ -27,34 +33,19 @@ from dotboxd.validator.plan import ExecutionPlan
 
 
 def register(subparsers: Any) -> None:
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    parser = add_module_command(
+        subparsers,
         "check",
         help="validate a module against a policy and bindings; print effects, capabilities, hashes",
         description="Validate FILE against a policy and host bindings without running it.",
     )
-    add_input_argument(parser)
-    parser.add_argument("--policy", default=None, help="a JSON policy file (default: pure computation only)")
-    parser.add_argument("--bindings", default=None, help="a JSON binding manifest to register")
-    parser.add_argument(
-        "--no-standard-bindings",
-        dest="standard",
-        action="store_false",
-        help="do not register DotBoxD's standard effectful bindings (file, time, random, log, http)",
-    )
-    parser.add_argument(
-        "--now",
-        dest="now_ms",
-        type=int,
-        default=None,
-        help="the instant (Unix ms) for grant expiry (default: now)",
-    )
+    add_host_options(parser)
     add_format_option(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    reporter = Reporter.from_args(args)
-    loaded = load_input(reporter, args.file, args.source_kind)
+    reporter, loaded = open_input(args)
     if not isinstance(loaded, Input):
         return loaded
     inputs = load_policy_and_catalog(reporter, args, loaded)

@@ -18,6 +18,32 @@ from dotboxd.grammar.source import display_text
 from dotboxd.validator.policy import Policy
 
 
+def add_host_options(
+    parser: argparse.ArgumentParser,
+    *,
+    bindings_help: str = "a JSON binding manifest to register",
+    now: bool = True,
+) -> None:
+    """``--policy``, ``--bindings`` and ``--no-standard-bindings`` (and ``--now`` unless told not
+    to): what a command that validates against a host reads (``load_policy_and_catalog``)."""
+    parser.add_argument("--policy", default=None, help="a JSON policy file (default: pure computation only)")
+    parser.add_argument("--bindings", default=None, help=bindings_help)
+    parser.add_argument(
+        "--no-standard-bindings",
+        dest="standard",
+        action="store_false",
+        help="do not register DotBoxD's standard effectful bindings (file, time, random, log, http)",
+    )
+    if now:
+        parser.add_argument(
+            "--now",
+            dest="now_ms",
+            type=int,
+            default=None,
+            help="the instant (Unix ms) for grant expiry (default: now)",
+        )
+
+
 def build_catalog(manifest: str | None, standard: bool) -> BindingCatalog:
     """The standard host bindings (unless ``standard`` is False) plus those of ``manifest``."""
     return catalog_from(read_document_bytes(manifest, HOST_DOCUMENT_BUDGETS) if manifest else None, standard)
