@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any
 
 from dotboxd.core.bindings import BindingDescriptor
@@ -47,18 +48,22 @@ def error(
     return result.error.category, result.error.code
 
 
+_world_write = partial(
+    host_binding,
+    capability="world.write",
+    effects=Effect.CPU | Effect.HOST_STATE_WRITE,
+    cost=Cost(base_fuel=1),
+    context=True,
+    returns="Bool",
+)
+"""``host_binding`` with what every test ``world.write`` binding declares (the id and parameters vary)."""
+
+
 def world_binding(binding_id: str, enqueue: Callable[[BindingContext], None]) -> BindingDescriptor:
     """A parameterless ``world.write`` binding that returns true after ``enqueue`` queued its host
     commands on the binding context (applied only if the run succeeds)."""
 
-    @host_binding(
-        id=binding_id,
-        capability="world.write",
-        effects=Effect.CPU | Effect.HOST_STATE_WRITE,
-        cost=Cost(base_fuel=1),
-        context=True,
-        returns="Bool",
-    )
+    @_world_write(id=binding_id)
     def queue(ctx: BindingContext) -> bool:
         enqueue(ctx)
         return True
@@ -70,15 +75,7 @@ def appending_binding(binding_id: str, kind: str, key: str, world: list[int]) ->
     """A ``world.write`` binding of one I32 that queues a ``kind`` command (payload ``{key: n}``)
     appending ``n`` to ``world`` once the run succeeds; it returns true."""
 
-    @host_binding(
-        id=binding_id,
-        capability="world.write",
-        effects=Effect.CPU | Effect.HOST_STATE_WRITE,
-        cost=Cost(base_fuel=1),
-        context=True,
-        parameters=["I32"],
-        returns="Bool",
-    )
+    @_world_write(id=binding_id, parameters=["I32"])
     def append(ctx: BindingContext, n: int) -> bool:
         ctx.enqueue(kind, {key: n}, apply=lambda: world.append(n))
         return True

@@ -43,13 +43,6 @@ entrypoint fn main(p SandboxPath) -> I32 {
 """
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    inside = tmp_path / "root"
-    inside.mkdir()
-    return Path(os.path.realpath(inside))
-
-
 def _files(root: Path) -> list[str]:
     """Every entry under ``root`` (relative, sorted): temporary files and backups included."""
     found: list[str] = []
