@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dotboxd.cli.host_inputs import add_host_options, load_policy_and_catalog
+from dotboxd.cli.host_inputs import add_host_options, load_policy_and_catalog, validated_plan
 from dotboxd.cli.output import (
     Input,
     add_format_option,
@@ -25,10 +25,7 @@ from dotboxd.cli.output import (
     open_input,
     write_text,
 )
-from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.effects import effects_text
-from dotboxd.grammar.spelling import spelled_for
-from dotboxd.validator.api import validate
 from dotboxd.validator.plan import ExecutionPlan
 
 
@@ -52,15 +49,9 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(inputs, int):
         return inputs
     policy, catalog = inputs
-    try:
-        plan = validate(loaded.module, policy, catalog, now_unix_ms=args.now_ms)
-    except DotBoxDError as error:
-        return reporter.rejected(
-            spelled_for(error, loaded.kind),
-            loaded.source,
-            loaded.filename,
-            {"file": loaded.filename, "stage": "validate"},
-        )
+    plan = validated_plan(reporter, loaded, policy, catalog, args.now_ms)
+    if isinstance(plan, int):
+        return plan
     if not reporter.machine:
         for warning in plan.warnings:
             write_text(

@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from dotboxd.cli.host_inputs import add_host_options, load_policy_and_catalog
+from dotboxd.cli.host_inputs import add_host_options, load_policy_and_catalog, validated_plan
 from dotboxd.cli.output import (
     Input,
     Reporter,
@@ -36,9 +36,6 @@ from dotboxd.cli.output import (
     write_text,
 )
 from dotboxd.cli.progress import progress_for
-from dotboxd.core.diagnostics import DotBoxDError
-from dotboxd.grammar.spelling import spelled_for
-from dotboxd.validator.api import validate
 from dotboxd.validator.prover import FunctionProof, ProofReport, Verdict, prove_plan
 
 PROGRESS_FROM = 8
@@ -97,17 +94,9 @@ def run(args: argparse.Namespace) -> int:
         return inputs
     policy, catalog = inputs
     strict = policy.require_static_bound
-    try:
-        plan = validate(
-            loaded.module, replace(policy, require_static_bound=False), catalog, now_unix_ms=args.now_ms
-        )
-    except DotBoxDError as error:
-        return reporter.rejected(
-            spelled_for(error, loaded.kind),
-            loaded.source,
-            loaded.filename,
-            {"file": loaded.filename, "stage": "validate"},
-        )
+    plan = validated_plan(reporter, loaded, replace(policy, require_static_bound=False), catalog, args.now_ms)
+    if isinstance(plan, int):
+        return plan
     progress = progress_for(sys.stderr, "prove", machine=reporter.machine)
     try:
         report = prove_plan(plan, progress=progress if len(plan.module.functions) >= PROGRESS_FROM else None)

@@ -15,6 +15,9 @@ from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, located, read_document_bytes
 from dotboxd.grammar.source import display_text
+from dotboxd.grammar.spelling import spelled_for
+from dotboxd.validator.api import validate
+from dotboxd.validator.plan import ExecutionPlan
 from dotboxd.validator.policy import Policy
 
 
@@ -88,3 +91,19 @@ def load_policy_and_catalog(
         where = args.policy if stage == "policy" else args.bindings or "<standard bindings>"
         return rejected_document(reporter, error, data, where, {"file": loaded.filename, "stage": stage})
     return policy, catalog
+
+
+def validated_plan(
+    reporter: Reporter, loaded: Input, policy: Policy, catalog: BindingCatalog, now_ms: int | None
+) -> ExecutionPlan | int:
+    """``loaded``'s module validated against ``policy`` and ``catalog``, or the exit code after
+    reporting the rejection (in the module's own spelling, stage ``validate``)."""
+    try:
+        return validate(loaded.module, policy, catalog, now_unix_ms=now_ms)
+    except DotBoxDError as error:
+        return reporter.rejected(
+            spelled_for(error, loaded.kind),
+            loaded.source,
+            loaded.filename,
+            {"file": loaded.filename, "stage": "validate"},
+        )
