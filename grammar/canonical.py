@@ -24,17 +24,15 @@ sizes only add up and running checks stop the build at the same budgets. Either 
 the one a full measurement would give, no string beyond the budget is built, and typical modules
 (no escapes) are walked once. All walks use explicit stacks, never recursion.
 
-The small encoder API (``encode_field``, ``encode_record``, ``hash_records``, ``sha256_hex``,
-``ordinal_key``, ``format_f64``) is public so that plan, policy and binding-manifest hashes reuse
-exactly the same encoding.
+The field/record encoder and the hash (``encode_field``, ``encode_record``, ``hash_records``,
+``sha256_hex``, ``canonical_bytes``, ``ordinal_key``) live in ``dotboxd.core.records``, the one encoder
+that plan, policy and binding-manifest hashes use too; they are re-exported here with ``format_f64``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 
 from dotboxd.core.ast import (
@@ -61,6 +59,20 @@ from dotboxd.core.ast import (
     While,
 )
 from dotboxd.core.diagnostics import DotBoxDError, reject
+from dotboxd.core.records import (
+    BACKSLASH,
+    NULL_FIELD,
+    CanonicalPiece,
+    canonical_bytes,
+    encode_field,
+    encode_record,
+    escape_text,
+    hash_records,
+    ordinal_key,
+    sha256_hex,
+    string_field,
+    utf16_len,
+)
 
 CANONICALIZER_ID = "dotboxd-canonicalizer-1"
 """Identity of this encoding; equal to DotBoxD's because the bytes are identical (spec/canonical.md)."""
@@ -75,92 +87,10 @@ MAX_CANONICAL_WORK = 256 * 1024 * 1024
 # Fields and records
 
 
-def _escape_table() -> dict[int, str]:
-    table = {code: f"\\u{code:04x}" for code in range(0x20)}
-    table.update({code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)})  # .NET char.IsControl
-    table[ord("\\")] = "\\\\"
-    table[ord("\r")] = "\\r"
-    table[ord("\n")] = "\\n"
-    table[ord("\t")] = "\\t"
-    return table
+# The field and record encoding itself lives in ``dotboxd.core.records`` (one encoder for module,
+# policy, manifest and plan hashes); it is re-exported here as this module's public encoder API.
 
-
-_ESCAPES = _escape_table()
-_NEEDS_ESCAPE = re.compile("[\\\\\x00-\x1f\x7f-\x9f]")
-_BACKSLASH = "\\"
-_TWO_BACKSLASHES = "\\\\"
-
-
-def escape_text(value: str) -> str:
-    """Backslash, CR, LF and TAB as two-character escapes; every other C0/C1 control (.NET
-    ``char.IsControl``) as ``\\uXXXX`` with lowercase hex; everything else unchanged."""
-    if _NEEDS_ESCAPE.search(value) is None:
-        return value
-    return value.translate(_ESCAPES)
-
-
-def utf16_len(value: str) -> int:
-    """The length .NET's ``string.Length`` reports: code points above U+FFFF count twice."""
-    if value.isascii():
-        return len(value)
-    return len(value.encode("utf-16-le", "surrogatepass")) // 2
-
-
-_Piece = tuple[str, int, int]
-"""Encoded text with its UTF-16 length and its number of backslashes. Encoded text never holds a
-control character (escaping removed them all), so escaping it again adds exactly one unit per
-backslash and doubles the backslash count: sizes of every enclosing record follow from these two
-integers without looking at the text again."""
-
-
-def _string_field(value: str) -> _Piece:
-    """The field of one string: ``s<len>:<escaped>;``."""
-    if value.isascii() and value.isprintable() and _BACKSLASH not in value:  # nothing to escape
-        size = len(value)
-        return f"s{size}:{value};", size + len(str(size)) + 3, 0
-    escaped = value.translate(_ESCAPES)
-    size = utf16_len(escaped)
-    return f"s{size}:{escaped};", size + len(str(size)) + 3, escaped.count(_BACKSLASH)
-
-
-_NULL_FIELD: _Piece = ("n;", 2, 0)
-
-
-def encode_field(value: str | None) -> str:
-    """``n;`` for None, else ``s<utf16 length of escaped>:<escaped>;``."""
-    return _NULL_FIELD[0] if value is None else _string_field(value)[0]
-
-
-def encode_record(*fields: str | None) -> str:
-    """A record: its fields encoded and concatenated (no separator, no terminator)."""
-    return "".join(map(encode_field, fields))
-
-
-def ordinal_key(value: str) -> bytes:
-    """Sort key equal to .NET ``StringComparer.Ordinal``: UTF-16 code unit order. Python's own
-    ``str`` order compares code points, which differs once astral characters meet U+E000..U+FFFF."""
-    return value.encode("utf-16-be", "surrogatepass")
-
-
-def canonical_bytes(text: str) -> bytes:
-    """The UTF-8 bytes that are hashed. A lone surrogate becomes U+FFFD (as .NET's ``Encoding.UTF8``
-    does); surrogate code points that form a pair in UTF-16 are joined first."""
-    try:
-        return text.encode("utf-8")  # fails exactly when the text holds a surrogate code point
-    except UnicodeEncodeError:
-        joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-        return joined.encode("utf-8")
-
-
-def sha256_hex(text: str) -> str:
-    """Lowercase SHA-256 hex of ``canonical_bytes(text)``."""
-    return hashlib.sha256(canonical_bytes(text)).hexdigest()
-
-
-def hash_records(records: Iterable[str]) -> str:
-    """DotBoxD's ``HashRecords``: the records joined with ``\\n`` (no trailing newline), hashed.
-    Callers sort the records first when their order carries no meaning (policy, bindings)."""
-    return sha256_hex("\n".join(records))
+_TWO_BACKSLASHES = BACKSLASH * 2
 
 
 # ---------------------------------------------------------------------------------------------
@@ -257,9 +187,9 @@ def _literal_fields(literal: Literal) -> tuple[str, ...]:
     raise TypeError(f"malformed {kind.value} literal in the AST: {value!r}")
 
 
-def _fields(*values: str) -> _Piece:
+def _fields(*values: str) -> CanonicalPiece:
     """Several string fields concatenated (the leading, fixed part of a record)."""
-    pieces = [_string_field(value) for value in values]
+    pieces = [string_field(value) for value in values]
     return "".join(p[0] for p in pieces), sum(p[1] for p in pieces), sum(p[2] for p in pieces)
 
 
@@ -279,11 +209,11 @@ _UNARY_HEADS = {UnaryOp.NOT: _fields("unary", "!"), UnaryOp.NEG: _fields("unary"
 _ELSE, _ENDIF, _ENDWHILE, _ENDFOR = (_fields(word) for word in ("else", "endif", "endwhile", "endfor"))
 _CONTINUE, _BREAK = _fields("continue"), _fields("break")
 _CANONICALIZER_LINE = _fields("canonicalizer", CANONICALIZER_ID)
-_NOTHING: _Piece = ("", 0, 0)
+_NOTHING: CanonicalPiece = ("", 0, 0)
 _VISIBILITY = {Visibility.ENTRYPOINT: "entry", Visibility.PRIVATE: "private"}
 
 
-_NONE: _Piece = ("", -1, -1)  # a placeholder, told apart by identity
+_NONE: CanonicalPiece = ("", -1, -1)  # a placeholder, told apart by identity
 
 
 def _children(node: Expr) -> tuple[Expr, ...]:
@@ -303,7 +233,7 @@ class _OverBudget(Exception):
 class _Encoder:
     """One walk over a module that emits its canonical lines (``build``) or only measures them.
 
-    Every record is a ``_Piece``; its size follows from its fields' sizes (integers) before its
+    Every record is a ``CanonicalPiece``; its size follows from its fields' sizes (integers) before its
     text is built. Building is guarded in two ways:
 
     * Exponential growth needs a backslash in a record that will be escaped again (a *nested*
@@ -332,10 +262,10 @@ class _Encoder:
         self.units = 0  # finished lines, LFs included
         self.work = 0  # every record built so far, lines included
         self.held = 0  # built pieces not yet embedded in the current line
-        self.strings: dict[str, _Piece] = {}  # string -> its field
-        self.vars: dict[str, _Piece] = {}  # name -> ``(var, name)``
-        self.scalars: dict[str, _Piece] = {}  # name -> ``(type, name)``
-        self.literals: dict[tuple[LiteralKind, str, str | None], tuple[_Piece, _Piece]] = {}
+        self.strings: dict[str, CanonicalPiece] = {}  # string -> its field
+        self.vars: dict[str, CanonicalPiece] = {}  # name -> ``(var, name)``
+        self.scalars: dict[str, CanonicalPiece] = {}  # name -> ``(type, name)``
+        self.literals: dict[tuple[LiteralKind, str, str | None], tuple[CanonicalPiece, CanonicalPiece]] = {}
 
     # -- accounting -------------------------------------------------------------------------
 
@@ -360,12 +290,14 @@ class _Encoder:
         if units > self.max_units or work > self.max_work:
             raise _OverBudget
 
-    def leaf(self, piece: _Piece) -> _Piece:
+    def leaf(self, piece: CanonicalPiece) -> CanonicalPiece:
         """A nested record made of string fields only (already encoded): account for it."""
         self.admit(piece[1], piece[2], 0, True)
         return piece
 
-    def record(self, head: _Piece, children: Sequence[_Piece], nested: bool = True) -> _Piece:
+    def record(
+        self, head: CanonicalPiece, children: Sequence[CanonicalPiece], nested: bool = True
+    ) -> CanonicalPiece:
         """``head`` (string fields) followed by each child record embedded as an escaped field."""
         text, units, backslashes = head
         consumed = 0
@@ -382,16 +314,16 @@ class _Encoder:
         if len(children) == 1:
             child, child_units, child_backslashes = children[0]
             if child_backslashes:
-                child = child.replace(_BACKSLASH, _TWO_BACKSLASHES)
+                child = child.replace(BACKSLASH, _TWO_BACKSLASHES)
             return f"{text}s{child_units + child_backslashes}:{child};", units, backslashes
         parts = [text]
         for child, child_units, child_backslashes in children:
             if child_backslashes:
-                child = child.replace(_BACKSLASH, _TWO_BACKSLASHES)
+                child = child.replace(BACKSLASH, _TWO_BACKSLASHES)
             parts.append(f"s{child_units + child_backslashes}:{child};")
         return "".join(parts), units, backslashes
 
-    def line(self, head: _Piece, *children: _Piece) -> None:
+    def line(self, head: CanonicalPiece, *children: CanonicalPiece) -> None:
         text, units, _ = self.record(head, children, nested=False)
         self.units += units + 1
         if self.build:
@@ -402,13 +334,13 @@ class _Encoder:
 
     # -- strings ----------------------------------------------------------------------------
 
-    def string(self, value: str) -> _Piece:
+    def string(self, value: str) -> CanonicalPiece:
         piece = self.strings.get(value)
         if piece is None:
-            piece = self.strings[value] = _string_field(value)
+            piece = self.strings[value] = string_field(value)
         return piece
 
-    def head(self, keyword: _Piece, *values: str) -> _Piece:
+    def head(self, keyword: CanonicalPiece, *values: str) -> CanonicalPiece:
         text, units, backslashes = keyword
         for value in values:
             field_text, field_units, field_backslashes = self.string(value)
@@ -419,12 +351,12 @@ class _Encoder:
 
     # -- nodes ------------------------------------------------------------------------------
 
-    def type(self, root: TypeRef) -> _Piece:
+    def type(self, root: TypeRef) -> CanonicalPiece:
         """``(type, name, T...)``, bottom-up with an explicit stack (a node is pushed again, marked
         True, below its arguments, and built once they are done)."""
         if not root.arguments:
             return self.leaf(self.scalar(root.name))
-        done: list[_Piece] = []
+        done: list[CanonicalPiece] = []
         todo: list[tuple[TypeRef, bool]] = [(root, False)]
         while todo:
             node, expanded = todo.pop()
@@ -440,13 +372,13 @@ class _Encoder:
                 done.append(self.record(self.head(_TYPE, node.name), args))
         return done[0]
 
-    def scalar(self, name: str) -> _Piece:
+    def scalar(self, name: str) -> CanonicalPiece:
         piece = self.scalars.get(name)
         if piece is None:
             piece = self.scalars[name] = self.head(_TYPE, name)
         return piece
 
-    def literal(self, node: Literal) -> _Piece:
+    def literal(self, node: Literal) -> CanonicalPiece:
         """``(lit, V)``. Both records are encoded once per distinct literal (keyed by ``repr``,
         which tells ``0.0`` from ``-0.0`` and ``1`` from ``True``) but accounted for at every
         occurrence."""
@@ -462,13 +394,13 @@ class _Encoder:
         self.admit(lit[1], lit[2], value_record[1], True)
         return lit
 
-    def var(self, node: Var) -> _Piece:
+    def var(self, node: Var) -> CanonicalPiece:
         piece = self.vars.get(node.name)
         if piece is None:
             piece = self.vars[node.name] = self.head(_VAR, node.name)
         return self.leaf(piece)
 
-    def simple(self, node: Expr) -> _Piece | None:
+    def simple(self, node: Expr) -> CanonicalPiece | None:
         """The record of a variable or literal; None for a node with children."""
         if isinstance(node, Var):
             return self.var(node)
@@ -476,7 +408,7 @@ class _Encoder:
             return self.literal(node)
         return None
 
-    def expr(self, root: Expr) -> _Piece:
+    def expr(self, root: Expr) -> CanonicalPiece:
         """``(lit, V)``, ``(var, n)``, ``(unary, op, E)``, ``(bin, op, E, E)`` and
         ``(call, name, null|T, E...)``, bottom-up with an explicit stack.
 
@@ -486,7 +418,7 @@ class _Encoder:
         piece = self.simple(root)
         if piece is not None:
             return piece
-        done: list[_Piece] = []
+        done: list[CanonicalPiece] = []
         todo: list[tuple[Expr, bool]] = [(root, False)]
         while todo:
             node, expanded = todo.pop()
@@ -510,7 +442,7 @@ class _Encoder:
                 args.reverse()
                 if node.generic_type is None:
                     head = self.head(_CALL, node.name)
-                    head = (head[0] + _NULL_FIELD[0], head[1] + _NULL_FIELD[1], head[2])
+                    head = (head[0] + NULL_FIELD[0], head[1] + NULL_FIELD[1], head[2])
                 else:
                     head = self.head(_CALL, node.name)
                     args.insert(0, self.type(node.generic_type))
@@ -519,7 +451,7 @@ class _Encoder:
 
     def statements(self, body: Sequence[Stmt]) -> None:
         """One line per statement plus block markers, from a work stack (no recursion)."""
-        todo: list[Stmt | _Piece] = list(reversed(body))
+        todo: list[Stmt | CanonicalPiece] = list(reversed(body))
         while todo:
             item = todo.pop()
             if isinstance(item, tuple):
@@ -650,3 +582,24 @@ def canonical_text(
 def module_hash(module: Module) -> str:
     """Lowercase SHA-256 hex of the UTF-8 canonical text (DotBoxD's ``CanonicalModuleHasher.Hash``)."""
     return sha256_hex(canonical_text(module))
+
+
+__all__ = [
+    "CANONICALIZER_ID",
+    "MAX_CANONICAL_UNITS",
+    "MAX_CANONICAL_WORK",
+    "canonical_bytes",
+    "canonical_lines",
+    "canonical_size",
+    "canonical_text",
+    "encode_field",
+    "encode_record",
+    "escape_text",
+    "format_f64",
+    "format_guid",
+    "hash_records",
+    "module_hash",
+    "ordinal_key",
+    "sha256_hex",
+    "utf16_len",
+]

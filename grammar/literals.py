@@ -18,6 +18,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from dotboxd.core import ast
+from dotboxd.core.literal_rules import (
+    brand_problem,
+    guid_problem,
+    opaque_traversal_problem,
+    opaque_value_code,
+    opaque_value_problem,
+    path_problem,
+    uri_problem,
+)
 
 # --- identifiers -------------------------------------------------------------------------------
 
@@ -174,119 +183,7 @@ def canonical_version(text: str) -> str | None:
     return ".".join(str(p) for p in parts)
 
 
-# --- guid --------------------------------------------------------------------------------------
-
-_GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-
-
-def guid_problem(text: str) -> str | None:
-    if _GUID.fullmatch(text) is None:
-        return "is not a GUID in 8-4-4-4-12 hexadecimal form"
-    return None
-
-
-# --- opaque ids --------------------------------------------------------------------------------
-
-_BRAND = re.compile(r"[A-Z][A-Za-z0-9_]{0,63}")
-_OPAQUE_VALUE = re.compile(r"[A-Za-z0-9_.:\-]{1,256}")
-
-
-def brand_problem(text: str) -> str | None:
-    """Opaque-id brand names: an uppercase ASCII letter, then up to 63 ASCII letters, digits or '_'."""
-    if _BRAND.fullmatch(text) is None:
-        return "is not a brand name (an uppercase ASCII letter, then up to 63 letters, digits or '_')"
-    return None
-
-
-def opaque_traversal_problem(text: str) -> str | None:
-    """An opaque-id value that carries a path traversal: a ``..`` run anywhere in it.
-
-    Hosts commonly turn ids into storage keys or file names, so an id that could walk up a
-    directory (``..``, ``../secret``, ``a..b``, ``..\\x``) is refused with its own code (``E-JSON-ID``,
-    as DotBoxD does), before the character rule, wherever a value is checked. A lone ``/`` or ``\\``
-    is still refused, by the character rule (``E-JSON-OPAQUE``)."""
-    if ".." in text:
-        return "contains '..' (a path traversal)"
-    return None
-
-
-def opaque_value_problem(text: str) -> str | None:
-    """Opaque-id values: 1 to 256 characters of ``[A-Za-z0-9_.:-]`` and no path traversal; data,
-    never objects."""
-    traversal = opaque_traversal_problem(text)
-    if traversal is not None:
-        return traversal
-    if _OPAQUE_VALUE.fullmatch(text) is None:
-        return "must be 1 to 256 characters of A-Z a-z 0-9 _ . : -"
-    return None
-
-
-def opaque_value_code(text: str) -> str:
-    """The code for an opaque-id value that breaks its rule: ``E-JSON-ID`` for a path traversal,
-    ``E-JSON-OPAQUE`` otherwise."""
-    return "E-JSON-ID" if opaque_traversal_problem(text) is not None else "E-JSON-OPAQUE"
-
-
-# --- sandbox paths -----------------------------------------------------------------------------
-
-_DEVICE_NAMES = frozenset(
-    ["con", "prn", "aux", "nul", "conin$", "conout$"]
-    + [f"com{i}" for i in [*range(1, 10), "\u00b9", "\u00b2", "\u00b3"]]
-    + [f"lpt{i}" for i in [*range(1, 10), "\u00b9", "\u00b2", "\u00b3"]]
-)
-_URI_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
-
-
-def path_problem(text: str) -> str | None:
-    """A portable, canonical relative path; non-canonical paths are rejected, never normalized."""
-    if not text or text.isspace():
-        return "is blank"
-    if "\\" in text:
-        return "contains a backslash"
-    if ":" in text:
-        return "contains ':' (drive letters, URIs and alternate streams are not portable)"
-    if text.startswith("/"):
-        return "is absolute (starts with '/')"
-    if _URI_PREFIX.match(text):
-        return "is an absolute URI"
-    for segment in text.split("/"):
-        if segment == "":
-            return "has an empty segment ('//' or a trailing '/')"
-        if segment in (".", ".."):
-            return f"has a '{segment}' segment"
-        if any(unicodedata.category(ch) == "Cc" for ch in segment):
-            return "contains a control character"
-        if segment.endswith((" ", ".")):
-            return f"has a segment ending in {'a space' if segment.endswith(' ') else 'a dot'}"
-        if segment.split(".", 1)[0].lower() in _DEVICE_NAMES:
-            return f"names the Windows device '{segment.split('.', 1)[0]}'"
-    return None
-
-
-# --- sandbox uris ------------------------------------------------------------------------------
-
-_URI = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*)://([^/?#]*)([/?#].*)?", re.DOTALL)
-
-
-def uri_problem(text: str) -> str | None:
-    """An absolute ``scheme://host...`` URI with a host, no userinfo, no backslash, no whitespace in
-    the authority."""
-    if not text or text.isspace():
-        return "is blank"
-    if "\\" in text:
-        return "contains a backslash"
-    match = _URI.fullmatch(text)
-    if match is None:
-        return "is not an absolute URI of the form scheme://host[/path]"
-    authority = match.group(2)
-    if "@" in authority:
-        return "carries userinfo ('@' in the authority)"
-    if authority == "" or any(ch.isspace() for ch in authority):
-        return "has no host" if authority == "" else "has whitespace in the authority"
-    if any(unicodedata.category(ch) == "Cc" for ch in text):
-        return "contains a control character"
-    return None
-
+# --- value texts (guid, opaque ids, paths, uris): the rules live in dotboxd.core.literal_rules --------
 
 # --- finished diagnostics, shared by the wire and text builders --------------------------------
 
@@ -361,3 +258,23 @@ def opaque_value_issue(text: str) -> Issue | None:
         f"the opaque-id value {json.dumps(text[:80], ensure_ascii=False)} {problem}",
         "an opaque id is an opaque key of 1 to 256 characters of A-Z a-z 0-9 _ . : - without '..'",
     )
+
+
+__all__ = [
+    "Issue",
+    "brand_issue",
+    "brand_problem",
+    "canonical_version",
+    "dangerous_fragment",
+    "dangerous_issue",
+    "guid_problem",
+    "identifier_issue",
+    "identifier_problem",
+    "opaque_traversal_problem",
+    "opaque_value_code",
+    "opaque_value_issue",
+    "opaque_value_problem",
+    "path_problem",
+    "text_literal_issue",
+    "uri_problem",
+]

@@ -8,7 +8,6 @@ whose message names the expected tokens in words and whose span points at the of
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import re
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.lexer import PatternStr, TerminalDef
 
+from dotboxd.core.bounded_text import bounded_text
 from dotboxd.core.diagnostics import DotBoxDError, Span, reject
 from dotboxd.core.suggest import close_matches, did_you_mean
 from dotboxd.grammar import jsonscan
@@ -413,68 +413,10 @@ def _end_span(source: str) -> Span:
 
 def source_text(source: str | bytes, filename: str) -> str:
     """Decode and size-check the source (budgets before any parsing)."""
-    if isinstance(source, bytes | bytearray | memoryview):
-        raw = bytes(source)
-        if len(raw) > MAX_SOURCE_BYTES:
-            raise reject(
-                "E-JSON-LIMIT",
-                f"{filename} is {len(raw)} bytes; the limit is {MAX_SOURCE_BYTES}",
-                "",
-                Span(1, 1),
-                limit=MAX_SOURCE_BYTES,
-                actual=len(raw),
-            )
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            prefix = raw[: exc.start].decode("utf-8")
-            raise reject(
-                "E-TEXT-SYNTAX",
-                f"{filename} is not valid UTF-8 (byte {exc.start})",
-                "",
-                _offset_span(prefix, len(prefix)),
-                "the text form is UTF-8 only",
-            ) from None
-    else:
-        text = source
-        if len(text) > MAX_SOURCE_BYTES:
-            raise reject(
-                "E-JSON-LIMIT",
-                f"{filename} is more than {MAX_SOURCE_BYTES} bytes of UTF-8",
-                "",
-                Span(1, 1),
-                limit=MAX_SOURCE_BYTES,
-            )
-        try:
-            size = len(text.encode("utf-8"))
-        except UnicodeEncodeError as exc:
-            raise reject(
-                "E-TEXT-SYNTAX",
-                f"{filename} contains a lone UTF-16 surrogate",
-                "",
-                _offset_span(text, exc.start),
-            ) from None
-        if size > MAX_SOURCE_BYTES:
-            raise reject(
-                "E-JSON-LIMIT",
-                f"{filename} is {size} bytes of UTF-8; the limit is {MAX_SOURCE_BYTES}",
-                "",
-                Span(1, 1),
-                limit=MAX_SOURCE_BYTES,
-                actual=size,
-            )
-    if text.startswith("\ufeff"):
-        raise reject(
-            "E-TEXT-SYNTAX",
-            f"{filename} starts with a byte-order mark",
-            "",
-            Span(1, 1),
-            "save the file as UTF-8 without a BOM",
-        )
-    return text
-
-
-def _offset_span(text: str, offset: int) -> Span:
-    starts = [0] + [i + 1 for i, ch in enumerate(text[:offset]) if ch == "\n"]
-    line = bisect.bisect_right(starts, offset)
-    return Span(line, offset - starts[line - 1] + 1)
+    return bounded_text(
+        source,
+        MAX_SOURCE_BYTES,
+        what=filename,
+        invalid_code="E-TEXT-SYNTAX",
+        utf8_hint="the text form is UTF-8 only",
+    )

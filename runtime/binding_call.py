@@ -33,11 +33,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from dotboxd.core import costs
+from dotboxd.core import costs, literal_rules
 from dotboxd.core.bindings import ASYNC_CAPABILITY, AuditLevel, BindingDescriptor
 from dotboxd.core.types import to_type_ref
 from dotboxd.core.values import SandboxFault, Value, coerce_host_value, shape_of
-from dotboxd.grammar import literals
 from dotboxd.runtime import awaiting
 from dotboxd.runtime.context import BindingContext, RunContext
 from dotboxd.runtime.errors import BindingError, SandboxError
@@ -151,7 +150,7 @@ def _host_failure(
 
 def _accept_return(run: RunContext, desc: BindingDescriptor, raw: Any) -> Value:
     try:
-        value = coerce_host_value(raw, to_type_ref(desc.return_type), literals)
+        value = coerce_host_value(raw, to_type_ref(desc.return_type), literal_rules)
     except SandboxFault:
         raise SandboxError(
             "R-BINDING-RETURN", f"binding '{desc.id}' returned an unexpected value type"

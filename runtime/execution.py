@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
+from dotboxd.core import literal_rules
 from dotboxd.core.ast import TypeRef
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.suggest import did_you_mean
@@ -50,7 +51,6 @@ from dotboxd.core.values import (
     shape_of,
     utf16_len,
 )
-from dotboxd.grammar import literals
 from dotboxd.runtime.audit import AuditEvent, AuditTrail, Observer, new_summary_event, safe_field
 from dotboxd.runtime.awaiting import Awaiter
 from dotboxd.runtime.commands import Command
@@ -141,8 +141,8 @@ _SCALAR_INPUT_TYPES = frozenset({"Unit", "Bool", "I32", "I64", "F64", "Guid"})
 
 def _general_reader(ref: TypeRef, encoding: ArgEncoding) -> InputReader:
     if encoding == "json":
-        return lambda raw: decode_typed(raw, ref, literals)
-    return lambda raw: coerce_host_value(raw, ref, literals)
+        return lambda raw: decode_typed(raw, ref, literal_rules)
+    return lambda raw: coerce_host_value(raw, ref, literal_rules)
 
 
 def _input_reader(ref: TypeRef, encoding: ArgEncoding) -> InputReader:

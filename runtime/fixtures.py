@@ -28,9 +28,9 @@ import time
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
+from dotboxd.core import literal_rules
 from dotboxd.core.types import SandboxType, to_type_ref
 from dotboxd.core.values import SandboxFault, decode_typed
-from dotboxd.grammar import literals
 from dotboxd.runtime.context import BindingContext
 
 BEHAVIOR_KINDS = frozenset(
@@ -61,7 +61,7 @@ class FixtureInvoker:
 
     def _decode(self, data: Any) -> Any:
         try:
-            return decode_typed(data, to_type_ref(self.return_type), literals)
+            return decode_typed(data, to_type_ref(self.return_type), literal_rules)
         except SandboxFault:
             return data  # not a valid encoded value: hand it over raw, the runtime must refuse it
 

@@ -17,59 +17,41 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dotboxd.cli.host_inputs import load_policy_and_catalog
-from dotboxd.cli.output import Input, Reporter, add_format_option, add_input_argument, load_input, write_text
-from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.cli.host_inputs import add_host_options, load_policy_and_catalog, validated_plan
+from dotboxd.cli.output import (
+    Input,
+    add_format_option,
+    add_module_command,
+    open_input,
+    write_text,
+)
 from dotboxd.core.effects import effects_text
-from dotboxd.grammar.spelling import spelled_for
-from dotboxd.validator.api import validate
 from dotboxd.validator.plan import ExecutionPlan
 
 
 def register(subparsers: Any) -> None:
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    parser = add_module_command(
+        subparsers,
         "check",
         help="validate a module against a policy and bindings; print effects, capabilities, hashes",
         description="Validate FILE against a policy and host bindings without running it.",
     )
-    add_input_argument(parser)
-    parser.add_argument("--policy", default=None, help="a JSON policy file (default: pure computation only)")
-    parser.add_argument("--bindings", default=None, help="a JSON binding manifest to register")
-    parser.add_argument(
-        "--no-standard-bindings",
-        dest="standard",
-        action="store_false",
-        help="do not register DotBoxD's standard effectful bindings (file, time, random, log, http)",
-    )
-    parser.add_argument(
-        "--now",
-        dest="now_ms",
-        type=int,
-        default=None,
-        help="the instant (Unix ms) for grant expiry (default: now)",
-    )
+    add_host_options(parser)
     add_format_option(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    reporter = Reporter.from_args(args)
-    loaded = load_input(reporter, args.file, args.source_kind)
+    reporter, loaded = open_input(args)
     if not isinstance(loaded, Input):
         return loaded
     inputs = load_policy_and_catalog(reporter, args, loaded)
     if isinstance(inputs, int):
         return inputs
     policy, catalog = inputs
-    try:
-        plan = validate(loaded.module, policy, catalog, now_unix_ms=args.now_ms)
-    except DotBoxDError as error:
-        return reporter.rejected(
-            spelled_for(error, loaded.kind),
-            loaded.source,
-            loaded.filename,
-            {"file": loaded.filename, "stage": "validate"},
-        )
+    plan = validated_plan(reporter, loaded, policy, catalog, args.now_ms)
+    if isinstance(plan, int):
+        return plan
     if not reporter.machine:
         for warning in plan.warnings:
             write_text(

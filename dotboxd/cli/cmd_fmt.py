@@ -12,10 +12,9 @@ from typing import Any
 
 from dotboxd.cli.output import (
     Input,
-    Reporter,
     add_format_option,
-    add_input_argument,
-    load_input,
+    add_module_command,
+    open_input,
     write_bytes,
 )
 from dotboxd.core.ast import Module
@@ -26,12 +25,12 @@ TARGETS = ("text", "json", "canonical")
 
 
 def register(subparsers: Any) -> None:
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    parser = add_module_command(
+        subparsers,
         "fmt",
         help="print a module as text, wire JSON or canonical form",
         description="Import FILE and print it in the form chosen by --to.",
     )
-    add_input_argument(parser)
     parser.add_argument("--to", dest="target", choices=TARGETS, required=True, help="the output form")
     add_format_option(parser)
     parser.set_defaults(handler=run)
@@ -52,8 +51,7 @@ def render(module: Module, target: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    reporter = Reporter.from_args(args)
-    loaded = load_input(reporter, args.file, args.source_kind)
+    reporter, loaded = open_input(args)
     if not isinstance(loaded, Input):
         return loaded
     try:

@@ -9,25 +9,29 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dotboxd.cli.output import Input, Reporter, add_format_option, add_input_argument, load_input
+from dotboxd.cli.output import (
+    Input,
+    add_format_option,
+    add_module_command,
+    open_input,
+)
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.grammar.canonical import CANONICALIZER_ID, module_hash
 
 
 def register(subparsers: Any) -> None:
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    parser = add_module_command(
+        subparsers,
         "hash",
         help="print the canonical module hash",
         description="Print the lowercase SHA-256 hex of FILE's canonical form.",
     )
-    add_input_argument(parser)
     add_format_option(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    reporter = Reporter.from_args(args)
-    loaded = load_input(reporter, args.file, args.source_kind)
+    reporter, loaded = open_input(args)
     if not isinstance(loaded, Input):
         return loaded
     try:

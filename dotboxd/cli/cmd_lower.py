@@ -12,7 +12,11 @@ import argparse
 from typing import Any
 
 from dotboxd.cli.cmd_fmt import render
-from dotboxd.cli.output import Input, Reporter, add_format_option, load_input
+from dotboxd.cli.output import (
+    Input,
+    add_format_option,
+    open_input,
+)
 
 TARGETS = ("json", "text")
 
@@ -32,8 +36,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    reporter = Reporter.from_args(args)
-    loaded = load_input(reporter, args.file, "python")
+    reporter, loaded = open_input(args, "python")
     if not isinstance(loaded, Input):
         return loaded
     output = render(loaded.module, args.target)

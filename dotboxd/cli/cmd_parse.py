@@ -11,28 +11,26 @@ from typing import Any
 
 from dotboxd.cli.output import (
     Input,
-    Reporter,
     add_format_option,
-    add_input_argument,
-    load_input,
+    add_module_command,
     module_summary,
+    open_input,
 )
 
 
 def register(subparsers: Any) -> None:
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    parser = add_module_command(
+        subparsers,
         "parse",
         help="import a module and report whether it is accepted",
         description="Import FILE strictly; exit 0 if accepted, 1 if rejected, 2 if it cannot be read.",
     )
-    add_input_argument(parser)
     add_format_option(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    reporter = Reporter.from_args(args)
-    loaded = load_input(reporter, args.file, args.source_kind)
+    reporter, loaded = open_input(args)
     if not isinstance(loaded, Input):
         return loaded
     module = loaded.module

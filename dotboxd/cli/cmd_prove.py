@@ -26,13 +26,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from dotboxd.cli.host_inputs import load_policy_and_catalog
-from dotboxd.cli.output import Input, Reporter, load_input, write_text
+from dotboxd.cli.host_inputs import add_host_options, load_policy_and_catalog, validated_plan
+from dotboxd.cli.output import (
+    Input,
+    Reporter,
+    add_format_option,
+    add_module_command,
+    load_input,
+    write_text,
+)
 from dotboxd.cli.progress import progress_for
-from dotboxd.core.diagnostics import DotBoxDError
-from dotboxd.grammar.source import KINDS
-from dotboxd.grammar.spelling import spelled_for
-from dotboxd.validator.api import validate
 from dotboxd.validator.prover import FunctionProof, ProofReport, Verdict, prove_plan
 
 PROGRESS_FROM = 8
@@ -44,23 +47,14 @@ EXIT_USAGE = 2
 
 
 def register(subparsers: Any) -> None:
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    parser = add_module_command(
+        subparsers,
         "prove",
         help="prove termination, budget bounds and arithmetic safety with Z3; print the evidence",
         description="Validate FILE and prove, per function, its budgets (PROVED / REFUTED / UNKNOWN).",
+        optional=True,
     )
-    parser.add_argument(
-        "file", metavar="FILE", nargs="?", help="a .json wire module or a .dbk text module ('-' for stdin)"
-    )
-    parser.add_argument("--from", dest="source_kind", choices=KINDS, default=None, help="the form of FILE")
-    parser.add_argument("--policy", default=None, help="a JSON policy file (default: pure computation only)")
-    parser.add_argument("--bindings", default=None, help="a JSON binding manifest to register")
-    parser.add_argument(
-        "--no-standard-bindings",
-        dest="standard",
-        action="store_false",
-        help="do not register DotBoxD's standard effectful bindings",
-    )
+    add_host_options(parser, now=False)
     parser.add_argument(
         "--emit-smt", dest="emit_smt", default=None, metavar="DIR", help="write obligations here"
     )
@@ -70,13 +64,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--now", dest="now_ms", type=int, default=None, help="the instant (Unix ms) for grants"
     )
-    parser.add_argument(
-        "--format",
-        dest="output_format",
-        choices=("text", "json"),
-        default="text",
-        help="output for humans (text, default) or machines (json)",
-    )
+    add_format_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -106,17 +94,9 @@ def run(args: argparse.Namespace) -> int:
         return inputs
     policy, catalog = inputs
     strict = policy.require_static_bound
-    try:
-        plan = validate(
-            loaded.module, replace(policy, require_static_bound=False), catalog, now_unix_ms=args.now_ms
-        )
-    except DotBoxDError as error:
-        return reporter.rejected(
-            spelled_for(error, loaded.kind),
-            loaded.source,
-            loaded.filename,
-            {"file": loaded.filename, "stage": "validate"},
-        )
+    plan = validated_plan(reporter, loaded, replace(policy, require_static_bound=False), catalog, args.now_ms)
+    if isinstance(plan, int):
+        return plan
     progress = progress_for(sys.stderr, "prove", machine=reporter.machine)
     try:
         report = prove_plan(plan, progress=progress if len(plan.module.functions) >= PROGRESS_FROM else None)

@@ -18,8 +18,15 @@ import argparse
 import json
 from typing import Any
 
-from dotboxd.cli.host_inputs import rejected_document
-from dotboxd.cli.output import Input, Reporter, add_format_option, add_input_argument, load_input, write_text
+from dotboxd.cli.host_inputs import add_host_options, rejected_document
+from dotboxd.cli.output import (
+    Input,
+    Reporter,
+    add_format_option,
+    add_module_command,
+    open_input,
+    write_text,
+)
 from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_manifest, standard_bindings
 from dotboxd.core.diagnostics import DotBoxDError, caret_excerpt, reject
 from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, read_document_bytes, read_json
@@ -33,12 +40,12 @@ EXIT_FAILED_RUN = 1
 
 
 def register(subparsers: Any) -> None:
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    parser = add_module_command(
+        subparsers,
         "run",
         help="validate a module and run one entrypoint, metered",
         description="Import FILE, validate it against a policy and run one entrypoint call metered.",
     )
-    add_input_argument(parser)
     parser.add_argument("--entry", default="main", help="the entrypoint to call (default: main)")
     parser.add_argument(
         "--args",
@@ -46,15 +53,8 @@ def register(subparsers: Any) -> None:
         default="[]",
         help="a JSON array: one typed value per parameter (default [])",
     )
-    parser.add_argument("--policy", default=None, help="a JSON policy file (default: pure computation only)")
-    parser.add_argument(
-        "--bindings", default=None, help="a JSON binding manifest (entries may carry a behavior)"
-    )
-    parser.add_argument(
-        "--no-standard-bindings",
-        dest="standard",
-        action="store_false",
-        help="do not register DotBoxD's standard bindings (file, time, random, log, http)",
+    add_host_options(
+        parser, bindings_help="a JSON binding manifest (entries may carry a behavior)", now=False
     )
     parser.add_argument(
         "--backend",
@@ -106,8 +106,7 @@ def _run_args(text: str) -> list[Any] | str:
 
 
 def run(args: argparse.Namespace) -> int:
-    reporter = Reporter.from_args(args)
-    loaded = load_input(reporter, args.file, args.source_kind)
+    reporter, loaded = open_input(args)
     if not isinstance(loaded, Input):
         return loaded
     run_args = _run_args(args.run_args)

@@ -15,7 +15,36 @@ from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, located, read_document_bytes
 from dotboxd.grammar.source import display_text
+from dotboxd.grammar.spelling import spelled_for
+from dotboxd.validator.api import validate
+from dotboxd.validator.plan import ExecutionPlan
 from dotboxd.validator.policy import Policy
+
+
+def add_host_options(
+    parser: argparse.ArgumentParser,
+    *,
+    bindings_help: str = "a JSON binding manifest to register",
+    now: bool = True,
+) -> None:
+    """``--policy``, ``--bindings`` and ``--no-standard-bindings`` (and ``--now`` unless told not
+    to): what a command that validates against a host reads (``load_policy_and_catalog``)."""
+    parser.add_argument("--policy", default=None, help="a JSON policy file (default: pure computation only)")
+    parser.add_argument("--bindings", default=None, help=bindings_help)
+    parser.add_argument(
+        "--no-standard-bindings",
+        dest="standard",
+        action="store_false",
+        help="do not register DotBoxD's standard effectful bindings (file, time, random, log, http)",
+    )
+    if now:
+        parser.add_argument(
+            "--now",
+            dest="now_ms",
+            type=int,
+            default=None,
+            help="the instant (Unix ms) for grant expiry (default: now)",
+        )
 
 
 def build_catalog(manifest: str | None, standard: bool) -> BindingCatalog:
@@ -62,3 +91,19 @@ def load_policy_and_catalog(
         where = args.policy if stage == "policy" else args.bindings or "<standard bindings>"
         return rejected_document(reporter, error, data, where, {"file": loaded.filename, "stage": stage})
     return policy, catalog
+
+
+def validated_plan(
+    reporter: Reporter, loaded: Input, policy: Policy, catalog: BindingCatalog, now_ms: int | None
+) -> ExecutionPlan | int:
+    """``loaded``'s module validated against ``policy`` and ``catalog``, or the exit code after
+    reporting the rejection (in the module's own spelling, stage ``validate``)."""
+    try:
+        return validate(loaded.module, policy, catalog, now_unix_ms=now_ms)
+    except DotBoxDError as error:
+        return reporter.rejected(
+            spelled_for(error, loaded.kind),
+            loaded.source,
+            loaded.filename,
+            {"file": loaded.filename, "stage": "validate"},
+        )

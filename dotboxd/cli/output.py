@@ -50,11 +50,12 @@ STDIN_NAME = "-"
 # Arguments
 
 
-def add_input_argument(parser: argparse.ArgumentParser) -> None:
-    """``FILE`` (``-`` for stdin) and ``--from json|text`` to force the form."""
+def add_input_argument(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
+    """``FILE`` (``-`` for stdin; omissible when ``optional``) and ``--from json|text`` to force the form."""
     parser.add_argument(
         "file",
         metavar="FILE",
+        nargs="?" if optional else None,
         help="a .json wire module, a .dbk text module or a .py Python kernel ('-' for stdin)",
     )
     parser.add_argument(
@@ -64,6 +65,16 @@ def add_input_argument(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="the form of FILE (default: by suffix, else by content)",
     )
+
+
+def add_module_command(
+    subparsers: Any, name: str, help: str, description: str, *, optional: bool = False
+) -> argparse.ArgumentParser:
+    """A subcommand that reads one module: its parser with ``FILE`` and ``--from`` already added
+    (the command adds its own options, then ``add_format_option`` and its handler)."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(name, help=help, description=description)
+    add_input_argument(parser, optional=optional)
+    return parser
 
 
 def add_format_option(parser: argparse.ArgumentParser) -> None:
@@ -220,6 +231,13 @@ def _read_input(file: str) -> bytes:
             limit=MAX_SOURCE_BYTES,
         )
     return bytes(data)
+
+
+def open_input(args: argparse.Namespace, kind: SourceKind | None = None) -> tuple[Reporter, Input | int]:
+    """A module command's start: its reporter, and its FILE loaded (``load_input``, with ``kind``
+    or the ``--from`` option), or the exit code already reported."""
+    reporter = Reporter.from_args(args)
+    return reporter, load_input(reporter, args.file, kind or args.source_kind)
 
 
 def load_input(reporter: Reporter, file: str, kind: SourceKind | None) -> Input | int:

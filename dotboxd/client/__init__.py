@@ -22,7 +22,7 @@ import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 import httpx
 import websockets.asyncio.client
@@ -146,7 +146,20 @@ def _session_of(first: dict[str, Any]) -> str:
     return str(first["session"])
 
 
-class EventStream:
+class _ClosedOnExit:
+    """``with`` support for the blocking clients: the object is closed when the block ends."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class EventStream(_ClosedOnExit):
     """An open event session (a WebSocket): its ``session`` id names the owner of the event kernels
     installed with it; ``receive`` returns the next message (``{"type": "message", "plugin",
     "event", "eventId", "text"}``). Closing it unloads the session's kernels on the server."""
@@ -161,12 +174,6 @@ class EventStream:
 
     def close(self) -> None:
         self._connection.close()
-
-    def __enter__(self) -> EventStream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class AsyncEventStream:
@@ -196,7 +203,7 @@ def _open_failed(error: Exception) -> DotBoxDException:
     return reject("R-HOST-INTERNAL", f"cannot open the event stream ({type(error).__name__})")
 
 
-class DotBoxDClient:
+class DotBoxDClient(_ClosedOnExit):
     """A synchronous client (one pooled httpx connection set; close it, or use ``with``)."""
 
     def __init__(self, url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
@@ -264,12 +271,6 @@ class DotBoxDClient:
 
     def close(self) -> None:
         self._http.close()
-
-    def __enter__(self) -> DotBoxDClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class AsyncDotBoxDClient:

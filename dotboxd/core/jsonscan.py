@@ -21,6 +21,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from dotboxd.core.bounded_text import bounded_text
 from dotboxd.core.diagnostics import DotBoxDError, Span, reject
 
 # Import budgets (wire format v1; DotBoxD's importer budgets).
@@ -433,61 +434,13 @@ class _Scanner:
 def scan_document(data: bytes | str, budgets: JsonBudgets = WIRE_BUDGETS) -> Document:
     """Scan ``data`` strictly under ``budgets`` (default: the wire format's). Raises DotBoxDError
     (E-JSON-INVALID / E-JSON-LIMIT / E-JSON-SCHEMA)."""
-    max_bytes = budgets.max_document_bytes
-    if isinstance(data, bytes | bytearray | memoryview):
-        raw = bytes(data)
-        if len(raw) > max_bytes:
-            raise reject(
-                "E-JSON-LIMIT",
-                f"the document is {len(raw)} bytes; the limit is {max_bytes}",
-                "",
-                Span(1, 1),
-                limit=max_bytes,
-                actual=len(raw),
-            )
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            prefix = raw[: exc.start].decode("utf-8")
-            starts = _line_starts(prefix)
-            raise reject(
-                "E-JSON-INVALID",
-                f"invalid UTF-8 at byte {exc.start}",
-                "",
-                Span(len(starts), len(prefix) - starts[-1] + 1),
-                "JSON documents are UTF-8 only",
-            ) from None
-    else:
-        text = str(data)
-        if len(text) > max_bytes:
-            size = len(text)
-        else:
-            try:
-                size = len(text.encode("utf-8"))
-            except UnicodeEncodeError as exc:
-                starts = _line_starts(text[: exc.start])
-                raise reject(
-                    "E-JSON-INVALID",
-                    "the text contains a lone UTF-16 surrogate",
-                    "",
-                    Span(len(starts), exc.start - starts[-1] + 1),
-                ) from None
-        if size > max_bytes:
-            raise reject(
-                "E-JSON-LIMIT",
-                f"the document is more than {max_bytes} bytes of UTF-8",
-                "",
-                Span(1, 1),
-                limit=max_bytes,
-            )
-    if text.startswith("\ufeff"):
-        raise reject(
-            "E-JSON-INVALID",
-            "the document starts with a byte-order mark",
-            "",
-            Span(1, 1),
-            "save the file as UTF-8 without a BOM",
-        )
+    text = bounded_text(
+        data,
+        budgets.max_document_bytes,
+        what="the document",
+        invalid_code="E-JSON-INVALID",
+        utf8_hint="JSON documents are UTF-8 only",
+    )
     scanner = _Scanner(text, budgets)
     root = scanner.scan()
     return Document(root, text, scanner.line_starts)

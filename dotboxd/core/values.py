@@ -851,10 +851,10 @@ def utf16_substring(text: str, start: int, length: int) -> str:
 
 
 class LiteralRules(Protocol):
-    """The literal validity rules (``dotboxd.grammar.literals`` satisfies this structurally).
+    """The literal validity rules (``dotboxd.core.literal_rules`` satisfies this structurally).
 
-    Passed in rather than imported because ``core`` sits below ``grammar`` in the layering; each
-    checker returns None for valid text or a short reason.
+    A parameter rather than an import (from when the rules lived in ``grammar``); every caller
+    passes ``dotboxd.core.literal_rules``. Each checker returns None for valid text or a short reason.
     """
 
     def path_problem(self, text: str) -> str | None: ...

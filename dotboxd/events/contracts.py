@@ -14,10 +14,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from dotboxd.core import literal_rules
 from dotboxd.core.diagnostics import reject
 from dotboxd.core.types import BOOL, F64, I32, I64, STRING, SandboxType, to_type_ref
 from dotboxd.core.values import check_typed
-from dotboxd.grammar import literals
 
 #: The types an event field or a live setting may have, by their sandbox spelling.
 SCALARS: Mapping[str, SandboxType] = MappingProxyType(
@@ -31,7 +31,7 @@ FIELD_PREFIX = "e_"
 def scalar_problem(value: object, sandbox_type: SandboxType) -> str | None:
     """Why ``value`` is not a well-formed value of the scalar ``sandbox_type`` (None when it is);
     the same check the runtime applies to binding results, so hub and kernels agree on values."""
-    return check_typed(value, to_type_ref(sandbox_type), literals)
+    return check_typed(value, to_type_ref(sandbox_type), literal_rules)
 
 
 @dataclass(frozen=True)

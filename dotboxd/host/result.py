@@ -7,14 +7,15 @@ backend), so ``dotboxd run --format json`` output can be compared with a case di
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from dotboxd.core.types import SandboxType, to_type_ref
 from dotboxd.core.values import Value, encode_typed, frozen_constructor
-from dotboxd.runtime.audit import AuditEvent
+from dotboxd.runtime.audit import AuditEvent, Observer
+from dotboxd.runtime.command_batch import apply_batch
 from dotboxd.runtime.commands import Command
 from dotboxd.runtime.errors import ErrorInfo
 from dotboxd.runtime.execution import RunRecord
@@ -108,10 +109,15 @@ new_execution_result = frozen_constructor(ExecutionResult)
 
 
 def result_of(
-    plan: ExecutionPlan, backend: str, record: RunRecord, applied: tuple[Command, ...] = ()
+    plan: ExecutionPlan,
+    backend: str,
+    record: RunRecord,
+    applied: tuple[Command, ...] = (),
+    isolation_layers: tuple[str, ...] = (),
 ) -> ExecutionResult:
     """The result of one run of ``plan`` on ``backend`` from its ``RunRecord`` (``applied``: the
-    commands whose effect the host left in place, see ``ExecutionResult``)."""
+    commands whose effect the host left in place, see ``ExecutionResult``; ``isolation_layers``:
+    those of the worker that ran it, if any)."""
     run_id, value, error, usage, events, commands, calls, return_type, executed_by = record
     return new_execution_result(
         error is None,
@@ -131,4 +137,64 @@ def result_of(
         calls,
         executed_by,
         applied,
+        isolation_layers,
+    )
+
+
+def commands_to_apply(record: RunRecord, apply_commands_on_success: bool) -> bool:
+    """Whether the run's command queue is to be applied: the run succeeded, the caller asked for
+    it, and at least one queued command is applicable (the others are only reported)."""
+    commands = record[5]
+    return bool(
+        commands and record[2] is None and apply_commands_on_success and any(c.applicable for c in commands)
+    )
+
+
+def applied_result(
+    plan: ExecutionPlan,
+    backend: str,
+    record: RunRecord,
+    audit_clock: Callable[[], float],
+    observers: Iterable[Observer],
+    isolation_layers: tuple[str, ...] = (),
+) -> ExecutionResult:
+    """The result of a successful run whose commands are to be applied: applied as one batch
+    (``runtime.command_batch``), whose outcome joins the audit trail and may fail the run (its value
+    is then dropped). The in-process host and the worker backend both finish runs here."""
+    run_id, value, error, usage, events, commands, calls, return_type, executed_by = record
+    report, events = apply_batch(commands, run_id, events, audit_clock, observers)
+    error = report.error()
+    return result_of(
+        plan,
+        backend,
+        (
+            run_id,
+            value if error is None else None,
+            error,
+            usage,
+            events,
+            commands,
+            calls,
+            return_type,
+            executed_by,
+        ),
+        report.applied,
+        isolation_layers,
+    )
+
+
+def refused_result(plan: ExecutionPlan, error: ErrorInfo, backend: str) -> ExecutionResult:
+    """The result of a run of ``plan`` refused before it started (a binding missing from the
+    catalogue, a plan the host will not run, a busy or unusable worker): no value, no audit, no fuel
+    used, the plan's identity."""
+    return ExecutionResult(
+        ok=False,
+        value=None,
+        error=error,
+        usage=ResourceUsage(max_fuel=plan.policy.limits.max_fuel),
+        audit_events=(),
+        module_hash=plan.module_hash,
+        plan_hash=plan.plan_hash,
+        policy_hash=plan.policy_hash,
+        backend=backend,
     )

@@ -39,18 +39,23 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dotboxd.core.ast import Module
 from dotboxd.core.bindings import BindingCatalog, BindingDescriptor, BindingRegistry
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.host.batch import BatchResults
-from dotboxd.host.result import ExecutionResult, result_of
+from dotboxd.host.result import (
+    ExecutionResult,
+    applied_result,
+    commands_to_apply,
+    refused_result,
+    result_of,
+)
 from dotboxd.runtime.audit import Observer
 from dotboxd.runtime.awaiting import Awaiter, LoopAwaiter, discard
-from dotboxd.runtime.command_batch import apply_batch
-from dotboxd.runtime.errors import ErrorInfo, SandboxError, error_info_from_diagnostic
+from dotboxd.runtime.errors import SandboxError, error_info_from_diagnostic
 from dotboxd.runtime.execution import ArgEncoding, Backend, EntryCall, RunRecord
 from dotboxd.runtime.facades import attach_standard_facades
 from dotboxd.runtime.meter import CancelToken, ResourceUsage
@@ -350,40 +355,9 @@ class SandboxHost:
                 run_id,
                 awaiter=self._sync_awaiter if awaiter is None else awaiter,
             )
-        commands = record[5]
-        if (
-            commands
-            and record[2] is None
-            and apply_commands_on_success
-            and any(c.applicable for c in commands)
-        ):
-            return self._apply(plan, backend, record, dispatch.entry.facts.audit_clock)
+        if record[5] and commands_to_apply(record, apply_commands_on_success):  # [5]: commands
+            return applied_result(plan, backend, record, dispatch.entry.facts.audit_clock, self._observers)
         return result_of(plan, backend, record)
-
-    def _apply(
-        self, plan: ExecutionPlan, backend: str, record: RunRecord, audit_clock: Callable[[], float]
-    ) -> ExecutionResult:
-        """The result of a successful run whose commands are to be applied: applied as one batch
-        (``runtime.command_batch``), whose outcome joins the audit trail and may fail the run."""
-        run_id, value, error, usage, events, commands, calls, return_type, executed_by = record
-        report, events = apply_batch(commands, run_id, events, audit_clock, self._observers)
-        error = report.error()
-        return result_of(
-            plan,
-            backend,
-            (
-                run_id,
-                value if error is None else None,
-                error,
-                usage,
-                events,
-                commands,
-                calls,
-                return_type,
-                executed_by,
-            ),
-            report.applied,
-        )
 
     def _prepare_dispatch(
         self, plan: ExecutionPlan, entrypoint: str, backend: str, encoding: ArgEncoding
@@ -400,10 +374,10 @@ class SandboxHost:
             plan.check_bindings(catalog)
             plan.check_implementations(catalog)
         except DotBoxDError as refused:
-            return _failed(plan, error_info_from_diagnostic(refused.diagnostic), backend)
+            return refused_result(plan, error_info_from_diagnostic(refused.diagnostic), backend)
         if chosen is None:
             missing = SandboxError("R-BACKEND-UNAVAILABLE", f"backend '{backend}' is not available")
-            return _failed(plan, missing.info(), backend)
+            return refused_result(plan, missing.info(), backend)
         entry = EntryCall(plan, entrypoint, encoding)
         lane = getattr(chosen, "fast_lane", None)
         fast: FastRun | None = None
@@ -514,20 +488,6 @@ def _load(module: ModuleSource) -> tuple[Module, str]:
         data, name = module, ""
     kind = kind_for(name, data)
     return parse_source(data, kind, name or "<input>"), kind
-
-
-def _failed(plan: ExecutionPlan, error: ErrorInfo, backend: str) -> ExecutionResult:
-    return ExecutionResult(
-        ok=False,
-        value=None,
-        error=error,
-        usage=ResourceUsage(max_fuel=plan.policy.limits.max_fuel),
-        audit_events=(),
-        module_hash=plan.module_hash,
-        plan_hash=plan.plan_hash,
-        policy_hash=plan.policy_hash,
-        backend=backend,
-    )
 
 
 def _rejected(refused: DotBoxDError, stage: str, backend: str) -> ExecutionResult:

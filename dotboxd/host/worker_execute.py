@@ -33,24 +33,28 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from dotboxd.core import literal_rules
 from dotboxd.core.codes import all_codes
 from dotboxd.core.diagnostics import DotBoxDError, Span, reject
 from dotboxd.core.limits import LIMITS
 from dotboxd.core.types import to_type_ref
 from dotboxd.core.values import SandboxFault, Value, decode_typed, encode_typed
-from dotboxd.grammar import literals
 from dotboxd.grammar.wire import dumps_wire
-from dotboxd.host.result import ExecutionResult, new_execution_result
+from dotboxd.host.result import (
+    ExecutionResult,
+    applied_result,
+    commands_to_apply,
+    refused_result,
+    result_of,
+)
 from dotboxd.isolation.kernel_worker import PLAN_CACHE, error_frame, fault_from_frame, spec_key
 from dotboxd.isolation.pool import PREPARE_MS, KernelWorker, WorkerLost, WorkerPool
 from dotboxd.runtime.binding_call import call_binding
-from dotboxd.runtime.command_batch import apply_batch
-from dotboxd.runtime.commands import Command
 from dotboxd.runtime.context import RunContext
-from dotboxd.runtime.errors import ErrorInfo, SandboxError, error_info_from_diagnostic
+from dotboxd.runtime.errors import SandboxError, error_info_from_diagnostic
 from dotboxd.runtime.execution import ArgEncoding, EntryCall
 from dotboxd.runtime.locations import operation_nodes
-from dotboxd.runtime.meter import STATE_COUNTERS, CancelToken, MeterLimits, ResourceUsage
+from dotboxd.runtime.meter import STATE_COUNTERS, CancelToken, MeterLimits
 from dotboxd.validator.plan import ExecutionPlan
 
 if TYPE_CHECKING:
@@ -242,7 +246,7 @@ class _Session:
             raise _bad(f"a call of binding {desc.id!r} with the wrong number of arguments")
         try:
             args = tuple(
-                decode_typed(a, to_type_ref(t), literals)
+                decode_typed(a, to_type_ref(t), literal_rules)
                 for a, t in zip(raw_args, desc.parameters, strict=True)
             )
         except (SandboxFault, ValueError, TypeError, KeyError, IndexError):
@@ -272,7 +276,7 @@ class _Session:
         run.executed_by = str(executed_by)
         if frame.get("ok") is True:
             try:
-                value: Value = decode_typed(frame.get("value"), to_type_ref(return_type), literals)
+                value: Value = decode_typed(frame.get("value"), to_type_ref(return_type), literal_rules)
             except (SandboxFault, ValueError, TypeError, KeyError, IndexError):
                 raise _bad("a result that is not of the entrypoint's return type") from None
             return value
@@ -438,16 +442,16 @@ def execute_isolated(
         plan.check_bindings(host.catalog)
         plan.check_implementations(host.catalog)
     except DotBoxDError as refused:
-        return _refused(plan, error_info_from_diagnostic(refused.diagnostic), backend)
+        return refused_result(plan, error_info_from_diagnostic(refused.diagnostic), backend)
     if backend not in WORKER_BACKENDS:
         missing = SandboxError("R-BACKEND-UNAVAILABLE", f"backend '{backend}' is not available in a worker")
-        return _refused(plan, missing.info(), backend)
+        return refused_result(plan, missing.info(), backend)
     pool = worker_pool if worker_pool is not None else default_pool()
     wait_s = MeterLimits.from_object(plan.policy.limits).wall_time_ms / 1000 + WATCHDOG_GRACE_S
     try:
         worker = pool.acquire(wait_s)  # IsolationUnavailable propagates: nothing ran
     except WorkerLost as busy:
-        return _refused(plan, SandboxError(busy.code, busy.message).info(), backend)
+        return refused_result(plan, SandboxError(busy.code, busy.message).info(), backend)
     healthy = False
     try:
         spec, key = _SPECS.of(plan)
@@ -458,7 +462,7 @@ def execute_isolated(
         except WorkerLost as lost:
             healthy = lost.code == "R-WORKER-INTEGRITY"  # a clean refusal: the worker is sound
             refusal = SandboxError(lost.code, lost.message).info()
-            return replace(_refused(plan, refusal, backend), isolation_layers=worker.layers)
+            return replace(refused_result(plan, refusal, backend), isolation_layers=worker.layers)
         remote = WorkerBackend(backend, session, key)
         result = _run(
             host, plan, entrypoint, args, encoding, cancel, apply_commands_on_success, run_id, remote
@@ -495,47 +499,8 @@ def _run(
     worker as the backend."""
     entry = _entry(plan, entrypoint, encoding)
     observers = host._observers
-    run_id, value, error, usage, events, commands, calls, return_type, executed_by = entry.run_record(
-        args, remote, cancel, observers, run_id, awaiter=host._sync_awaiter
-    )
-    applied: tuple[Command, ...] = ()
-    if error is None and commands and apply_commands_on_success and any(c.applicable for c in commands):
-        report, events = apply_batch(commands, run_id, events, entry.facts.audit_clock, observers)
-        applied = report.applied
-        error = report.error()
-        if error is not None:
-            value = None
-    return new_execution_result(
-        error is None,
-        value,
-        error,
-        usage,
-        events,
-        plan.module_hash,
-        plan.plan_hash,
-        plan.policy_hash,
-        run_id,
-        remote.name,
-        "run",
-        return_type,
-        commands,
-        len(applied),
-        calls,
-        executed_by,
-        applied,
-        remote.session.worker.layers,
-    )
-
-
-def _refused(plan: ExecutionPlan, error: ErrorInfo, backend: str) -> ExecutionResult:
-    return ExecutionResult(
-        ok=False,
-        value=None,
-        error=error,
-        usage=ResourceUsage(max_fuel=plan.policy.limits.max_fuel),
-        audit_events=(),
-        module_hash=plan.module_hash,
-        plan_hash=plan.plan_hash,
-        policy_hash=plan.policy_hash,
-        backend=backend,
-    )
+    record = entry.run_record(args, remote, cancel, observers, run_id, awaiter=host._sync_awaiter)
+    layers = remote.session.worker.layers
+    if commands_to_apply(record, apply_commands_on_success):
+        return applied_result(plan, remote.name, record, entry.facts.audit_clock, observers, layers)
+    return result_of(plan, remote.name, record, (), layers)

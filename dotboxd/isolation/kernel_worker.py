@@ -30,12 +30,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from dotboxd.core import literal_rules
 from dotboxd.core.bindings import BindingRegistry, load_binding_manifest
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.types import to_type_ref
 from dotboxd.core.utf16 import close_scope, open_scope
 from dotboxd.core.values import SandboxFault, Value, decode_typed, encode_typed
-from dotboxd.grammar import literals
 from dotboxd.grammar.wire import import_module
 from dotboxd.isolation import frames
 from dotboxd.runtime.context import RunContext
@@ -234,7 +234,7 @@ def _relay(link: _Link, sent: list[int]) -> Callable[[RunContext, str, tuple[Val
             os._exit(4)  # the host is gone or confused: nothing sensible is left to do
         run.meter.load_state(reply["meter"])
         if reply.get("ok") is True:
-            value: Value = decode_typed(reply["value"], to_type_ref(desc.return_type), literals)
+            value: Value = decode_typed(reply["value"], to_type_ref(desc.return_type), literal_rules)
             return value
         raise fault_from_frame(reply.get("error"))
 
@@ -245,7 +245,7 @@ def _run(link: _Link, plan: ExecutionPlan, request: dict[str, Any]) -> dict[str,
     function_id = str(request["fn"])
     info = plan.functions[function_id]
     values = tuple(
-        decode_typed(raw, to_type_ref(t), literals)
+        decode_typed(raw, to_type_ref(t), literal_rules)
         for raw, t in zip(request["args"], info.parameter_types, strict=True)
     )
     run = RunContext(plan, str(request["runId"]))

@@ -45,8 +45,7 @@ from dotboxd.isolation.worker import (
     _binds,
     _command,
     _kill_until_gone,
-    _libraries,
-    _seccomp_module_path,
+    launch_config,
     probe,
 )
 
@@ -132,26 +131,9 @@ class KernelWorker:
         status_read, status_write = os.pipe()
         argv, namespaces = _command(profile, write_fd, status_write)
         packages = kernel_packages()
-        config = {
-            "attempt": sorted(profile.attempt),
-            "required": sorted(profile.required),
-            "namespaces": namespaces,
-            "seccompModule": _seccomp_module_path(),
-            "libraries": _libraries() if "seccomp" in profile.attempt else {},
-            "newRoot": new_root,
-            "binds": _outermost(_binds() + list(packages.values())),
-            "limits": {
-                "cpuSeconds": -(-limits.timeout_ms // 1000),
-                "memoryBytes": limits.memory_mb << 20,
-                "openFiles": limits.open_files,
-                "fileBytes": limits.file_bytes,
-                "stackBytes": STACK_BYTES,
-            },
-            "resultCap": limits.result_bytes,
-            "source": "",
-            "input": None,
-            "kernel": {"packages": packages, "recursionLimit": RECURSION_LIMIT},
-        }
+        binds = _outermost(_binds() + list(packages.values()))
+        config = launch_config(profile, limits, namespaces, new_root, binds, "", None, stackBytes=STACK_BYTES)
+        config["kernel"] = {"packages": packages, "recursionLimit": RECURSION_LIMIT}
         try:
             self.proc = subprocess.Popen(
                 argv,

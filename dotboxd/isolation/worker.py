@@ -195,6 +195,42 @@ def _kill_until_gone(pgid: int, budget_s: float = 2.0) -> None:
         time.sleep(0.002)
 
 
+def launch_config(
+    profile: Profile,
+    limits: Limits,
+    namespaces: Any,
+    new_root: str,
+    binds: list[str],
+    source: str,
+    job_input: Any,
+    **extra_limits: int,
+) -> dict[str, Any]:
+    """What the launcher is told about one worker (one request frame): the layers ``profile``
+    attempts and requires, the namespaces and seccomp filter, the new root with its read-only binds,
+    and the rlimits from ``limits`` (the checked ``profile.limits``; plus ``extra_limits``, e.g. a
+    pool worker's stack). One definition for one-shot jobs and pooled kernel workers, so both get
+    the same layers."""
+    return {
+        "attempt": sorted(profile.attempt),
+        "required": sorted(profile.required),
+        "namespaces": namespaces,
+        "seccompModule": _seccomp_module_path(),
+        "libraries": _libraries() if "seccomp" in profile.attempt else {},
+        "newRoot": new_root,
+        "binds": binds,
+        "limits": {
+            "cpuSeconds": -(-limits.timeout_ms // 1000),
+            "memoryBytes": limits.memory_mb << 20,
+            "openFiles": limits.open_files,
+            "fileBytes": limits.file_bytes,
+            **extra_limits,
+        },
+        "resultCap": limits.result_bytes,
+        "source": source,
+        "input": job_input,
+    }
+
+
 def run_python(
     source: str,
     job_input: Any = None,
@@ -215,24 +251,7 @@ def run_python(
     read_fd, write_fd = os.pipe()
     status_read, status_write = os.pipe()
     argv, namespaces = _command(profile, write_fd, status_write)
-    config = {
-        "attempt": sorted(profile.attempt),
-        "required": sorted(profile.required),
-        "namespaces": namespaces,
-        "seccompModule": _seccomp_module_path(),
-        "libraries": _libraries() if "seccomp" in profile.attempt else {},
-        "newRoot": new_root,
-        "binds": _binds(),
-        "limits": {
-            "cpuSeconds": -(-limits.timeout_ms // 1000),
-            "memoryBytes": limits.memory_mb << 20,
-            "openFiles": limits.open_files,
-            "fileBytes": limits.file_bytes,
-        },
-        "resultCap": limits.result_bytes,
-        "source": source,
-        "input": job_input,
-    }
+    config = launch_config(profile, limits, namespaces, new_root, _binds(), source, job_input)
     try:
         request = frames.encode(config)
     except (frames.FrameError, TypeError, ValueError) as error:

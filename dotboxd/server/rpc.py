@@ -21,11 +21,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dotboxd.core import literal_rules
 from dotboxd.core.bindings import HintProblem, sandbox_type_from_hint
 from dotboxd.core.diagnostics import DotBoxDError, reject
 from dotboxd.core.types import SandboxType, to_type_ref
 from dotboxd.core.values import SandboxFault, coerce_host_value, decode_typed, encode_typed
-from dotboxd.grammar import literals
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
@@ -130,7 +130,7 @@ def decode_args(method: RpcMethod, args: object) -> list[Any]:
     values: list[Any] = []
     for index, (raw, sandbox_type) in enumerate(zip(args, method.parameters, strict=True)):
         try:
-            values.append(decode_typed(raw, to_type_ref(sandbox_type), literals))
+            values.append(decode_typed(raw, to_type_ref(sandbox_type), literal_rules))
         except SandboxFault as fault:
             raise reject(
                 "E-SERVER-RPC-ARGS",
@@ -154,7 +154,7 @@ def call_method(method: RpcMethod, values: Sequence[Any]) -> object:
         ) from None
     try:
         ref = to_type_ref(method.returns)
-        return encode_typed(coerce_host_value(raw, ref, literals), ref)
+        return encode_typed(coerce_host_value(raw, ref, literal_rules), ref)
     except SandboxFault:
         raise reject(
             "E-SERVER-RPC-FAILED", f"RPC method {method.name} returned a value that is not a {method.returns}"

@@ -36,8 +36,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping
 
+from dotboxd.core.literal_rules import path_problem
 from dotboxd.core.values import SandboxPath
-from dotboxd.grammar.literals import path_problem
 from dotboxd.runtime.commands import PlannedState
 from dotboxd.runtime.context import BindingContext
 from dotboxd.runtime.errors import BindingError

@@ -91,6 +91,29 @@ def test_no_upward_imports(path: Path, rank: int) -> None:
             assert target <= rank, f"{path.relative_to(ROOT)}:{line} imports {name} from a higher layer"
 
 
+# Imports a folder may not make although the layering alone would allow them. The runtime executes
+# validated plans: it needs no source-form code, and the literal rules it checks run arguments and
+# binding results with live in core (``dotboxd.core.literal_rules``), once for every layer.
+FORBIDDEN_SKIPS: dict[str, tuple[str, ...]] = {"runtime": ("dotboxd.grammar",)}
+
+
+@pytest.mark.parametrize(
+    ("path", "banned"),
+    [
+        (path, banned)
+        for folder, banned in FORBIDDEN_SKIPS.items()
+        for path in sorted((ROOT / folder).rglob("*.py"))
+    ],
+    ids=lambda v: str(v.relative_to(ROOT)) if isinstance(v, Path) else "",
+)
+def test_no_forbidden_layer_skips(path: Path, banned: tuple[str, ...]) -> None:
+    for line, name in _imports(path):
+        for package in banned:
+            assert name != package and not name.startswith(package + "."), (
+                f"{path.relative_to(ROOT)}:{line} imports {name}"
+            )
+
+
 def test_no_bare_top_level_packages_are_installed() -> None:
     names = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["packages"]
     assert names and all(name == "dotboxd" or name.startswith("dotboxd.") for name in names)

@@ -30,16 +30,7 @@ from dataclasses import dataclass
 from dotboxd.host import SandboxHost
 from dotboxd.runtime.optimized import ArtifactCache, OptimizedBackend
 from dotboxd.validator.plan import ExecutionPlan
-from dotboxd.validator.policy import Policy
-
-LISTSUM = """module "listsum" version "1.0.0";
-entrypoint fn main(n I32) -> I32 {
-    xs = list.empty[I32]();
-    for i in 0 .. n { xs = list.add(xs, i * 7 % 100); }
-    total = 0;
-    for i in 0 .. list.count(xs) { total = total + list.get(xs, i); }
-    return total;
-}"""
+from tests.benchmarks.workloads import LISTSUM, STRBUILD, roomy_policy
 
 MAPGROW = """module "mapgrow" version "1.0.0";
 entrypoint fn main(n I32) -> I32 {
@@ -51,13 +42,6 @@ entrypoint fn main(n I32) -> I32 {
         else { counts = map.set(counts, k, 1); }
     }
     return map.count(counts) * 1000 + map.get(counts, 0);
-}"""
-
-STRBUILD = """module "strbuild" version "1.0.0";
-entrypoint fn main(n I32) -> I32 {
-    s = "";
-    for i in 0 .. n { s = string.concatBudgeted(s, int32.toStringInvariant(i % 10)); }
-    return string.length(s);
 }"""
 
 
@@ -97,22 +81,7 @@ WORKLOADS = (
 BACKENDS = ("reference", "optimized")
 FACTORS = (1, 2, 4, 8)
 
-POLICY = (
-    Policy.builder()
-    .with_fuel(2**62)
-    .with_max_loop_iterations(10**9)
-    .with_max_wall_time_ms(2**31 - 1)
-    .with_limits(
-        max_allocated_bytes=2**62,
-        max_total_string_bytes=2**62,
-        max_total_collection_elements=2**62,
-        max_list_length=10**8,
-        max_map_entries=10**8,
-        max_string_length=10**8,
-        max_host_calls=10**9,
-    )
-    .build()
-)
+POLICY = roomy_policy().build()
 
 
 def make_host() -> SandboxHost:

@@ -20,10 +20,9 @@ walk the whole test session's heap.
 
 from __future__ import annotations
 
-import gc
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -35,19 +34,8 @@ from dotboxd.runtime.optimized.stubs import RunState
 from dotboxd.validator.plan import ExecutionPlan
 from dotboxd.validator.policy import Policy
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _frozen_heap() -> Iterator[None]:
-    """Move everything alive before the benchmarks (the test session's modules, cases, plans) out of
-    the cyclic collector's reach: otherwise every full collection triggered by an allocating workload
-    walks the whole pytest heap and the measurement says more about the session than the backend."""
-    gc.collect()
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
+from .workloads import COLLATZ, LISTSUM, STRBUILD, collatz_py, roomy_policy
+from .workloads import frozen_heap as frozen_heap
 
 # --- workloads ------------------------------------------------------------------------------
 
@@ -69,43 +57,6 @@ def arith_py(n: int) -> int:
         else:
             acc = acc - 1
     return acc
-
-
-COLLATZ = """module "collatz" version "1.0.0";
-entrypoint fn main(n I32) -> I32 {
-    total = 0;
-    for s in 1 .. n {
-        x = s;
-        while x != 1 {
-            if x % 2 == 0 { x = x / 2; } else { x = 3 * x + 1; }
-            total = total + 1;
-        }
-    }
-    return total;
-}"""
-
-
-def collatz_py(n: int) -> int:
-    total = 0
-    for s in range(1, n):
-        x = s
-        while x != 1:
-            if x % 2 == 0:  # noqa: SIM108 - the kernel's own shape, statement for statement
-                x = x // 2
-            else:
-                x = 3 * x + 1
-            total = total + 1
-    return total
-
-
-LISTSUM = """module "listsum" version "1.0.0";
-entrypoint fn main(n I32) -> I32 {
-    xs = list.empty[I32]();
-    for i in 0 .. n { xs = list.add(xs, i * 7 % 100); }
-    total = 0;
-    for i in 0 .. list.count(xs) { total = total + list.get(xs, i); }
-    return total;
-}"""
 
 
 def listsum_py(n: int) -> int:
@@ -139,14 +90,6 @@ def mapcount_py(n: int) -> int:
         else:
             counts[k] = 1
     return counts[3]
-
-
-STRBUILD = """module "strbuild" version "1.0.0";
-entrypoint fn main(n I32) -> I32 {
-    s = "";
-    for i in 0 .. n { s = string.concatBudgeted(s, int32.toStringInvariant(i % 10)); }
-    return string.length(s);
-}"""
 
 
 def strbuild_py(n: int) -> int:
@@ -207,21 +150,7 @@ _PLANS: dict[tuple[str, bool], ExecutionPlan] = {}
 
 
 def _policy(name: str, bounded: bool) -> Policy:
-    builder = (
-        Policy.builder()
-        .with_fuel(2**62)  # list.add and list.get charge 2 + c each: ~2.3e12 fuel for 1.5M items
-        .with_max_loop_iterations(10**9)
-        .with_max_wall_time_ms(2**31 - 1)
-        .with_limits(
-            max_allocated_bytes=2**62,
-            max_total_string_bytes=2**62,
-            max_total_collection_elements=2**62,
-            max_list_length=10**8,
-            max_map_entries=10**8,
-            max_string_length=10**8,
-            max_host_calls=10**9,
-        )
-    )
+    builder = roomy_policy()
     if bounded:
         builder = builder.with_input_bounds("main", n=(0, WORKLOADS[name][2]))
     return builder.build()

@@ -15,8 +15,7 @@ result is checked against the twin.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -24,19 +23,9 @@ import pytest
 from dotboxd.host import SandboxHost
 from dotboxd.runtime.optimized import ArtifactCache, OptimizedBackend
 
-from .test_bench_backends import ARITH, COLLATZ, _policy, arith_py, collatz_py
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _frozen_heap() -> Iterator[None]:
-    """As in ``test_bench_backends``: the session's heap out of the collector's way."""
-    gc.collect()
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
+from .test_bench_backends import ARITH, _policy, arith_py
+from .workloads import COLLATZ, collatz_py
+from .workloads import frozen_heap as frozen_heap
 
 PREDICATE = """module "pred" version "1.0.0";
 entrypoint fn check(hp I32, level I32) -> Bool { return hp > 0 && level >= 10; }"""

@@ -24,6 +24,7 @@ import pytest
 
 from dotboxd.distributed import filter_records
 from tests.distributed.kernels import EVENTS, client_host, events_spec
+from tests.distributed.local_cluster import local_client
 
 PARTITION = 10_000
 """Records per partition: large enough that per-task scheduling is a small share of the work."""
@@ -40,21 +41,8 @@ def _partitions(records: list[int]) -> list[list[int]]:
 
 @pytest.fixture(scope="module", params=[1, 2], ids=["1-worker", "2-workers"])
 def cluster_client(request: pytest.FixtureRequest) -> Iterator[Any]:
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(
-        n_workers=request.param,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address="127.0.0.1:0",  # a free loopback port: None still binds the fixed 8787 here
-        host="127.0.0.1",
-        silence_logs=40,
-    )
-    client = distributed.Client(cluster)
-    try:
+    with local_client(request.param) as client:
         yield client
-    finally:
-        client.close()
-        cluster.close()
 
 
 def _report(benchmark: Any, records: int, started: float) -> None:
@@ -97,7 +85,7 @@ def test_bench_filter_on_cluster(benchmark: Any, cluster_client: Any) -> None:
 
 @pytest.mark.benchmark(group="distributed_partition_overhead")
 def test_bench_partition_overhead(benchmark: Any) -> None:
-    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("distributed")  # skip before the local runs, not inside local_client
     count = 200 if not benchmark.disabled else 20
     host = client_host()
     plan = host.prepare(EVENTS)
@@ -105,17 +93,7 @@ def test_bench_partition_overhead(benchmark: Any) -> None:
     for _ in range(count):
         host.execute(plan, "keep", [7])
     local_run = (time.perf_counter() - started) / count
-    with (
-        distributed.LocalCluster(
-            n_workers=1,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address="127.0.0.1:0",  # a free loopback port: None still binds the fixed 8787 here
-            host="127.0.0.1",
-            silence_logs=40,
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+    with local_client(1) as client:
         spec = events_spec()
         filter_records(spec, [[7]], "keep", client=client)
 

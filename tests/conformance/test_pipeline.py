@@ -10,6 +10,7 @@ import pytest
 
 from dotboxd.conformance.pipeline import evaluate
 from dotboxd.conformance.workspace import case_root, unsafe_file_path
+from tests.game_bindings import kill_entry
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 LOOT = json.loads((EXAMPLES / "loot-score.json").read_text(encoding="utf-8"))
@@ -21,20 +22,8 @@ KILL_TEXT = (
 
 
 def kill_binding(**changes: Any) -> dict[str, Any]:
-    binding: dict[str, Any] = {
-        "id": "game.world.kill",
-        "parameters": ["I32"],
-        "returnType": "Bool",
-        "effects": ["Cpu", "HostStateWrite"],
-        "capability": "game.world.monster.write.kill",
-        "cost": {"baseFuel": 10, "maxCallsPerRun": 100},
-        "isAsync": False,
-        "audit": "PerCall",
-        "safety": "SideEffectingExternal",
-        "behavior": {"kind": "sequence", "values": [False, True]},
-    }
-    binding.update(changes)
-    return binding
+    """``game.world.kill`` answering false, then true."""
+    return kill_entry(**{"behavior": {"kind": "sequence", "values": [False, True]}, **changes})
 
 
 KILL_CASE = {

@@ -26,7 +26,7 @@ from dotboxd.conformance.loader import CORPUS_ROOT, case_files, load_cases
 from dotboxd.conformance.model import Actual
 from dotboxd.conformance.protocol import REQUEST_KEYS, hello_line, request_line
 from dotboxd.conformance.sources import wire_request_case
-from dotboxd.core import bindings
+from dotboxd.core import binding_manifest, bindings
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.validator import policy as policy_module
 from dotboxd.validator.policy import Policy
@@ -70,8 +70,8 @@ def test_closed_key_sets_match_the_code() -> None:
     assert set(policy["properties"]["limits"]["properties"]) == set(policy_module.LIMIT_BY_JSON)
     assert set(policy["$defs"]["grant"]["properties"]) == policy_module.GRANT_KEYS
     manifest = _schema("binding-manifest")
-    assert set(manifest["$defs"]["entry"]["properties"]) == bindings._ENTRY_KEYS
-    assert set(manifest["$defs"]["cost"]["properties"]) == bindings._COST_KEYS
+    assert set(manifest["$defs"]["entry"]["properties"]) == binding_manifest._ENTRY_KEYS
+    assert set(manifest["$defs"]["cost"]["properties"]) == binding_manifest._COST_KEYS
     case = _schema("conformance-case")["$defs"]
     assert set(case["case"]["properties"]) == shape.CASE_KEYS
     assert set(case["requestCase"]["properties"]) == shape.REQUEST_CASE_KEYS

@@ -12,21 +12,10 @@ from typing import Any
 
 import pytest
 
+from tests.distributed.local_cluster import local_client
+
 
 @pytest.fixture(scope="session")
 def dask_client() -> Iterator[Any]:
-    distributed = pytest.importorskip("distributed")  # the test extra installs it; see pyproject
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address="127.0.0.1:0",  # a free loopback port: None still binds the fixed 8787 here
-        host="127.0.0.1",
-        silence_logs=40,
-    )
-    client = distributed.Client(cluster)
-    try:
+    with local_client(2) as client:
         yield client
-    finally:
-        client.close()
-        cluster.close()

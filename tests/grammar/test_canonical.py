@@ -191,7 +191,7 @@ def test_ordinal_key_is_utf16_order() -> None:
 
 def test_canonical_bytes_and_sha256() -> None:
     assert canonical_bytes("a\xe9") == b"a\xc3\xa9"
-    assert canonical_bytes("\ud800x") == "\ufffdx".encode()  # lone surrogate -> U+FFFD like .NET
+    assert canonical_bytes("\ud800x") == b"\xed\xa0\x80x"  # a lone surrogate keeps its own bytes
     assert canonical_bytes("\ud83d\ude00") == "\U0001f600".encode()  # a split pair is joined
     assert sha256_hex("abc") == hashlib.sha256(b"abc").hexdigest()
 

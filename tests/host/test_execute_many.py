@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from dotboxd.host import BindingContext, Cost, Effect, ExecutionResult, Policy, SandboxHost, host_binding
+from dotboxd.host import ExecutionResult, Policy, SandboxHost
 from dotboxd.runtime.optimized import ArtifactCache, OptimizedBackend
 
 from ..optimized.differential import differences, observe
+from ..runtime.kernels import appending_binding
 
 PRED = 'module "p" version "1.0.0";\nentrypoint fn check(hp I32, level I32) -> Bool { return hp > 0 && level >= 10; }\n'
 LOOP = """module "l" version "1.0.0";
@@ -121,29 +122,15 @@ def test_results_are_built_once_and_read_alike() -> None:
     assert host.execute_many(plan, "check", [], backend="optimized").values() == []
 
 
-def _writer(world: list[int]) -> Any:
-    @host_binding(
-        id="world.write",
-        capability="world.write",
-        effects=Effect.CPU | Effect.HOST_STATE_WRITE,
-        cost=Cost(base_fuel=1),
-        context=True,
-        parameters=["I32"],
-        returns="Bool",
-    )
-    def write(ctx: BindingContext, n: int) -> bool:
-        ctx.enqueue("write", {"n": n}, apply=lambda: world.append(n))
-        return True
-
-    return write
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_each_row_applies_its_own_commands(backend: str) -> None:
     """A plan with bindings takes the ordinary path for every row; each successful row's commands
     are applied as that row's batch, a failed row applies nothing."""
     world: list[int] = []
-    host = SandboxHost([_writer(world)], backends={"optimized": OptimizedBackend(cache=_CACHE)})
+    host = SandboxHost(
+        [appending_binding("world.write", "write", "n", world)],
+        backends={"optimized": OptimizedBackend(cache=_CACHE)},
+    )
     plan = host.prepare(WRITE, Policy.builder().grant("world.write").build())
     batch = host.execute_many(plan, "main", [[1], [0], ["bad"], [2]], backend=backend)
     assert [r.ok for r in batch] == [True, True, False, True]

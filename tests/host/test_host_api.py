@@ -12,6 +12,7 @@ import pytest
 
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.host import Cost, Effect, ExecutionResult, Policy, SandboxHost, host_binding
+from tests.game_bindings import kill_entry
 
 ROOT = Path(__file__).resolve().parents[2]
 LOOT = ROOT / "examples" / "loot-score.dbk"
@@ -151,23 +152,7 @@ def test_cli_run(tmp_path: Path) -> None:
 
 def test_cli_run_with_fixture_bindings_and_policy(tmp_path: Path) -> None:
     manifest = tmp_path / "bindings.json"
-    manifest.write_text(
-        json.dumps(
-            [
-                {
-                    "id": "game.world.kill",
-                    "parameters": ["I32"],
-                    "returnType": "Bool",
-                    "effects": ["Cpu", "HostStateWrite"],
-                    "capability": "game.world.monster.write.kill",
-                    "cost": {"baseFuel": 10, "maxCallsPerRun": 100},
-                    "audit": "PerCall",
-                    "safety": "SideEffectingExternal",
-                    "behavior": {"kind": "return", "value": True},
-                }
-            ]
-        )
-    )
+    manifest.write_text(json.dumps([kill_entry()]))
     pol = tmp_path / "policy.json"
     pol.write_text(
         json.dumps({"grants": [{"id": "game.world.monster.write.kill"}], "limits": {"maxWallTimeMs": 60000}})

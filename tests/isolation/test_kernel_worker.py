@@ -200,10 +200,9 @@ def test_worker_startup_failure_fails_closed_with_isolation_unavailable(
 ) -> None:
     broken = tmp_path / "pyseccomp.py"
     broken.write_text("raise ImportError('libseccomp.so.2: cannot open shared object file')\n")
-    monkeypatch.setattr(worker_module, "_seccomp_module_path", lambda: str(broken))
-    import dotboxd.isolation.pool as pool_module
-
-    monkeypatch.setattr(pool_module, "_seccomp_module_path", lambda: str(broken))
+    monkeypatch.setattr(
+        worker_module, "_seccomp_module_path", lambda: str(broken)
+    )  # pools launch through it too
     world, host, plan = game({1})
     with WorkerPool(size=1) as failing:
         with pytest.raises(IsolationUnavailable) as refused:
@@ -217,9 +216,7 @@ def test_worker_kernel_lowered_profile_runs_and_reports_its_layers(
 ) -> None:
     broken = tmp_path / "pyseccomp.py"
     broken.write_text("raise ImportError('no libseccomp here')\n")
-    import dotboxd.isolation.pool as pool_module
-
-    monkeypatch.setattr(pool_module, "_seccomp_module_path", lambda: str(broken))
+    monkeypatch.setattr(worker_module, "_seccomp_module_path", lambda: str(broken))
     from dotboxd.isolation import strict
 
     _, host, plan = game({1})

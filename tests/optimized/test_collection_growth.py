@@ -18,15 +18,7 @@ from dotboxd.core import values
 from dotboxd.host import SandboxHost
 from dotboxd.runtime.optimized import ArtifactCache, OptimizedBackend
 from dotboxd.validator.policy import Policy
-
-BUILD = """module "build" version "1.0.0";
-entrypoint fn main(n I32) -> I32 {
-    xs = list.empty[I32]();
-    for i in 0 .. n { xs = list.add(xs, i * 7 % 100); }
-    total = 0;
-    for i in 0 .. list.count(xs) { total = total + list.get(xs, i); }
-    return total;
-}"""
+from tests.benchmarks.workloads import LISTSUM
 
 BRANCH = """module "branch" version "1.0.0";
 entrypoint fn main(n I32) -> I32 {
@@ -67,7 +59,7 @@ def test_list_add_in_a_loop_copies_no_prefix_so_growth_is_linear_not_quadratic(
     copied: list[int], backend: str
 ) -> None:
     n = 5_000  # ~150 meter refusals at one per 64 fuel charges: the old fast path copied each time
-    plan = HOST.prepare(BUILD, POLICY)
+    plan = HOST.prepare(LISTSUM, POLICY)
     result = HOST.execute(plan, "main", [n], backend=backend)
     assert result.ok, result.error
     assert result.value == sum(i * 7 % 100 for i in range(n))

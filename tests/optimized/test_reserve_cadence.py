@@ -11,29 +11,7 @@ from __future__ import annotations
 from dotboxd.host import Policy, SandboxHost
 from dotboxd.runtime.execution import execute_plan
 from dotboxd.runtime.optimized import ArtifactCache, OptimizedBackend
-
-COLLATZ = """module "c" version "1.0.0";
-entrypoint fn main(n I32) -> I32 {
-    total = 0;
-    for s in 1 .. n {
-        x = s;
-        while x != 1 {
-            if x % 2 == 0 { x = x / 2; } else { x = 3 * x + 1; }
-            total = total + 1;
-        }
-    }
-    return total;
-}"""
-
-
-def _collatz(n: int) -> int:
-    total = 0
-    for s in range(1, n):
-        x = s
-        while x != 1:
-            x = x // 2 if x % 2 == 0 else 3 * x + 1
-            total += 1
-    return total
+from tests.benchmarks.workloads import COLLATZ, collatz_py
 
 
 def _plan(wall_ms: int) -> object:
@@ -50,7 +28,7 @@ def test_a_reentered_loop_reads_the_clock_per_chunk_of_work_not_per_entry() -> N
 
     backend = OptimizedBackend(cache=ArtifactCache())
     outcome = execute_plan(_plan(60_000), "main", [3000], backend, clock=clock)  # type: ignore[arg-type]
-    assert outcome.ok and outcome.value == _collatz(3000)
+    assert outcome.ok and outcome.value == collatz_py(3000)
     entries = 2999  # the inner while loop is entered once per outer iteration: one reservation each
     assert 2 <= reads[0] < entries // 10
 
@@ -65,4 +43,4 @@ def test_a_reentered_loop_still_stops_at_its_deadline() -> None:
     backend = OptimizedBackend(cache=ArtifactCache())
     outcome = execute_plan(_plan(20), "main", [20_000], backend, clock=clock)  # type: ignore[arg-type]
     assert outcome.error is not None and outcome.error.code == "R-TIMEOUT"
-    assert outcome.usage.loop_iterations < _collatz(20_000)
+    assert outcome.usage.loop_iterations < collatz_py(20_000)

@@ -14,10 +14,12 @@ import pytest
 
 from dotboxd.core.bindings import standard_bindings
 from dotboxd.core.values import SandboxPath
-from dotboxd.host import BindingContext, Cost, Effect, ExecutionResult, Policy, SandboxHost, host_binding
+from dotboxd.host import BindingContext, ExecutionResult, Policy, SandboxHost
 from dotboxd.runtime.command_batch import apply_commands
 from dotboxd.runtime.commands import Command, CommandBuffer, PlannedState
 from dotboxd.runtime.facades.files import write_text
+
+from .kernels import world_binding
 
 BACKENDS = ["reference", "optimized"]
 
@@ -39,13 +41,6 @@ entrypoint fn main(p SandboxPath) -> I32 {
     return 1;
 }
 """
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    inside = tmp_path / "root"
-    inside.mkdir()
-    return Path(os.path.realpath(inside))
 
 
 def _files(root: Path) -> list[str]:
@@ -73,22 +68,6 @@ def _two_writes(root: Path, a: str, b: str, backend: str, **grant: bool) -> Exec
     return host.execute(plan, "main", [SandboxPath(a), SandboxPath(b)], backend=backend)
 
 
-def _world_binding(binding_id: str, enqueue: Callable[[BindingContext], None]) -> Any:
-    @host_binding(
-        id=binding_id,
-        capability="world.write",
-        effects=Effect.CPU | Effect.HOST_STATE_WRITE,
-        cost=Cost(base_fuel=1),
-        context=True,
-        returns="Bool",
-    )
-    def queue(ctx: BindingContext) -> bool:
-        enqueue(ctx)
-        return True
-
-    return queue
-
-
 def _boom() -> None:
     raise RuntimeError("host applier failed")
 
@@ -102,8 +81,8 @@ def _write_then_host(
 ) -> ExecutionResult:
     bindings = [
         *standard_bindings(),
-        _world_binding("world.first", first),
-        _world_binding("world.last", last),
+        world_binding("world.first", first),
+        world_binding("world.last", last),
     ]
     host = SandboxHost(bindings)
     plan = host.prepare(WRITE_THEN_HOST, _policy(root, world=True, **grant))

@@ -8,28 +8,11 @@ from typing import Any
 from dotboxd.host import BindingContext, Cost, Effect, Policy, SandboxHost, host_binding
 from dotboxd.runtime.audit import AuditLog, sanitize, sanitize_resource
 
-from .kernels import module
-
-
-def _world_binding(world: list[int]) -> Any:
-    @host_binding(
-        id="world.add",
-        capability="world.write",
-        effects=Effect.CPU | Effect.HOST_STATE_WRITE,
-        cost=Cost(base_fuel=1),
-        context=True,
-        parameters=["I32"],
-        returns="Bool",
-    )
-    def add(ctx: BindingContext, item: int) -> bool:
-        ctx.enqueue("add", {"item": item}, apply=lambda: world.append(item))
-        return True
-
-    return add
+from .kernels import appending_binding, module, world_binding
 
 
 def _host(world: list[int], **kwargs: Any) -> SandboxHost:
-    return SandboxHost(bindings=[_world_binding(world)], **kwargs)
+    return SandboxHost(bindings=[appending_binding("world.add", "add", "item", world)], **kwargs)
 
 
 def _policy(**limits: int) -> Policy:
@@ -73,18 +56,10 @@ def test_commands_can_be_left_to_the_host() -> None:
 
 
 def test_a_failing_applier_is_reported_not_raised() -> None:
-    @host_binding(
-        id="world.bad",
-        capability="world.write",
-        effects=Effect.CPU | Effect.HOST_STATE_WRITE,
-        cost=Cost(base_fuel=1),
-        context=True,
-        returns="Bool",
+    bad = world_binding(
+        "world.bad",
+        lambda ctx: ctx.enqueue("bad", {}, apply=lambda: (_ for _ in ()).throw(RuntimeError("boom"))),
     )
-    def bad(ctx: BindingContext) -> bool:
-        ctx.enqueue("bad", {}, apply=lambda: (_ for _ in ()).throw(RuntimeError("boom")))
-        return True
-
     host = SandboxHost(bindings=[bad])
     result = host.execute(host.prepare(module("return world.bad();", "main() -> Bool"), _policy()))
     assert result.error is not None and (result.error.category, result.error.code) == (

@@ -25,13 +25,6 @@ from dotboxd.runtime.facades.files import read_text, write_text
 from .test_file_facades import _ctx
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    inside = tmp_path / "root"
-    inside.mkdir()
-    return Path(os.path.realpath(inside))
-
-
 def _refusal(call: object) -> BindingError:
     with pytest.raises(BindingError) as refused:
         call()  # type: ignore[operator]

@@ -44,14 +44,6 @@ entrypoint fn main(p SandboxPath, s String, fail Bool) -> I32 {
 """
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    """A canonical grant root (the validator refuses a root that is itself behind a link)."""
-    inside = tmp_path / "root"
-    inside.mkdir()
-    return Path(os.path.realpath(inside))
-
-
 def _read(
     root: Path, path: str, max_bytes: int = 1024, extensions: list[str] | None = None
 ) -> ExecutionResult:

@@ -42,6 +42,7 @@ from dotboxd.core.types import (
     OpaqueIdType,
     RecordType,
 )
+from tests.game_bindings import kill_entry
 
 KILL = BindingDescriptor(
     id="game.world.kill",
@@ -280,25 +281,8 @@ def test_grant_parameters_validator() -> None:
 # -- manifests and hash ---------------------------------------------------------------------------
 
 
-def conformance_entry(**changes: Any) -> dict[str, Any]:
-    entry = {
-        "id": "game.world.kill",
-        "parameters": ["I32"],
-        "returnType": "Bool",
-        "effects": ["Cpu", "HostStateWrite"],
-        "capability": "game.world.monster.write.kill",
-        "cost": {"baseFuel": 10, "maxCallsPerRun": 100},
-        "isAsync": False,
-        "audit": "PerCall",
-        "safety": "SideEffectingExternal",
-        "behavior": {"kind": "return", "value": True},
-    }
-    entry.update(changes)
-    return entry
-
-
 def test_conformance_entry_and_dotboxd_manifest_mean_the_same_binding() -> None:
-    (from_case,) = load_binding_manifest([conformance_entry()])
+    (from_case,) = load_binding_manifest([kill_entry()])
     assert from_case == KILL
     manifest = manifest_to_json([from_case])
     assert manifest["manifestVersion"] == 1
@@ -311,7 +295,7 @@ def test_named_parameters_and_grant_parameters_in_manifest() -> None:
     (b,) = load_binding_manifest(
         {
             "bindings": [
-                conformance_entry(
+                kill_entry(
                     parameters=[{"name": "monster", "type": "I32"}], grantParameters={"required": ["tenant"]}
                 )
             ]
