@@ -37,7 +37,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from dotboxd.core import arith, costs
-from dotboxd.core.values import ListValue, MapValue, SandboxFault, Value, utf16_len
+from dotboxd.core.values import SCALAR_CLASSES, ListValue, MapValue, SandboxFault, Value, utf16_len
 
 Stub = Callable[..., tuple[Value, int]]
 
@@ -51,9 +51,10 @@ _map_set_alloc = costs.map_set_alloc
 # The size-dependent amounts for sizes below ``_TABLED``, read from the cost functions once at import
 # (an index is cheaper than a call; the functions stay the only definition of the numbers).
 _TABLED: Final = 4096
+_SCALARS: Final = SCALAR_CLASSES
 _READ_FUEL = tuple(_read_fuel(n) for n in range(_TABLED))
 _ADD_FUEL = tuple(_copy_fuel(n, 1) for n in range(_TABLED))
-_WALK_FUEL = tuple(_walk_fuel(n) for n in range(_TABLED))
+_WALK_FUEL = tuple(_walk_fuel(n) for n in range(_TABLED + 2))
 _LIST_ADD_ALLOC = tuple(_list_add_alloc(n) for n in range(_TABLED))
 
 
@@ -85,6 +86,21 @@ def _list_get(exact: Stub) -> Stub:
 def _list_add(exact: Stub) -> Stub:
     def stub(state: Any, f: int, lref: int, site: int, lst: ListValue, item: Value) -> tuple[Value, int]:
         size = lst.size
+        if lst._shape is None and type(item) in _SCALARS:
+            # a scalar onto a flat list (the commonest case): the new list is flat, its shape
+            # ``flat_list_shape(size + 1)`` stays implicit, and so do the shape's charges
+            nodes = size + 2
+            if size < _TABLED:
+                after = f - state.totals[site] - _ADD_FUEL[size] - _WALK_FUEL[nodes]
+                alloc = _LIST_ADD_ALLOC[size]
+                walk = _WALK_FUEL[nodes]
+            else:
+                walk = _walk_fuel(nodes)
+                after = f - state.totals[site] - _copy_fuel(size, 1) - walk
+                alloc = _list_add_alloc(size)
+            if state.meter.settle_flat_list(after, 2 if walk else 1, alloc, size + 1):
+                return lst.append_scalar(item), after
+            return exact(state, f, lref, site, lst, item)
         shape = lst.appended_shape(item)  # pure: the value is built only once the meter agreed
         nodes = shape.nodes
         walk = _WALK_FUEL[nodes] if nodes < _TABLED else _walk_fuel(nodes)
