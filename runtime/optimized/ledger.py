@@ -56,6 +56,9 @@ class Chunk:
     refund: str | None = None
     """The slot holding that refund, once a failure point needed it."""
     index_node: ast.expr | None = None
+    counted: frozenset[int] = frozenset()
+    """The ``c + k`` nodes of the body's counter updates whose overflow checks the chunk's capped
+    reservation makes unnecessary (``codegen.counter_room``)."""
     started: int = 1
     """1 once the current iteration counts as one (always for forRange; for while only after its
     condition held): a failure gives back ``n - j - started`` reserved iterations."""
