@@ -1128,7 +1128,9 @@ def _collect_counters(
                 and type(value.right.value) is int
             ):
                 step = value.right.value
-                steps.setdefault(stmt.name, []).append((step if value.op is ir.BinaryOp.ADD else -step, value))
+                steps.setdefault(stmt.name, []).append(
+                    (step if value.op is ir.BinaryOp.ADD else -step, value)
+                )
             else:
                 other.add(stmt.name)
         elif isinstance(stmt, ir.If):
