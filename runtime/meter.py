@@ -482,6 +482,36 @@ class Meter:
         self.string_bytes = strings
         return True
 
+    def settle_text_call(self, binding_id: str, fuel_after: int, charges: int, length16: int) -> bool:
+        """``host_call(binding_id, None)``, then ``settle_text`` (a pure built-in that builds one text:
+        ``string.concatBudgeted``, ``int32.toStringInvariant``); True when applied. One call where the
+        text builders asked ``host_call_fits``, settled the text, then made the host call."""
+        host_calls = self.host_calls
+        if fuel_after < 0 or self._cancel.cancelled or host_calls >= self.limits.max_host_calls:
+            return False
+        ticks = self._fuel_ticks + charges
+        if ticks >= _DEADLINE_EVERY_FUEL_CHARGES:
+            ticks = self._ticks_after(charges)
+            if ticks < 0:
+                return False
+        limits = self.limits
+        text_bytes = costs.string_bytes(length16)
+        allocated = self.allocated_bytes + text_bytes
+        strings = self.string_bytes + text_bytes
+        if (
+            length16 > limits.max_string_length
+            or strings > limits.max_total_string_bytes
+            or allocated > limits.max_allocated_bytes
+        ):
+            return False
+        self._fuel_ticks = ticks
+        self.allocated_bytes = allocated
+        self.string_bytes = strings
+        self.host_calls = host_calls + _HOST_CALL_COUNT
+        calls = self.calls_by_binding
+        calls[binding_id] = calls.get(binding_id, 0) + _HOST_CALL_COUNT
+        return True
+
     def settle_flat_list(self, fuel_after: int, charges: int, alloc: int, count: int) -> bool:
         """``settle_value`` for a new list of ``count`` scalars (its shape ``flat_list_shape(count)``:
         ``count`` elements and longest list, depth 1, no map, no text), without the shape record

@@ -7,8 +7,9 @@ part charges again). That is about a microsecond per call, many times the operat
 
 A fast path here computes the very same charges from the same ``core.costs`` functions and the same
 value operations, and asks the meter whether *all* of them fit (``Meter.settle_fuel``,
-``settle_value`` and ``settle_text``: fuel, allocation, every shape limit, cancellation, and that no
-deadline check falls due), which then applies them in one step; the meter stays the only place that
+``settle_value``, ``settle_flat_list`` and ``settle_text_call``: fuel, allocation, every shape limit,
+cancellation, and, when one of the charges is the deadline check, the clock), which then applies
+them in one step; the meter stays the only place that
 knows its limits. If anything would be refused, or the result cannot be produced (a missing key, an index out
 of range), it does nothing and calls the exact stub, which charges one by one through the meter and
 fails at exactly the point the reference interpreter fails. So the observable result (value, error,
@@ -17,8 +18,8 @@ intermediate bookkeeping when the outcome is known to be success.
 
 The pure functions (``math.*``, ``string.*``, ``int32.toStringInvariant``) count as host calls
 (``Builtin.counts_as_host_call``): their fast paths settle the host call with the rest
-(``Meter.settle_call`` for the constant-cost ones; for the text builders ``Meter.host_call_fits``
-first and, once the other charges are settled, ``Meter.host_call``, which then cannot refuse), so
+(``Meter.settle_call`` for the constant-cost ones, ``Meter.settle_text_call`` for the text
+builders), so
 ``hostCalls`` and ``bindingCalls`` are the exact stub's too.
 
 Conventions shared with ``stubs``: ``f`` is the caller's fuel local (the meter's ``fuel_used`` may be
@@ -184,11 +185,9 @@ def _concat(exact: Stub) -> Stub:
         length = utf16_len(a) + utf16_len(b)
         byte_fuel = per_byte * _string_bytes(length)
         after = f - state.totals[site] - fixed - byte_fuel
-        meter = state.meter
-        if meter.host_call_fits() and meter.settle_text(
-            after, fixed_charges + (1 if byte_fuel else 0), length
+        if state.meter.settle_text_call(
+            "string.concatBudgeted", after, fixed_charges + (1 if byte_fuel else 0), length
         ):
-            meter.host_call("string.concatBudgeted", None)
             return a + b, after
         return exact(state, f, lref, site, a, b)
 
@@ -207,11 +206,9 @@ def concat_charges(exact: Callable[..., int]) -> Callable[..., int]:
         length = utf16_len(a) + utf16_len(b)
         byte_fuel = per_byte * _string_bytes(length)
         after: int = f - state.totals[site] - fixed - byte_fuel
-        meter = state.meter
-        if meter.host_call_fits() and meter.settle_text(
-            after, fixed_charges + (1 if byte_fuel else 0), length
+        if state.meter.settle_text_call(
+            "string.concatBudgeted", after, fixed_charges + (1 if byte_fuel else 0), length
         ):
-            meter.host_call("string.concatBudgeted", None)
             return after
         return exact(state, f, lref, site, a, b)
 
@@ -226,9 +223,7 @@ def _to_string(exact: Stub) -> Stub:
     def stub(state: Any, f: int, lref: int, site: int, n: int) -> tuple[Value, int]:
         text = int_text(n)  # ASCII digits and sign: one UTF-16 unit per character
         after = f - state.totals[site] - fixed
-        meter = state.meter
-        if meter.host_call_fits() and meter.settle_text(after, charges, len(text)):
-            meter.host_call("int32.toStringInvariant", None)
+        if state.meter.settle_text_call("int32.toStringInvariant", after, charges, len(text)):
             return text, after
         return exact(state, f, lref, site, n)
 
