@@ -76,6 +76,7 @@ _PLAIN_LITERALS = frozenset(
 _R, _F, _D, _LR = (P.name(ident) for ident in FIXED_PARAMS)
 """Loads of the fixed parameters (shared nodes, see ``pyast.name``)."""
 _F_STORE = P.store("f")
+_NAME_NODES = frozenset({ast.Name, P.Name})
 _KIND_OF = {ast.Name: "name", P.Name: "name", ast.Constant: "const", P.Constant: "const"}
 """Operand shapes a bulk forRange loop may read its end from directly (``loop_end``)."""
 _EXHAUSTED = P.compare(_F, P.LT, P.const(0))
@@ -556,7 +557,8 @@ class _FunctionEmitter:
             P.const(facts.heavy),
             *([] if room is None else [room]),
         )
-        chunk = Chunk(fast=fast, n=n, ivar=ivar, start=k, counted=counted)
+        assigned = frozenset({ivar, *(self.var(name) for name in _assigned_names(stmt.body))})
+        chunk = Chunk(fast=fast, n=n, ivar=ivar, start=k, assigned=assigned, counted=counted)
         chunk_body, body_live = self.chunk_body(stmt.body, chunk)
         base = chunk.finish(body_live)
         self.tables.set_chunk_base(chunk.fault_sites, base)
@@ -576,6 +578,8 @@ class _FunctionEmitter:
         bulk_loop = P.range_loop(ivar, [P.name(k), P.add(P.name(k), P.name(n))], chunk_body, precise)
         # the loop test replaces an exit check after each chunk: ``_s_cap`` starts every pass
         test = P.compare(P.name(k), P.LT, stop())
+        for view in chunk.view_stmts:
+            self.emit(view)
         self.emit(P.While(test, [P.assign(n, reserve), bulk_loop, P.break_()], []))
         self.live = True
 
@@ -663,7 +667,8 @@ class _FunctionEmitter:
             P.const(facts.heavy),
             *([] if room is None else [room]),
         )
-        chunk = Chunk(fast=fast, n=n, ivar=j, start=None, started=0, counted=counted)
+        assigned = frozenset(self.var(name) for name in _assigned_names(stmt.body))
+        chunk = Chunk(fast=fast, n=n, ivar=j, start=None, started=0, assigned=assigned, counted=counted)
 
         def condition() -> None:
             chunk.started = 0
@@ -693,6 +698,8 @@ class _FunctionEmitter:
             exact, _, _ = self.sub_block(exact_iteration, 0)
             self.loops.pop()
         bulk_loop = P.range_loop(j, [P.name(n)], chunk_body, [P.if_(P.name(n), done), *exact])
+        for view in chunk.view_stmts:
+            self.emit(view)
         self.emit(P.while_true([P.assign(n, reserve), bulk_loop, P.break_()]))
         self.live = True
 
@@ -992,6 +999,14 @@ class _FunctionEmitter:
             and args[0].id == dest
         ):
             return self.append_text(dest, args[1], at)
+        chunk = self.chunk
+        if (
+            builtin == "list.get"
+            and chunk is not None
+            and type(args[0]) in _NAME_NODES
+            and args[0].id not in chunk.assigned  # type: ignore[attr-defined]
+        ):
+            return self.list_read(chunk, args, dest, at)
         if builtin not in _INLINE_BUILTINS:
             stub = _STUB_NAMES.get(builtin)
             if stub is None:
@@ -1002,6 +1017,41 @@ class _FunctionEmitter:
             return args[0]
         out = dest if dest is not None else self.slots.new("t")
         self.emit(P.assign(out, P.call(_INLINE_BUILTINS[builtin], *args)))
+        return P.name(out)
+
+    def list_read(self, chunk: Chunk, args: list[ast.expr], dest: str | None, at: int) -> ast.expr:
+        """``list.get(xs, i)`` in a bulk chunk where ``xs`` holds one list for the whole loop: its size
+        and read fuel (``2 + size``, ``costs.read_fuel``) are read once before the loop, and the call
+        is ``if f >= fuel + segment and 0 <= i < size: f = f - ...; t = _p_lget(xs, i)``, else the
+        stub, which charges and fails exactly (fuel short, index out of range). What the inline
+        read skips is the meter's own bookkeeping of a successful read: its deadline cadence (the
+        chunk's reservation checks the deadline and cancellation, and the read counts as one unit
+        of the chunk's bounded work) - never a charge."""
+        lst = args[0].id  # type: ignore[attr-defined]
+        view = chunk.views.get(lst)
+        if view is None:
+            size, fuel = self.slots.new("t"), self.slots.new("t")
+            view = chunk.views[lst] = (size, fuel)
+            chunk.view_stmts.append(P.assign(size, P.call("_p_lsize", P.name(lst))))
+            chunk.view_stmts.append(P.assign(fuel, P.call("_p_rfuel", P.name(size))))
+        size, fuel = view
+        total = sum(self.segment.charges) if self.segment is not None else 0
+        site = self.take_located_segment(at)
+        need: ast.expr = P.add(P.name(fuel), P.const(total)) if total else P.name(fuel)
+        index = args[1]
+        tests = [P.compare(_F, P.GTE, need)]
+        if not self.is_nonneg(index):
+            tests.append(P.compare(index, P.GTE, P.const(0)))
+        tests.append(P.compare(index, P.LT, P.name(size)))
+        out = dest if dest is not None else self.slots.new("t")
+        stub = P.call("_s_i_list_get", _R, _F, self.lref(), P.Constant(site), *args)
+        self.emit(
+            P.if_(
+                P.and_(*tests),
+                [P.assign("f", P.sub(_F, need)), P.assign(out, P.call("_p_lget", P.name(lst), index))],
+                [P.Assign([P.Tuple([P.Name(out, P.STORE), _F_STORE], P.STORE)], stub)],
+            )
+        )
         return P.name(out)
 
     def append_text(self, dest: str, suffix: ast.expr, at: int) -> ast.expr:

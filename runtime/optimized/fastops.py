@@ -120,6 +120,17 @@ def _list_add(exact: Stub) -> Stub:
     return stub
 
 
+def list_size(lst: ListValue) -> int:
+    """``len(lst)`` for generated code, which reads no attribute (``_p_lsize``)."""
+    return lst.size
+
+
+def list_item(lst: ListValue, index: int) -> Value:
+    """The item at ``index``, which the generated code has checked is within ``0 <= index < size``
+    (``_p_lget``; outside it this would be a raw ``IndexError`` or a later version's item)."""
+    return lst._buffer[index]
+
+
 # --- maps ----------------------------------------------------------------------------------------
 
 
@@ -308,4 +319,4 @@ FAST_PATHS: Mapping[str, Callable[[Stub], Stub]] = MappingProxyType(
 """Built-in name -> a wrapper that takes the exact stub and returns the fast one."""
 
 
-__all__ = ["FAST_PATHS", "concat_charges"]
+__all__ = ["FAST_PATHS", "concat_charges", "list_item", "list_size"]

@@ -28,7 +28,7 @@ from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.intrinsics import CONCAT_CHARGES, INTRINSICS
 from dotboxd.runtime.locations import locate_ordinal
 from dotboxd.runtime.meter import Meter
-from dotboxd.runtime.optimized.fastops import FAST_PATHS, concat_charges
+from dotboxd.runtime.optimized.fastops import FAST_PATHS, concat_charges, list_item, list_size
 from dotboxd.runtime.optimized.work import CHUNK_WORK, chunk_limit, heavy_weight, iteration_units
 
 CHUNK: Final = 2048
@@ -453,11 +453,15 @@ PURE_HELPERS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_p_round": arith.round_f64,
         "_p_u16len": utf16_len,
         "_p_tof64": arith.to_f64,
+        "_p_lsize": list_size,
+        "_p_rfuel": costs.read_fuel,
+        "_p_lget": list_item,
     }
 )
 """Shared definitions generated code calls directly. ``_p_abs``, ``_p_clamp`` and ``_p_sqrt`` can
 fail, so generated code calls them only after the inline check that rules the failure out (the
-failure itself goes through a fault stub)."""
+failure itself goes through a fault stub). ``_p_lget`` reads a list item without a range check, so
+generated code calls it only after checking ``0 <= index < _p_lsize(list)`` (``codegen.list_read``)."""
 
 STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
     {
