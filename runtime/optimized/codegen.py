@@ -1004,6 +1004,7 @@ class _FunctionEmitter:
             builtin == "list.get"
             and chunk is not None
             and type(args[0]) in _NAME_NODES
+            and args[0].id.startswith("v")  # type: ignore[attr-defined]  # an IR local, not a temporary
             and args[0].id not in chunk.assigned  # type: ignore[attr-defined]
         ):
             return self.list_read(chunk, args, dest, at)

@@ -60,3 +60,20 @@ def test_invariant_list_reads_fail_at_the_same_charge_for_every_fuel_budget(args
         reference = observe(host.execute(plan, "main", args))
         optimized = observe(host.execute(plan, "main", args, backend="optimized"))
         assert reference == optimized, fuel
+
+
+TEMPORARY = """module "temporary" version "1.0.0";
+entrypoint fn main(n I32) -> I32 {
+    total = 0;
+    for i in 0 .. n {
+        total = total + list.get(list.add(list.empty[I32](), i), 0);
+    }
+    return total;
+}"""
+
+
+def test_a_list_built_in_the_loop_is_never_read_through_a_stale_view() -> None:
+    """A list that exists only as a temporary of the body (a new one every iteration) is read
+    through the stub, never through a size taken before the loop (found by the generated-program
+    differential test: the temporary was mistaken for a loop-invariant local)."""
+    assert_agree(run_plan_both(prepare(TEMPORARY), "main", [[0], [5], [3000]]), "temporary list")
