@@ -385,16 +385,31 @@ class Meter:
     # ``settle_*`` mirrors a sequence of the methods above (every check is an upper bound on a
     # monotone counter, so checking final totals is checking each step). The fuel itself stays in
     # the caller's local: ``fuel_after`` is what is left once the operation's ``charges`` fuel
-    # charges are paid (negative: they do not fit). A charge that would fall on the deadline check
-    # (every ``DEADLINE_EVERY_FUEL_CHARGES``-th) is never settled here: the stepwise path makes it.
+    # charges are paid (negative: they do not fit). A charge that falls on the deadline check (every
+    # ``DEADLINE_EVERY_FUEL_CHARGES``-th) reads the clock here as ``fuel`` would (``_ticks_after``):
+    # a spent budget declines (the stepwise path then raises R-TIMEOUT at that very charge), so the
+    # hot loops of the optimized backend no longer leave their fast path once every 32 calls.
+
+    def _ticks_after(self, charges: int) -> int:
+        """The deadline-check cycle after ``charges`` more fuel charges (each at most one cycle
+        long): ``fuel``'s own counting, with its clock read when a charge lands on the check; -1
+        when that check finds the wall-time budget spent (nothing changed)."""
+        ticks = self._fuel_ticks + charges
+        if ticks < _DEADLINE_EVERY_FUEL_CHARGES:
+            return ticks
+        if self._clock() >= self._deadline:
+            return -1
+        return ticks - _DEADLINE_EVERY_FUEL_CHARGES
 
     def settle_fuel(self, fuel_after: int, charges: int) -> bool:
         """``charges`` plain ``fuel`` charges leaving ``fuel_after``; True when applied."""
         if fuel_after < 0 or self._cancel.cancelled:
             return False
         ticks = self._fuel_ticks + charges
-        if ticks >= costs.DEADLINE_EVERY_FUEL_CHARGES:
-            return False
+        if ticks >= _DEADLINE_EVERY_FUEL_CHARGES:
+            ticks = self._ticks_after(charges)
+            if ticks < 0:
+                return False
         self._fuel_ticks = ticks
         return True
 
@@ -406,7 +421,9 @@ class Meter:
             return False
         ticks = self._fuel_ticks + charges
         if ticks >= _DEADLINE_EVERY_FUEL_CHARGES:
-            return False
+            ticks = self._ticks_after(charges)
+            if ticks < 0:
+                return False
         self._fuel_ticks = ticks
         self.host_calls = host_calls + _HOST_CALL_COUNT
         calls = self.calls_by_binding
@@ -419,8 +436,10 @@ class Meter:
         if fuel_after < 0 or self._cancel.cancelled:
             return False
         ticks = self._fuel_ticks + charges
-        if ticks >= costs.DEADLINE_EVERY_FUEL_CHARGES:
-            return False
+        if ticks >= _DEADLINE_EVERY_FUEL_CHARGES:
+            ticks = self._ticks_after(charges)
+            if ticks < 0:
+                return False
         limits = self.limits
         text_bytes = shape.string_bytes
         allocated = self.allocated_bytes + alloc + text_bytes
@@ -442,6 +461,63 @@ class Meter:
         self.string_bytes = strings
         return True
 
+    def settle_text_call(self, binding_id: str, fuel_after: int, charges: int, length16: int) -> bool:
+        """``host_call(binding_id, None)``, then ``settle_text`` (a pure built-in that builds one text:
+        ``string.concatBudgeted``, ``int32.toStringInvariant``); True when applied. One call where the
+        text builders asked ``host_call_fits``, settled the text, then made the host call."""
+        host_calls = self.host_calls
+        if fuel_after < 0 or self._cancel.cancelled or host_calls >= self.limits.max_host_calls:
+            return False
+        ticks = self._fuel_ticks + charges
+        if ticks >= _DEADLINE_EVERY_FUEL_CHARGES:
+            ticks = self._ticks_after(charges)
+            if ticks < 0:
+                return False
+        limits = self.limits
+        text_bytes = costs.string_bytes(length16)
+        allocated = self.allocated_bytes + text_bytes
+        strings = self.string_bytes + text_bytes
+        if (
+            length16 > limits.max_string_length
+            or strings > limits.max_total_string_bytes
+            or allocated > limits.max_allocated_bytes
+        ):
+            return False
+        self._fuel_ticks = ticks
+        self.allocated_bytes = allocated
+        self.string_bytes = strings
+        self.host_calls = host_calls + _HOST_CALL_COUNT
+        calls = self.calls_by_binding
+        calls[binding_id] = calls.get(binding_id, 0) + _HOST_CALL_COUNT
+        return True
+
+    def settle_flat_list(self, fuel_after: int, charges: int, alloc: int, count: int) -> bool:
+        """``settle_value`` for a new list of ``count`` scalars (its shape ``flat_list_shape(count)``:
+        ``count`` elements and longest list, depth 1, no map, no text), without the shape record
+        (``list.add`` of a scalar onto a flat list builds none: ``ListValue`` keeps such shapes
+        implicit); True when applied."""
+        if fuel_after < 0 or self._cancel.cancelled:
+            return False
+        ticks = self._fuel_ticks + charges
+        if ticks >= _DEADLINE_EVERY_FUEL_CHARGES:
+            ticks = self._ticks_after(charges)
+            if ticks < 0:
+                return False
+        limits = self.limits
+        allocated = self.allocated_bytes + alloc
+        elements = self.collection_elements + count
+        if (
+            allocated > limits.max_allocated_bytes
+            or count > limits.max_list_length
+            or limits.max_collection_depth < 1
+            or elements > limits.max_total_collection_elements
+        ):
+            return False
+        self._fuel_ticks = ticks
+        self.allocated_bytes = allocated
+        self.collection_elements = elements
+        return True
+
     def settle_text(self, fuel_after: int, charges: int, length16: int) -> bool:
         """``settle_value`` for one new text of ``length16`` UTF-16 units (its shape: one node, no
         elements, depth 0, its bytes charged as allocation and string bytes), without building the
@@ -449,8 +525,10 @@ class Meter:
         if fuel_after < 0 or self._cancel.cancelled:
             return False
         ticks = self._fuel_ticks + charges
-        if ticks >= costs.DEADLINE_EVERY_FUEL_CHARGES:
-            return False
+        if ticks >= _DEADLINE_EVERY_FUEL_CHARGES:
+            ticks = self._ticks_after(charges)
+            if ticks < 0:
+                return False
         limits = self.limits
         text_bytes = costs.string_bytes(length16)
         allocated = self.allocated_bytes + text_bytes

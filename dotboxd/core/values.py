@@ -344,22 +344,39 @@ class ListValue:
     once at construction. A version keeps the whole shared buffer alive, so a short version can hold
     on to the items of longer ones built from it in the same run; that memory was charged to the run
     that built them and is bounded by its limits.
+
+    The shape of a *flat* list (every item a scalar, ``flat_list_shape``) is left implicit
+    (``_shape`` is None) and built only when read: a list grown past ``SHARED_SHAPES_UP_TO`` items
+    would otherwise allocate a new shape record at every ``list.add``, most of its cost.
     """
 
-    __slots__ = ("_buffer", "shape", "size")
+    __slots__ = ("_buffer", "_shape", "size")
 
     _buffer: list[Value]
     size: int
     """The number of items (``len(lst)``, as a plain attribute read for hot paths)."""
-    shape: Shape
+    _shape: Shape | None
+    """The shape, or None when it is ``flat_list_shape(size)`` (see ``shape``)."""
 
     def __init__(self, items: Iterable[Value] = (), shape: Shape | None = None) -> None:
         buffer = list(items)
+        count = len(buffer)
         object.__setattr__(self, "_buffer", buffer)
-        object.__setattr__(self, "size", len(buffer))
-        object.__setattr__(
-            self, "shape", shape if shape is not None else _combine(map(shape_of, buffer), len(buffer), False)
-        )
+        object.__setattr__(self, "size", count)
+        if shape is None:
+            shape = _combine(map(shape_of, buffer), count, False)
+        object.__setattr__(self, "_shape", _explicit_list_shape(shape, count))
+
+    @property
+    def shape(self) -> Shape:
+        """What the meter charges for this list (built here when it is the implicit flat shape)."""
+        shape = self._shape
+        return shape if shape is not None else flat_list_shape(self.size)
+
+    @property
+    def flat(self) -> bool:
+        """Whether every item is a scalar (the shape is ``flat_list_shape(len)``)."""
+        return self._shape is None
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("sandbox values are immutable")
@@ -393,16 +410,12 @@ class ListValue:
         next slot of the shared buffer, and the exact path that runs when the meter declines would
         then find the buffer one item longer and copy the whole prefix (quadratic growth).
         """
-        old = self.shape
+        old = self._shape
         count = self.size + 1
-        if (
-            type(item) in _SCALAR_CLASSES
-            and count < SHARED_SHAPES_UP_TO
-            and old is _FLAT_LIST_SHAPES[count - 1]
-        ):
-            # the commonest case, a scalar onto a flat list: the shared shape, no new record
-            shape = _FLAT_LIST_SHAPES[count]
-            return shape if shape is not None else flat_list_shape(count)
+        if old is None:
+            if type(item) in _SCALAR_CLASSES:
+                return flat_list_shape(count)  # the commonest case, a scalar onto a flat list
+            old = flat_list_shape(count - 1)
         s = shape_of(item)
         max_list = old.max_list
         if count > max_list:
@@ -430,9 +443,12 @@ class ListValue:
     def append(self, item: Value, shape: Shape | None = None) -> ListValue:
         """A new list with ``item`` appended (amortized O(1)). ``shape`` is ``appended_shape(item)``
         when the caller has it already (it is computed here otherwise)."""
-        if shape is None:
-            shape = self.appended_shape(item)
         count = self.size
+        if shape is None:
+            implicit = self._shape is None and type(item) in _SCALAR_CLASSES
+            explicit = None if implicit else _explicit_list_shape(self.appended_shape(item), count + 1)
+        else:
+            explicit = _explicit_list_shape(shape, count + 1)
         buffer = self._buffer
         if len(buffer) == count:
             buffer.append(item)
@@ -443,7 +459,26 @@ class ListValue:
         new: Any = _ListBuilder()  # ``_new_list``, inlined: ``list.add`` builds a list on every call
         new._buffer = buffer
         new.size = count + 1
-        new.shape = shape
+        new._shape = explicit
+        new.__class__ = ListValue
+        built: ListValue = new
+        return built
+
+    def append_scalar(self, item: Value) -> ListValue:
+        """``append`` of a scalar onto a flat list (the caller checked both): the new list is flat
+        too, so no shape is computed (the optimized backend's fast ``list.add``)."""
+        count = self.size
+        buffer = self._buffer
+        if len(buffer) == count:
+            buffer.append(item)
+            if len(buffer) != count + 1 or buffer[count] is not item:  # lost a race for the slot
+                buffer = copy_prefix(buffer, count, item)
+        else:
+            buffer = copy_prefix(buffer, count, item)
+        new: Any = _ListBuilder()
+        new._buffer = buffer
+        new.size = count + 1
+        new._shape = None
         new.__class__ = ListValue
         built: ListValue = new
         return built
@@ -470,7 +505,17 @@ class _ListBuilder:
     attribute stores and retypes it, which is several times cheaper than three
     ``object.__setattr__`` calls on the frozen class (``list.add`` builds a list on every call)."""
 
-    __slots__ = ("_buffer", "shape", "size")
+    __slots__ = ("_buffer", "_shape", "size")
+
+
+def _explicit_list_shape(shape: Shape, count: int) -> Shape | None:
+    """What a list of ``count`` items with ``shape`` stores: None when the shape is the flat one
+    (left implicit, ``ListValue.shape``), else the shape itself."""
+    if count < SHARED_SHAPES_UP_TO and shape is _FLAT_LIST_SHAPES[count]:
+        return None
+    if shape.elements != count or shape.depth != 1 or shape.nodes != count + 1:
+        return shape  # the cheap mismatches first: most non-flat shapes stop here
+    return None if shape == flat_list_shape(count) else shape
 
 
 def _new_list(buffer: list[Value], count: int, shape: Shape) -> ListValue:
@@ -478,7 +523,7 @@ def _new_list(buffer: list[Value], count: int, shape: Shape) -> ListValue:
     new: Any = _ListBuilder()
     new._buffer = buffer
     new.size = count
-    new.shape = shape
+    new._shape = _explicit_list_shape(shape, count)
     new.__class__ = ListValue
     built: ListValue = new
     return built
@@ -705,6 +750,8 @@ _TEXT_WRAPPERS = (Guid, SandboxPath, SandboxUri)
 
 
 _SCALAR_CLASSES = frozenset({bool, int, float, type(None), Guid})
+SCALAR_CLASSES = _SCALAR_CLASSES
+"""The exact classes of scalar values (whose shape is ``SCALAR_SHAPE``)."""
 _COMPOSITE_CLASSES = frozenset({ListValue, MapValue, RecordValue})
 
 

@@ -40,7 +40,9 @@ from .stubs import RunState, namespace_base, sync
 from .tables import Tables, function_name
 from .verifier import VERIFIER_VERSION, allowed_globals, verify_code, verify_cold_module, verify_module
 
-COMPILER_VERSION = "dotboxd-py-opt-codegen-7"  # 7: s = concat(s, x) appends in place (_s_cat)
+COMPILER_VERSION = (
+    "dotboxd-py-opt-codegen-8"  # 8: counter-capped chunks (_s_capm), inline list reads; 7: in-place concat
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,6 +76,7 @@ _PLAIN_LITERALS = frozenset(
 _R, _F, _D, _LR = (P.name(ident) for ident in FIXED_PARAMS)
 """Loads of the fixed parameters (shared nodes, see ``pyast.name``)."""
 _F_STORE = P.store("f")
+_NAME_NODES = frozenset({ast.Name, P.Name})
 _KIND_OF = {ast.Name: "name", P.Name: "name", ast.Constant: "const", P.Constant: "const"}
 """Operand shapes a bulk forRange loop may read its end from directly (``loop_end``)."""
 _EXHAUSTED = P.compare(_F, P.LT, P.const(0))
@@ -541,8 +542,9 @@ class _FunctionEmitter:
         stop = self.loop_end(stmt, end, ivar)
         facts = self.gen.facts.loops[id(stmt)]
         outer_lref = self.lref()
+        room, counted = self.counter_room(stmt.body, stmt.local)
         reserve = P.call(
-            "_s_cap",
+            "_s_cap" if room is None else "_s_capm",
             _R,
             _F,
             _D,
@@ -553,8 +555,10 @@ class _FunctionEmitter:
             P.const(facts.need_depth if fast else 0),
             P.const(facts.work),
             P.const(facts.heavy),
+            *([] if room is None else [room]),
         )
-        chunk = Chunk(fast=fast, n=n, ivar=ivar, start=k)
+        assigned = frozenset({ivar, *(self.var(name) for name in _assigned_names(stmt.body))})
+        chunk = Chunk(fast=fast, n=n, ivar=ivar, start=k, assigned=assigned, counted=counted)
         chunk_body, body_live = self.chunk_body(stmt.body, chunk)
         base = chunk.finish(body_live)
         self.tables.set_chunk_base(chunk.fault_sites, base)
@@ -574,6 +578,8 @@ class _FunctionEmitter:
         bulk_loop = P.range_loop(ivar, [P.name(k), P.add(P.name(k), P.name(n))], chunk_body, precise)
         # the loop test replaces an exit check after each chunk: ``_s_cap`` starts every pass
         test = P.compare(P.name(k), P.LT, stop())
+        for view in chunk.view_stmts:
+            self.emit(view)
         self.emit(P.While(test, [P.assign(n, reserve), bulk_loop, P.break_()], []))
         self.live = True
 
@@ -646,8 +652,9 @@ class _FunctionEmitter:
         facts = self.gen.facts.loops[id(stmt)]
         n, j = self.slots.new("n"), self.slots.new("j")
         outer_lref = self.lref()
+        room, counted = self.counter_room(stmt.body, None)
         reserve = P.call(
-            "_s_cap",
+            "_s_cap" if room is None else "_s_capm",
             _R,
             _F,
             _D,
@@ -658,8 +665,10 @@ class _FunctionEmitter:
             P.const(facts.need_depth if fast else 0),
             P.const(facts.work),
             P.const(facts.heavy),
+            *([] if room is None else [room]),
         )
-        chunk = Chunk(fast=fast, n=n, ivar=j, start=None, started=0)
+        assigned = frozenset(self.var(name) for name in _assigned_names(stmt.body))
+        chunk = Chunk(fast=fast, n=n, ivar=j, start=None, started=0, assigned=assigned, counted=counted)
 
         def condition() -> None:
             chunk.started = 0
@@ -689,8 +698,49 @@ class _FunctionEmitter:
             exact, _, _ = self.sub_block(exact_iteration, 0)
             self.loops.pop()
         bulk_loop = P.range_loop(j, [P.name(n)], chunk_body, [P.if_(P.name(n), done), *exact])
+        for view in chunk.view_stmts:
+            self.emit(view)
         self.emit(P.while_true([P.assign(n, reserve), bulk_loop, P.break_()]))
         self.live = True
+
+    def counter_room(
+        self, body: tuple[ir.Stmt, ...], loop_local: str | None
+    ) -> tuple[ast.expr | None, frozenset[int]]:
+        """The room of the body's *counters* and the update nodes it makes safe.
+
+        A counter is an I32/I64 local that the (leaf) body assigns only as ``c = c + k`` or
+        ``c = c - k`` with constant ``k``. One iteration moves it by at most ``up`` (the sum of its
+        positive steps, as if every branch ran) and ``down``; so a chunk of at most
+        ``(MAX - c) // up`` and ``(c - MIN) // down`` iterations can overflow none of those updates,
+        whose inline checks are then dropped (``arith_int``). The generated code computes that room
+        before each chunk and reserves no more (``_s_capm``); an update that would overflow runs on
+        the exact path, which checks it. Updates the prover already PROVED safe need no room.
+        Returns (None, empty) when the body has no counter to gain from."""
+        steps: dict[str, list[tuple[int, ir.Binary]]] = {}
+        other: set[str] = set() if loop_local is None else {loop_local}
+        _collect_counters(body, steps, other)
+        rooms: list[ast.expr] = []
+        counted: set[int] = set()
+        safe = self.gen.safe_nodes
+        for name in sorted(steps):
+            updates = [(k, b) for k, b in steps[name] if id(b) not in safe]
+            if name in other or not updates:
+                continue
+            t = self.plan.type_of(updates[0][1].left)
+            if t not in _RANGES:
+                continue
+            low, high = _RANGES[t]
+            up = sum(k for k, _ in steps[name] if k > 0)
+            down = sum(-k for k, _ in steps[name] if k < 0)
+            value = P.name(self.var(name))
+            if up:
+                rooms.append(_room(P.sub(P.const(high), value), up))
+            if down:
+                rooms.append(_room(P.sub(value, P.const(low)), down))
+            counted.update(id(b) for _, b in updates)
+        if not rooms:
+            return None, frozenset()
+        return (rooms[0] if len(rooms) == 1 else P.call("_p_min", *rooms)), frozenset(counted)
 
     def leave_loop(self) -> None:
         """The loop's own exit (a false condition) on the exact path."""
@@ -834,7 +884,8 @@ class _FunctionEmitter:
         fault = f"{op}_{_suffix(t)}"
         both_nonneg = self.is_nonneg(left) and self.is_nonneg(right)
         constant = _const_int(right)
-        safe = id(node) in self.gen.safe_nodes
+        chunk = self.chunk
+        safe = id(node) in self.gen.safe_nodes or (chunk is not None and id(node) in chunk.counted)
         if op in ("add", "sub") and constant is not None and not safe and not (op == "sub" and both_nonneg):
             # ``x + c`` overflows exactly when ``x > MAX - c`` (``x - c``: ``x < MIN + c``): test the
             # operand first and compute straight into the statement's variable
@@ -850,8 +901,13 @@ class _FunctionEmitter:
                 )
             )
             return P.name(out)
-        if op in _PY_OPS and dest is None and (safe or (op == "sub" and both_nonneg)):
-            return P.binop(left, _PY_OPS[op], right)  # cannot fail: a pure operand, no temporary
+        if op in _PY_OPS and (safe or (op == "sub" and both_nonneg)):
+            if dest is None:
+                return P.binop(left, _PY_OPS[op], right)  # cannot fail: a pure operand, no temporary
+            # cannot fail, so no check reads the operands afterwards: straight into the variable,
+            # even when an operand reads it (``c = c + 1``)
+            self.emit(P.assign(dest, P.binop(left, _PY_OPS[op], right)))
+            return P.name(dest)
         out = self.temp(dest, (left, right))
         if op in _PY_OPS:
             self.emit(P.assign(out, P.binop(left, _PY_OPS[op], right)))
@@ -943,6 +999,15 @@ class _FunctionEmitter:
             and args[0].id == dest
         ):
             return self.append_text(dest, args[1], at)
+        chunk = self.chunk
+        if (
+            builtin == "list.get"
+            and chunk is not None
+            and type(args[0]) in _NAME_NODES
+            and args[0].id.startswith("v")  # type: ignore[attr-defined]  # an IR local, not a temporary
+            and args[0].id not in chunk.assigned  # type: ignore[attr-defined]
+        ):
+            return self.list_read(chunk, args, dest, at)
         if builtin not in _INLINE_BUILTINS:
             stub = _STUB_NAMES.get(builtin)
             if stub is None:
@@ -953,6 +1018,41 @@ class _FunctionEmitter:
             return args[0]
         out = dest if dest is not None else self.slots.new("t")
         self.emit(P.assign(out, P.call(_INLINE_BUILTINS[builtin], *args)))
+        return P.name(out)
+
+    def list_read(self, chunk: Chunk, args: list[ast.expr], dest: str | None, at: int) -> ast.expr:
+        """``list.get(xs, i)`` in a bulk chunk where ``xs`` holds one list for the whole loop: its size
+        and read fuel (``2 + size``, ``costs.read_fuel``) are read once before the loop, and the call
+        is ``if f >= fuel + segment and 0 <= i < size: f = f - ...; t = _p_lget(xs, i)``, else the
+        stub, which charges and fails exactly (fuel short, index out of range). What the inline
+        read skips is the meter's own bookkeeping of a successful read: its deadline cadence (the
+        chunk's reservation checks the deadline and cancellation, and the read counts as one unit
+        of the chunk's bounded work) - never a charge."""
+        lst = args[0].id  # type: ignore[attr-defined]
+        view = chunk.views.get(lst)
+        if view is None:
+            size, fuel = self.slots.new("t"), self.slots.new("t")
+            view = chunk.views[lst] = (size, fuel)
+            chunk.view_stmts.append(P.assign(size, P.call("_p_lsize", P.name(lst))))
+            chunk.view_stmts.append(P.assign(fuel, P.call("_p_rfuel", P.name(size))))
+        size, fuel = view
+        total = sum(self.segment.charges) if self.segment is not None else 0
+        site = self.take_located_segment(at)
+        need: ast.expr = P.add(P.name(fuel), P.const(total)) if total else P.name(fuel)
+        index = args[1]
+        tests = [P.compare(_F, P.GTE, need)]
+        if not self.is_nonneg(index):
+            tests.append(P.compare(index, P.GTE, P.const(0)))
+        tests.append(P.compare(index, P.LT, P.name(size)))
+        out = dest if dest is not None else self.slots.new("t")
+        stub = P.call("_s_i_list_get", _R, _F, self.lref(), P.Constant(site), *args)
+        self.emit(
+            P.if_(
+                P.and_(*tests),
+                [P.assign("f", P.sub(_F, need)), P.assign(out, P.call("_p_lget", P.name(lst), index))],
+                [P.Assign([P.Tuple([P.Name(out, P.STORE), _F_STORE], P.STORE)], stub)],
+            )
+        )
         return P.name(out)
 
     def append_text(self, dest: str, suffix: ast.expr, at: int) -> ast.expr:
@@ -1059,6 +1159,41 @@ def _assigned_names(block: tuple[ir.Stmt, ...]) -> set[str]:
             if isinstance(stmt, ir.ForRange):
                 names.add(stmt.local)
     return names
+
+
+def _collect_counters(
+    block: tuple[ir.Stmt, ...], steps: dict[str, list[tuple[int, ir.Binary]]], other: set[str]
+) -> None:
+    """Sort the locals ``block`` assigns: ``c = c +/- <int literal>`` steps into ``steps``, every
+    other assignment's target into ``other`` (``counter_room``)."""
+    for stmt in block:
+        if isinstance(stmt, ir.Set):
+            value = stmt.value
+            if (
+                isinstance(value, ir.Binary)
+                and value.op in (ir.BinaryOp.ADD, ir.BinaryOp.SUB)
+                and isinstance(value.left, ir.Var)
+                and value.left.name == stmt.name
+                and isinstance(value.right, ir.Literal)
+                and value.right.kind in (ir.LiteralKind.I32, ir.LiteralKind.I64)
+                and type(value.right.value) is int
+            ):
+                step = value.right.value
+                steps.setdefault(stmt.name, []).append(
+                    (step if value.op is ir.BinaryOp.ADD else -step, value)
+                )
+            else:
+                other.add(stmt.name)
+        elif isinstance(stmt, ir.If):
+            _collect_counters(stmt.then, steps, other)
+            _collect_counters(stmt.else_, steps, other)
+        elif isinstance(stmt, ir.While | ir.ForRange):
+            other.update(_assigned_names((stmt,)))
+
+
+def _room(span: ast.expr, step: int) -> ast.expr:
+    """Iterations a counter with ``span`` of room can take in steps of at most ``step``."""
+    return span if step == 1 else P.binop(span, P.FLOORDIV, P.const(step))
 
 
 def _straight(statements: tuple[ir.Stmt, ...]) -> bool:

@@ -7,8 +7,9 @@ part charges again). That is about a microsecond per call, many times the operat
 
 A fast path here computes the very same charges from the same ``core.costs`` functions and the same
 value operations, and asks the meter whether *all* of them fit (``Meter.settle_fuel``,
-``settle_value`` and ``settle_text``: fuel, allocation, every shape limit, cancellation, and that no
-deadline check falls due), which then applies them in one step; the meter stays the only place that
+``settle_value``, ``settle_flat_list`` and ``settle_text_call``: fuel, allocation, every shape limit,
+cancellation, and, when one of the charges is the deadline check, the clock), which then applies
+them in one step; the meter stays the only place that
 knows its limits. If anything would be refused, or the result cannot be produced (a missing key, an index out
 of range), it does nothing and calls the exact stub, which charges one by one through the meter and
 fails at exactly the point the reference interpreter fails. So the observable result (value, error,
@@ -17,8 +18,8 @@ intermediate bookkeeping when the outcome is known to be success.
 
 The pure functions (``math.*``, ``string.*``, ``int32.toStringInvariant``) count as host calls
 (``Builtin.counts_as_host_call``): their fast paths settle the host call with the rest
-(``Meter.settle_call`` for the constant-cost ones; for the text builders ``Meter.host_call_fits``
-first and, once the other charges are settled, ``Meter.host_call``, which then cannot refuse), so
+(``Meter.settle_call`` for the constant-cost ones, ``Meter.settle_text_call`` for the text
+builders), so
 ``hostCalls`` and ``bindingCalls`` are the exact stub's too.
 
 Conventions shared with ``stubs``: ``f`` is the caller's fuel local (the meter's ``fuel_used`` may be
@@ -38,7 +39,7 @@ from typing import Any, Final
 
 from dotboxd.core import arith, costs
 from dotboxd.core.builtins import BUILTINS, RULE_CONSTANT, Builtin
-from dotboxd.core.values import ListValue, MapValue, SandboxFault, Value, utf16_len
+from dotboxd.core.values import SCALAR_CLASSES, ListValue, MapValue, SandboxFault, Value, utf16_len
 
 Stub = Callable[..., tuple[Value, int]]
 
@@ -52,9 +53,10 @@ _map_set_alloc = costs.map_set_alloc
 # The size-dependent amounts for sizes below ``_TABLED``, read from the cost functions once at import
 # (an index is cheaper than a call; the functions stay the only definition of the numbers).
 _TABLED: Final = 4096
+_SCALARS: Final = SCALAR_CLASSES
 _READ_FUEL = tuple(_read_fuel(n) for n in range(_TABLED))
 _ADD_FUEL = tuple(_copy_fuel(n, 1) for n in range(_TABLED))
-_WALK_FUEL = tuple(_walk_fuel(n) for n in range(_TABLED))
+_WALK_FUEL = tuple(_walk_fuel(n) for n in range(_TABLED + 2))
 _LIST_ADD_ALLOC = tuple(_list_add_alloc(n) for n in range(_TABLED))
 
 
@@ -86,6 +88,21 @@ def _list_get(exact: Stub) -> Stub:
 def _list_add(exact: Stub) -> Stub:
     def stub(state: Any, f: int, lref: int, site: int, lst: ListValue, item: Value) -> tuple[Value, int]:
         size = lst.size
+        if lst._shape is None and type(item) in _SCALARS:
+            # a scalar onto a flat list (the commonest case): the new list is flat, its shape
+            # ``flat_list_shape(size + 1)`` stays implicit, and so do the shape's charges
+            nodes = size + 2
+            if size < _TABLED:
+                after = f - state.totals[site] - _ADD_FUEL[size] - _WALK_FUEL[nodes]
+                alloc = _LIST_ADD_ALLOC[size]
+                walk = _WALK_FUEL[nodes]
+            else:
+                walk = _walk_fuel(nodes)
+                after = f - state.totals[site] - _copy_fuel(size, 1) - walk
+                alloc = _list_add_alloc(size)
+            if state.meter.settle_flat_list(after, 2 if walk else 1, alloc, size + 1):
+                return lst.append_scalar(item), after
+            return exact(state, f, lref, site, lst, item)
         shape = lst.appended_shape(item)  # pure: the value is built only once the meter agreed
         nodes = shape.nodes
         walk = _WALK_FUEL[nodes] if nodes < _TABLED else _walk_fuel(nodes)
@@ -102,6 +119,17 @@ def _list_add(exact: Stub) -> Stub:
         return exact(state, f, lref, site, lst, item)
 
     return stub
+
+
+def list_size(lst: ListValue) -> int:
+    """``len(lst)`` for generated code, which reads no attribute (``_p_lsize``)."""
+    return lst.size
+
+
+def list_item(lst: ListValue, index: int) -> Value:
+    """The item at ``index``, which the generated code has checked is within ``0 <= index < size``
+    (``_p_lget``; outside it this would be a raw ``IndexError`` or a later version's item)."""
+    return lst._buffer[index]
 
 
 # --- maps ----------------------------------------------------------------------------------------
@@ -169,11 +197,9 @@ def _concat(exact: Stub) -> Stub:
         length = utf16_len(a) + utf16_len(b)
         byte_fuel = per_byte * _string_bytes(length)
         after = f - state.totals[site] - fixed - byte_fuel
-        meter = state.meter
-        if meter.host_call_fits() and meter.settle_text(
-            after, fixed_charges + (1 if byte_fuel else 0), length
+        if state.meter.settle_text_call(
+            "string.concatBudgeted", after, fixed_charges + (1 if byte_fuel else 0), length
         ):
-            meter.host_call("string.concatBudgeted", None)
             return a + b, after
         return exact(state, f, lref, site, a, b)
 
@@ -192,11 +218,9 @@ def concat_charges(exact: Callable[..., int]) -> Callable[..., int]:
         length = utf16_len(a) + utf16_len(b)
         byte_fuel = per_byte * _string_bytes(length)
         after: int = f - state.totals[site] - fixed - byte_fuel
-        meter = state.meter
-        if meter.host_call_fits() and meter.settle_text(
-            after, fixed_charges + (1 if byte_fuel else 0), length
+        if state.meter.settle_text_call(
+            "string.concatBudgeted", after, fixed_charges + (1 if byte_fuel else 0), length
         ):
-            meter.host_call("string.concatBudgeted", None)
             return after
         return exact(state, f, lref, site, a, b)
 
@@ -211,9 +235,7 @@ def _to_string(exact: Stub) -> Stub:
     def stub(state: Any, f: int, lref: int, site: int, n: int) -> tuple[Value, int]:
         text = int_text(n)  # ASCII digits and sign: one UTF-16 unit per character
         after = f - state.totals[site] - fixed
-        meter = state.meter
-        if meter.host_call_fits() and meter.settle_text(after, charges, len(text)):
-            meter.host_call("int32.toStringInvariant", None)
+        if state.meter.settle_text_call("int32.toStringInvariant", after, charges, len(text)):
             return text, after
         return exact(state, f, lref, site, n)
 
@@ -310,4 +332,4 @@ FAST_PATHS: Mapping[str, Callable[[Stub], Stub]] = MappingProxyType(_fast_paths(
 """Built-in name -> a wrapper that takes the exact stub and returns the fast one."""
 
 
-__all__ = ["FAST_FORMS", "FAST_PATHS", "concat_charges"]
+__all__ = ["FAST_FORMS", "FAST_PATHS", "concat_charges", "list_item", "list_size"]

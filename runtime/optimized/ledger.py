@@ -56,6 +56,15 @@ class Chunk:
     refund: str | None = None
     """The slot holding that refund, once a failure point needed it."""
     index_node: ast.expr | None = None
+    assigned: frozenset[str] = frozenset()
+    """Slots the loop body assigns (its counter too): every other slot holds one value for the
+    whole loop, so a read of a list held in one can be prepared once (``views``)."""
+    views: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """List slot -> (its size slot, its read-fuel slot), set once before the loop (``view_stmts``)."""
+    view_stmts: list[ast.stmt] = field(default_factory=list)
+    counted: frozenset[int] = frozenset()
+    """The ``c + k`` nodes of the body's counter updates whose overflow checks the chunk's capped
+    reservation makes unnecessary (``codegen.counter_room``)."""
     started: int = 1
     """1 once the current iteration counts as one (always for forRange; for while only after its
     condition held): a failure gives back ``n - j - started`` reserved iterations."""

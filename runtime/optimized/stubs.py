@@ -28,7 +28,7 @@ from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.intrinsics import CONCAT_CHARGES, INTRINSICS
 from dotboxd.runtime.locations import locate_ordinal
 from dotboxd.runtime.meter import Meter
-from dotboxd.runtime.optimized.fastops import FAST_PATHS, concat_charges
+from dotboxd.runtime.optimized.fastops import FAST_PATHS, concat_charges, list_item, list_size
 from dotboxd.runtime.optimized.work import CHUNK_WORK, chunk_limit, heavy_weight, iteration_units
 
 CHUNK: Final = 2048
@@ -272,6 +272,38 @@ def reserve(
     return n
 
 
+def reserve_at_most(
+    state: RunState,
+    f: int,
+    d: int,
+    lref: int,
+    start: int,
+    stop: int | None,
+    worst: int,
+    need: int,
+    work: int,
+    heavy: int,
+    most: int,
+) -> int:
+    """``reserve``, cut to at most ``most`` iterations (0: run the next one on the exact path).
+
+    Why: a chunk whose body counts ``c = c + k`` (constant steps) can drop the overflow check of
+    every such update when it runs no more iterations than the counters have room for; the
+    generated code computes that room (``most``) from the counters' values before the chunk, so the
+    update that would overflow always runs on the exact path, which checks it and faults exactly
+    where the reference does. Cutting the chunk before reserving keeps the reservation the one
+    record of the chunk (``state.chunk``) that the fault sites read."""
+    if most <= 0:
+        sync(state, f, lref)  # nothing reserved: the exact path checks the deadline itself
+        return 0
+    if stop is None:
+        stop = most
+        start = 0
+    elif stop - start > most:
+        stop = start + most
+    return reserve(state, f, d, lref, start, stop, worst, need, work, heavy)
+
+
 def tick(state: RunState, f: int, lref: int, nodes: int, heavy: int) -> None:
     """The entry of a generated function that makes real calls or runs text operations: count its
     own work (``work.WorkCounter.entry``) and check the deadline and cancellation once ``CHUNK_WORK``
@@ -421,11 +453,15 @@ PURE_HELPERS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_p_round": arith.round_f64,
         "_p_u16len": utf16_len,
         "_p_tof64": arith.to_f64,
+        "_p_lsize": list_size,
+        "_p_rfuel": costs.read_fuel,
+        "_p_lget": list_item,
     }
 )
 """Shared definitions generated code calls directly. ``_p_abs``, ``_p_clamp`` and ``_p_sqrt`` can
 fail, so generated code calls them only after the inline check that rules the failure out (the
-failure itself goes through a fault stub)."""
+failure itself goes through a fault stub). ``_p_lget`` reads a list item without a range check, so
+generated code calls it only after checking ``0 <= index < _p_lsize(list)`` (``codegen.list_read``)."""
 
 STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
     {
@@ -441,6 +477,7 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_liter": loop_iteration,
         "_s_lend": loop_end,
         "_s_cap": reserve,
+        "_s_capm": reserve_at_most,
         "_s_tick": tick,
         "_s_lback": give_back,
         "_s_text": text,

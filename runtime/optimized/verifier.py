@@ -44,7 +44,7 @@ from .errors import VerifierFailure
 from .stubs import PURE_HELPERS, RANGE_NAME, STUBS
 from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-4"
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-5"  # 5: _s_capm reservations
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -188,7 +188,7 @@ _UNARY_OPS = frozenset({ast.USub, ast.Not})
 _BOOL_OPS = frozenset({ast.And, ast.Or})
 _FAULT_STUBS = {"_s_f1": 1, "_s_f2": 2, "_s_f3": 3}
 _CHUNK_STUBS = {"_s_c1": 1, "_s_c2": 2, "_s_c3": 3}
-_FIXED_ARITY = {"_s_cap": 10, "_s_tick": 5}
+_FIXED_ARITY = {"_s_cap": 10, "_s_capm": 11, "_s_tick": 5}
 """Stubs whose every argument is positional data of fixed count (a wrong count would be a raw
 ``TypeError`` at run time)."""
 
@@ -794,8 +794,9 @@ def _is_charge(block: list[ast.stmt], index: int) -> bool:
 
 
 def _is_reservation(block: list[ast.stmt], index: int) -> bool:
-    """``n<i> = _s_cap(R, ...)``: a bulk reservation (it charges the chunk's loop iterations and
-    guarantees the fuel of a fast chunk)."""
+    """``n<i> = _s_cap(R, ...)`` or ``_s_capm(R, ...)``: a bulk reservation (it charges the chunk's
+    loop iterations and guarantees the fuel of a fast chunk; ``_s_capm`` also caps the count by the
+    room of the body's counters, see ``stubs.reserve_at_most``)."""
     if index >= len(block):
         return False
     stmt = block[index]
@@ -803,7 +804,7 @@ def _is_reservation(block: list[ast.stmt], index: int) -> bool:
         isinstance(stmt, ast.Assign)
         and isinstance(stmt.targets[0], ast.Name)
         and stmt.targets[0].id.startswith("n")
-        and _calls(stmt.value, "_s_cap")
+        and (_calls(stmt.value, "_s_cap") or _calls(stmt.value, "_s_capm"))
     )
 
 

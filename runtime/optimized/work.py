@@ -11,7 +11,8 @@ call graph being acyclic) as ``nodes``, and separately the nodes whose real cost
 length of a text (``heavy``). ``stubs.reserve`` weighs ``heavy`` by the run's ``maxStringLength``
 (``heavy_weight``) and reserves no more iterations than ``CHUNK_WORK`` units allow. Built-in calls
 that go through a stub count one node: their real cost is charged through the meter, whose fuel
-charges check the deadline themselves (every ``DEADLINE_EVERY_FUEL_CHARGES``-th).
+charges check the deadline themselves (every ``DEADLINE_EVERY_FUEL_CHARGES``-th). An inline
+``list.get`` (``codegen.list_read``) also counts one node: its real cost is one bounded item read.
 """
 
 from __future__ import annotations

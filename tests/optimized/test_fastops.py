@@ -245,3 +245,35 @@ def test_in_place_concat_charges_agree_with_the_exact_built_in(
             continue
         assert getattr(cat_state.meter, counter) == getattr(exact_state.meter, counter), counter
     assert cat_state.meter.calls_by_binding == exact_state.meter.calls_by_binding
+
+
+def _flat_add_limits(size: int) -> list[MeterLimits]:
+    """Budgets at the edges of a ``list.add`` onto ``size`` scalars: each limit the new list meets
+    exactly (fits) and one below it (refused)."""
+    alloc = costs.list_add_alloc(size)
+    edges: list[MeterLimits] = [MeterLimits(max_fuel=10**7)]
+    for edge in (0, 1):
+        edges.append(MeterLimits(max_fuel=10**7, max_list_length=size + 1 - edge))
+        edges.append(MeterLimits(max_fuel=10**7, max_total_collection_elements=size + 1 - edge))
+        edges.append(MeterLimits(max_fuel=10**7, max_allocated_bytes=alloc - edge))
+        edges.append(MeterLimits(max_fuel=10**7, max_collection_depth=1 - edge))
+    return edges
+
+
+@pytest.mark.parametrize("size", [0, 4094, 4095, 4096, 6000])
+@pytest.mark.parametrize("ticks", [0, costs.DEADLINE_EVERY_FUEL_CHARGES - 1])
+def test_flat_list_add_agrees_with_the_exact_stub_past_the_shared_shapes(size: int, ticks: int) -> None:
+    """``list.add`` of a scalar onto a flat list takes the shape-free path (``settle_flat_list``,
+    the new list's shape left implicit); at sizes on both sides of the shared-shape table and at
+    every limit's edge it agrees with the exact stub, and the list it builds has the flat shape."""
+    lst = ListValue(range(size))
+    assert lst.flat
+    for lim in _flat_add_limits(size):
+        for timed_out in (False, True):
+            _agree(
+                "list.add", lim, 0, (ticks, False, timed_out), (lst, 7)
+            )  # a fresh list each run would hide nothing: the fast path never claims a refused slot
+    state = _state(MeterLimits(max_fuel=10**7), 0, False, False)
+    grown, _ = STUBS[intrinsic_stub_name("list.add")](state, 10**7, 0, 0, lst, 7)
+    assert grown.flat and grown.shape == ListValue([*range(size), 7]).shape
+    assert ListValue([*range(size), "x"]).flat is False

@@ -97,6 +97,20 @@ def _drop_reservation(module: ast.Module, tables: Tables) -> None:
     raise AssertionError("the base module has a bulk loop")
 
 
+def _drop_capped_reservation(module: ast.Module, tables: Tables) -> None:
+    """A fast counter-capped chunk (``_s_capm``; its body starts with no charge of its own) whose
+    reservation is replaced: its steps run unchecked, so without the reservation nothing would
+    bound them."""
+    for node in ast.walk(_entry(module)):
+        if isinstance(node, ast.While) and len(node.body) > 1:
+            first, chunk = node.body[0], node.body[1]
+            fast = isinstance(chunk, ast.For) and not isinstance(chunk.body[0], ast.AugAssign)
+            if fast and isinstance(first, ast.Assign) and _calls_stub(first, "_s_capm"):
+                first.value = ast.Constant(10**6)
+                return
+    raise AssertionError("the base module has a counter-capped bulk loop")
+
+
 def _unbounded_bulk_range(module: ast.Module, tables: Tables) -> None:
     for loop in _fors(module):
         assert isinstance(loop.iter, ast.Call)
@@ -200,6 +214,11 @@ MUTATIONS: dict[str, Mutation] = {
     "missing charge in a for loop": _drop_for_charge,
     "bulk loop without its reservation": _drop_reservation,
     "bulk loop ranging past its reservation": _unbounded_bulk_range,
+    "counter-capped bulk loop without its reservation": _drop_capped_reservation,
+    "capped reservation without its room": _insert("n9 = _s_capm(R, f, d, lr, 0, None, 0, 0, 1, 0)"),
+    "capped reservation with an extra argument": _insert(
+        "n9 = _s_capm(R, f, d, lr, 0, None, 0, 0, 1, 0, 5, 6)"
+    ),
     "for over a non-range iterable": _insert(
         "for t0 in v1:\n    f -= 1\n    if f < 0:\n        _s_fx(R, f, lr, 1)"
     ),
