@@ -7,7 +7,7 @@ backend), so ``dotboxd run --format json`` output can be compared with a case di
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -132,3 +132,37 @@ def result_of(
         executed_by,
         applied,
     )
+
+
+ResultBuilder = Callable[[RunRecord], ExecutionResult]
+
+
+def result_builder(plan: ExecutionPlan, backend: str) -> ResultBuilder:
+    """``result_of(plan, backend, record)`` for a record without applied commands, with the plan's
+    fields read once: what a host keeps per entrypoint and calls once per run (``SandboxHost``)."""
+    module_hash, plan_hash, policy_hash = plan.module_hash, plan.plan_hash, plan.policy_hash
+    new = new_execution_result
+
+    def build(record: RunRecord) -> ExecutionResult:
+        run_id, value, error, usage, events, commands, calls, return_type, executed_by = record
+        return new(
+            error is None,
+            value,
+            error,
+            usage,
+            events,
+            module_hash,
+            plan_hash,
+            policy_hash,
+            run_id,
+            backend,
+            "run",
+            return_type,
+            commands,
+            0,
+            calls,
+            executed_by,
+            (),
+        )
+
+    return build

@@ -62,8 +62,7 @@ def _hosts(catalog: Any) -> tuple[SandboxHost, SandboxHost]:
     """Two hosts on one optimized backend (one compiled artifact): with lanes, and without."""
     backend = OptimizedBackend(cache=_CACHE)
     laned = SandboxHost(bindings=catalog, backends={"optimized": backend})
-    ordinary = SandboxHost(bindings=catalog, backends={"optimized": backend})
-    ordinary._fast_lanes = False
+    ordinary = SandboxHost(bindings=catalog, backends={"optimized": backend}, fast_lanes=False)
     return laned, ordinary
 
 
