@@ -77,53 +77,50 @@ def frozen_constructor(cls: type[_Record]) -> Callable[..., _Record]:
     ``object.__setattr__`` (its own ``__setattr__`` refuses), which costs about one function call per
     field. A run builds such records on its hottest paths (a ``Shape`` for every new value, the
     ``ResourceUsage``, the audit event and the result of every call), so the cost is visible. The
-    builder is a function generated once per class (``_builder_source``): it makes an instance of a
-    mutable twin class with the very same slots, stores the fields with plain attribute stores, and
-    retypes the instance to ``cls``, which CPython allows because the two layouts are identical. The
-    object is then indistinguishable from one built by ``cls(...)``: same type, fields, equality,
-    hash, repr and immutability. Where that is not possible (a class with its own ``__post_init__``
-    or non-init fields, another interpreter) ``cls`` itself is returned.
+    builder is a mutable twin class with the very same slots (plain attribute stores) whose
+    ``__post_init__`` retypes the new instance to ``cls``, which CPython allows because the two
+    layouts are identical. The object is then indistinguishable from one built by ``cls(...)``: same
+    type, fields, equality, hash, repr and immutability. Where that is not possible (a class with its
+    own ``__post_init__`` or non-init fields, another interpreter) ``cls`` itself is returned.
     """
     if not dataclasses.is_dataclass(cls) or getattr(cls, "__slots__", None) is None:
         return cls
     if hasattr(cls, "__post_init__"):
         return cls
-    fields = dataclasses.fields(cls)
-    if any(not f.init for f in fields) or tuple(cls.__slots__) != tuple(f.name for f in fields):
+    specs: list[tuple[str, Any, Any]] = []
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            return cls
+        if f.default is not dataclasses.MISSING:
+            spec = dataclasses.field(default=f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            spec = dataclasses.field(default_factory=f.default_factory)
+        else:
+            spec = dataclasses.field()
+        specs.append((f.name, f.type, spec))
+
+    def retype(record: object) -> None:
+        record.__class__ = cls
+
+    twin = dataclasses.make_dataclass(
+        f"_{cls.__name__}Builder",
+        specs,
+        slots=True,
+        eq=False,
+        repr=False,
+        namespace={
+            "__post_init__": retype,
+            "__doc__": f"Builds {cls.__name__} records (frozen_constructor).",
+        },
+    )
+    if tuple(getattr(twin, "__slots__", ())) != tuple(getattr(cls, "__slots__", ())):
         return cls
-    twin = type(f"_{cls.__name__}Builder", (), {"__slots__": tuple(cls.__slots__)})
     try:
-        object.__new__(twin).__class__ = cls
+        retype(object.__new__(twin))
     except TypeError:
         return cls
-    source, namespace = _builder_source(fields)
-    namespace.update(_dotboxd_new=object.__new__, _dotboxd_twin=twin, _dotboxd_cls=cls)
-    exec(source, namespace)  # source built above from the class's own field names
-    built: Callable[..., _Record] = namespace["build"]
-    built.__qualname__ = built.__name__ = f"new_{cls.__name__}"
-    built.__doc__ = f"Builds {cls.__name__} records (frozen_constructor)."
+    built: Callable[..., _Record] = twin  # its instances are retyped to cls as they are built
     return built
-
-
-def _builder_source(fields: tuple[dataclasses.Field[Any], ...]) -> tuple[str, dict[str, Any]]:
-    """The source of a ``frozen_constructor`` builder for ``fields`` (the parameters of the class's
-    own ``__init__``, defaults and default factories included) and the names it refers to."""
-    namespace: dict[str, Any] = {"_dotboxd_missing": dataclasses.MISSING}
-    params: list[str] = []
-    body = ["    r = _dotboxd_new(_dotboxd_twin)"]
-    for index, f in enumerate(fields):
-        if f.default is not dataclasses.MISSING:
-            namespace[f"_dotboxd_d{index}"] = f.default
-            params.append(f"{f.name}=_dotboxd_d{index}")
-        elif f.default_factory is not dataclasses.MISSING:
-            namespace[f"_dotboxd_f{index}"] = f.default_factory
-            params.append(f"{f.name}=_dotboxd_missing")
-            body.append(f"    if {f.name} is _dotboxd_missing:\n        {f.name} = _dotboxd_f{index}()")
-        else:
-            params.append(f.name)
-        body.append(f"    r.{f.name} = {f.name}")
-    body += ["    r.__class__ = _dotboxd_cls", "    return r"]
-    return f"def build({', '.join(params)}):\n" + "\n".join(body) + "\n", namespace
 
 
 # ---------------------------------------------------------------------------------------------

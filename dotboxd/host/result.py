@@ -134,17 +134,28 @@ def result_of(
     )
 
 
-ResultBuilder = Callable[[RunRecord], ExecutionResult]
+ResultBuilder = Callable[..., ExecutionResult]
+"""Builds the result of a run from its ``RunRecord`` fields, given in order (``result_builder``)."""
 
 
 def result_builder(plan: ExecutionPlan, backend: str) -> ResultBuilder:
-    """``result_of(plan, backend, record)`` for a record without applied commands, with the plan's
-    fields read once: what a host keeps per entrypoint and calls once per run (``SandboxHost``)."""
+    """``result_of(plan, backend, record)`` for a record without applied commands, taking the
+    record's fields as arguments, with the plan's fields read once: what a host keeps per
+    entrypoint and calls once per run (``SandboxHost``; a fast lane calls it directly)."""
     module_hash, plan_hash, policy_hash = plan.module_hash, plan.plan_hash, plan.policy_hash
     new = new_execution_result
 
-    def build(record: RunRecord) -> ExecutionResult:
-        run_id, value, error, usage, events, commands, calls, return_type, executed_by = record
+    def build(
+        run_id: str,
+        value: Value,
+        error: ErrorInfo | None,
+        usage: ResourceUsage,
+        events: Sequence[AuditEvent],
+        commands: tuple[Command, ...],
+        calls: Mapping[str, int],
+        return_type: SandboxType | None,
+        executed_by: str,
+    ) -> ExecutionResult:
         return new(
             error is None,
             value,

@@ -82,10 +82,12 @@ rebuilds the ``EntryCall``, roughly ten times the cost of a hit."""
 class FastRun(Protocol):
     """A backend's fast lane for one entrypoint (``OptimizedBackend.fast_lane``). Calling it runs
     one row: its record, or None when the lane cannot take the run right now (the ordinary path
-    then runs it). ``run_many`` runs rows until they end (None, taking no row, if it cannot);
+    then runs it); ``run`` does the same but hands the record's fields to ``finish``. ``run_many`` runs rows until they end (None, taking no row, if it cannot);
     ``record`` turns one of its compact rows into a ``RunRecord``."""
 
     def __call__(self, args: Sequence[object], run_id: str | None = None) -> RunRecord | None: ...
+
+    def run(self, args: Sequence[object], run_id: str | None, finish: ResultBuilder) -> Any: ...
 
     def run_many(self, rows: Iterator[Sequence[object]], stop_on_error: bool) -> list[Any] | None: ...
 
@@ -225,10 +227,10 @@ class SandboxHost:
         ):
             dispatch = hot[5]
             fast = dispatch.fast
-            if fast is not None:  # the lane's records have no commands: nothing to apply
-                record = fast(args, run_id)
-                if record is not None:
-                    return dispatch.result(record)
+            if fast is not None:  # the lane's runs queue no commands: nothing to apply
+                result = fast.run(args, run_id, dispatch.result)
+                if result is not None:
+                    return result
         if isolation != "none" or worker_pool is not None:
             from dotboxd.host.worker_execute import execute_isolated
 
@@ -388,7 +390,7 @@ class SandboxHost:
             and any(c.applicable for c in commands)
         ):
             return self._apply(plan, backend, record, dispatch.entry.facts.audit_clock)
-        return dispatch.result(record)
+        return dispatch.result(*record)
 
     def _apply(
         self, plan: ExecutionPlan, backend: str, record: RunRecord, audit_clock: Callable[[], float]

@@ -29,8 +29,8 @@ without a cancel token (the host decides the last two per call). Everything else
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from dotboxd.core.ast import TypeRef
 from dotboxd.core.costs import CALL_DEPTH_STEP
@@ -41,7 +41,7 @@ from dotboxd.runtime.audit import AuditTrail
 from dotboxd.runtime.context import RunContext, new_run_id, next_run_number, run_id_text
 from dotboxd.runtime.errors import ErrorInfo, SandboxError
 from dotboxd.runtime.execution import NO_CALLS, EntryCall, RunRecord, failure_info
-from dotboxd.runtime.meter import fuel_only_usage
+from dotboxd.runtime.meter import ResourceUsage, fuel_only_usage
 from dotboxd.runtime.stack import HOST_RESERVE_FRAMES
 
 from .stubs import RunState
@@ -89,7 +89,7 @@ class LazyRunState(RunState):
 
 _Bound = tuple[
     "Artifact",
-    Callable[..., tuple[Value, int]],
+    "OneRun",
     tuple[Any, ...],
     tuple[int, ...],
     tuple[Any, ...],
@@ -98,8 +98,8 @@ _Bound = tuple[
     list[LazyRunState],
     bool,
 ]
-"""(artifact, the entrypoint's function, sites, totals, texts, bindings, site nodes, spare states,
-whether a run needs a UTF-16 scope)."""
+"""(artifact, the run of one row against it (``FastLane._runner``), sites, totals, texts, bindings,
+site nodes, spare states, whether a run needs a UTF-16 scope)."""
 
 _TEXT_FREE_TYPES = frozenset({"Unit", "Bool", "I32", "I64", "F64", "List", "Map", "Record"})
 
@@ -123,6 +123,10 @@ compiled function was entered (then the run was executed by ``optimized``)."""
 LaneRecord = RunRecord | Compact
 """What one run of the lane leaves: a full ``RunRecord`` when it built its run context, else the
 ``Compact`` form (9 fields and 6: ``len`` tells them apart)."""
+
+
+OneRun = Callable[[Sequence[object], RunKey, LazyRunState], LaneRecord]
+"""One row's run against one artifact (``FastLane._runner``)."""
 
 
 class FastLane:
@@ -209,60 +213,65 @@ class FastLane:
         if bound is not None and bound[0] is recent[1]:
             return bound
         artifact = recent[1]
+        scoped = bool(artifact.texts) or not self.text_free_inputs
         bound = (
             artifact,
-            artifact.functions[self.entry.entrypoint],
+            self._runner(artifact, scoped),
             artifact.sites,
             artifact.totals,
             artifact.texts,
             artifact.bindings,
             artifact.site_nodes,
             [],
-            bool(artifact.texts) or not self.text_free_inputs,
+            scoped,
         )
         self._bound = bound
         return bound
 
-    def run(self, args: Sequence[object], run_id: str | None = None) -> LaneRecord | None:
-        """Run the entrypoint with ``args``: the run's ``RunRecord``, or its ``Compact`` form when it
-        consumed fuel only (``record`` expands it); None (nothing done) when the plan is not
-        compiled in the backend right now - the ordinary path then compiles it."""
-        bound = self._current()
-        if bound is None:
+    def run(self, args: Sequence[object], run_id: str | None, finish: Finish[_Out]) -> _Out | None:
+        """Run the entrypoint with ``args`` and hand the fields of its ``RunRecord``, in order, to
+        ``finish`` (the caller's result constructor: no intermediate record is built); None
+        (nothing done) when the plan is not compiled in the backend right now - the ordinary
+        path then compiles it."""
+        recent = self._recent.get(self.plan_id)
+        if recent is None or recent[0] is not self.plan:
             return None
+        bound = self._bound
+        if bound is None or bound[0] is not recent[1]:
+            bound = self._current()
+            assert bound is not None
         spares = bound[7]
         try:
             state = spares.pop()  # atomic: two threads never share a state
         except IndexError:
             state = LazyRunState(bound)
-        done = self._one(bound, args, new_run_id() if run_id is None else run_id, state)
+        done = bound[1](args, new_run_id() if run_id is None else run_id, state)
         if state.lazy is not None and len(spares) < _SPARES:  # never built: reusable
             state.lazy = ()
             spares.append(state)
-        return done
+        if len(done) == 9:
+            return finish(*done)
+        return self.record(cast(Compact, done), finish)
 
     def __call__(self, args: Sequence[object], run_id: str | None = None) -> RunRecord | None:
-        """``run``, with a compact run expanded to its ``RunRecord``."""
-        done = self.run(args, run_id)
-        if done is None or len(done) == 9:
-            return cast("RunRecord | None", done)
-        return self.record(cast(Compact, done))
+        """``run`` giving the ``RunRecord`` itself."""
+        return self.run(args, run_id, _as_record)
 
     def run_many(self, rows: Iterator[Sequence[object]], stop_on_error: bool) -> list[LaneRecord] | None:
         """Run the entrypoint once per row of ``rows``, each its own run, until the rows end (or,
         with ``stop_on_error``, after the first failed row); None, without taking a row, when the
         plan is not compiled in the backend right now. One run state serves every row that does
-        not build a run context (its per-run fields are reset by ``_one``)."""
+        not build a run context (its per-run fields are reset by the row's run)."""
         bound = self._current()
         if bound is None:
             return None
         done: list[LaneRecord] = []
         keep = done.append
-        one = self._one
+        one = bound[1]
         state = LazyRunState(bound)
         if stop_on_error:
             for args in rows:
-                record = one(bound, args, next_run_number(), state)
+                record = one(args, next_run_number(), state)
                 keep(record)
                 if state.lazy is None:
                     state = LazyRunState(bound)  # that run built its context: the next needs a new state
@@ -270,76 +279,104 @@ class FastLane:
                     break
             return done
         for args in rows:
-            keep(one(bound, args, next_run_number(), state))
+            keep(one(args, next_run_number(), state))
             if state.lazy is None:
                 state = LazyRunState(bound)
         return done
 
-    def _one(self, bound: _Bound, args: Sequence[object], run_key: RunKey, lazy: LazyRunState) -> LaneRecord:
-        """One run: the steps of ``EntryCall.run_record`` after its plan-level checks (which the
-        lane's eligibility settles once), with the run context built only on demand. ``lazy`` is
-        the state to run with; it is left unarmed when inputs with a shape are charged (the run then
-        needs its meter from the start and gets an ordinary state)."""
-        started = _monotonic()
-        state: RunState
-        charged = self.charged
-        if charged:
-            state = RunState(self.context(run_key, started), *bound[2:7])
-        else:
-            lazy.lazy = (self, run_key, started)
-            state = lazy
-        max_fuel = self.max_fuel
-        fuel = max_fuel
-        value: Value = None
-        error: ErrorInfo | None = None
-        ran = False
-        scoped = bound[8]
-        if scoped:
-            open_scope()  # the run's UTF-16 indices, as on the ordinary path
-        try:
-            values = self.read_inputs(args)
-            if self.bounds:
-                self.entry._check_bounds(values)
-            if charged:
-                meter = state.meter
-                shape = meter.shape
-                for index in charged:
-                    shape(shape_of(values[index]))
-                meter.check_deadline()
-                fuel = max_fuel - meter.fuel_used
-            elif _monotonic() >= started + self.wall:  # ``Meter.check_deadline`` (nothing to cancel)
-                raise SandboxError("R-TIMEOUT", "wall-time budget exhausted")
-            ran = True
-            value, fuel = bound[1](state, fuel, self.depth_left, 0, *values)
-        except Exception as exc:
-            error = failure_info(exc)
-        finally:
-            if scoped:
-                close_scope()
-        if state.lazy is None:  # the run built its context (or had it from the start): close it
-            run = state.run
-            if error is None:
-                meter = run.meter
-                meter.fuel_used = max_fuel - fuel
-                meter.exit_call()
-            return self.entry.finish(
-                run, value, error, self.return_type, "optimized" if ran else self.backend_name
-            )
-        lazy.work = 0
-        if error is not None:  # nothing was charged: it failed before, or without, any stub
-            return (run_key, None, error, 0, self.audit_clock(), ran)
-        return (run_key, value, None, max_fuel - fuel, self.audit_clock(), True)
+    def _runner(self, artifact: Artifact, scoped: bool) -> OneRun:
+        """The run of one row against ``artifact``: the steps of ``EntryCall.run_record`` after its
+        plan-level checks (which the lane's eligibility settles once), with the run context built
+        only on demand. A closure over everything that is fixed for the artifact and the
+        entrypoint, so that a row reads no attribute of the lane: it is what a host pays per event.
 
-    def record(self, compact: Compact) -> RunRecord:
-        """The ``RunRecord`` of a compact run: what ``EntryCall.finish`` gives for a run that
-        consumed fuel only (the shared usage record, no commands, no binding calls, an audit trail
-        of just its ``RunSummary``, built when read)."""
+        ``lazy`` is the state to run with; it is left unarmed when inputs with a shape are charged
+        (the run then needs its meter from the start and gets an ordinary state). The result is
+        the run's ``RunRecord`` when it built its context, else its ``Compact`` form."""
+        function = artifact.functions[self.entry.entrypoint]
+        tables = (artifact.sites, artifact.totals, artifact.texts, artifact.bindings, artifact.site_nodes)
+        finish_run = self.entry.finish
+        check_bounds = self.entry._check_bounds if self.bounds else None
+        context, read_inputs, charged = self.context, self.read_inputs, self.charged
+        max_fuel, depth_left, wall = self.max_fuel, self.depth_left, self.wall
+        audit_clock, return_type, backend_name = self.audit_clock, self.return_type, self.backend_name
+        lane = self
+        monotonic = _monotonic
+
+        def one(args: Sequence[object], run_key: RunKey, lazy: LazyRunState) -> LaneRecord:
+            started = monotonic()
+            state: RunState
+            if charged:
+                state = RunState(context(run_key, started), *tables)
+            else:
+                lazy.lazy = (lane, run_key, started)
+                state = lazy
+            fuel = max_fuel
+            value: Value = None
+            error: ErrorInfo | None = None
+            ran = False
+            if scoped:
+                open_scope()  # the run's UTF-16 indices, as on the ordinary path
+            try:
+                values = read_inputs(args)
+                if check_bounds is not None:
+                    check_bounds(values)
+                if charged:
+                    meter = state.meter
+                    shape = meter.shape
+                    for index in charged:
+                        shape(shape_of(values[index]))
+                    meter.check_deadline()
+                    fuel = max_fuel - meter.fuel_used
+                elif monotonic() >= started + wall:  # ``Meter.check_deadline`` (nothing to cancel)
+                    raise SandboxError("R-TIMEOUT", "wall-time budget exhausted")
+                ran = True
+                value, fuel = function(state, fuel, depth_left, 0, *values)
+            except Exception as exc:
+                error = failure_info(exc)
+            finally:
+                if scoped:
+                    close_scope()
+            if state.lazy is None:  # the run built its context (or had it from the start): close it
+                run = state.run
+                if error is None:
+                    meter = run.meter
+                    meter.fuel_used = max_fuel - fuel
+                    meter.exit_call()
+                return finish_run(run, value, error, return_type, "optimized" if ran else backend_name)
+            lazy.work = 0
+            if error is not None:  # nothing was charged: it failed before, or without, any stub
+                return (run_key, None, error, 0, audit_clock(), ran)
+            return (run_key, value, None, max_fuel - fuel, audit_clock(), True)
+
+        return one
+
+    def record(self, compact: Compact, finish: Finish[_Out] | None = None) -> _Out:
+        """The ``RunRecord`` fields of a compact run, handed to ``finish`` (default: the record
+        itself): what ``EntryCall.finish`` gives for a run that consumed fuel only (the shared
+        usage record, no commands, no binding calls, an audit trail of just its ``RunSummary``,
+        built when read)."""
         run_key, value, error, used, stamp, ran = compact
         run_id = run_key if type(run_key) is str else run_id_text(run_key)  # type: ignore[arg-type]
         usage = fuel_only_usage(self.usage_memo, used, self.max_fuel)
         executed_by = "optimized" if ran else self.backend_name
         events = AuditTrail((), self.summary_builder, (run_id, stamp, 0, executed_by, error, usage))
-        return (run_id, value, error, usage, events, (), NO_CALLS, self.return_type, executed_by)
+        return (finish or _as_record)(
+            run_id, value, error, usage, events, (), NO_CALLS, self.return_type, executed_by
+        )
+
+
+_Out = TypeVar("_Out")
+Finish = Callable[
+    [str, Value, "ErrorInfo | None", ResourceUsage, AuditTrail, tuple[Any, ...], Mapping[str, int], Any, str],
+    _Out,
+]
+"""What a lane hands a finished run's ``RunRecord`` fields to, in order (a result constructor)."""
+
+
+def _as_record(*fields: Any) -> Any:
+    """The ``Finish`` that gives the ``RunRecord`` tuple itself."""
+    return fields
 
 
 _SPARES = 8

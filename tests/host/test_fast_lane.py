@@ -54,6 +54,11 @@ class _Spy:
         self.taken += record is not None
         return record
 
+    def run(self, args: Sequence[object], run_id: str | None, finish: Any) -> Any:
+        result = self.lane.run(args, run_id, finish)
+        self.taken += result is not None
+        return result
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.lane, name)
 
