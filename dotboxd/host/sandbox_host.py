@@ -82,16 +82,19 @@ rebuilds the ``EntryCall``, roughly ten times the cost of a hit."""
 class FastRun(Protocol):
     """A backend's fast lane for one entrypoint (``OptimizedBackend.fast_lane``). Calling it runs
     one row: its record, or None when the lane cannot take the run right now (the ordinary path
-    then runs it); ``run`` does the same but hands the record's fields to ``finish``. ``run_many`` runs rows until they end (None, taking no row, if it cannot);
-    ``record`` turns one of its compact rows into a ``RunRecord``."""
+    then runs it); ``run`` does the same but hands the record's fields to ``finish`` (the host's
+    result builder). ``run_many`` runs rows until they end (None, taking no row, if it cannot);
+    ``record`` turns one of its compact rows into a result through ``finish``."""
 
     def __call__(self, args: Sequence[object], run_id: str | None = None) -> RunRecord | None: ...
 
-    def run(self, args: Sequence[object], run_id: str | None, finish: ResultBuilder) -> Any: ...
+    def run(
+        self, args: Sequence[object], run_id: str | None, finish: ResultBuilder
+    ) -> ExecutionResult | None: ...
 
     def run_many(self, rows: Iterator[Sequence[object]], stop_on_error: bool) -> list[Any] | None: ...
 
-    def record(self, compact: Any) -> RunRecord: ...
+    def record(self, compact: Any, finish: ResultBuilder) -> ExecutionResult: ...
 
 
 class _Dispatch:
