@@ -154,7 +154,8 @@ class SandboxHost:
         (``OptimizedBackend.fast_lane``: runs that build their run context only when they need it).
         A lane changes nothing a host can observe - results, usage, audit trails and errors are
         those of the ordinary path - only the time a run takes; ``fast_lanes=False`` runs every
-        call on the ordinary path (to compare the two, or to rule the lane out when debugging)."""
+        call on the ordinary path (to compare the two, or to rule the lane out when debugging).
+        It is read when a dispatch record is built: set it before the first ``execute``."""
         if isinstance(dispatch_cache_size, bool) or not isinstance(dispatch_cache_size, int):
             raise TypeError("dispatch_cache_size must be an int")
         if dispatch_cache_size < 1:
