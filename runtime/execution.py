@@ -49,6 +49,7 @@ from dotboxd.core.values import (
     decode_typed,
     frozen_constructor,
     shape_of,
+    text_keyed_map_shape,
     utf16_len,
 )
 from dotboxd.runtime.audit import AuditEvent, AuditTrail, Observer, new_summary_event, safe_field
@@ -233,6 +234,8 @@ def _collection_reader(ref: TypeRef, general: InputReader) -> InputReader | None
         key_ok, value_ok = _element_test(args[0]), _element_test(args[1])
         if key_ok is None or value_ok is None:
             return None
+        if args[0].name == "String" and args[1].name != "String":
+            return _text_keyed_map_reader(value_ok, general)
 
         def read_map(raw: object) -> Value:
             if type(raw) is dict:
@@ -245,6 +248,29 @@ def _collection_reader(ref: TypeRef, general: InputReader) -> InputReader | None
 
         return read_map
     return None
+
+
+def _text_keyed_map_reader(value_ok: _ElementTest, general: InputReader) -> InputReader:
+    """The reader of a ``Map<String, scalar>`` input given as a dict (a host event with named
+    fields): as ``_collection_reader``'s, and the map's shape is summed in the same pass over the
+    snapshot (``text_keyed_map_shape``) instead of being derived from every entry afterwards.
+    ASCII keys only: their UTF-16 length is their length."""
+
+    def read_map(raw: object) -> Value:
+        if type(raw) is dict:
+            pairs = list(raw.items())  # distinct keys: exact-class texts and scalars
+            longest = units = 0
+            for key, value in pairs:
+                if not (type(key) is str and key.isascii() and value_ok(value)):
+                    return general(raw)
+                size = len(key)
+                units += size
+                if size > longest:
+                    longest = size
+            return MapValue(pairs, text_keyed_map_shape(len(pairs), longest, units))
+        return general(raw)
+
+    return read_map
 
 
 def _bad_input(position: int, fault: SandboxFault) -> SandboxError:

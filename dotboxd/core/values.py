@@ -259,6 +259,16 @@ def flat_map_shape(count: int) -> Shape:
     return new_shape(1 + 2 * count, count, 0, count, 1, 0, 0)
 
 
+def text_keyed_map_shape(count: int, longest_key: int, key_units: int) -> Shape:
+    """The shape of a map of ``count`` text keys and scalar values, whose longest key has
+    ``longest_key`` UTF-16 units and whose keys have ``key_units`` in all: what ``_combine`` gives
+    for those children (each key a text node, each value a scalar one), without walking them. A
+    host event (``Map<String, I32>``) is such a map, converted once per call."""
+    if count == 0:
+        return flat_map_shape(0)
+    return new_shape(1 + 2 * count, count, 0, count, 1, longest_key, 2 * key_units)
+
+
 def _combine(children: Iterable[Shape], count: int, is_map: bool) -> Shape:
     """The shape of a composite with ``count`` entries whose child nodes have ``children`` shapes."""
     nodes = 1

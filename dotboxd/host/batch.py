@@ -16,13 +16,12 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, overload
 
 from dotboxd.core.values import Value
-from dotboxd.host.result import ExecutionResult, result_of
+from dotboxd.host.result import ExecutionResult, ResultBuilder, result_builder
 from dotboxd.runtime.errors import ErrorInfo
-from dotboxd.runtime.execution import RunRecord
 from dotboxd.validator.plan import ExecutionPlan
 
-RecordOf = Callable[[Any], RunRecord]
-"""Turns a compact row into its ``RunRecord`` (``FastLane.record``)."""
+RecordOf = Callable[[Any, ResultBuilder], ExecutionResult]
+"""Turns a compact row into its result, through the builder given (``FastLane.record``)."""
 
 
 class BatchResults(Sequence[ExecutionResult]):
@@ -32,13 +31,12 @@ class BatchResults(Sequence[ExecutionResult]):
     failed row) and ``errors()`` every row's error (None for a row that succeeded), without building
     the result objects."""
 
-    __slots__ = ("_backend", "_lock", "_plan", "_record_of", "_rows")
+    __slots__ = ("_build", "_lock", "_record_of", "_rows")
 
     def __init__(
         self, plan: ExecutionPlan, backend: str, rows: list[Any], record_of: RecordOf | None
     ) -> None:
-        self._plan = plan
-        self._backend = backend
+        self._build = result_builder(plan, backend)
         self._rows = rows  # ExecutionResult, a lane's full RunRecord (9 fields) or compact row (6)
         self._record_of = record_of
         self._lock = threading.Lock()
@@ -53,10 +51,12 @@ class BatchResults(Sequence[ExecutionResult]):
         with self._lock:  # one result object per row, however many threads read it first
             row = self._rows[index]
             if type(row) is not ExecutionResult:
-                if len(row) != 9:
+                if len(row) == 9:
+                    row = self._build(*row)
+                else:
                     assert self._record_of is not None
-                    row = self._record_of(row)
-                row = self._rows[index] = result_of(self._plan, self._backend, row)
+                    row = self._record_of(row, self._build)
+                self._rows[index] = row
             return row
 
     @overload

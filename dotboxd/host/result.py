@@ -198,3 +198,48 @@ def refused_result(plan: ExecutionPlan, error: ErrorInfo, backend: str) -> Execu
         policy_hash=plan.policy_hash,
         backend=backend,
     )
+
+
+ResultBuilder = Callable[..., ExecutionResult]
+"""Builds the result of a run from its ``RunRecord`` fields, given in order (``result_builder``)."""
+
+
+def result_builder(plan: ExecutionPlan, backend: str) -> ResultBuilder:
+    """``result_of(plan, backend, record)`` for a record without applied commands, taking the
+    record's fields as arguments, with the plan's fields read once: what a host keeps per
+    entrypoint and calls once per run (``SandboxHost``; a fast lane calls it directly)."""
+    module_hash, plan_hash, policy_hash = plan.module_hash, plan.plan_hash, plan.policy_hash
+    new = new_execution_result
+
+    def build(
+        run_id: str,
+        value: Value,
+        error: ErrorInfo | None,
+        usage: ResourceUsage,
+        events: Sequence[AuditEvent],
+        commands: tuple[Command, ...],
+        calls: Mapping[str, int],
+        return_type: SandboxType | None,
+        executed_by: str,
+    ) -> ExecutionResult:
+        return new(
+            error is None,
+            value,
+            error,
+            usage,
+            events,
+            module_hash,
+            plan_hash,
+            policy_hash,
+            run_id,
+            backend,
+            "run",
+            return_type,
+            commands,
+            0,
+            calls,
+            executed_by,
+            (),
+        )
+
+    return build

@@ -25,6 +25,8 @@ its parameter checks - and later calls only do the per-run work, every check of 
 On the optimized backend, an entrypoint of a plan without bindings or capabilities also gets the
 backend's fast lane (``runtime/optimized/fastlane.py``): a run that never needs its run context
 never builds one. ``execute_many`` runs a stream of rows, each its own run, through the same path.
+The record used last is also kept apart (``_hot``), so a host calling one entrypoint in a tight
+loop - a predicate per event - finds it with a few identity tests instead of a keyed lookup.
 
 ``execute_async`` is ``execute`` for asyncio hosts: the run executes on the caller's event loop and
 is suspended at each pending async binding result, which is awaited on that loop
@@ -48,10 +50,11 @@ from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.host.batch import BatchResults
 from dotboxd.host.result import (
     ExecutionResult,
+    ResultBuilder,
     applied_result,
     commands_to_apply,
     refused_result,
-    result_of,
+    result_builder,
 )
 from dotboxd.runtime.audit import Observer
 from dotboxd.runtime.awaiting import Awaiter, LoopAwaiter, discard
@@ -85,23 +88,28 @@ rebuilds the ``EntryCall``, roughly ten times the cost of a hit."""
 class FastRun(Protocol):
     """A backend's fast lane for one entrypoint (``OptimizedBackend.fast_lane``). Calling it runs
     one row: its record, or None when the lane cannot take the run right now (the ordinary path
-    then runs it). ``run_many`` runs rows until they end (None, taking no row, if it cannot);
-    ``record`` turns one of its compact rows into a ``RunRecord``."""
+    then runs it); ``run`` does the same but hands the record's fields to ``finish`` (the host's
+    result builder). ``run_many`` runs rows until they end (None, taking no row, if it cannot);
+    ``record`` turns one of its compact rows into a result through ``finish``."""
 
     def __call__(self, args: Sequence[object], run_id: str | None = None) -> RunRecord | None: ...
 
+    def run(
+        self, args: Sequence[object], run_id: str | None, finish: ResultBuilder
+    ) -> ExecutionResult | None: ...
+
     def run_many(self, rows: Iterator[Sequence[object]], stop_on_error: bool) -> list[Any] | None: ...
 
-    def record(self, compact: Any) -> RunRecord: ...
+    def record(self, compact: Any, finish: ResultBuilder) -> ExecutionResult: ...
 
 
 class _Dispatch:
     """What a host keeps between calls of one entrypoint: the plan and catalogue it was checked
-    against (compared by identity on every call), the backend object, the runtime's EntryCall and
-    the backend's fast lane for it, if it has one (only for hosts without live observers: a lane
-    never writes the ``RunSummary`` to an observer)."""
+    against (compared by identity on every call), the backend object, the runtime's EntryCall, the
+    backend's fast lane for it, if it has one (only for hosts without live observers: a lane
+    never writes the ``RunSummary`` to an observer), and the builder of its results."""
 
-    __slots__ = ("backend", "catalog", "entry", "fast", "plan")
+    __slots__ = ("backend", "catalog", "entry", "fast", "plan", "result")
 
     def __init__(
         self,
@@ -110,21 +118,18 @@ class _Dispatch:
         backend: Backend,
         entry: EntryCall,
         fast: FastRun | None,
+        backend_name: str,
     ) -> None:
         self.plan = plan
         self.catalog = catalog
         self.backend = backend
         self.entry = entry
         self.fast = fast
+        self.result: ResultBuilder = result_builder(plan, backend_name)
 
 
 class SandboxHost:
     """A host's bindings, backends and audit observers; prepares and executes kernels."""
-
-    _fast_lanes = True
-    """Whether dispatch records take a backend's fast lane (``OptimizedBackend.fast_lane``) when it
-    offers one. Tests switch it off on an instance to compare a lane's results with the ordinary
-    path's; a host has no reason to."""
 
     def __init__(
         self,
@@ -135,6 +140,7 @@ class SandboxHost:
         standard_facades: bool = True,
         async_loop: asyncio.AbstractEventLoop | None = None,
         dispatch_cache_size: int = DEFAULT_DISPATCH_CACHE_SIZE,
+        fast_lanes: bool = True,
     ) -> None:
         """Build the binding catalogue (DotBoxDError ``E-BINDING-*`` for a bad binding). With
         ``standard_facades`` a standard binding registered without an invoker (``file.readText``,
@@ -148,7 +154,14 @@ class SandboxHost:
         always awaits on the caller's loop.
 
         ``dispatch_cache_size`` bounds the per-entrypoint records kept between calls, by
-        ``execute`` and ``execute_async`` alike (one LRU; at least 1, else ValueError)."""
+        ``execute`` and ``execute_async`` alike (one LRU; at least 1, else ValueError).
+
+        ``fast_lanes`` lets runs take a backend's fast lane where it offers one
+        (``OptimizedBackend.fast_lane``: runs that build their run context only when they need it).
+        A lane changes nothing a host can observe - results, usage, audit trails and errors are
+        those of the ordinary path - only the time a run takes; ``fast_lanes=False`` runs every
+        call on the ordinary path (to compare the two, or to rule the lane out when debugging).
+        It is read when a dispatch record is built: set it before the first ``execute``."""
         if isinstance(dispatch_cache_size, bool) or not isinstance(dispatch_cache_size, int):
             raise TypeError("dispatch_cache_size must be an int")
         if dispatch_cache_size < 1:
@@ -164,6 +177,10 @@ class SandboxHost:
         self._dispatch: OrderedDict[tuple[int, str, str, str], _Dispatch] = OrderedDict()
         self._dispatch_limit = dispatch_cache_size
         self._sync_awaiter: Awaiter | None = None if async_loop is None else LoopAwaiter(async_loop)
+        self.fast_lanes = bool(fast_lanes)
+        self._hot: tuple[ExecutionPlan, str, str, str, BindingCatalog, _Dispatch] | None = None
+        """The dispatch record used last, with what it was found by (see the module docstring).
+        Kept only while it is the LRU's most recent entry: every other record's use replaces it."""
 
     # --- install ---------------------------------------------------------------------------
 
@@ -206,6 +223,24 @@ class SandboxHost:
         ``isolation="worker"`` runs the kernel's body in an isolated worker process
         (``dotboxd.host.worker_execute``; ``worker_pool`` or the strict default pool) while
         bindings, commands and audit stay in this process; the result lists the layers in force."""
+        hot = self._hot
+        if (
+            hot is not None
+            and hot[0] is plan
+            and cancel is None
+            and hot[1] == entrypoint
+            and hot[2] == backend
+            and hot[3] == encoding
+            and hot[4] is self.catalog
+            and isolation == "none"
+            and worker_pool is None
+        ):
+            dispatch = hot[5]
+            fast = dispatch.fast
+            if fast is not None:  # the lane's runs queue no commands: nothing to apply
+                result = fast.run(args, run_id, dispatch.result)
+                if result is not None:
+                    return result
         if isolation != "none" or worker_pool is not None:
             from dotboxd.host.worker_execute import execute_isolated
 
@@ -330,8 +365,9 @@ class SandboxHost:
     ) -> ExecutionResult:
         """The body of ``execute`` and ``execute_async``: they differ only in ``awaiter``."""
         key = (id(plan), entrypoint, backend, encoding)
+        catalog = self.catalog
         dispatch = self._dispatch.get(key)
-        if dispatch is not None and dispatch.plan is plan and dispatch.catalog is self.catalog:
+        if dispatch is not None and dispatch.plan is plan and dispatch.catalog is catalog:
             # not ``contextlib.suppress``: its context manager costs more than the move itself
             try:  # noqa: SIM105
                 self._dispatch.move_to_end(key)  # most recently used
@@ -342,6 +378,7 @@ class SandboxHost:
             if isinstance(prepared, ExecutionResult):
                 return prepared
             dispatch = prepared
+        self._hot = (plan, entrypoint, backend, encoding, catalog, dispatch)
         fast = dispatch.fast
         record = None
         if fast is not None and cancel is None and (awaiter is None or awaiter is _no_await):
@@ -357,7 +394,7 @@ class SandboxHost:
             )
         if record[5] and commands_to_apply(record, apply_commands_on_success):  # [5]: commands
             return applied_result(plan, backend, record, dispatch.entry.facts.audit_clock, self._observers)
-        return result_of(plan, backend, record)
+        return dispatch.result(*record)
 
     def _prepare_dispatch(
         self, plan: ExecutionPlan, entrypoint: str, backend: str, encoding: ArgEncoding
@@ -381,9 +418,9 @@ class SandboxHost:
         entry = EntryCall(plan, entrypoint, encoding)
         lane = getattr(chosen, "fast_lane", None)
         fast: FastRun | None = None
-        if lane is not None and self._fast_lanes and not self._observers:
+        if lane is not None and self.fast_lanes and not self._observers:
             fast = lane(entry)
-        dispatch = _Dispatch(plan, catalog, chosen, entry, fast)
+        dispatch = _Dispatch(plan, catalog, chosen, entry, fast, backend)
         key = (id(plan), entrypoint, backend, encoding)
         self._dispatch.pop(key, None)  # a stale record of a dead plan whose id was reused
         while len(self._dispatch) >= self._dispatch_limit:
@@ -407,6 +444,9 @@ class SandboxHost:
         with its module and catalogue, alive until newer runs push them out. Each backend that keeps
         per-plan state (``release(plan)``: the reference interpreter's node caches, the optimized
         backend's recent runs) forgets the plan too."""
+        hot = self._hot
+        if hot is not None and hot[0] is plan:
+            self._hot = None
         stale = [key for key, record in self._dispatch.items() if record.plan is plan]
         for key in stale:
             self._dispatch.pop(key, None)

@@ -6,12 +6,13 @@ microsecond, while the per-run objects around it - the ``RunContext`` with its `
 touches nothing else of the run except through a stub (``stubs.py``), so a run that never calls a
 stub never needs the meter: its whole consumption is the fuel the function hands back.
 
-``LazyRunState`` is a ``RunState`` whose ``run`` and ``meter`` are built on first access: the first
-stub that reaches for them gets a ``RunContext`` equal to the one the ordinary path would have built
-at the start of the run (same run id, same deadline counted from the run's start, call depth one,
-nothing charged yet - generated code writes nothing to the meter before a stub syncs it), and the
-object turns into a plain ``RunState`` so later stub calls read its slots at full speed. From then
-on the run is the ordinary run, closed by ``EntryCall.finish``.
+``LazyRunState`` is a ``RunState`` whose ``run`` and ``meter`` slots are left empty until a stub
+first reads one of them: Python then falls back to the class's ``__getattr__``, which builds a
+``RunContext`` equal to the one the ordinary path would have built at the start of the run (same run
+id, same deadline counted from the run's start, call depth one, nothing charged yet - generated code
+writes nothing to the meter before a stub syncs it) and fills the two slots, so every later read is
+a plain slot read at full speed. From then on the run is the ordinary run, closed by
+``EntryCall.finish``.
 
 A run that never materialized consumed fuel only: its usage is the shared fuel-only record
 (``meter.fuel_only_usage``), its audit trail just the lazily built ``RunSummary``, its commands
@@ -28,8 +29,8 @@ without a cancel token (the host decides the last two per call). Everything else
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dotboxd.core.ast import TypeRef
 from dotboxd.core.costs import CALL_DEPTH_STEP
@@ -40,7 +41,7 @@ from dotboxd.runtime.audit import AuditTrail
 from dotboxd.runtime.context import RunContext, new_run_id, next_run_number, run_id_text
 from dotboxd.runtime.errors import ErrorInfo, SandboxError
 from dotboxd.runtime.execution import NO_CALLS, EntryCall, RunRecord, failure_info
-from dotboxd.runtime.meter import Meter, fuel_only_usage
+from dotboxd.runtime.meter import ResourceUsage, fuel_only_usage
 from dotboxd.runtime.stack import HOST_RESERVE_FRAMES
 
 from .stubs import RunState
@@ -54,11 +55,12 @@ _monotonic = time.monotonic
 class LazyRunState(RunState):
     """A ``RunState`` without its run context until a stub first reads ``run`` or ``meter``.
 
-    The two names are properties here that build the context; they shadow the slots of the same
-    names, which ``build`` fills through ``RunState``'s own slot descriptors. No slots of its own
-    (``lazy`` holds the lane, the run's id and its start time), so that once built it can become a
-    plain ``RunState``: the stubs then see one class only and read its slots directly. A state that was never built is as new after its run apart from ``work``, which
-    ``FastLane`` resets before it hands the state to the next run of the same artifact."""
+    No slots of its own: ``run`` and ``meter`` are ``RunState``'s slots, simply not set until
+    ``build`` (reached through ``__getattr__``, which Python calls only for a name the ordinary
+    lookup did not find) fills them. ``lazy`` holds what ``build`` needs - (lane, run key, start
+    time) - while the state is armed for a run, ``()`` while it waits for one, and None once the
+    context was built: such a state belongs to its run and is never reused. A state that was never
+    built is as new after its run apart from ``work``, which the lane resets."""
 
     __slots__ = ()
 
@@ -66,35 +68,28 @@ class LazyRunState(RunState):
         _, _, self.sites, self.totals, self.texts, self.bindings, self.nodes, _, _ = bound
         self.chunk = (0, 0, 0, 0)
         self.work = 0
-        self.lazy = None
+        self.lazy = ()
 
     def build(self) -> RunContext:
-        """Build the run context now and become an ordinary ``RunState``."""
+        """Build the run context now and fill the ``run`` and ``meter`` slots."""
         lane, run_key, started = self.lazy
         run: RunContext = lane.context(run_key, started)
-        _RUN_SLOT.__set__(self, run)  # the slots themselves: this class's names are the properties
-        _METER_SLOT.__set__(self, run.meter)
-        self.__class__ = RunState  # type: ignore[assignment]  # same layout: now an ordinary state
+        self.run = run
+        self.meter = run.meter
+        self.lazy = None
         return run
 
-    @property  # read-only until built: then the slot (of RunState) is read
-    def run(self) -> RunContext:  # type: ignore[override]
-        """The run context, built on this first read (later reads are the plain slot's)."""
-        return self.build()
-
-    @property
-    def meter(self) -> Meter:  # type: ignore[override]
-        """The run's meter, built with its context on this first read."""
-        return self.build().meter
-
-
-_RUN_SLOT: Any = RunState.__dict__["run"]
-_METER_SLOT: Any = RunState.__dict__["meter"]
+    def __getattr__(self, name: str) -> Any:
+        """Only reached for an empty slot: ``run`` or ``meter`` of an armed state builds the context."""
+        if (name == "run" or name == "meter") and self.lazy:
+            self.build()
+            return getattr(self, name)
+        raise AttributeError(name)
 
 
 _Bound = tuple[
     "Artifact",
-    Callable[..., tuple[Value, int]],
+    "OneRun",
     tuple[Any, ...],
     tuple[int, ...],
     tuple[Any, ...],
@@ -103,8 +98,8 @@ _Bound = tuple[
     list[LazyRunState],
     bool,
 ]
-"""(artifact, the entrypoint's function, sites, totals, texts, bindings, site nodes, spare states,
-whether a run needs a UTF-16 scope)."""
+"""(artifact, the run of one row against it (``FastLane._runner``), sites, totals, texts, bindings,
+site nodes, spare states, whether a run needs a UTF-16 scope)."""
 
 _TEXT_FREE_TYPES = frozenset({"Unit", "Bool", "I32", "I64", "F64", "List", "Map", "Record"})
 
@@ -130,19 +125,33 @@ LaneRecord = RunRecord | Compact
 ``Compact`` form (9 fields and 6: ``len`` tells them apart)."""
 
 
+OneRun = Callable[[Sequence[object], RunKey, LazyRunState], LaneRecord]
+"""One row's run against one artifact (``FastLane._runner``)."""
+
+
 class FastLane:
-    """The fast lane of one ``EntryCall`` on one optimized backend (see the module docstring)."""
+    """The fast lane of one ``EntryCall`` on one optimized backend (see the module docstring).
+
+    Everything a run needs that depends only on the entrypoint is read from the ``EntryCall`` once,
+    here; what depends on the compiled artifact is bound on the first run against it (``_bind``)."""
 
     __slots__ = (
         "_bound",
         "_recent",
+        "audit_clock",
         "backend_name",
+        "bounds",
+        "charged",
         "depth_left",
         "entry",
         "max_fuel",
         "plan",
         "plan_id",
+        "read_inputs",
+        "return_type",
+        "summary_builder",
         "text_free_inputs",
+        "usage_memo",
         "wall",
     )
 
@@ -152,10 +161,18 @@ class FastLane:
         self.plan_id = id(entry.plan)
         self._recent = recent
         self.backend_name = backend_name
-        limits = entry.facts.limits
+        facts = entry.facts
+        limits = facts.limits
         self.max_fuel = limits.max_fuel
         self.wall = limits.wall_time_ms / 1000.0
         self.depth_left = limits.max_call_depth - CALL_DEPTH_STEP  # what the entry call leaves
+        self.read_inputs = entry.read_inputs
+        self.bounds = entry.bounds
+        self.charged = entry.charged
+        self.return_type = entry.return_type
+        self.summary_builder = entry.summary_builder
+        self.audit_clock = facts.audit_clock
+        self.usage_memo = facts.usage_memo
         # A run needs the UTF-16 scope (``core.utf16``: per-run indices of long non-ASCII texts) only
         # if it can see such a text. Without bindings, a text reaches a run only as an input or a
         # literal: every built-in that makes a text from something else (``int32.toStringInvariant``)
@@ -196,124 +213,170 @@ class FastLane:
         if bound is not None and bound[0] is recent[1]:
             return bound
         artifact = recent[1]
+        scoped = bool(artifact.texts) or not self.text_free_inputs
         bound = (
             artifact,
-            artifact.functions[self.entry.entrypoint],
+            self._runner(artifact, scoped),
             artifact.sites,
             artifact.totals,
             artifact.texts,
             artifact.bindings,
             artifact.site_nodes,
             [],
-            bool(artifact.texts) or not self.text_free_inputs,
+            scoped,
         )
         self._bound = bound
         return bound
 
-    def __call__(self, args: Sequence[object], run_id: str | None = None) -> RunRecord | None:
-        """Run the entrypoint with ``args``; None (nothing done) when the plan is not compiled in
-        the backend right now - the ordinary path then compiles it."""
-        bound = self._current()
-        if bound is None:
+    def run(self, args: Sequence[object], run_id: str | None, finish: Finish[_Out]) -> _Out | None:
+        """Run the entrypoint with ``args`` and hand the fields of its ``RunRecord``, in order, to
+        ``finish`` (the caller's result constructor: no intermediate record is built); None
+        (nothing done) when the plan is not compiled in the backend right now - the ordinary
+        path then compiles it."""
+        recent = self._recent.get(self.plan_id)
+        if recent is None or recent[0] is not self.plan:
             return None
+        bound = self._bound
+        if bound is None or bound[0] is not recent[1]:
+            bound = self._current()
+            assert bound is not None
         spares = bound[7]
         try:
             state = spares.pop()  # atomic: two threads never share a state
         except IndexError:
             state = LazyRunState(bound)
-        done = self._one(bound, args, new_run_id() if run_id is None else run_id, state)
-        if type(state) is LazyRunState and len(spares) < _SPARES:
+        done = bound[1](args, new_run_id() if run_id is None else run_id, state)
+        if state.lazy is not None and len(spares) < _SPARES:  # never built: reusable
+            state.lazy = ()
             spares.append(state)
         if len(done) == 9:
-            return cast(RunRecord, done)
-        return self.record(cast(Compact, done))
+            return finish(*done)
+        return self.record(done, finish)  # type: ignore[arg-type]  # 6 fields: a Compact
+
+    def __call__(self, args: Sequence[object], run_id: str | None = None) -> RunRecord | None:
+        """``run`` giving the ``RunRecord`` itself."""
+        return self.run(args, run_id, _as_record)
 
     def run_many(self, rows: Iterator[Sequence[object]], stop_on_error: bool) -> list[LaneRecord] | None:
         """Run the entrypoint once per row of ``rows``, each its own run, until the rows end (or,
         with ``stop_on_error``, after the first failed row); None, without taking a row, when the
-        plan is not compiled in the backend right now."""
+        plan is not compiled in the backend right now. One run state serves every row that does
+        not build a run context (its per-run fields are reset by the row's run)."""
         bound = self._current()
         if bound is None:
             return None
         done: list[LaneRecord] = []
         keep = done.append
-        one = self._one
+        one = bound[1]
         state = LazyRunState(bound)
+        if stop_on_error:
+            for args in rows:
+                record = one(args, next_run_number(), state)
+                keep(record)
+                if state.lazy is None:
+                    state = LazyRunState(bound)  # that run built its context: the next needs a new state
+                if record[2] is not None:
+                    break
+            return done
         for args in rows:
-            record = one(bound, args, next_run_number(), state)
-            keep(record)
-            if type(state) is not LazyRunState:
-                state = LazyRunState(bound)  # that run built its context: the next needs a new state
-            if stop_on_error and record[2] is not None:
-                break
+            keep(one(args, next_run_number(), state))
+            if state.lazy is None:
+                state = LazyRunState(bound)
         return done
 
-    def _one(self, bound: _Bound, args: Sequence[object], run_key: RunKey, lazy: LazyRunState) -> LaneRecord:
-        """One run: the steps of ``EntryCall.run_record`` after its plan-level checks (which the
-        lane's eligibility settles once), with the run context built only on demand. ``lazy`` is
-        the state to run with; it is left unbuilt when inputs with a shape are charged (the run then
-        needs its meter from the start and gets an ordinary state)."""
-        entry = self.entry
-        started = _monotonic()
-        state: RunState
-        if entry.charged:
-            state = RunState(self.context(run_key, started), *bound[2:7])
-        else:
-            lazy.lazy = (self, run_key, started)
-            state = lazy
-        max_fuel = self.max_fuel
-        fuel = max_fuel
-        value: Value = None
-        error: ErrorInfo | None = None
-        ran = False
-        scoped = bound[8]
-        if scoped:
-            open_scope()  # the run's UTF-16 indices, as on the ordinary path
-        try:
-            values = entry.read_inputs(args)
-            if entry.bounds:
-                entry._check_bounds(values)
-            if entry.charged:
-                meter = state.meter
-                shape = meter.shape
-                for index in entry.charged:
-                    shape(shape_of(values[index]))
-                meter.check_deadline()
-                fuel = max_fuel - meter.fuel_used
-            elif _monotonic() >= started + self.wall:  # ``Meter.check_deadline`` (nothing to cancel)
-                raise SandboxError("R-TIMEOUT", "wall-time budget exhausted")
-            ran = True
-            value, fuel = bound[1](state, fuel, self.depth_left, 0, *values)
-        except Exception as exc:
-            error = failure_info(exc)
-        finally:
-            if scoped:
-                close_scope()
-        if type(state) is RunState:  # the run built its context: close it as any run
-            run = state.run
-            if error is None:
-                meter = run.meter
-                meter.fuel_used = max_fuel - fuel
-                meter.exit_call()
-            return entry.finish(
-                run, value, error, entry.return_type, "optimized" if ran else self.backend_name
-            )
-        lazy.work = 0
-        if error is not None:  # nothing was charged: it failed before, or without, any stub
-            return (run_key, None, error, 0, entry.facts.audit_clock(), ran)
-        return (run_key, value, None, max_fuel - fuel, entry.facts.audit_clock(), True)
+    def _runner(self, artifact: Artifact, scoped: bool) -> OneRun:
+        """The run of one row against ``artifact``: the steps of ``EntryCall.run_record`` after its
+        plan-level checks (which the lane's eligibility settles once), with the run context built
+        only on demand. A closure over everything that is fixed for the artifact and the
+        entrypoint, so that a row reads no attribute of the lane: it is what a host pays per event.
 
-    def record(self, compact: Compact) -> RunRecord:
-        """The ``RunRecord`` of a compact run: what ``EntryCall.finish`` gives for a run that
-        consumed fuel only (the shared usage record, no commands, no binding calls, an audit trail
-        of just its ``RunSummary``, built when read)."""
+        ``lazy`` is the state to run with; it is left unarmed when inputs with a shape are charged
+        (the run then needs its meter from the start and gets an ordinary state). The result is
+        the run's ``RunRecord`` when it built its context, else its ``Compact`` form."""
+        function = artifact.functions[self.entry.entrypoint]
+        tables = (artifact.sites, artifact.totals, artifact.texts, artifact.bindings, artifact.site_nodes)
+        finish_run = self.entry.finish
+        check_bounds = self.entry._check_bounds if self.bounds else None
+        context, read_inputs, charged = self.context, self.read_inputs, self.charged
+        max_fuel, depth_left, wall = self.max_fuel, self.depth_left, self.wall
+        audit_clock, return_type, backend_name = self.audit_clock, self.return_type, self.backend_name
+        lane = self
+        monotonic = _monotonic
+
+        def one(args: Sequence[object], run_key: RunKey, lazy: LazyRunState) -> LaneRecord:
+            started = monotonic()
+            state: RunState
+            if charged:
+                state = RunState(context(run_key, started), *tables)
+            else:
+                lazy.lazy = (lane, run_key, started)
+                state = lazy
+            fuel = max_fuel
+            value: Value = None
+            error: ErrorInfo | None = None
+            ran = False
+            if scoped:
+                open_scope()  # the run's UTF-16 indices, as on the ordinary path
+            try:
+                values = read_inputs(args)
+                if check_bounds is not None:
+                    check_bounds(values)
+                if charged:
+                    meter = state.meter
+                    shape = meter.shape
+                    for index in charged:
+                        shape(shape_of(values[index]))
+                    meter.check_deadline()
+                    fuel = max_fuel - meter.fuel_used
+                elif monotonic() >= started + wall:  # ``Meter.check_deadline`` (nothing to cancel)
+                    raise SandboxError("R-TIMEOUT", "wall-time budget exhausted")
+                ran = True
+                value, fuel = function(state, fuel, depth_left, 0, *values)
+            except Exception as exc:
+                error = failure_info(exc)
+            finally:
+                if scoped:
+                    close_scope()
+            if state.lazy is None:  # the run built its context (or had it from the start): close it
+                run = state.run
+                if error is None:
+                    meter = run.meter
+                    meter.fuel_used = max_fuel - fuel
+                    meter.exit_call()
+                return finish_run(run, value, error, return_type, "optimized" if ran else backend_name)
+            lazy.work = 0
+            if error is not None:  # nothing was charged: it failed before, or without, any stub
+                return (run_key, None, error, 0, audit_clock(), ran)
+            return (run_key, value, None, max_fuel - fuel, audit_clock(), True)
+
+        return one
+
+    def record(self, compact: Compact, finish: Finish[_Out] | None = None) -> _Out:
+        """The ``RunRecord`` fields of a compact run, handed to ``finish`` (default: the record
+        itself): what ``EntryCall.finish`` gives for a run that consumed fuel only (the shared
+        usage record, no commands, no binding calls, an audit trail of just its ``RunSummary``,
+        built when read)."""
         run_key, value, error, used, stamp, ran = compact
-        entry = self.entry
         run_id = run_key if type(run_key) is str else run_id_text(run_key)  # type: ignore[arg-type]
-        usage = fuel_only_usage(entry.facts.usage_memo, used, self.max_fuel)
+        usage = fuel_only_usage(self.usage_memo, used, self.max_fuel)
         executed_by = "optimized" if ran else self.backend_name
-        events = AuditTrail((), entry.summary_builder, (run_id, stamp, 0, executed_by, error, usage))
-        return (run_id, value, error, usage, events, (), NO_CALLS, entry.return_type, executed_by)
+        events = AuditTrail((), self.summary_builder, (run_id, stamp, 0, executed_by, error, usage))
+        return (finish or _as_record)(
+            run_id, value, error, usage, events, (), NO_CALLS, self.return_type, executed_by
+        )
+
+
+_Out = TypeVar("_Out")
+Finish = Callable[
+    [str, Value, "ErrorInfo | None", ResourceUsage, AuditTrail, tuple[Any, ...], Mapping[str, int], Any, str],
+    _Out,
+]
+"""What a lane hands a finished run's ``RunRecord`` fields to, in order (a result constructor)."""
+
+
+def _as_record(*fields: Any) -> Any:
+    """The ``Finish`` that gives the ``RunRecord`` tuple itself."""
+    return fields
 
 
 _SPARES = 8

@@ -82,7 +82,8 @@ class RunState:
         """Work units since the last deadline check: function entries (``tick``) and the
         iterations of fast chunks (``reserve``, less what ``give_back`` returns)."""
         self.lazy: Any = None
-        """What a ``fastlane.LazyRunState`` builds its run context from (None: built eagerly)."""
+        """What a ``fastlane.LazyRunState`` builds its run context from while it is armed; None
+        once the context exists (always, for a state built with one)."""
 
 
 def sync(state: RunState, f: int, lref: int) -> Meter:

@@ -9,6 +9,7 @@ and on the boundaries the lane must keep (the deadline before the first statemen
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -22,11 +23,13 @@ from dotboxd.conformance.pipeline import import_stage
 from dotboxd.conformance.stage_validate import validate_case
 from dotboxd.conformance.workspace import case_root
 from dotboxd.core.ast import Module
+from dotboxd.core.costs import CALL_DEPTH_STEP
 from dotboxd.host import ExecutionResult, Policy, SandboxHost
+from dotboxd.runtime.context import run_id_text
 from dotboxd.runtime.execution import EntryCall
 from dotboxd.runtime.meter import Meter, MeterLimits
 from dotboxd.runtime.optimized import ArtifactCache, OptimizedBackend
-from dotboxd.runtime.optimized.fastlane import FastLane
+from dotboxd.runtime.optimized.fastlane import FastLane, LazyRunState
 
 from ..optimized.differential import differences, observe
 
@@ -54,6 +57,11 @@ class _Spy:
         self.taken += record is not None
         return record
 
+    def run(self, args: Sequence[object], run_id: str | None, finish: Any) -> Any:
+        result = self.lane.run(args, run_id, finish)
+        self.taken += result is not None
+        return result
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.lane, name)
 
@@ -62,8 +70,7 @@ def _hosts(catalog: Any) -> tuple[SandboxHost, SandboxHost]:
     """Two hosts on one optimized backend (one compiled artifact): with lanes, and without."""
     backend = OptimizedBackend(cache=_CACHE)
     laned = SandboxHost(bindings=catalog, backends={"optimized": backend})
-    ordinary = SandboxHost(bindings=catalog, backends={"optimized": backend})
-    ordinary._fast_lanes = False
+    ordinary = SandboxHost(bindings=catalog, backends={"optimized": backend}, fast_lanes=False)
     return laned, ordinary
 
 
@@ -258,3 +265,71 @@ def test_fast_lane_from_many_threads_at_once() -> None:
         thread.join()
     assert len(out) == 1200 and all(ok for _, ok in out)
     assert len({run_id for run_id, _ in out}) == 1200 and spy.taken == 1200
+
+
+def test_fast_lanes_false_runs_every_call_on_the_ordinary_path() -> None:
+    """The public switch: no dispatch record of such a host holds a lane, and its results are the
+    laned host's."""
+    laned, ordinary, plan, spy = _warm(PRED)
+    assert laned.fast_lanes and not ordinary.fast_lanes
+    _same(
+        laned.execute(plan, "check", [3, 12], backend="optimized"),
+        ordinary.execute(plan, "check", [3, 12], backend="optimized"),
+    )
+    assert spy.taken == 1
+    assert ordinary._dispatch[(id(plan), "check", "optimized", "python")].fast is None
+
+
+def test_lazy_run_state_fills_its_slots_in_place_without_changing_class() -> None:
+    """The lane's run state builds its context on the first read of ``run`` or ``meter`` by filling
+    the slots (no ``__class__`` swap); an unarmed or built state never builds one."""
+    _, _, _, spy = _warm(PRED)
+    lane = spy.lane
+    assert isinstance(lane, FastLane)
+    bound = lane._current()
+    assert bound is not None
+    state = LazyRunState(bound)
+    with pytest.raises(AttributeError):
+        state.meter  # noqa: B018  # unarmed: nothing to build from
+    state.lazy = (lane, 7, time.monotonic())
+    meter = state.meter
+    assert type(state) is LazyRunState and state.lazy is None
+    assert state.run.meter is meter and state.run.run_id == run_id_text(7)
+    assert meter.call_depth == CALL_DEPTH_STEP and meter.fuel_used == 0
+    with pytest.raises(AttributeError):
+        state.nothing  # noqa: B018
+
+
+def test_release_forgets_the_hot_dispatch_record() -> None:
+    """The record kept apart for the last entrypoint (``_hot``) goes with ``release``: a host that
+    drops a plan keeps no reference to it (an event hub installing and removing kernels would
+    otherwise keep the last one, with its module, alive)."""
+    host = SandboxHost(backends={"optimized": OptimizedBackend(cache=_CACHE)})
+    plan = host.prepare(PRED)
+    for _ in range(3):
+        assert host.execute(plan, "check", [3, 12], backend="optimized").value is True
+    assert host._hot is not None and host._hot[0] is plan
+    before = sys.getrefcount(plan)
+    assert host.release(plan) == 1 and host.dispatch_records == 0
+    assert host._hot is None and sys.getrefcount(plan) < before
+
+
+def test_hot_dispatch_keeps_the_lru_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls served from the hot record keep the LRU order exact: the most used plan stays, the one
+    used least recently goes first."""
+    host = SandboxHost(backends={"optimized": OptimizedBackend(cache=_CACHE)}, dispatch_cache_size=2)
+    a, b, c = (host.prepare(PRED.replace('"p"', f'"{name}"')) for name in "abc")
+    misses: list[int] = []
+    prepare = host._prepare_dispatch
+
+    def counting(prepared: Any, *rest: Any) -> Any:
+        misses.append(id(prepared))
+        return prepare(prepared, *rest)
+
+    monkeypatch.setattr(host, "_prepare_dispatch", counting)
+    for plan in (a, b, a, a, a, c, a, a, b, c):
+        assert host.execute(plan, "check", [3, 12], backend="optimized").value is True
+    # after (a, b, a, a, a): LRU order b, a. c evicts b -> a, c. a a -> c, a. b evicts c -> a, b.
+    # c evicts a -> b, c.
+    assert misses == [id(a), id(b), id(c), id(b), id(c)]
+    assert host.execute(a, "check", [3, 12], backend="optimized").ok and misses[-1] == id(a)

@@ -58,3 +58,29 @@ def test_fast_readers_agree_with_the_general_routines(name: str, encoding: str, 
     else:
         general = _outcome(lambda r: coerce_host_value(r, ref, literals), raw)
     assert _outcome(fast, raw) == general
+
+
+_events = st.dictionaries(
+    st.one_of(st.text(max_size=8), st.sampled_from(["hp", "level", "\u00e9t\u00e9", "\U0001f600", ""])),
+    st.one_of(st.integers(-(2**40), 2**40), st.booleans(), st.floats(allow_nan=False), st.none()),
+    max_size=6,
+)
+
+
+@pytest.mark.parametrize("value_type", ["I32", "I64", "Bool", "F64"])
+@given(raw=_events)
+def test_text_keyed_map_reader_agrees_with_the_general_routine(value_type: str, raw: dict[str, Any]) -> None:
+    """A host event as ``Map<String, scalar>``: the one-pass reader (shape summed while the entries
+    are checked) gives the value, shape and faults the general routine gives."""
+    from dotboxd.core.values import MapValue, values_equal
+
+    ref = TypeRef("Map", (TypeRef("String"), TypeRef(value_type)))
+    fast = _outcome(_input_reader(ref, "python"), raw)
+    general = _outcome(lambda r: coerce_host_value(r, ref, literals), raw)
+    assert fast[0] == general[0]
+    if fast[0] == "fault":
+        assert fast == general
+        return
+    ours, theirs = fast[1][0], general[1][0]
+    assert isinstance(ours, MapValue) and isinstance(theirs, MapValue)
+    assert values_equal(ours, theirs) and ours.shape == theirs.shape
