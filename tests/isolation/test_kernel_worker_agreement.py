@@ -9,15 +9,14 @@ pooled strict-profile worker, each with its own fresh case root and fixtures.
 Cost: a round trip to the worker costs milliseconds, and the corpus has about 900 run cases, so the
 whole corpus takes minutes on a loaded 2-core machine. CI runs a deterministic sample (every
 ``SAMPLE_EVERY``-th case by name, on both backends, plus every ``HARD_EVERY``-th case of the area
-that exercises the worker's relay hardest, bindings: about 180 runs, under a minute); the whole corpus runs behind the ``slow`` marker
-(``DOTBOXD_SLOW=1``). No case is excluded: the only differences ``differences`` tolerates are the
+that exercises the worker's relay hardest, bindings: about 180 runs, under a minute); the whole corpus
+runs behind the ``slow`` marker (``make test-slow``, which CI runs too). No case is excluded: the only differences ``differences`` tolerates are the
 usage and audit of a run stopped by its wall-clock deadline, which differ between two in-process
 runs too.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -99,10 +98,7 @@ def test_worker_run_agrees_with_in_process_sample(case: Case, backend: str, pool
     _agree(case, backend, pool)
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("DOTBOXD_SLOW") != "1", reason="the whole corpus takes minutes: DOTBOXD_SLOW=1 runs it"
-)
+@pytest.mark.slow  # the whole corpus takes minutes: make test-slow runs it
 @pytest.mark.parametrize("backend", ["reference", "optimized"])
 @pytest.mark.parametrize("case", RUN_CASES, ids=[c.name for c in RUN_CASES])
 def test_worker_run_agrees_with_in_process_whole_corpus(case: Case, backend: str, pool: WorkerPool) -> None:
