@@ -16,7 +16,9 @@ run ends with a ``security-boundary: N passed`` line.
 
 from __future__ import annotations
 
+import functools
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -44,12 +46,20 @@ else:
     settings.load_profile("dev")
 
 
+@functools.cache
+def _relative_file(path: Path) -> str | None:
+    """``path`` relative to the repository root (None outside it); cached, because resolving each of
+    ~10,000 items' paths cost every pytest-xdist worker seconds of collection."""
+    try:
+        return path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return None
+
+
 def _relative_nodeid(item: pytest.Item) -> str:
     """The node id relative to the repository root, whatever directory pytest was started from."""
-    path = item.path.resolve()
-    try:
-        file_part = path.relative_to(ROOT).as_posix()
-    except ValueError:
+    file_part = _relative_file(item.path)
+    if file_part is None:
         return item.nodeid
     _, sep, rest = item.nodeid.partition("::")
     return file_part + sep + rest

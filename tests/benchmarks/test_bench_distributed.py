@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from dotboxd.distributed import filter_records
-from tests.distributed.kernels import EVENTS, client_host, events_spec
+from tests.distributed.kernels import client_host, events_spec, prepare_events
 
 PARTITION = 10_000
 """Records per partition: large enough that per-task scheduling is a small share of the work."""
@@ -68,7 +68,7 @@ def _report(benchmark: Any, records: int, started: float) -> None:
 def test_bench_filter_single_process(benchmark: Any) -> None:
     records = _records(benchmark)
     host = client_host()
-    plan = host.prepare(EVENTS)
+    plan = prepare_events(host)
 
     def run() -> list[int]:
         started = time.perf_counter()
@@ -88,7 +88,7 @@ def test_bench_filter_single_process_execute_many(benchmark: Any, backend: str) 
     the like-for-like baseline; the optimized row shows what one process reaches on its fast lane."""
     records = _records(benchmark)
     host = client_host()
-    plan = host.prepare(EVENTS)
+    plan = prepare_events(host)
 
     def run() -> list[int]:
         started = time.perf_counter()
@@ -122,7 +122,7 @@ def test_bench_partition_overhead(benchmark: Any) -> None:
     distributed = pytest.importorskip("distributed")
     count = 200 if not benchmark.disabled else 20
     host = client_host()
-    plan = host.prepare(EVENTS)
+    plan = prepare_events(host)
     started = time.perf_counter()
     for _ in range(count):
         host.execute(plan, "keep", [7])

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 
-from dotboxd.conformance.loader import load_cases
 from dotboxd.conformance.model import Case
 from dotboxd.conformance.pipeline import import_stage
 from dotboxd.conformance.stage_validate import validate_case
@@ -30,12 +29,13 @@ from dotboxd.conformance.workspace import case_root
 from dotboxd.core.ast import Module
 from dotboxd.host import SandboxHost
 from dotboxd.isolation.pool import WorkerPool
+from tests.corpus_cases import corpus_cases
 
 from ..optimized.differential import Observation, _without_root, differences, observe, reset_fixtures
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/ns/net").exists(), reason="needs Linux namespaces")
 
-RUN_CASES = sorted((c for c in load_cases() if c.expect.stage == "run"), key=lambda c: c.name)
+RUN_CASES = sorted((c for c in corpus_cases() if c.expect.stage == "run"), key=lambda c: c.name)
 SAMPLE_EVERY = 16
 HARD_AREAS = ("bindings",)
 HARD_EVERY = 3
