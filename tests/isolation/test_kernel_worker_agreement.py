@@ -7,10 +7,11 @@ audit events (``tests/optimized/differential.observe``). Each case runs twice, i
 pooled strict-profile worker, each with its own fresh case root and fixtures.
 
 Cost: a round trip to the worker costs milliseconds, and the corpus has about 900 run cases, so the
-whole corpus takes minutes on a loaded 2-core machine. CI runs a deterministic sample (every
-``SAMPLE_EVERY``-th case by name, on both backends, plus every ``HARD_EVERY``-th case of the area
-that exercises the worker's relay hardest, bindings: about 180 runs, under a minute); the whole corpus
-runs behind the ``slow`` marker (``make test-slow``, which CI runs too). No case is excluded: the only differences ``differences`` tolerates are the
+whole corpus takes minutes on a loaded 2-core machine: it is ``slow`` (``make test-slow``, which CI
+runs). A deterministic sample (every ``SAMPLE_EVERY``-th case by name, on both backends, plus every
+``HARD_EVERY``-th case of the area that exercises the worker's relay hardest, bindings: about 180
+runs, under a minute) is the check to run by hand while changing the worker (``-k sample``); it is
+slow too (``tests/slow_tests.txt``). No case is excluded: the only differences ``differences`` tolerates are the
 usage and audit of a run stopped by its wall-clock deadline, which differ between two in-process
 runs too.
 """
