@@ -2,7 +2,7 @@
 #   make demo   - install into .venv and run the demo kernels through check, prove and run
 #   make test   - install into .venv with test extras and run lint, types and every quick test (the
 #                 quick part of the security-boundary suite first, then the rest), in parallel
-#                 (pytest-xdist); about a minute and a half on an idle 2-core machine
+#                 (pytest-xdist); the target is 90 s on an idle 2-core machine
 #   make test-slow - the slow tests CI also runs (after make test): the slow part of the
 #                 security-boundary suite, a bounded fuzz run (<= 3 min), then the other slow tests
 #   make fuzz   - long local coverage-guided fuzzing (FUZZ_SECONDS per harness, default 600)
