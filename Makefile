@@ -1,8 +1,10 @@
 # Two entry points for a fresh machine with python3, bash and make:
 #   make demo   - install into .venv and run the demo kernels through check, prove and run
-#   make test   - install into .venv with test extras and run lint, types, the security-boundary suite,
-#                 a bounded fuzz run (<= 3 min), the rest of the test suite in parallel (pytest-xdist)
-#                 and then the slow tests
+#   make test   - install into .venv with test extras and run lint, types and every quick test (the
+#                 quick part of the security-boundary suite first, then the rest), in parallel
+#                 (pytest-xdist); the target is 90 s on an idle 2-core machine
+#   make test-slow - the slow tests CI also runs (after make test): the slow part of the
+#                 security-boundary suite, a bounded fuzz run (<= 3 min), then the other slow tests
 #   make fuzz   - long local coverage-guided fuzzing (FUZZ_SECONDS per harness, default 600)
 #   make serve-demo - the game-world server (dotboxd serve) and its sample client, on loopback
 #   make mutation - mutation testing of the validator and the file facade (report in reports/)
@@ -13,7 +15,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo serve-demo test lint typecheck pytest security-boundary pytest-rest pytest-slow fuzz-ci fuzz mutation prover-soundness bench bench-distributed clean
+.PHONY: demo serve-demo test test-slow lint typecheck pytest pytest-quick security-boundary security-slow pytest-slow fuzz-ci fuzz mutation prover-soundness bench bench-distributed clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,25 +62,35 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	PYTHON=$(BIN)/python bash tools/typecheck.sh
 
-# pytest-xdist workers for the parallel steps (tests use tmp_path, port 0 and no shared files);
-# PYTEST_WORKERS=0 runs them in this process, e.g. to debug one failure.
+# pytest-xdist workers for the parallel steps (tests use tmp_path, port 0 and no shared files; the
+# security-boundary steps run in parallel too); PYTEST_WORKERS=0 runs them in this process, e.g. to
+# debug one failure.
 PYTEST_WORKERS ?= 2
 XDIST := -n $(PYTEST_WORKERS)
 
+# Every test, quick and slow, in one run.
 pytest: $(STAMP)
 	$(BIN)/python -m pytest $(XDIST)
 
-# The tests the threat tables name (tests/conftest.py marks them); closes with "security-boundary: N passed".
-# Pytest's exit 5 (no test collected) is a failure here: an empty security suite must never pass.
+# The quick tests, in one run: every test not marked "slow", the security-boundary suite's quick part
+# among them. One run because each pytest-xdist worker collects the whole tree (seconds of CPU), and
+# the run still closes with the suite's own count, "security-boundary: N passed" (tests/conftest.py).
+pytest-quick: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow" $(XDIST)
+
+# The tests the threat tables name (tests/conftest.py marks them): the whole suite, or its slow part
+# as make test-slow's first step. Each closes with "security-boundary: N passed". Pytest's exit 5 (no
+# test collected) is a failure here: an empty security suite must never pass.
 security-boundary: $(STAMP)
-	$(BIN)/python -m pytest -m security_boundary
+	$(BIN)/python -m pytest -m security_boundary $(XDIST)
 
-# Everything else, in two steps so that a quick answer comes first; the three pytest steps together
-# run each test exactly once. Slow tests (marker "slow": the prover corpus, benchmarks, mypy over
-# the install) that are not in the security suite run last, on their own.
-pytest-rest: $(STAMP)
-	$(BIN)/python -m pytest -m "not security_boundary and not slow" $(XDIST)
+security-slow: $(STAMP)
+	$(BIN)/python -m pytest -m "security_boundary and slow" $(XDIST)
 
+# The other slow tests (marker "slow": tests/slow_tests.txt says which and why; the prover corpus
+# and soundness runs, benchmarks, the corpus-wide worker agreement, load and soak runs, mypy over
+# the install, and every test over about a second of CPU). pytest-quick, security-slow and
+# pytest-slow together run each test exactly once.
 pytest-slow: $(STAMP)
 	$(BIN)/python -m pytest -m "slow and not security_boundary" $(XDIST)
 
@@ -104,9 +116,12 @@ SOUNDNESS_LOOPS ?= 5000
 prover-soundness: $(STAMP)
 	nice $(BIN)/python -m tests.prover.soundness_run --generated $(SOUNDNESS_GENERATED) --loops $(SOUNDNESS_LOOPS) --json reports/prover-soundness.json
 
-# The security suite first, then the bounded fuzz run, then everything else: the quick tests in
-# parallel, then the slow ones.
-test: lint typecheck security-boundary fuzz-ci pytest-rest pytest-slow
+# The quick answer: lint, types, then every quick test (security-boundary ones included).
+test: lint typecheck pytest-quick
+
+# What CI runs after make test (.ci/run), so that nothing is dropped: the slow security tests, the
+# bounded fuzz run, then the other slow tests.
+test-slow: security-slow fuzz-ci pytest-slow
 
 bench: $(STAMP)
 	$(BIN)/python -m pytest tests/benchmarks --benchmark-enable --benchmark-only --benchmark-columns=min,median,mean,rounds

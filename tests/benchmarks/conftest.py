@@ -7,6 +7,7 @@ suite's time; ``make bench`` runs them as real benchmarks.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,13 @@ import pytest
 HERE = Path(__file__).resolve().parent
 
 
+@functools.cache
+def _here(path: Path) -> bool:
+    """Whether ``path`` is under this folder (cached per file: this hook sees every collected item)."""
+    return HERE in path.resolve().parents
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if HERE in item.path.resolve().parents:
+        if _here(item.path):
             item.add_marker(pytest.mark.slow)

@@ -16,14 +16,15 @@ import pytest
 from dotboxd.conformance.areas import AREAS, FILE_AREAS
 from dotboxd.conformance.backends import InProcessBackend
 from dotboxd.conformance.generator import write_cases
-from dotboxd.conformance.loader import CORPUS_ROOT, area_of, case_files, load_cases
+from dotboxd.conformance.loader import CORPUS_ROOT, area_of, case_files
 from dotboxd.conformance.model import Case
 from dotboxd.conformance.report import failure_line
 from dotboxd.conformance.runner import run_cases
+from tests.corpus_cases import corpus_cases
 
 TOOLS = CORPUS_ROOT.parent / "tools"
 ROOT = CORPUS_ROOT.parents[1]
-CASES = load_cases()
+CASES = list(corpus_cases())
 SPEC_AREAS = [area for area in AREAS if area != "generated"]
 GENEROUS_WALL_MS = 60_000
 GENERATED_FILE = CORPUS_ROOT / "generated" / "generated-seed-1.json"

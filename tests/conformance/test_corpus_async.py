@@ -11,12 +11,12 @@ from __future__ import annotations
 import pytest
 
 from dotboxd.conformance.backends import InProcessBackend
-from dotboxd.conformance.loader import load_cases
 from dotboxd.conformance.report import failure_line
 from dotboxd.conformance.runner import run_cases
 from dotboxd.conformance.stage_run import VIA_ASYNC
+from tests.corpus_cases import corpus_cases
 
-CASES = load_cases()
+CASES = list(corpus_cases())
 
 
 @pytest.mark.parametrize("backend", ["reference", "optimized"])

@@ -30,8 +30,9 @@ from dotboxd.conformance.model import CATEGORIES, Case
 from dotboxd.core.codes import all_codes
 from dotboxd.validator.policy import Limits
 from tests.conformance.helpers import write_cases
+from tests.corpus_cases import corpus_cases
 
-CASES = load_cases()
+CASES = list(corpus_cases())
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dotboxd.distributed import JobSpec, job_spec
 from dotboxd.host import Policy, SandboxHost
+from dotboxd.validator.plan import ExecutionPlan
 from tests.distributed.worker_setup import bindings
 
 SETUP = "tests.distributed.worker_setup:bindings"
@@ -32,10 +33,21 @@ entrypoint fn total(levels List<I32>) -> I32 {
 """
 
 
+ROOMY = Policy.builder().with_max_wall_time_ms(30_000).build()
+"""The default (pure-only) policy with a wall-clock limit no descheduling can reach: under the
+default 100 ms, a run on a loaded CI machine that lost its core for 100 ms failed ``R-TIMEOUT`` and
+its record went missing from a filter (the 100k-record benchmark lost 1-2 records that way)."""
+
+
+def prepare_events(host: SandboxHost, policy: Policy | None = None) -> ExecutionPlan:
+    """``EVENTS`` prepared under ``policy`` (default ``ROOMY``), as every distributed test runs it."""
+    return host.prepare(EVENTS, policy if policy is not None else ROOMY)
+
+
 def client_host() -> SandboxHost:
     """The client's host: the same bindings the workers' setup provides."""
     return SandboxHost(bindings())
 
 
 def events_spec(policy: Policy | None = None, setup: str = SETUP, backend: str = "reference") -> JobSpec:
-    return job_spec(client_host().prepare(EVENTS, policy), setup, backend=backend)
+    return job_spec(prepare_events(client_host(), policy), setup, backend=backend)

@@ -10,14 +10,14 @@ import pytest
 from dotboxd.distributed import JobFailed, filter_records, map_records, run_batch
 from dotboxd.distributed.outcome import sum_usage
 from dotboxd.host import Policy
-from tests.distributed.kernels import EVENTS, client_host, events_spec
+from tests.distributed.kernels import EVENTS, client_host, events_spec, prepare_events
 
 PARTS = [[1, 7, 9, 0], [3, 10], [6, 0, 2]]
 
 
 def _local(entrypoint: str, args_list: list[list[object]]) -> list[Any]:
     host = client_host()
-    plan = host.prepare(EVENTS)
+    plan = prepare_events(host)
     return [host.execute(plan, entrypoint, args) for args in args_list]
 
 

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from dotboxd.conformance.loader import load_cases
 from dotboxd.conformance.model import Case
 from dotboxd.conformance.sources import module_source
 from dotboxd.distributed import job_spec, map_records
 from dotboxd.host import Policy, SandboxHost
+from tests.corpus_cases import corpus_cases
 
 SETUP = "tests.distributed.worker_setup:no_bindings"
 STRIDE = 5
@@ -38,7 +38,7 @@ def _fits(case: Case) -> bool:
     )
 
 
-SELECTED = [case for case in load_cases() if _fits(case)][::STRIDE]
+SELECTED = [case for case in corpus_cases() if _fits(case)][::STRIDE]
 
 
 def _key(value: object) -> tuple[str, str]:

@@ -17,7 +17,7 @@ from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.distributed import filter_records, job_spec
 from dotboxd.distributed.tasks import run_partition
 from dotboxd.distributed.worker import checked_plan, clear_cache
-from tests.distributed.kernels import EVENTS, client_host, events_spec
+from tests.distributed.kernels import EVENTS, client_host, events_spec, prepare_events
 
 PARTS = [[1, 7, 9], [3, 10]]
 
@@ -38,7 +38,7 @@ def test_genuine_spec_runs_and_matches_local_host() -> None:
     spec = events_spec()
     result = filter_records(spec, PARTS, "keep")
     host = client_host()
-    plan = host.prepare(EVENTS)
+    plan = prepare_events(host)
     expected = [r for part in PARTS for r in part if host.execute(plan, "keep", [r]).value is True]
     assert result.values == expected == [7, 9, 10]
     assert result.runs == 5 and result.errors == []
@@ -149,5 +149,5 @@ def test_unknown_entrypoint_yields_an_error_per_record_never_a_silent_drop() -> 
     result = filter_records(events_spec(), PARTS, "nowhere")
     assert len(result.errors) == 5 and result.values == []
     host = client_host()
-    local = host.execute(host.prepare(EVENTS), "nowhere", [1])
+    local = host.execute(prepare_events(host), "nowhere", [1])
     assert local.error is not None and result.errors[0].code == local.error.code

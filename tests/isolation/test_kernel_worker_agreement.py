@@ -7,23 +7,22 @@ audit events (``tests/optimized/differential.observe``). Each case runs twice, i
 pooled strict-profile worker, each with its own fresh case root and fixtures.
 
 Cost: a round trip to the worker costs milliseconds, and the corpus has about 900 run cases, so the
-whole corpus takes minutes on a loaded 2-core machine. CI runs a deterministic sample (every
-``SAMPLE_EVERY``-th case by name, on both backends, plus every ``HARD_EVERY``-th case of the area
-that exercises the worker's relay hardest, bindings: about 180 runs, under a minute); the whole corpus runs behind the ``slow`` marker
-(``DOTBOXD_SLOW=1``). No case is excluded: the only differences ``differences`` tolerates are the
+whole corpus takes minutes on a loaded 2-core machine: it is ``slow`` (``make test-slow``, which CI
+runs). A deterministic sample (every ``SAMPLE_EVERY``-th case by name, on both backends, plus every
+``HARD_EVERY``-th case of the area that exercises the worker's relay hardest, bindings: about 180
+runs, under a minute) is the check to run by hand while changing the worker (``-k sample``); it is
+slow too (``tests/slow_tests.txt``). No case is excluded: the only differences ``differences`` tolerates are the
 usage and audit of a run stopped by its wall-clock deadline, which differ between two in-process
 runs too.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from dotboxd.conformance.loader import load_cases
 from dotboxd.conformance.model import Case
 from dotboxd.conformance.pipeline import import_stage
 from dotboxd.conformance.stage_validate import validate_case
@@ -31,12 +30,13 @@ from dotboxd.conformance.workspace import case_root
 from dotboxd.core.ast import Module
 from dotboxd.host import SandboxHost
 from dotboxd.isolation.pool import WorkerPool
+from tests.corpus_cases import corpus_cases
 
 from ..optimized.differential import Observation, _without_root, differences, observe, reset_fixtures
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/ns/net").exists(), reason="needs Linux namespaces")
 
-RUN_CASES = sorted((c for c in load_cases() if c.expect.stage == "run"), key=lambda c: c.name)
+RUN_CASES = sorted((c for c in corpus_cases() if c.expect.stage == "run"), key=lambda c: c.name)
 SAMPLE_EVERY = 16
 HARD_AREAS = ("bindings",)
 HARD_EVERY = 3
@@ -99,10 +99,7 @@ def test_worker_run_agrees_with_in_process_sample(case: Case, backend: str, pool
     _agree(case, backend, pool)
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("DOTBOXD_SLOW") != "1", reason="the whole corpus takes minutes: DOTBOXD_SLOW=1 runs it"
-)
+@pytest.mark.slow  # the whole corpus takes minutes: make test-slow runs it
 @pytest.mark.parametrize("backend", ["reference", "optimized"])
 @pytest.mark.parametrize("case", RUN_CASES, ids=[c.name for c in RUN_CASES])
 def test_worker_run_agrees_with_in_process_whole_corpus(case: Case, backend: str, pool: WorkerPool) -> None:

@@ -11,14 +11,14 @@ import pytest
 
 from dotboxd.conformance.backends import InProcessBackend
 from dotboxd.conformance.compare import compare
-from dotboxd.conformance.loader import load_cases
 from dotboxd.conformance.model import Case
 from dotboxd.conformance.pipeline import import_stage
 from dotboxd.core.ast import Module
+from tests.corpus_cases import corpus_cases
 
 from .differential import differences, run_case_both
 
-CASES = load_cases()
+CASES = list(corpus_cases())
 RUN_CASES = [c for c in CASES if c.expect.stage == "run"]
 
 

@@ -57,6 +57,7 @@ _POLICY = (
     .with_fuel(10**7)
     .with_max_loop_iterations(10**6)
     .with_limits(max_host_calls=10**6)
+    .with_max_wall_time_ms(30_000)  # at the 100 ms default a descheduled run timed out under load
     .build()
 )
 _HOLDERS = _HOST.prepare(HOLDERS, _POLICY)

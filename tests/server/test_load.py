@@ -1,15 +1,14 @@
 """Load: concurrent clients on RPC, pushdown and event delivery; throughput and p50/p99 are printed,
 answers checked (for events: every passing event delivered once, in order, no failing one).
 
-The short run (20 clients, about 3 s per operation) runs with the suite; the 60 s / 50-client run is
-``slow`` (``DOTBOXD_SLOW=1 pytest tests/server/test_load.py -m slow -s``).
+The short run (20 clients, about 3 s per operation) and the 60 s / 50-client run are both ``slow``:
+``make test-slow`` (and CI) runs them; ``pytest tests/server/test_load.py -s`` prints the figures.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import time
 
 import httpx
@@ -55,10 +54,7 @@ def test_short_load_20_clients_rpc_and_pushdown_answers_are_all_right() -> None:
         assert report.failures == 0 and len(report.latencies) > 20
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("DOTBOXD_SLOW") != "1", reason="the 60 s load run is opt-in: DOTBOXD_SLOW=1"
-)
+@pytest.mark.slow  # about 60 s: make test-slow (and CI) runs it
 def test_long_load_50_clients_60_seconds() -> None:
     reports = _scenario(clients=50, seconds=20.0)  # with the event run: about 60 s in all
     reports.append(_event_delivery(clients=50, events=200))
