@@ -68,9 +68,9 @@ class Tally:
         }
 
 
-def run_generated(count: int, seed: str, tally: Tally) -> None:
-    """``count`` draws of the conformance generator."""
-    for i in range(count):
+def run_generated(count: int, seed: str, tally: Tally, start: int = 0) -> None:
+    """``count`` draws of the conformance generator, from draw number ``start`` on."""
+    for i in range(start, start + count):
         src = RandomSource(f"{seed}-{i}")
         program = build_program(src)
         prepared = prepare(program.module, program.policy_json, program.bindings_json, program.entry)
@@ -111,11 +111,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--generated", type=int, default=5000)
     parser.add_argument("--loops", type=int, default=5000)
     parser.add_argument("--seed", default="soundness")
+    parser.add_argument(
+        "--start",
+        type=int,
+        default=0,
+        help="first generator draw (so a long run can be split over processes: 0/2500 + 2500/2500)",
+    )
     parser.add_argument("--json", help="also write the tally as JSON to this file")
     args = parser.parse_args(argv)
     tally = Tally()
     start = time.perf_counter()
-    run_generated(args.generated, args.seed, tally)
+    run_generated(args.generated, args.seed, tally, args.start)
     run_loops(args.loops, tally)
     tally.seconds = time.perf_counter() - start
     report = tally.to_json()

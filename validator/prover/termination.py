@@ -16,7 +16,7 @@ freed of the loop's atoms and multiplied by the trip count.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from dotboxd.core import ast, costs
@@ -25,6 +25,7 @@ from dotboxd.core.types import I32, SandboxType
 from . import intervals
 from .domain import INT_RANGES, ABool, AInt, AList, AMap, AText, AVal
 from .interface import AnalyzerView as Analyzer
+from .phases import bool_phase_ranking
 from .report import LoopFact, Verdict
 from .state import LOOPS, Flow, State, Upper, add_lower, add_upper, join_lower, join_upper
 from .sym import ONE, ZERO, Cond, Poly, Sym, const
@@ -331,7 +332,12 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
         n_up = None
     else:
         inv_c = {tr.name: _invariant(an, tr, const(quota), ends1, side_elim, probe_atoms) for tr in tracked}
-        n_up, termination, n_lo = _ranking(an, node, st, head, guard, tracked, inv_c, snap_elim)
+        def inv_at(n: Poly) -> dict[str, AVal]:
+            return {tr.name: _invariant(an, tr, n, ends1, side_elim, probe_atoms) for tr in tracked}
+
+        n_up, termination, n_lo = _ranking(
+            an, node, st, head, guard, tracked, inv_c, snap_elim, ends1, inv_at
+        )
     n_eff = const(quota) if n_up is None else s.min(n_up, const(quota))
     inv = {tr.name: _invariant(an, tr, n_eff, ends1, side_elim, probe_atoms) for tr in tracked}
 
@@ -481,8 +487,32 @@ def _delta(an: Analyzer, tr: Tracked, ends: list[State], side: Elim, probe_atoms
     a = _atom(tr.atom)
     dlo, dhi = s.sub(lo, a), s.sub(hi, a)
     if (s.atoms(dlo) | s.atoms(dhi)) & probe_atoms:
-        return
+        # a post that is a choice between paths (``if up { i = i + 1 } else { i = i - 1 }`` joins
+        # to ``ite(up, i + 1, i - 1)``): the change is each path's own change
+        low = _step_through_choices(s, post[0], a, wide, probe_atoms, upper=False)
+        high = _step_through_choices(s, post[1], a, wide, probe_atoms, upper=True)
+        if low is None or high is None:
+            return
+        dlo, dhi = low, high
     tr.delta = (dlo, dhi)
+
+
+def _step_through_choices(
+    s: Sym, p: Poly, a: Poly, wide: Elim, probe_atoms: frozenset[int], upper: bool
+) -> Poly | None:
+    """A bound of ``p - a`` where ``p`` is a nest of ``ite`` choices: the extreme of each leaf's
+    ``leaf - a`` (each leaf's other loop atoms bounded by ``wide``), or None when some leaf's change
+    still depends on the loop (``i * 2 - i``)."""
+    if len(p.terms) == 1 and p.terms[0][1] == 1 and len(p.terms[0][0]) == 1:
+        f = s.factors[p.terms[0][0][0]]
+        if f.kind == "ite":
+            parts = [_step_through_choices(s, arg, a, wide, probe_atoms, upper) for arg in f.args]
+            if parts[0] is None or parts[1] is None:
+                return None
+            return s.max(parts[0], parts[1]) if upper else s.min(parts[0], parts[1])
+    d = s.bound(_uncap(s, s.bound(p, wide, upper), upper), wide, upper)
+    d = s.sub(d, a)
+    return None if s.atoms(d) & probe_atoms else d
 
 
 def _uncap(s: Sym, p: Poly, upper: bool) -> Poly:
@@ -851,6 +881,45 @@ def _lexicographic(
     return None
 
 
+def _bool_phases(
+    an: Analyzer,
+    node: ast.While,
+    head: State,
+    tracked: list[Tracked],
+    facts: dict[int, list[Cond]],
+    snap_elim: Elim,
+    ends: list[State],
+    inv_at: Callable[[Poly], dict[str, AVal]],
+    obligations: list[str],
+) -> tuple[Poly, LoopFact] | None:
+    """The two-phase rule of ``phases.py`` for a loop that changes a Boolean local."""
+    s = an.sym
+    flags = [(tr.name, tr.batoms[0]) for tr in tracked if isinstance(tr.entry, ABool) and tr.batoms]
+    if not flags:
+        return None
+    by_atom: dict[int, tuple[str, AVal]] = {
+        tr.atom: (tr.name, tr.entry) for tr in tracked if tr.atom is not None
+    }
+    entry_elim: Elim = dict(snap_elim)
+    for tr in tracked:
+        fe = facet(tr.entry)
+        if tr.atom is not None and fe is not None:
+            entry_elim[tr.atom] = fe
+
+    def head_bound(r: Poly, n: Poly) -> Poly:
+        head_elim: Elim = dict(snap_elim)
+        inv = inv_at(n)
+        for tr in tracked:
+            fi = facet(inv[tr.name])
+            if tr.atom is not None and fi is not None:
+                head_elim[tr.atom] = fi
+        return s.bound(s.bound(r, head_elim, True), snap_elim, True)
+
+    return bool_phase_ranking(
+        an, node, head, ends, flags, by_atom, facts, entry_elim, head_bound, obligations
+    )
+
+
 def _ranking(
     an: Analyzer,
     node: ast.While,
@@ -860,6 +929,8 @@ def _ranking(
     tracked: list[Tracked],
     inv_c: dict[str, AVal],
     snap_elim: Elim,
+    ends: list[State],
+    inv_at: Callable[[Poly], dict[str, AVal]],
 ) -> tuple[Poly | None, LoopFact, Poly]:
     """The trip-count bound (None when no ranking function is found), the termination fact, and a
     lower bound of the trip count (0 unless the loop provably runs exactly r(entry) times)."""
@@ -1017,6 +1088,9 @@ def _ranking(
     )
     if lex is not None:
         return lex
+    phased = _bool_phases(an, node, head, tracked, temp_facts, snap_elim, ends, inv_at, obligations)
+    if phased is not None:
+        return phased[0], phased[1], ZERO
     reason = (
         "no ranking function found among the guard's comparisons"
         if candidates
