@@ -28,6 +28,7 @@ from .interface import AnalyzerView as Analyzer
 from .phases import bool_phase_ranking
 from .report import LoopFact, Verdict
 from .state import LOOPS, Flow, State, Upper, add_lower, add_upper, join_lower, join_upper
+from .sums import arithmetic_sum, const_step
 from .sym import ONE, ZERO, Cond, Poly, Sym, const
 from .unroll import unroll
 
@@ -332,6 +333,7 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
         n_up = None
     else:
         inv_c = {tr.name: _invariant(an, tr, const(quota), ends1, side_elim, probe_atoms) for tr in tracked}
+
         def inv_at(n: Poly) -> dict[str, AVal]:
             return {tr.name: _invariant(an, tr, n, ends1, side_elim, probe_atoms) for tr in tracked}
 
@@ -350,6 +352,12 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
     fs = st.copy()
     fs.U, fs.L, fs.lstop, fs.record = {}, {}, False, False
     final_elim: Elim = {}
+    counters: list[tuple[int, int, tuple[Poly, Poly]]] = []  # (head atom, exact step, entry facet)
+    if isinstance(node, ast.ForRange) and local_value is not None and start is not None:
+        # the counter of iteration k is exactly start + k (start is evaluated once)
+        counter = s.atom_id(local_value.lo)
+        if counter is not None:
+            counters.append((counter, 1, (start.lo, start.hi)))
     for tr in tracked:
         value = inv[tr.name]
         fv = facet(value)
@@ -361,6 +369,10 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
             if fid is not None:
                 an.facts[fid] = [s.le(fv[0], _atom(fid)), s.le(_atom(fid), fv[1])]
                 final_elim[fid] = fv
+                step = const_step(s, tr.delta)
+                fe = facet(tr.entry)
+                if step is not None and fe is not None and isinstance(value, AInt):
+                    counters.append((fid, step, fe))
             value = nv
         elif isinstance(value, ABool):
             c = s.batom(f"{tr.name} (loop head)")
@@ -387,8 +399,8 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
     every = ends2 + leaving
     elim: Elim = {**final_elim, **snap_elim, **local_elim}
 
-    u_it = join_upper(s, [x.U for x in every]) if every else {}
-    u_it = {k: (None if v is None else s.bound(v, elim, True)) for k, v in u_it.items()}
+    u_raw = join_upper(s, [x.U for x in every]) if every else {}
+    u_it = {k: (None if v is None else s.bound(v, elim, True)) for k, v in u_raw.items()}
     usable = bool(ends2) and not leaving and not any(x.lstop for x in every)
     l_it = join_lower(s, [x.L for x in ends2]) if usable else {}
     l_it = {k: s.bound(v, elim, False) for k, v in l_it.items()}
@@ -398,7 +410,10 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
         if per is None:
             add_upper(s, exit_state.U, key, None)
         elif per.terms:
-            add_upper(s, exit_state.U, key, None if n_up is None else s.mul(n_up, per))
+            total = None if n_up is None else s.mul(n_up, per)
+            if total is not None:  # the leaving iteration's cost is T(k) at its head too
+                total = _summed(s, total, u_raw.get(key), counters, n_up, elim)
+            add_upper(s, exit_state.U, key, total)
     if isinstance(node, ast.While):
         for key, per in cond_u.items():  # the final, false evaluation of the guard
             add_upper(s, exit_state.U, key, None if per is None else s.bound(per, elim, True))
@@ -434,6 +449,26 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
         assert returned is not None
         out.returns.append((rs, returned))
     return out
+
+
+def _summed(
+    s: Sym,
+    total: Poly,
+    per: Poly | None,
+    counters: list[tuple[int, int, tuple[Poly, Poly]]],
+    n: Poly | None,
+    elim: Elim,
+) -> Poly:
+    """``total`` (trip count times the largest iteration cost), or the arithmetic sum of
+    ``sums.py`` when the cost grows with a counter of exact step and that sum is smaller at the
+    largest inputs (the trip count's range decides, so a loop costs what it surely costs less)."""
+    if per is None or n is None:
+        return total
+    for fid, step, entry in counters:
+        summed = arithmetic_sum(s, per, fid, step, entry, n, elim)
+        if summed is not None and not (s.atoms(summed) & elim.keys()):
+            return s.min(total, summed)
+    return total
 
 
 def _as_int(v: AVal) -> AInt:
