@@ -306,7 +306,9 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
         _delta(an, tr, ends1, side_elim, probe_atoms)
     if not an.probe:
         for tr in tracked:
-            _inductive_bounds(an, node, tr, ends1, _resets(an, node.body, names, tr.name, head))
+            # a forRange's own counter changes every iteration too: ``limit = i`` is no restart
+            changing = names | {node.local} if isinstance(node, ast.ForRange) else names
+            _inductive_bounds(an, node, tr, ends1, _resets(an, node.body, changing, tr.name, head))
 
     # ---- trip count -----------------------------------------------------------------------
     n_lo: Poly = ZERO
