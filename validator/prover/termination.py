@@ -355,7 +355,7 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
     fs.U, fs.L, fs.lstop, fs.record = {}, {}, False, False
     final_elim: Elim = {}
     counters: list[tuple[int, int, tuple[Poly, Poly]]] = []  # (head atom, exact step, entry facet)
-    if isinstance(node, ast.ForRange) and local_value is not None and start is not None:
+    if isinstance(node, ast.ForRange) and isinstance(local_value, AInt) and start is not None:
         # the counter of iteration k is exactly start + k (start is evaluated once)
         counter = s.atom_id(local_value.lo)
         if counter is not None:
