@@ -57,6 +57,11 @@ class Tally:
             self.violations.append(f"{label}: {v}")
             print("VIOLATION", self.violations[-1], flush=True)
 
+    def crash(self, label: str, exc: Exception) -> None:
+        self.programs += 1
+        self.violations.append(f"{label}: the prover raised {type(exc).__name__}: {exc}")
+        print("VIOLATION", self.violations[-1], flush=True)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "programs": self.programs,
@@ -68,12 +73,16 @@ class Tally:
         }
 
 
-def run_generated(count: int, seed: str, tally: Tally) -> None:
-    """``count`` draws of the conformance generator."""
-    for i in range(count):
+def run_generated(count: int, seed: str, tally: Tally, start: int = 0) -> None:
+    """``count`` draws of the conformance generator, from draw number ``start`` on."""
+    for i in range(start, start + count):
         src = RandomSource(f"{seed}-{i}")
         program = build_program(src)
-        prepared = prepare(program.module, program.policy_json, program.bindings_json, program.entry)
+        try:
+            prepared = prepare(program.module, program.policy_json, program.bindings_json, program.entry)
+        except Exception as exc:  # a prover crash is a finding too; the run goes on
+            tally.crash(f"generated {seed}-{i}", exc)
+            continue
         if prepared is None:
             tally.refused += 1
             continue
@@ -96,7 +105,11 @@ def run_loops(count: int, tally: Tally) -> None:
     )
     @given(kernels())
     def one(kernel: Kernel) -> None:
-        prepared = prepare(parse_text(kernel.source), kernel.policy, [], "main")
+        try:
+            prepared = prepare(parse_text(kernel.source), kernel.policy, [], "main")
+        except Exception as exc:
+            tally.crash(f"loop kernel\n{kernel.source}", exc)
+            return
         if prepared is None:
             tally.refused += 1
             return
@@ -111,11 +124,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--generated", type=int, default=5000)
     parser.add_argument("--loops", type=int, default=5000)
     parser.add_argument("--seed", default="soundness")
+    parser.add_argument(
+        "--start",
+        type=int,
+        default=0,
+        help="first generator draw (so a long run can be split over processes: 0/2500 + 2500/2500)",
+    )
     parser.add_argument("--json", help="also write the tally as JSON to this file")
     args = parser.parse_args(argv)
     tally = Tally()
     start = time.perf_counter()
-    run_generated(args.generated, args.seed, tally)
+    run_generated(args.generated, args.seed, tally, args.start)
     run_loops(args.loops, tally)
     tally.seconds = time.perf_counter() - start
     report = tally.to_json()

@@ -676,14 +676,20 @@ class Analyzer:
             st.U = plus_upper(s, st.U, du)
         st.risk = st.risk or risk
         if not st.lstop:
-            st.L = plus_lower(s, st.L, dl)
             if stopped:
+                # the callee may fail (or leave its must path) before any of its returns: its
+                # lower cost is a join over returns whose path conditions (such as "this index is
+                # in range") are not carried here, so it must not join the caller's must prefix.
+                # The must path ends at the call; the callee's own candidates, recorded while it
+                # was analysed, keep its prefix together with the conditions that make it must.
                 self.stop(st)
-            elif assumed is not None:
-                if self.add_pc(st, assumed):
-                    st.assumed += 1
-                else:
-                    self.stop(st)
+                return value
+            if assumed is not None:
+                if not self.add_pc(st, assumed):
+                    self.stop(st)  # the same: without its assumption the callee's cost is not must
+                    return value
+                st.assumed += 1
+            st.L = plus_lower(s, st.L, dl)
         return value
 
     def _summarise(self, function_id: str, args: list[AVal], st: State) -> _Summary:

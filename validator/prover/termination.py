@@ -16,7 +16,7 @@ freed of the loop's atoms and multiplied by the trip count.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from dotboxd.core import ast, costs
@@ -25,8 +25,10 @@ from dotboxd.core.types import I32, SandboxType
 from . import intervals
 from .domain import INT_RANGES, ABool, AInt, AList, AMap, AText, AVal
 from .interface import AnalyzerView as Analyzer
+from .phases import bool_phase_ranking
 from .report import LoopFact, Verdict
 from .state import LOOPS, Flow, State, Upper, add_lower, add_upper, join_lower, join_upper
+from .sums import arithmetic_sum, const_step
 from .sym import ONE, ZERO, Cond, Poly, Sym, const
 from .unroll import unroll
 
@@ -304,7 +306,9 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
         _delta(an, tr, ends1, side_elim, probe_atoms)
     if not an.probe:
         for tr in tracked:
-            _inductive_bounds(an, node, tr, ends1, _resets(an, node.body, names, tr.name, head))
+            # a forRange's own counter changes every iteration too: ``limit = i`` is no restart
+            changing = names | {node.local} if isinstance(node, ast.ForRange) else names
+            _inductive_bounds(an, node, tr, ends1, _resets(an, node.body, changing, tr.name, head))
 
     # ---- trip count -----------------------------------------------------------------------
     n_lo: Poly = ZERO
@@ -331,7 +335,13 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
         n_up = None
     else:
         inv_c = {tr.name: _invariant(an, tr, const(quota), ends1, side_elim, probe_atoms) for tr in tracked}
-        n_up, termination, n_lo = _ranking(an, node, st, head, guard, tracked, inv_c, snap_elim)
+
+        def inv_at(n: Poly) -> dict[str, AVal]:
+            return {tr.name: _invariant(an, tr, n, ends1, side_elim, probe_atoms) for tr in tracked}
+
+        n_up, termination, n_lo = _ranking(
+            an, node, st, head, guard, tracked, inv_c, snap_elim, ends1, inv_at
+        )
     n_eff = const(quota) if n_up is None else s.min(n_up, const(quota))
     inv = {tr.name: _invariant(an, tr, n_eff, ends1, side_elim, probe_atoms) for tr in tracked}
 
@@ -344,6 +354,12 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
     fs = st.copy()
     fs.U, fs.L, fs.lstop, fs.record = {}, {}, False, False
     final_elim: Elim = {}
+    counters: list[tuple[int, int, tuple[Poly, Poly]]] = []  # (head atom, exact step, entry facet)
+    if isinstance(node, ast.ForRange) and isinstance(local_value, AInt) and start is not None:
+        # the counter of iteration k is exactly start + k (start is evaluated once)
+        counter = s.atom_id(local_value.lo)
+        if counter is not None:
+            counters.append((counter, 1, (start.lo, start.hi)))
     for tr in tracked:
         value = inv[tr.name]
         fv = facet(value)
@@ -355,6 +371,10 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
             if fid is not None:
                 an.facts[fid] = [s.le(fv[0], _atom(fid)), s.le(_atom(fid), fv[1])]
                 final_elim[fid] = fv
+                step = const_step(s, tr.delta)
+                fe = facet(tr.entry)
+                if step is not None and fe is not None and isinstance(value, AInt):
+                    counters.append((fid, step, fe))
             value = nv
         elif isinstance(value, ABool):
             c = s.batom(f"{tr.name} (loop head)")
@@ -381,8 +401,8 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
     every = ends2 + leaving
     elim: Elim = {**final_elim, **snap_elim, **local_elim}
 
-    u_it = join_upper(s, [x.U for x in every]) if every else {}
-    u_it = {k: (None if v is None else s.bound(v, elim, True)) for k, v in u_it.items()}
+    u_raw = join_upper(s, [x.U for x in every]) if every else {}
+    u_it = {k: (None if v is None else s.bound(v, elim, True)) for k, v in u_raw.items()}
     usable = bool(ends2) and not leaving and not any(x.lstop for x in every)
     l_it = join_lower(s, [x.L for x in ends2]) if usable else {}
     l_it = {k: s.bound(v, elim, False) for k, v in l_it.items()}
@@ -392,7 +412,10 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
         if per is None:
             add_upper(s, exit_state.U, key, None)
         elif per.terms:
-            add_upper(s, exit_state.U, key, None if n_up is None else s.mul(n_up, per))
+            total = None if n_up is None else s.mul(n_up, per)
+            if total is not None:  # the leaving iteration's cost is T(k) at its head too
+                total = _summed(s, total, u_raw.get(key), counters, n_up, elim)
+            add_upper(s, exit_state.U, key, total)
     if isinstance(node, ast.While):
         for key, per in cond_u.items():  # the final, false evaluation of the guard
             add_upper(s, exit_state.U, key, None if per is None else s.bound(per, elim, True))
@@ -428,6 +451,26 @@ def analyze_loop(an: Analyzer, node: ast.While | ast.ForRange, st: State) -> Flo
         assert returned is not None
         out.returns.append((rs, returned))
     return out
+
+
+def _summed(
+    s: Sym,
+    total: Poly,
+    per: Poly | None,
+    counters: list[tuple[int, int, tuple[Poly, Poly]]],
+    n: Poly | None,
+    elim: Elim,
+) -> Poly:
+    """``total`` (trip count times the largest iteration cost), or the arithmetic sum of
+    ``sums.py`` when the cost grows with a counter of exact step and that sum is smaller at the
+    largest inputs (the trip count's range decides, so a loop costs what it surely costs less)."""
+    if per is None or n is None:
+        return total
+    for fid, step, entry in counters:
+        summed = arithmetic_sum(s, per, fid, step, entry, n, elim)
+        if summed is not None and not (s.atoms(summed) & elim.keys()):
+            return s.min(total, summed)
+    return total
 
 
 def _as_int(v: AVal) -> AInt:
@@ -481,8 +524,32 @@ def _delta(an: Analyzer, tr: Tracked, ends: list[State], side: Elim, probe_atoms
     a = _atom(tr.atom)
     dlo, dhi = s.sub(lo, a), s.sub(hi, a)
     if (s.atoms(dlo) | s.atoms(dhi)) & probe_atoms:
-        return
+        # a post that is a choice between paths (``if up { i = i + 1 } else { i = i - 1 }`` joins
+        # to ``ite(up, i + 1, i - 1)``): the change is each path's own change
+        low = _step_through_choices(s, post[0], a, wide, probe_atoms, upper=False)
+        high = _step_through_choices(s, post[1], a, wide, probe_atoms, upper=True)
+        if low is None or high is None:
+            return
+        dlo, dhi = low, high
     tr.delta = (dlo, dhi)
+
+
+def _step_through_choices(
+    s: Sym, p: Poly, a: Poly, wide: Elim, probe_atoms: frozenset[int], upper: bool
+) -> Poly | None:
+    """A bound of ``p - a`` where ``p`` is a nest of ``ite`` choices: the extreme of each leaf's
+    ``leaf - a`` (each leaf's other loop atoms bounded by ``wide``), or None when some leaf's change
+    still depends on the loop (``i * 2 - i``)."""
+    if len(p.terms) == 1 and p.terms[0][1] == 1 and len(p.terms[0][0]) == 1:
+        f = s.factors[p.terms[0][0][0]]
+        if f.kind == "ite":
+            parts = [_step_through_choices(s, arg, a, wide, probe_atoms, upper) for arg in f.args]
+            if parts[0] is None or parts[1] is None:
+                return None
+            return s.max(parts[0], parts[1]) if upper else s.min(parts[0], parts[1])
+    d = s.bound(_uncap(s, s.bound(p, wide, upper), upper), wide, upper)
+    d = s.sub(d, a)
+    return None if s.atoms(d) & probe_atoms else d
 
 
 def _uncap(s: Sym, p: Poly, upper: bool) -> Poly:
@@ -851,6 +918,45 @@ def _lexicographic(
     return None
 
 
+def _bool_phases(
+    an: Analyzer,
+    node: ast.While,
+    head: State,
+    tracked: list[Tracked],
+    facts: dict[int, list[Cond]],
+    snap_elim: Elim,
+    ends: list[State],
+    inv_at: Callable[[Poly], dict[str, AVal]],
+    obligations: list[str],
+) -> tuple[Poly, LoopFact] | None:
+    """The two-phase rule of ``phases.py`` for a loop that changes a Boolean local."""
+    s = an.sym
+    flags = [(tr.name, tr.batoms[0]) for tr in tracked if isinstance(tr.entry, ABool) and tr.batoms]
+    if not flags:
+        return None
+    by_atom: dict[int, tuple[str, AVal]] = {
+        tr.atom: (tr.name, tr.entry) for tr in tracked if tr.atom is not None
+    }
+    entry_elim: Elim = dict(snap_elim)
+    for tr in tracked:
+        fe = facet(tr.entry)
+        if tr.atom is not None and fe is not None:
+            entry_elim[tr.atom] = fe
+
+    def head_bound(r: Poly, n: Poly) -> Poly:
+        head_elim: Elim = dict(snap_elim)
+        inv = inv_at(n)
+        for tr in tracked:
+            fi = facet(inv[tr.name])
+            if tr.atom is not None and fi is not None:
+                head_elim[tr.atom] = fi
+        return s.bound(s.bound(r, head_elim, True), snap_elim, True)
+
+    return bool_phase_ranking(
+        an, node, head, ends, flags, by_atom, facts, entry_elim, head_bound, obligations
+    )
+
+
 def _ranking(
     an: Analyzer,
     node: ast.While,
@@ -860,6 +966,8 @@ def _ranking(
     tracked: list[Tracked],
     inv_c: dict[str, AVal],
     snap_elim: Elim,
+    ends: list[State],
+    inv_at: Callable[[Poly], dict[str, AVal]],
 ) -> tuple[Poly | None, LoopFact, Poly]:
     """The trip-count bound (None when no ranking function is found), the termination fact, and a
     lower bound of the trip count (0 unless the loop provably runs exactly r(entry) times)."""
@@ -1017,6 +1125,9 @@ def _ranking(
     )
     if lex is not None:
         return lex
+    phased = _bool_phases(an, node, head, tracked, temp_facts, snap_elim, ends, inv_at, obligations)
+    if phased is not None:
+        return phased[0], phased[1], ZERO
     reason = (
         "no ranking function found among the guard's comparisons"
         if candidates
