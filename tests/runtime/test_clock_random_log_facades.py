@@ -83,8 +83,11 @@ def _policy(
     *, now: int | None = None, seed: int | None = None, deterministic: bool = False, **limits: int
 ) -> Policy:
     builder = Policy.builder().grant_time_now().grant_random().grant_logging().tolerate_unused_grants()
-    if limits:
-        builder = builder.with_limits(**limits)
+    # No test here is about the wall-time budget, and the default 100 ms also covers the optimized
+    # backend's compile and any full collection of the test process's heap: under CI load that made
+    # a first optimized run time out (R-TIMEOUT) once. A generous budget keeps the tests about draws.
+    limits.setdefault("max_wall_time_ms", 30_000)
+    builder = builder.with_limits(**limits)
     if deterministic:
         builder = builder.deterministic(now, seed)
     return builder.build()
