@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dotboxd.core import costs
+from dotboxd.core.limits import Limits
 from dotboxd.core.types import (
     BOOL,
     I32,
@@ -59,26 +60,23 @@ class Quotas:
     call_depth: int
 
     @classmethod
-    def from_limits(cls, limits: object) -> Quotas:
-        def get(name: str) -> int:
-            value = getattr(limits, name)
-            assert isinstance(value, int)
-            return value
-
-        fuel = get("max_fuel")
-        loops = get("max_loop_iterations")
+    def from_limits(cls, limits: Limits) -> Quotas:
+        """Read from the typed limits record (``core.limits``), so a renamed or removed limit is a
+        type error here rather than a string that no longer matches."""
+        fuel = limits.max_fuel
+        loops = limits.max_loop_iterations
         return cls(
             fuel=fuel,
             loop_iterations=loops,
             iterations=min(loops, fuel // costs.LOOP_ITERATION_FUEL),
-            host_calls=get("max_host_calls"),
-            allocated_bytes=get("max_allocated_bytes"),
-            list_length=get("max_list_length"),
-            map_entries=get("max_map_entries"),
-            string_length=get("max_string_length"),
-            elements=get("max_total_collection_elements"),
-            string_bytes=get("max_total_string_bytes"),
-            call_depth=get("max_call_depth"),
+            host_calls=limits.max_host_calls,
+            allocated_bytes=limits.max_allocated_bytes,
+            list_length=limits.max_list_length,
+            map_entries=limits.max_map_entries,
+            string_length=limits.max_string_length,
+            elements=limits.max_total_collection_elements,
+            string_bytes=limits.max_total_string_bytes,
+            call_depth=limits.max_call_depth,
         )
 
     @property
