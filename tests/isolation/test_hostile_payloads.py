@@ -20,6 +20,8 @@ import pytest
 
 from dotboxd.isolation import Limits, WorkerResult, run_python, strict
 
+from .layers import expected_layers
+
 pytestmark = pytest.mark.skipif(not Path("/proc/self/ns/net").exists(), reason="needs Linux namespaces")
 
 FAST = Limits(timeout_ms=4_000)
@@ -50,18 +52,7 @@ def run(body: str, job_input: Any = None, profile: Any = None) -> WorkerResult:
 
 
 def assert_strict_layers(result: WorkerResult) -> None:
-    expected = {
-        "interpreter",
-        "net-ns",
-        "pid-ns",
-        "mount-ns",
-        "rlimits",
-        "no-new-privs",
-        "seccomp",
-        "watchdog",
-    }
-    expected.add("uid-drop" if os.geteuid() == 0 else "user-ns")
-    assert expected <= set(result.layers)
+    assert expected_layers() <= set(result.layers)
 
 
 @pytest.fixture

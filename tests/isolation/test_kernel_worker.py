@@ -39,21 +39,12 @@ from dotboxd.isolation.pool import WorkerLost, WorkerPool
 from dotboxd.isolation.worker import group_members
 
 from ..optimized.differential import observe
+from .layers import expected_layers
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/ns/net").exists(), reason="needs Linux namespaces")
 
 KERNEL = (Path(__file__).resolve().parents[2] / "examples" / "game-world.dbk").read_text("utf-8")
 CAPABILITY = "game.world.monster.write.kill"
-STRICT_LAYERS = {
-    "interpreter",
-    "net-ns",
-    "pid-ns",
-    "mount-ns",
-    "rlimits",
-    "no-new-privs",
-    "seccomp",
-    "watchdog",
-}
 
 
 class World:
@@ -98,10 +89,6 @@ def pool() -> Iterator[WorkerPool]:
 
 def _isolated(isolation: str, pool: WorkerPool) -> dict[str, Any]:
     return {"isolation": "worker", "worker_pool": pool} if isolation == "worker" else {}
-
-
-def expected_layers() -> set[str]:
-    return STRICT_LAYERS | {"uid-drop" if os.geteuid() == 0 else "user-ns"}
 
 
 def test_worker_kernel_run_is_the_in_process_run_and_applies_its_commands(pool: WorkerPool) -> None:
