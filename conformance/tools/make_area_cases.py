@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dotboxd.conformance.tools.kit import generate_main
+from dotboxd.conformance.tools.kit import generate_main, kernel
 
 Case = dict[str, Any]
 FILES: dict[str, list[Case]] = {}
@@ -26,10 +26,6 @@ def category_of(code: str) -> str:
     """E-POLICY-* (spec/validation.md section 12) and E-PROOF-* (spec/proofs.md section 5) codes are
     PolicyDenied, every other import/validation code ValidationError."""
     return "PolicyDenied" if code.startswith(("E-POLICY-", "E-PROOF-")) else "ValidationError"
-
-
-def kernel(body: str, sig: str = "main() -> I32", extra: str = "", header: str = "") -> str:
-    return f"{HEADER}{header}{extra}entrypoint fn {sig} {{\n{body}\n}}\n"
 
 
 def add(
