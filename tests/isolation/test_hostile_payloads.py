@@ -51,6 +51,22 @@ def run(body: str, job_input: Any = None, profile: Any = None) -> WorkerResult:
     return result
 
 
+def attempts_job(imports: str, attempts: dict[str, str], after: str = "") -> str:
+    """A worker job that runs each of ``attempts`` (name -> statements) in turn and returns, per name,
+    ``"allowed"`` or the name of the OSError that stopped it; ``after`` runs last (it may add to ``out``)."""
+    lines = [f"import {imports}", "def main(_):", "    out = {}"]
+    for name, statements in attempts.items():
+        lines.append("    try:")
+        lines.extend(f"        {line}" for line in statements.splitlines())
+        lines += [
+            f"        out[{name!r}] = 'allowed'",
+            "    except OSError as e:",
+            f"        out[{name!r}] = type(e).__name__",
+        ]
+    lines += [f"    {line}" for line in after.splitlines()] + ["    return out", ""]
+    return "\n".join(lines)
+
+
 def assert_strict_layers(result: WorkerResult) -> None:
     assert expected_layers() <= set(result.layers)
 
@@ -175,23 +191,8 @@ def test_isolation_public_address_cannot_even_get_a_socket_or_an_interface() -> 
 
 
 def test_isolation_seccomp_refuses_fork_subprocess_and_system() -> None:
-    result = run(
-        """
-        import os, subprocess
-        def main(_):
-            out = {}
-            try:
-                os.fork(); out["fork"] = "allowed"
-            except OSError as e:
-                out["fork"] = type(e).__name__
-            try:
-                subprocess.run(["/usr/bin/true"]); out["subprocess"] = "allowed"
-            except OSError as e:
-                out["subprocess"] = type(e).__name__
-            out["system"] = os.system("true")
-            return out
-        """
-    )
+    attempts = {"fork": "os.fork()", "subprocess": 'subprocess.run(["/usr/bin/true"])'}
+    result = run(attempts_job("os, subprocess", attempts, 'out["system"] = os.system("true")'))
     assert result.ok and result.value["fork"] == "PermissionError"
     assert result.value["subprocess"] == "PermissionError" and result.value["system"] != 0
 
@@ -317,24 +318,8 @@ def test_isolation_signalling_the_parent_is_refused_and_the_host_survives() -> N
 def test_isolation_no_daemon_survives_the_job() -> None:
     """A job that tries to leave a daemon behind: setsid and fork are refused, and the host kills the
     worker's process group after every job (checked by ``run`` for every test of this file)."""
-    result = run(
-        """
-        import os
-        def main(_):
-            out = {}
-            try:
-                os.setsid(); out["setsid"] = "allowed"
-            except OSError as e:
-                out["setsid"] = type(e).__name__
-            try:
-                if os.fork() == 0:
-                    import time; time.sleep(60)
-                out["fork"] = "allowed"
-            except OSError as e:
-                out["fork"] = type(e).__name__
-            return out
-        """
-    )
+    attempts = {"setsid": "os.setsid()", "fork": "if os.fork() == 0:\n    import time; time.sleep(60)"}
+    result = run(attempts_job("os", attempts))
     assert result.ok and result.value == {"setsid": "PermissionError", "fork": "PermissionError"}
 
 
