@@ -67,6 +67,21 @@ def attempts_job(imports: str, attempts: dict[str, str], after: str = "") -> str
     return "\n".join(lines)
 
 
+def connect_job(listener: socket.socket, detail: str) -> str:
+    """A worker job that connects to ``listener`` on loopback: ``"connected"``, or the OSError's type
+    name next to ``detail`` (an expression evaluated in the handler, where ``e`` is the error)."""
+    port = listener.getsockname()[1]
+    return f"""
+    import socket
+    def main(_):
+        try:
+            socket.create_connection(("127.0.0.1", {port}), timeout=1)
+            return "connected"
+        except OSError as e:
+            return [type(e).__name__, {detail}]
+    """
+
+
 def assert_strict_layers(result: WorkerResult) -> None:
     assert expected_layers() <= set(result.layers)
 
@@ -129,34 +144,16 @@ def test_isolation_empty_environment_hides_host_secrets(monkeypatch: pytest.Monk
 
 
 def test_isolation_seccomp_refuses_loopback_connect(listener: socket.socket) -> None:
-    port = listener.getsockname()[1]
-    body = f"""
-    import socket
-    def main(_):
-        try:
-            socket.create_connection(("127.0.0.1", {port}), timeout=1)
-            return "connected"
-        except OSError as e:
-            return [type(e).__name__, e.errno]
-    """
-    result = run(body)
+    result = run(connect_job(listener, "e.errno"))
     assert result.ok and result.value == ["PermissionError", 1]  # EPERM: seccomp, before any packet
     assert _nobody_connected(listener)
 
 
 def test_isolation_net_ns_alone_stops_loopback_connect(listener: socket.socket) -> None:
     """With seccomp removed on purpose, the network namespace still holds: its loopback is down."""
-    port = listener.getsockname()[1]
-    body = f"""
-    import socket
-    def main(_):
-        try:
-            socket.create_connection(("127.0.0.1", {port}), timeout=1)
-            return "connected"
-        except OSError as e:
-            return [type(e).__name__, socket.if_nameindex()]
-    """
-    result = run(body, profile=strict().without("seccomp").with_limits(FAST))
+    result = run(
+        connect_job(listener, "socket.if_nameindex()"), profile=strict().without("seccomp").with_limits(FAST)
+    )
     assert "seccomp" not in result.layers and "net-ns" in result.layers
     assert result.ok and result.value[0] in ("OSError", "ConnectionRefusedError", "TimeoutError")
     assert result.value[1] == [[1, "lo"]]

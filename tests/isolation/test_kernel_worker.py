@@ -212,17 +212,24 @@ def test_worker_kernel_lowered_profile_runs_and_reports_its_layers(
     assert result.ok and "seccomp" not in result.isolation_layers and "net-ns" in result.isolation_layers
 
 
+def signal_worker_on_first_call(world: World, pool: WorkerPool, signum: signal.Signals) -> list[int]:
+    """From the run's first binding call on, send ``signum`` to every pooled worker's process group
+    (once): the worker dies or freezes mid-run. Returns the signalled pids, filled in at that call."""
+    signalled: list[int] = []
+
+    def signal_the_worker(monster: int) -> None:
+        if not signalled:
+            for pid in pool.pids():
+                os.killpg(pid, signum)
+                signalled.append(pid)
+
+    world.on_call = signal_the_worker
+    return signalled
+
+
 def test_worker_killed_mid_run_is_a_clear_error_and_the_host_stays_healthy(pool: WorkerPool) -> None:
     world, host, plan = game({1, 2, 3})
-    killed: list[int] = []
-
-    def kill_the_worker(monster: int) -> None:
-        if not killed:
-            for pid in pool.pids():
-                os.killpg(pid, signal.SIGKILL)
-                killed.append(pid)
-
-    world.on_call = kill_the_worker
+    killed = signal_worker_on_first_call(world, pool, signal.SIGKILL)
     result = host.execute(plan, "main", [[1, 2, 3]], isolation="worker", worker_pool=pool)
     assert not result.ok and result.error is not None and result.error.code == "R-WORKER-KILLED"
     assert result.error.category == "QuotaExceeded" and result.commands_applied == 0
@@ -248,15 +255,7 @@ def test_worker_cancel_reaches_the_run_at_its_next_binding_call_as_in_process(po
 
 def test_worker_that_hangs_is_stopped_by_the_watchdog_and_retired(pool: WorkerPool) -> None:
     world, host, plan = game({1, 2})
-    stopped: list[int] = []
-
-    def freeze_the_worker(monster: int) -> None:
-        if not stopped:
-            for pid in pool.pids():
-                os.killpg(pid, signal.SIGSTOP)
-                stopped.append(pid)
-
-    world.on_call = freeze_the_worker
+    stopped = signal_worker_on_first_call(world, pool, signal.SIGSTOP)
     policy = Policy.builder().grant(CAPABILITY).with_limits(max_wall_time_ms=300).build()
     plan = host.prepare(KERNEL, policy)
     started = time.monotonic()
