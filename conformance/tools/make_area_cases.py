@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dotboxd.conformance.tools.kit import generate_main, kernel
+from dotboxd.conformance.tools.kit import generate_main, kernel, put_present
 
 Case = dict[str, Any]
 FILES: dict[str, list[Case]] = {}
@@ -45,10 +45,7 @@ def add(
     else rejected there with ``code`` and its category."""
     area = file.split("/")[0]
     case: Case = {"name": name, "description": description, "tags": [area, *tags], "kernelText": text}
-    if policy is not None:
-        case["policy"] = policy
-    if bindings is not None:
-        case["bindings"] = bindings
+    put_present(case, policy=policy, bindings=bindings)
     expect: dict[str, Any] = {"stage": stage, "outcome": "ok" if code is None else "rejected"}
     if code is not None:
         expect["diagnostic"] = code
@@ -264,57 +261,61 @@ def _effects_capabilities() -> None:
         tags=("capability", "wildcard"),
     )
     reads = kernel("return list.count(xs) + map.get(m, 1);", "main(xs List<I32>, m Map<I32, I32>) -> I32")
-    add(
-        f,
-        "ec-reads-need-only-cpu",
-        "Reading collections (list.count, map.get) adds only Cpu, so a Cpu-only policy accepts it.",
-        reads,
-        policy={"allowedEffects": ["Cpu"]},
-        tags=("effects", "inference"),
-    )
-    add(
-        f,
-        "ec-to-string-needs-alloc",
-        "int32.toStringInvariant builds a string: Alloc, refused by a Cpu-only policy.",
-        kernel("return int32.toStringInvariant(1);", "main() -> String"),
-        code="E-POLICY-EFFECT",
-        policy={"allowedEffects": ["Cpu"]},
-        tags=("effects", "inference"),
-    )
-    add(
-        f,
-        "ec-path-literal-needs-alloc",
-        "A path literal is a text literal: Alloc.",
-        kernel('return path"a.txt";', "main() -> SandboxPath"),
-        code="E-POLICY-EFFECT",
-        policy={"allowedEffects": ["Cpu"]},
-        tags=("effects", "inference"),
-    )
-    add(
-        f,
-        "ec-unreachable-function-adds-no-effect",
-        "Only functions reachable from an entrypoint contribute effects.",
-        kernel("return 0;", extra='fn unused() -> String { return "allocates"; }\n'),
-        policy={"allowedEffects": ["Cpu"]},
-        tags=("effects", "inference"),
-    )
-    add(
-        f,
-        "ec-dead-code-adds-no-effect",
-        "Dead statements add no effects.",
-        kernel('return 0;\ns = "allocates";'),
-        policy={"allowedEffects": ["Cpu"]},
-        tags=("effects", "inference", "dead-code"),
-    )
-    add(
-        f,
-        "ec-called-function-effects-count",
-        "A function's effects include those of the functions it calls.",
-        kernel("return helper();", "main() -> String", 'fn helper() -> String { return "allocates"; }\n'),
-        code="E-POLICY-EFFECT",
-        policy={"allowedEffects": ["Cpu"]},
-        tags=("effects", "inference"),
-    )
+    # (name, description, kernel, code, extra tags): effect inference against a Cpu-only policy
+    cpu_only_cases: list[tuple[str, str, str, str | None, tuple[str, ...]]] = [
+        (
+            "ec-reads-need-only-cpu",
+            "Reading collections (list.count, map.get) adds only Cpu, so a Cpu-only policy accepts it.",
+            reads,
+            None,
+            (),
+        ),
+        (
+            "ec-to-string-needs-alloc",
+            "int32.toStringInvariant builds a string: Alloc, refused by a Cpu-only policy.",
+            kernel("return int32.toStringInvariant(1);", "main() -> String"),
+            "E-POLICY-EFFECT",
+            (),
+        ),
+        (
+            "ec-path-literal-needs-alloc",
+            "A path literal is a text literal: Alloc.",
+            kernel('return path"a.txt";', "main() -> SandboxPath"),
+            "E-POLICY-EFFECT",
+            (),
+        ),
+        (
+            "ec-unreachable-function-adds-no-effect",
+            "Only functions reachable from an entrypoint contribute effects.",
+            kernel("return 0;", extra='fn unused() -> String { return "allocates"; }\n'),
+            None,
+            (),
+        ),
+        (
+            "ec-dead-code-adds-no-effect",
+            "Dead statements add no effects.",
+            kernel('return 0;\ns = "allocates";'),
+            None,
+            ("dead-code",),
+        ),
+        (
+            "ec-called-function-effects-count",
+            "A function's effects include those of the functions it calls.",
+            kernel("return helper();", "main() -> String", 'fn helper() -> String { return "allocates"; }\n'),
+            "E-POLICY-EFFECT",
+            (),
+        ),
+    ]
+    for name, description, text, code, extra_tags in cpu_only_cases:
+        add(
+            f,
+            name,
+            description,
+            text,
+            code=code,
+            policy={"allowedEffects": ["Cpu"]},
+            tags=("effects", "inference", *extra_tags),
+        )
     clock = kernel("return test.clock.now();", "main() -> I64")
     add(
         f,
