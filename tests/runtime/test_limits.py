@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from dotboxd.host import BindingContext, CancelToken, Cost, Effect, Policy, SandboxHost, host_binding
-from tests.probes import read_probe
+from dotboxd.host import BindingContext, CancelToken, Cost, Policy, SandboxHost
+from tests.probes import audit_probe, read_probe
 
 from .kernels import module, policy, run
 
@@ -119,13 +119,7 @@ def test_per_binding_call_boundary() -> None:
 
 
 def _logger():  # type: ignore[no-untyped-def]
-    @host_binding(
-        id="probe.log",
-        capability="probe.log",
-        effects=Effect.CPU | Effect.AUDIT,
-        cost=Cost(base_fuel=1),
-        context=True,
-    )
+    @audit_probe("probe.log")
     def log(ctx: BindingContext, message: str) -> None:
         ctx.charge_log_event(message)
 
