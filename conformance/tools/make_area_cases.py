@@ -154,35 +154,44 @@ def _effects_capabilities() -> None:
         policy=grants(KILL_CAP),
         tags=("unused-grant",),
     )
-    add(
-        f,
-        "ec-unused-grant-rejected-when-asked",
-        "rejectUnusedGrants true (strict mode) rejects a grant the module does not use.",
-        pure,
-        code="E-POLICY-GRANT",
-        bindings=[KILL],
-        policy=grants(KILL_CAP, rejectUnusedGrants=True),
-        tags=("unused-grant", "reject-unused-grants"),
-    )
-    add(
-        f,
-        "ec-unused-grant-tolerated",
-        "rejectUnusedGrants false is the default made explicit: an unused grant is a warning (W-POLICY-UNUSED-GRANT).",
-        pure,
-        bindings=[KILL],
-        policy=grants(KILL_CAP, rejectUnusedGrants=False),
-        tags=("unused-grant", "reject-unused-grants"),
-    )
-    add(
-        f,
-        "ec-tolerance-does-not-grant",
-        "rejectUnusedGrants false tolerates extra grants but grants nothing: a missing capability is still E-POLICY-CAP.",
-        kernel("return game.world.kill(1) && true;", "main() -> Bool"),
-        code="E-POLICY-CAP",
-        bindings=[KILL],
-        policy=grants("time.now", rejectUnusedGrants=False),
-        tags=("unused-grant", "reject-unused-grants"),
-    )
+    # (name, description, kernel, code, granted, rejectUnusedGrants): the strict-mode switch
+    reject_unused_cases: list[tuple[str, str, str, str | None, str, bool]] = [
+        (
+            "ec-unused-grant-rejected-when-asked",
+            "rejectUnusedGrants true (strict mode) rejects a grant the module does not use.",
+            pure,
+            "E-POLICY-GRANT",
+            KILL_CAP,
+            True,
+        ),
+        (
+            "ec-unused-grant-tolerated",
+            "rejectUnusedGrants false is the default made explicit: an unused grant is a warning (W-POLICY-UNUSED-GRANT).",
+            pure,
+            None,
+            KILL_CAP,
+            False,
+        ),
+        (
+            "ec-tolerance-does-not-grant",
+            "rejectUnusedGrants false tolerates extra grants but grants nothing: a missing capability is still E-POLICY-CAP.",
+            kernel("return game.world.kill(1) && true;", "main() -> Bool"),
+            "E-POLICY-CAP",
+            "time.now",
+            False,
+        ),
+    ]
+    for name, description, text, code, granted, reject_unused in reject_unused_cases:
+        add(
+            f,
+            name,
+            description,
+            text,
+            code=code,
+            bindings=[KILL],
+            policy=grants(granted, rejectUnusedGrants=reject_unused),
+            tags=("unused-grant", "reject-unused-grants"),
+        )
     add(
         f,
         "ec-reject-unused-grants-must-be-boolean",
