@@ -94,6 +94,19 @@ LATER = binding(
 KILL_CAP = "game.world.monster.write.kill"
 
 
+def zone_binding(grant_parameters: dict[str, Any]) -> dict[str, Any]:
+    """``game.zone.enter(I32) -> Bool``, a write guarded by its own capability, whose grants take
+    ``grant_parameters`` (the grant-parameter cases vary only these)."""
+    return binding(
+        "game.zone.enter",
+        ["I32"],
+        "Bool",
+        ["Cpu", "HostStateWrite"],
+        "game.zone.enter",
+        grantParameters=grant_parameters,
+    )
+
+
 def grants(*ids: str, **extra: Any) -> dict[str, Any]:
     return {"grants": [{"id": cap} for cap in ids], **extra}
 
@@ -483,14 +496,7 @@ def _bindings() -> None:
             bindings=[{**pure_binding, **change}],
             tags=("compiled-stub",),
         )
-    zoned = binding(
-        "game.zone.enter",
-        ["I32"],
-        "Bool",
-        ["Cpu", "HostStateWrite"],
-        "game.zone.enter",
-        grantParameters={"required": ["zone"], "optional": ["maxPlayers"]},
-    )
+    zoned = zone_binding({"required": ["zone"], "optional": ["maxPlayers"]})
     text = kernel("return game.zone.enter(1);", "main() -> Bool")
     params: list[tuple[str, str, dict[str, str], str | None]] = [
         ("required-missing", "a required grant parameter is missing", {}, "E-POLICY-GRANT-PARAM"),
@@ -627,14 +633,7 @@ def _policy() -> None:
             policy=policy,
             tags=("schema",),
         )
-    zoned = binding(
-        "game.zone.enter",
-        ["I32"],
-        "Bool",
-        ["Cpu", "HostStateWrite"],
-        "game.zone.enter",
-        grantParameters={"required": ["zone"]},
-    )
+    zoned = zone_binding({"required": ["zone"]})
     add(
         f,
         "policy-schema-grant-parameter-not-text",
