@@ -35,6 +35,20 @@ def render(cases: Sequence[Mapping[str, Any]]) -> str:
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def kernel(body: str, sig: str = "main() -> I32", extra: str = "", header: str = "") -> str:
+    """A one-entrypoint kernel in text form: module ``t``, then ``header`` (``requires`` lines) and
+    ``extra`` (helper functions), then ``entrypoint fn <sig>`` whose body is ``body``."""
+    return f'module "t" version "1.0.0";\n{header}{extra}entrypoint fn {sig} {{\n{body}\n}}\n'
+
+
+def put_present(case: dict[str, Any], **fields: Any) -> None:
+    """Set each of ``fields`` on ``case`` unless it is None, in the order given (the order is the
+    case file's key order, which ``--check`` compares to the letter)."""
+    for key, value in fields.items():
+        if value is not None:
+            case[key] = value
+
+
 def build_files(files: dict[str, list[Any]], generators: Iterable[Callable[[], object]]) -> dict[str, str]:
     """Run ``generators`` (each appends its cases to ``files``, keyed by output path) on an emptied
     ``files``, then render every file: path -> exact text."""
@@ -53,6 +67,14 @@ def generate_main(
 ) -> int:
     """The whole ``main`` of a script whose generators fill ``files``: build, then write or check."""
     return write_or_check(script, build_files(files, generators), argv, summary=count_summary(files, noun))
+
+
+def single_file_main(
+    script: str, target: Path, cases: Sequence[Mapping[str, Any]], argv: Sequence[str] | None
+) -> int:
+    """The whole ``main`` of a script that writes ``cases`` to the one file ``target`` (under CASES)."""
+    files = {target.relative_to(CASES).as_posix(): render(cases)}
+    return write_or_check(script, files, argv, summary=f"{len(cases)} cases in {target.name}")
 
 
 def count_summary(files: Mapping[str, Sequence[Any]], noun: str = "cases") -> str:

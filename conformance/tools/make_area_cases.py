@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dotboxd.conformance.tools.kit import generate_main
+from dotboxd.conformance.tools.kit import generate_main, kernel, put_present
 
 Case = dict[str, Any]
 FILES: dict[str, list[Case]] = {}
@@ -26,10 +26,6 @@ def category_of(code: str) -> str:
     """E-POLICY-* (spec/validation.md section 12) and E-PROOF-* (spec/proofs.md section 5) codes are
     PolicyDenied, every other import/validation code ValidationError."""
     return "PolicyDenied" if code.startswith(("E-POLICY-", "E-PROOF-")) else "ValidationError"
-
-
-def kernel(body: str, sig: str = "main() -> I32", extra: str = "", header: str = "") -> str:
-    return f"{HEADER}{header}{extra}entrypoint fn {sig} {{\n{body}\n}}\n"
 
 
 def add(
@@ -49,10 +45,7 @@ def add(
     else rejected there with ``code`` and its category."""
     area = file.split("/")[0]
     case: Case = {"name": name, "description": description, "tags": [area, *tags], "kernelText": text}
-    if policy is not None:
-        case["policy"] = policy
-    if bindings is not None:
-        case["bindings"] = bindings
+    put_present(case, policy=policy, bindings=bindings)
     expect: dict[str, Any] = {"stage": stage, "outcome": "ok" if code is None else "rejected"}
     if code is not None:
         expect["diagnostic"] = code
@@ -99,6 +92,19 @@ LATER = binding(
     behavior={"kind": "async-return", "value": 1},
 )
 KILL_CAP = "game.world.monster.write.kill"
+
+
+def zone_binding(grant_parameters: dict[str, Any]) -> dict[str, Any]:
+    """``game.zone.enter(I32) -> Bool``, a write guarded by its own capability, whose grants take
+    ``grant_parameters`` (the grant-parameter cases vary only these)."""
+    return binding(
+        "game.zone.enter",
+        ["I32"],
+        "Bool",
+        ["Cpu", "HostStateWrite"],
+        "game.zone.enter",
+        grantParameters=grant_parameters,
+    )
 
 
 def grants(*ids: str, **extra: Any) -> dict[str, Any]:
@@ -161,35 +167,44 @@ def _effects_capabilities() -> None:
         policy=grants(KILL_CAP),
         tags=("unused-grant",),
     )
-    add(
-        f,
-        "ec-unused-grant-rejected-when-asked",
-        "rejectUnusedGrants true (strict mode) rejects a grant the module does not use.",
-        pure,
-        code="E-POLICY-GRANT",
-        bindings=[KILL],
-        policy=grants(KILL_CAP, rejectUnusedGrants=True),
-        tags=("unused-grant", "reject-unused-grants"),
-    )
-    add(
-        f,
-        "ec-unused-grant-tolerated",
-        "rejectUnusedGrants false is the default made explicit: an unused grant is a warning (W-POLICY-UNUSED-GRANT).",
-        pure,
-        bindings=[KILL],
-        policy=grants(KILL_CAP, rejectUnusedGrants=False),
-        tags=("unused-grant", "reject-unused-grants"),
-    )
-    add(
-        f,
-        "ec-tolerance-does-not-grant",
-        "rejectUnusedGrants false tolerates extra grants but grants nothing: a missing capability is still E-POLICY-CAP.",
-        kernel("return game.world.kill(1) && true;", "main() -> Bool"),
-        code="E-POLICY-CAP",
-        bindings=[KILL],
-        policy=grants("time.now", rejectUnusedGrants=False),
-        tags=("unused-grant", "reject-unused-grants"),
-    )
+    # (name, description, kernel, code, granted, rejectUnusedGrants): the strict-mode switch
+    reject_unused_cases: list[tuple[str, str, str, str | None, str, bool]] = [
+        (
+            "ec-unused-grant-rejected-when-asked",
+            "rejectUnusedGrants true (strict mode) rejects a grant the module does not use.",
+            pure,
+            "E-POLICY-GRANT",
+            KILL_CAP,
+            True,
+        ),
+        (
+            "ec-unused-grant-tolerated",
+            "rejectUnusedGrants false is the default made explicit: an unused grant is a warning (W-POLICY-UNUSED-GRANT).",
+            pure,
+            None,
+            KILL_CAP,
+            False,
+        ),
+        (
+            "ec-tolerance-does-not-grant",
+            "rejectUnusedGrants false tolerates extra grants but grants nothing: a missing capability is still E-POLICY-CAP.",
+            kernel("return game.world.kill(1) && true;", "main() -> Bool"),
+            "E-POLICY-CAP",
+            "time.now",
+            False,
+        ),
+    ]
+    for name, description, text, code, granted, reject_unused in reject_unused_cases:
+        add(
+            f,
+            name,
+            description,
+            text,
+            code=code,
+            bindings=[KILL],
+            policy=grants(granted, rejectUnusedGrants=reject_unused),
+            tags=("unused-grant", "reject-unused-grants"),
+        )
     add(
         f,
         "ec-reject-unused-grants-must-be-boolean",
@@ -268,57 +283,61 @@ def _effects_capabilities() -> None:
         tags=("capability", "wildcard"),
     )
     reads = kernel("return list.count(xs) + map.get(m, 1);", "main(xs List<I32>, m Map<I32, I32>) -> I32")
-    add(
-        f,
-        "ec-reads-need-only-cpu",
-        "Reading collections (list.count, map.get) adds only Cpu, so a Cpu-only policy accepts it.",
-        reads,
-        policy={"allowedEffects": ["Cpu"]},
-        tags=("effects", "inference"),
-    )
-    add(
-        f,
-        "ec-to-string-needs-alloc",
-        "int32.toStringInvariant builds a string: Alloc, refused by a Cpu-only policy.",
-        kernel("return int32.toStringInvariant(1);", "main() -> String"),
-        code="E-POLICY-EFFECT",
-        policy={"allowedEffects": ["Cpu"]},
-        tags=("effects", "inference"),
-    )
-    add(
-        f,
-        "ec-path-literal-needs-alloc",
-        "A path literal is a text literal: Alloc.",
-        kernel('return path"a.txt";', "main() -> SandboxPath"),
-        code="E-POLICY-EFFECT",
-        policy={"allowedEffects": ["Cpu"]},
-        tags=("effects", "inference"),
-    )
-    add(
-        f,
-        "ec-unreachable-function-adds-no-effect",
-        "Only functions reachable from an entrypoint contribute effects.",
-        kernel("return 0;", extra='fn unused() -> String { return "allocates"; }\n'),
-        policy={"allowedEffects": ["Cpu"]},
-        tags=("effects", "inference"),
-    )
-    add(
-        f,
-        "ec-dead-code-adds-no-effect",
-        "Dead statements add no effects.",
-        kernel('return 0;\ns = "allocates";'),
-        policy={"allowedEffects": ["Cpu"]},
-        tags=("effects", "inference", "dead-code"),
-    )
-    add(
-        f,
-        "ec-called-function-effects-count",
-        "A function's effects include those of the functions it calls.",
-        kernel("return helper();", "main() -> String", 'fn helper() -> String { return "allocates"; }\n'),
-        code="E-POLICY-EFFECT",
-        policy={"allowedEffects": ["Cpu"]},
-        tags=("effects", "inference"),
-    )
+    # (name, description, kernel, code, extra tags): effect inference against a Cpu-only policy
+    cpu_only_cases: list[tuple[str, str, str, str | None, tuple[str, ...]]] = [
+        (
+            "ec-reads-need-only-cpu",
+            "Reading collections (list.count, map.get) adds only Cpu, so a Cpu-only policy accepts it.",
+            reads,
+            None,
+            (),
+        ),
+        (
+            "ec-to-string-needs-alloc",
+            "int32.toStringInvariant builds a string: Alloc, refused by a Cpu-only policy.",
+            kernel("return int32.toStringInvariant(1);", "main() -> String"),
+            "E-POLICY-EFFECT",
+            (),
+        ),
+        (
+            "ec-path-literal-needs-alloc",
+            "A path literal is a text literal: Alloc.",
+            kernel('return path"a.txt";', "main() -> SandboxPath"),
+            "E-POLICY-EFFECT",
+            (),
+        ),
+        (
+            "ec-unreachable-function-adds-no-effect",
+            "Only functions reachable from an entrypoint contribute effects.",
+            kernel("return 0;", extra='fn unused() -> String { return "allocates"; }\n'),
+            None,
+            (),
+        ),
+        (
+            "ec-dead-code-adds-no-effect",
+            "Dead statements add no effects.",
+            kernel('return 0;\ns = "allocates";'),
+            None,
+            ("dead-code",),
+        ),
+        (
+            "ec-called-function-effects-count",
+            "A function's effects include those of the functions it calls.",
+            kernel("return helper();", "main() -> String", 'fn helper() -> String { return "allocates"; }\n'),
+            "E-POLICY-EFFECT",
+            (),
+        ),
+    ]
+    for name, description, text, code, extra_tags in cpu_only_cases:
+        add(
+            f,
+            name,
+            description,
+            text,
+            code=code,
+            policy={"allowedEffects": ["Cpu"]},
+            tags=("effects", "inference", *extra_tags),
+        )
     clock = kernel("return test.clock.now();", "main() -> I64")
     add(
         f,
@@ -477,14 +496,7 @@ def _bindings() -> None:
             bindings=[{**pure_binding, **change}],
             tags=("compiled-stub",),
         )
-    zoned = binding(
-        "game.zone.enter",
-        ["I32"],
-        "Bool",
-        ["Cpu", "HostStateWrite"],
-        "game.zone.enter",
-        grantParameters={"required": ["zone"], "optional": ["maxPlayers"]},
-    )
+    zoned = zone_binding({"required": ["zone"], "optional": ["maxPlayers"]})
     text = kernel("return game.zone.enter(1);", "main() -> Bool")
     params: list[tuple[str, str, dict[str, str], str | None]] = [
         ("required-missing", "a required grant parameter is missing", {}, "E-POLICY-GRANT-PARAM"),
@@ -621,14 +633,7 @@ def _policy() -> None:
             policy=policy,
             tags=("schema",),
         )
-    zoned = binding(
-        "game.zone.enter",
-        ["I32"],
-        "Bool",
-        ["Cpu", "HostStateWrite"],
-        "game.zone.enter",
-        grantParameters={"required": ["zone"]},
-    )
+    zoned = zone_binding({"required": ["zone"]})
     add(
         f,
         "policy-schema-grant-parameter-not-text",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dotboxd.conformance.tools.kit import CASES, render, write_or_check
+from dotboxd.conformance.tools.kit import CASES, kernel, single_file_main
 from dotboxd.core import costs as C
 
 S = C.STATEMENT_FUEL
@@ -29,10 +29,6 @@ def units(text: str) -> int:
 def sb(text: str) -> int:
     """String bytes of a text (2 per UTF-16 unit)."""
     return C.string_bytes(units(text))
-
-
-def kernel(body: str, sig: str = "main() -> I32") -> str:
-    return f'module "t" version "1.0.0";\nentrypoint fn {sig} {{\n{body}\n}}\n'
 
 
 TARGET = CASES / "strings" / "ext-builtins.json"  # outside run/, which make_run_cases.py owns
@@ -250,8 +246,7 @@ def _collection_cases() -> list[Case]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    files = {TARGET.relative_to(CASES).as_posix(): render(build())}
-    return write_or_check(__file__, files, argv, summary=f"{len(build())} cases in {TARGET.name}")
+    return single_file_main(__file__, TARGET, build(), argv)
 
 
 if __name__ == "__main__":

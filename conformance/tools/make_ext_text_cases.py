@@ -12,15 +12,12 @@ the cost table following ``spec/costs.md`` sections 4 and 5.
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
+from dotboxd.conformance.tools.kit import CASES, kernel, single_file_main
 from dotboxd.core import costs as C
 
-CASES = Path(__file__).resolve().parents[1] / "cases"
 TARGET = CASES / "strings" / "ext-text-builtins.json"
 S = C.STATEMENT_FUEL
 E = C.EXPRESSION_FUEL
@@ -44,10 +41,6 @@ def walk(nodes: int) -> int:
 def lit(text: str) -> str:
     """A text-form string literal (the inputs below need no escapes but the quote and backslash)."""
     return json.dumps(text, ensure_ascii=False)
-
-
-def kernel(body: str, sig: str) -> str:
-    return f'module "t" version "1.0.0";\nentrypoint fn {sig} {{\n{body}\n}}\n'
 
 
 def _case(
@@ -297,24 +290,8 @@ def build() -> list[Case]:
     return _split_cases() + _replace_cases() + _format_cases() + _keys_cases() + _surface_cases()
 
 
-def render() -> str:
-    return json.dumps({"cases": build()}, indent=2, ensure_ascii=False) + "\n"
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--check", action="store_true", help="fail if the committed file differs")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        if not TARGET.exists() or TARGET.read_text(encoding="utf-8") != text:
-            print(f"out of date: {TARGET.name} (run {Path(__file__).name})", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.parent.mkdir(parents=True, exist_ok=True)
-    TARGET.write_text(text, encoding="utf-8")
-    print(f"{len(build())} cases in {TARGET.name}")
-    return 0
+    return single_file_main(__file__, TARGET, build(), argv)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dotboxd.conformance.tools.kit import CASES, render, write_or_check
-from dotboxd.conformance.tools.make_ext_builtin_cases import WALL, E, S, _fuel_two_texts, _run, kernel, sb
+from dotboxd.conformance.tools.kit import CASES, kernel, single_file_main
+from dotboxd.conformance.tools.make_ext_builtin_cases import WALL, E, S, _fuel_two_texts, _run, sb
 
 TARGET = CASES / "strings" / "last-index-of.json"
 NAME = "string.lastIndexOf"
@@ -94,8 +94,7 @@ def build() -> list[Case]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    files = {TARGET.relative_to(CASES).as_posix(): render(build())}
-    return write_or_check(__file__, files, argv, summary=f"{len(build())} cases in {TARGET.name}")
+    return single_file_main(__file__, TARGET, build(), argv)
 
 
 if __name__ == "__main__":

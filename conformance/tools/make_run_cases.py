@@ -25,7 +25,7 @@ from fractions import Fraction
 from functools import partial
 from typing import Any
 
-from dotboxd.conformance.tools.kit import CASES, build_files, run_expect, write_or_check
+from dotboxd.conformance.tools.kit import CASES, build_files, kernel, put_present, run_expect, write_or_check
 from dotboxd.core import costs as C
 
 OUT = CASES / "run"
@@ -75,10 +75,6 @@ def units(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def kernel(body: str, sig: str = "main() -> I32", extra: str = "", header: str = "") -> str:
-    return f'module "t" version "1.0.0";\n{header}{extra}entrypoint fn {sig} {{\n{body}\n}}\n'
-
-
 def add(
     area: str,
     name: str,
@@ -112,14 +108,7 @@ def add(
     if error != "Timeout":
         policy = dict(policy or {})
         policy["limits"] = {**dict(policy.get("limits", {})), **WALL}
-    if policy is not None:
-        case["policy"] = policy
-    if bindings is not None:
-        case["bindings"] = bindings
-    if entrypoint is not None:
-        case["entrypoint"] = entrypoint
-    if args is not None:
-        case["args"] = args
+    put_present(case, policy=policy, bindings=bindings, entrypoint=entrypoint, args=args)
     case["expect"] = expect
     target = file or f"run/{GROUP_FILES[area]}.json"
     FILES.setdefault(target, []).append(case)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dotboxd.conformance.tools.kit import generate_main, run_expect
+from dotboxd.conformance.tools.kit import generate_main, kernel, run_expect
 from dotboxd.core import costs as C
 
 GENEROUS_WALL_MS = 60_000  # no expectation may depend on the machine's speed (README section 8)
@@ -45,10 +45,6 @@ def base(name: str) -> int:
 
 def units(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
-
-
-def kernel(body: str, sig: str = "main() -> I32", extra: str = "") -> str:
-    return f'module "t" version "1.0.0";\n{extra}entrypoint fn {sig} {{\n{body}\n}}\n'
 
 
 def add(

@@ -253,43 +253,43 @@ def descriptor_cases() -> list[Case]:
     return out
 
 
-def opaque_cases() -> list[Case]:
-    out: list[Case] = []
-    for value in TRAVERSALS:
-        slug = value.replace(".", "dot").replace(":", "-")
-        literal = {"opaqueId": {"type": "ItemId", "value": value}}
-        out.append(
-            rejected(
-                f"import-opaque-traversal-{slug}",
-                f"An opaque-id value holding '..' ({value!r}) is a path traversal: E-JSON-ID.",
-                ["opaque-id", "traversal"],
-                "E-JSON-ID",
-                "/functions/0/body/0/value/opaqueId/value",
-                moduleText=module([{"op": "expr", "value": literal}]),
-            )
+def opaque_case(value: str, *, traversal: bool) -> Case:
+    """The wire-form case of one opaque-id literal holding ``value``: rejected with E-JSON-ID when it
+    is a ``traversal``, else accepted."""
+    slug = value.replace(".", "dot").replace(":", "-")
+    text = module([{"op": "expr", "value": {"opaqueId": {"type": "ItemId", "value": value}}}])
+    tags = ["opaque-id", "traversal"]
+    if not traversal:
+        return accepted(
+            f"import-opaque-plain-{slug}",
+            f"A single dot is no traversal: {value!r} imports.",
+            tags,
+            moduleText=text,
         )
-    out.append(
-        rejected(
-            "import-opaque-traversal-text-form",
-            "The text form gives the same code.",
-            ["opaque-id", "traversal", "text-form"],
-            "E-JSON-ID",
-            "/functions/0/body/0/value/opaqueId/value",
-            kernelText='module "m" version "1.0.0";\nentrypoint fn main() -> I32 { opaque ItemId "..:x"; return 1; }\n',
-        )
+    return rejected(
+        f"import-opaque-traversal-{slug}",
+        f"An opaque-id value holding '..' ({value!r}) is a path traversal: E-JSON-ID.",
+        tags,
+        "E-JSON-ID",
+        "/functions/0/body/0/value/opaqueId/value",
+        moduleText=text,
     )
-    for value in PLAIN_IDS:
-        slug = value.replace(".", "dot").replace(":", "-")
-        literal = {"opaqueId": {"type": "ItemId", "value": value}}
-        out.append(
-            accepted(
-                f"import-opaque-plain-{slug}",
-                f"A single dot is no traversal: {value!r} imports.",
-                ["opaque-id", "traversal"],
-                moduleText=module([{"op": "expr", "value": literal}]),
-            )
-        )
-    return out
+
+
+def opaque_cases() -> list[Case]:
+    text_form = rejected(
+        "import-opaque-traversal-text-form",
+        "The text form gives the same code.",
+        ["opaque-id", "traversal", "text-form"],
+        "E-JSON-ID",
+        "/functions/0/body/0/value/opaqueId/value",
+        kernelText='module "m" version "1.0.0";\nentrypoint fn main() -> I32 { opaque ItemId "..:x"; return 1; }\n',
+    )
+    return [
+        *(opaque_case(value, traversal=True) for value in TRAVERSALS),
+        text_form,
+        *(opaque_case(value, traversal=False) for value in PLAIN_IDS),
+    ]
 
 
 def build() -> str:

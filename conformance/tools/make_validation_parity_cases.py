@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dotboxd.conformance.tools.kit import generate_main
+from dotboxd.conformance.tools.kit import generate_main, put_present
 
 HEADER = 'module "t" version "1.0.0";\n'
 WALL = {"maxWallTimeMs": 60000}
@@ -60,14 +60,7 @@ def add(
     pol = dict(policy or {})
     if value is not None:
         pol.setdefault("limits", WALL)
-    if pol:
-        case["policy"] = pol
-    if bindings is not None:
-        case["bindings"] = bindings
-    if files is not None:
-        case["files"] = files
-    if args is not None:
-        case["args"] = args
+    put_present(case, policy=pol or None, bindings=bindings, files=files, args=args)
     if value is not None:
         assert code is None
         case["expect"] = {"stage": "run", "outcome": "ok", "value": value}

@@ -33,24 +33,8 @@ from dotboxd.grammar.jsonscan import MAX_DOCUMENT_BYTES
 from dotboxd.grammar.text import parse_text
 from dotboxd.grammar.wire import import_module
 
-LOOT_JSON = """{
-  "id": "loot-score",
-  "version": "1.0.0",
-  "functions": [
-    {
-      "id": "main",
-      "visibility": "entrypoint",
-      "parameters": [{"name": "level", "type": "I32"}, {"name": "rarity", "type": "I32"}],
-      "returnType": "I32",
-      "body": [
-        {"op": "set", "name": "base", "value": {"op": "mul", "left": {"var": "level"}, "right": {"i32": 10}}},
-        {"op": "set", "name": "bonus", "value": {"op": "mul", "left": {"var": "rarity"}, "right": {"i32": 25}}},
-        {"op": "return", "value": {"op": "add", "left": {"var": "base"}, "right": {"var": "bonus"}}}
-      ]
-    }
-  ]
-}
-"""
+LOOT_JSON = (Path(__file__).resolve().parents[2] / "examples" / "loot-score.json").read_text(encoding="utf-8")
+"""The shipped loot-score example in its wire form (LOOT_TEXT below is the same module as text)."""
 
 LOOT_TEXT = """module "loot-score" version "1.0.0";
 

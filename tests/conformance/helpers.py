@@ -8,6 +8,12 @@ from typing import Any
 
 GOOD_MODULE = '{"id":"m","version":"1.0.0","functions":[]}'
 
+ACTUAL_KEYS = frozenset(
+    {"stage", "outcome", "value", "error", "diagnostic", "pointer", "usage", "bindingCalls"}
+)
+"""The keys every observed result carries, in a JSON report and on the serve protocol alike: the
+contract an outside runner relies on, so both surfaces are checked against this one set."""
+
 
 def case(name: str = "a-case", **overrides: Any) -> dict[str, Any]:
     """A valid import-stage case (accepted module) with ``overrides`` applied; a value of None

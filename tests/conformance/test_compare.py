@@ -15,27 +15,22 @@ def fields(expect: Expect, actual: Actual) -> list[str]:
     return [mismatch.field for mismatch in compare(expect, actual)]
 
 
-REJECTED = Actual(
-    stage="import",
-    outcome="rejected",
-    error="ValidationError",
-    diagnostic="E-JSON-LIMIT",
-    pointer="/functions/0",
-    line=3,
-    column=14,
-)
+REJECTION: dict[str, Any] = {
+    "stage": "import",
+    "outcome": "rejected",
+    "error": "ValidationError",
+    "diagnostic": "E-JSON-LIMIT",
+    "pointer": "/functions/0",
+    "line": 3,
+    "column": 14,
+}
+"""One observed rejection, every field set: the result below and the expectation that pins it all."""
+
+REJECTED = Actual(**REJECTION)
 
 
 def test_matching_rejection_passes_on_every_pinned_field() -> None:
-    expect = Expect(
-        stage="import",
-        outcome="rejected",
-        diagnostic="E-JSON-LIMIT",
-        error="ValidationError",
-        pointer="/functions/0",
-        line=3,
-        column=14,
-    )
+    expect = Expect(**REJECTION)
     assert compare(expect, REJECTED) == []
 
 

@@ -28,6 +28,18 @@ entrypoint fn handle(e_monster I32, e_health I32) -> Bool {{
 {extra}"""
 
 
+EMPTY = {
+    "owners": 0,
+    "plugins": 0,
+    "subscriptions": 0,
+    "event_keys": 0,
+    "routed_runs": 0,
+    "host_dispatch": 0,
+    "queued_messages": 0,
+}
+"""The hub's ``footprint()`` once every owner has gone: nothing held, one key per kind of record."""
+
+
 class FakeClock:
     """A clock the test moves by hand (leases, fuel buckets)."""
 

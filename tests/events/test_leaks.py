@@ -19,16 +19,7 @@ from world import GameWorld, load_envelope, player_policy
 from dotboxd.events import OutboxMessage
 from dotboxd.grammar.wire import to_wire
 from dotboxd.validator.plan import ExecutionPlan
-
-EMPTY = {
-    "owners": 0,
-    "plugins": 0,
-    "subscriptions": 0,
-    "event_keys": 0,
-    "routed_runs": 0,
-    "host_dispatch": 0,
-    "queued_messages": 0,
-}
+from tests.events.conftest import EMPTY
 
 
 def _cycle(game: GameWorld, envelope: dict[str, object], index: int) -> None:

@@ -9,7 +9,7 @@ import pytest
 from world import GameWorld, load_envelope, player_policy
 
 from dotboxd.core.diagnostics import DotBoxDError
-from tests.events.conftest import FakeClock, make_envelope
+from tests.events.conftest import EMPTY, FakeClock, make_envelope
 
 
 def _damaged(game: GameWorld, monster: int, health: int) -> None:
@@ -133,15 +133,7 @@ def test_uninstall_stops_delivery_and_disconnect_clears_the_owner(game: GameWorl
     _damaged(game, 2, 1)
     assert game.hub.uninstall_owner("alice") == 1
     assert game.hub.drain("alice") == []  # queued messages went with the owner
-    assert game.hub.footprint() == {
-        "owners": 0,
-        "plugins": 0,
-        "subscriptions": 0,
-        "event_keys": 0,
-        "routed_runs": 0,
-        "host_dispatch": 0,
-        "queued_messages": 0,
-    }
+    assert game.hub.footprint() == EMPTY
 
 
 def test_message_binding_outside_an_event_run_is_denied(game: GameWorld) -> None:

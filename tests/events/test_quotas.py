@@ -68,13 +68,7 @@ def test_events_other_owners_latency_stays_flat_under_a_burning_filter() -> None
     baseline.hub.install("alice", load_envelope(), player_policy())
     base = _alice_latencies(baseline, events)
 
-    loaded = GameWorld()
-    loaded.hub.set_quota("mallory", OwnerQuota(fuel_per_second=200_000, max_consecutive_failures=3))
-    loaded.hub.install("mallory", make_envelope(filter_body=BURNING), _burner_policy(50_000))
-    loaded.hub.install("alice", load_envelope(), player_policy())
-    started = time.perf_counter()
-    load = _alice_latencies(loaded, events)
-    elapsed = time.perf_counter() - started
+    loaded, load, elapsed = _alice_beside_a_burner(events, max_consecutive_failures=3)
     counters = loaded.hub.counters("mallory")
     ratio = statistics.median(load) / statistics.median(base)
     print(
@@ -88,13 +82,7 @@ def test_events_other_owners_latency_stays_flat_under_a_burning_filter() -> None
     assert loaded.hub.counters("alice")["handled"] == events
 
     # the fuel bucket alone (suspension off): the burner runs only as often as its budget refills
-    throttled = GameWorld()
-    throttled.hub.set_quota("mallory", OwnerQuota(fuel_per_second=200_000, max_consecutive_failures=10**6))
-    throttled.hub.install("mallory", make_envelope(filter_body=BURNING), _burner_policy(50_000))
-    throttled.hub.install("alice", load_envelope(), player_policy())
-    started = time.perf_counter()
-    only_bucket = _alice_latencies(throttled, events)
-    elapsed = time.perf_counter() - started
+    throttled, only_bucket, elapsed = _alice_beside_a_burner(events, max_consecutive_failures=10**6)
     burner = throttled.hub.counters("mallory")
     print(
         f"fuel bucket only: alice median {statistics.median(only_bucket) * 1e6:.0f} us "
@@ -105,6 +93,22 @@ def test_events_other_owners_latency_stays_flat_under_a_burning_filter() -> None
     assert burner["filter_errors"] + burner["quota_skips"] == events
     assert burner["fuel_used"] <= 200_000 * (1 + elapsed)  # budget x time, plus the first second's bucket
     assert burner["quota_skips"] > events // 2
+
+
+def _alice_beside_a_burner(
+    events: int, *, max_consecutive_failures: int
+) -> tuple[GameWorld, list[float], float]:
+    """A world where mallory's filter burns 50k fuel on every event (200k fuel per second, suspended
+    after ``max_consecutive_failures``) next to alice's plugin: the world, alice's per-event
+    latencies over ``events`` events, and the seconds they took."""
+    world = GameWorld()
+    quota = OwnerQuota(fuel_per_second=200_000, max_consecutive_failures=max_consecutive_failures)
+    world.hub.set_quota("mallory", quota)
+    world.hub.install("mallory", make_envelope(filter_body=BURNING), _burner_policy(50_000))
+    world.hub.install("alice", load_envelope(), player_policy())
+    started = time.perf_counter()
+    latencies = _alice_latencies(world, events)
+    return world, latencies, time.perf_counter() - started
 
 
 def _alice_latencies(game: GameWorld, events: int) -> list[float]:

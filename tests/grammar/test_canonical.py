@@ -13,6 +13,7 @@ import json
 import sys
 import tracemalloc
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -76,27 +77,10 @@ def return_line(expr: ast.Expr) -> str:
 # ---------------------------------------------------------------------------------------------
 # Golden: DotBoxD's loot-score example module
 
-LOOT_SCORE_JSON = """
-{
-  "id": "loot-score",
-  "version": "1.0.0",
-  "targetSandboxVersion": "1.0.0",
-  "capabilityRequests": [],
-  "functions": [
-    {
-      "id": "main",
-      "visibility": "entrypoint",
-      "parameters": [{"name": "level", "type": "I32"}, {"name": "rarity", "type": "I32"}],
-      "returnType": "I32",
-      "body": [
-        {"op": "set", "name": "base", "value": {"op": "mul", "left": {"var": "level"}, "right": {"i32": 10}}},
-        {"op": "set", "name": "bonus", "value": {"op": "mul", "left": {"var": "rarity"}, "right": {"i32": 25}}},
-        {"op": "return", "value": {"op": "add", "left": {"var": "base"}, "right": {"var": "bonus"}}}
-      ]
-    }
-  ]
-}
-"""
+LOOT_SCORE_JSON = (Path(__file__).resolve().parents[2] / "examples" / "loot-score.json").read_text(
+    encoding="utf-8"
+)
+"""The shipped example, read as it is: the golden lines and hash below are pinned to that file."""
 
 LOOT_SCORE_CANONICAL = (
     "s13:canonicalizer;s23:dotboxd-canonicalizer-1;\n"

@@ -17,6 +17,8 @@ from dotboxd.runtime.context import PlanRunFacts, RunContext
 from dotboxd.runtime.execution import execute_plan
 from dotboxd.runtime.reference import ReferenceBackend
 
+from .spies import count_preparations
+
 CAP = "probe.read"
 SRC = 'module "t" version "1.0.0";\nentrypoint fn main(n I32) -> Bool { return probe.read(n); }\n'
 PURE = 'module "t" version "1.0.0";\nentrypoint fn main(a I32, s String) -> I32 { return a + string.length(s); }\n'
@@ -252,23 +254,10 @@ def test_a_fallback_run_is_reported_as_run_by_the_reference(monkeypatch: pytest.
     assert "ExecutionFallback" in [e.kind for e in result.audit_events]
 
 
-def _count_preparations(host: SandboxHost, monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Spy on the host's dispatch misses: each entry is the id of a plan that had to be prepared."""
-    misses: list[int] = []
-    prepare = host._prepare_dispatch
-
-    def counting(plan: Any, *rest: Any) -> Any:
-        misses.append(id(plan))
-        return prepare(plan, *rest)
-
-    monkeypatch.setattr(host, "_prepare_dispatch", counting)
-    return misses
-
-
 def test_the_dispatch_cache_drops_the_least_recently_used_plan(monkeypatch: pytest.MonkeyPatch) -> None:
     host = SandboxHost(dispatch_cache_size=2)
     a, b, c = (host.prepare(PURE.replace('"t"', f'"{name}"')) for name in "abc")
-    misses = _count_preparations(host, monkeypatch)
+    misses = count_preparations(host, monkeypatch)
     for plan in (a, b, a, c, a, b):  # c evicts b (a was used more recently), then b evicts c
         assert host.execute(plan, "main", [1, "x"]).value == 2
     assert misses == [id(a), id(b), id(c), id(b)]
@@ -277,7 +266,7 @@ def test_the_dispatch_cache_drops_the_least_recently_used_plan(monkeypatch: pyte
 def test_execute_async_and_execute_share_one_lru_dispatch_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     host = SandboxHost(dispatch_cache_size=2)
     a, b, c = (host.prepare(PURE.replace('"t"', f'"{name}"')) for name in "abc")
-    misses = _count_preparations(host, monkeypatch)
+    misses = count_preparations(host, monkeypatch)
 
     async def run_async(plan: Any) -> Any:
         return await host.execute_async(plan, "main", [1, "x"])
@@ -296,7 +285,7 @@ def test_a_host_round_robin_within_its_dispatch_cache_size_never_misses(
     host = SandboxHost(dispatch_cache_size=300)
     plans = [host.prepare(PURE.replace('"t"', f'"p{i}"')) for i in range(3)]
     plans += [copy.copy(plans[i % 3]) for i in range(297)]  # 300 identity-distinct plans
-    misses = _count_preparations(host, monkeypatch)
+    misses = count_preparations(host, monkeypatch)
     for _ in range(2):
         for plan in plans:
             assert host.execute(plan, "main", [1, "ab"]).value == 3

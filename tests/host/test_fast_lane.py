@@ -32,6 +32,7 @@ from dotboxd.runtime.optimized.fastlane import FastLane, LazyRunState
 from tests.corpus_cases import corpus_cases
 
 from ..optimized.differential import differences, observe
+from .spies import count_preparations
 
 RUN_CASES = [c for c in corpus_cases() if c.expect.stage == "run"]
 _CACHE = ArtifactCache(capacity=64)
@@ -323,14 +324,7 @@ def test_hot_dispatch_keeps_the_lru_order(monkeypatch: pytest.MonkeyPatch) -> No
     used least recently goes first."""
     host = SandboxHost(backends={"optimized": OptimizedBackend(cache=_CACHE)}, dispatch_cache_size=2)
     a, b, c = (host.prepare(PRED.replace('"p"', f'"{name}"')) for name in "abc")
-    misses: list[int] = []
-    prepare = host._prepare_dispatch
-
-    def counting(prepared: Any, *rest: Any) -> Any:
-        misses.append(id(prepared))
-        return prepare(prepared, *rest)
-
-    monkeypatch.setattr(host, "_prepare_dispatch", counting)
+    misses = count_preparations(host, monkeypatch)
     for plan in (a, b, a, a, a, c, a, a, b, c):
         assert host.execute(plan, "check", [3, 12], backend="optimized").value is True
     # after (a, b, a, a, a): LRU order b, a. c evicts b -> a, c. a a -> c, a. b evicts c -> a, b.

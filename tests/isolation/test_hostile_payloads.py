@@ -20,6 +20,8 @@ import pytest
 
 from dotboxd.isolation import Limits, WorkerResult, run_python, strict
 
+from .layers import expected_layers
+
 pytestmark = pytest.mark.skipif(not Path("/proc/self/ns/net").exists(), reason="needs Linux namespaces")
 
 FAST = Limits(timeout_ms=4_000)
@@ -49,19 +51,39 @@ def run(body: str, job_input: Any = None, profile: Any = None) -> WorkerResult:
     return result
 
 
+def attempts_job(imports: str, attempts: dict[str, str], after: str = "") -> str:
+    """A worker job that runs each of ``attempts`` (name -> statements) in turn and returns, per name,
+    ``"allowed"`` or the name of the OSError that stopped it; ``after`` runs last (it may add to ``out``)."""
+    lines = [f"import {imports}", "def main(_):", "    out = {}"]
+    for name, statements in attempts.items():
+        lines.append("    try:")
+        lines.extend(f"        {line}" for line in statements.splitlines())
+        lines += [
+            f"        out[{name!r}] = 'allowed'",
+            "    except OSError as e:",
+            f"        out[{name!r}] = type(e).__name__",
+        ]
+    lines += [f"    {line}" for line in after.splitlines()] + ["    return out", ""]
+    return "\n".join(lines)
+
+
+def connect_job(listener: socket.socket, detail: str) -> str:
+    """A worker job that connects to ``listener`` on loopback: ``"connected"``, or the OSError's type
+    name next to ``detail`` (an expression evaluated in the handler, where ``e`` is the error)."""
+    port = listener.getsockname()[1]
+    return f"""
+    import socket
+    def main(_):
+        try:
+            socket.create_connection(("127.0.0.1", {port}), timeout=1)
+            return "connected"
+        except OSError as e:
+            return [type(e).__name__, {detail}]
+    """
+
+
 def assert_strict_layers(result: WorkerResult) -> None:
-    expected = {
-        "interpreter",
-        "net-ns",
-        "pid-ns",
-        "mount-ns",
-        "rlimits",
-        "no-new-privs",
-        "seccomp",
-        "watchdog",
-    }
-    expected.add("uid-drop" if os.geteuid() == 0 else "user-ns")
-    assert expected <= set(result.layers)
+    assert expected_layers() <= set(result.layers)
 
 
 @pytest.fixture
@@ -122,34 +144,16 @@ def test_isolation_empty_environment_hides_host_secrets(monkeypatch: pytest.Monk
 
 
 def test_isolation_seccomp_refuses_loopback_connect(listener: socket.socket) -> None:
-    port = listener.getsockname()[1]
-    body = f"""
-    import socket
-    def main(_):
-        try:
-            socket.create_connection(("127.0.0.1", {port}), timeout=1)
-            return "connected"
-        except OSError as e:
-            return [type(e).__name__, e.errno]
-    """
-    result = run(body)
+    result = run(connect_job(listener, "e.errno"))
     assert result.ok and result.value == ["PermissionError", 1]  # EPERM: seccomp, before any packet
     assert _nobody_connected(listener)
 
 
 def test_isolation_net_ns_alone_stops_loopback_connect(listener: socket.socket) -> None:
     """With seccomp removed on purpose, the network namespace still holds: its loopback is down."""
-    port = listener.getsockname()[1]
-    body = f"""
-    import socket
-    def main(_):
-        try:
-            socket.create_connection(("127.0.0.1", {port}), timeout=1)
-            return "connected"
-        except OSError as e:
-            return [type(e).__name__, socket.if_nameindex()]
-    """
-    result = run(body, profile=strict().without("seccomp").with_limits(FAST))
+    result = run(
+        connect_job(listener, "socket.if_nameindex()"), profile=strict().without("seccomp").with_limits(FAST)
+    )
     assert "seccomp" not in result.layers and "net-ns" in result.layers
     assert result.ok and result.value[0] in ("OSError", "ConnectionRefusedError", "TimeoutError")
     assert result.value[1] == [[1, "lo"]]
@@ -184,23 +188,8 @@ def test_isolation_public_address_cannot_even_get_a_socket_or_an_interface() -> 
 
 
 def test_isolation_seccomp_refuses_fork_subprocess_and_system() -> None:
-    result = run(
-        """
-        import os, subprocess
-        def main(_):
-            out = {}
-            try:
-                os.fork(); out["fork"] = "allowed"
-            except OSError as e:
-                out["fork"] = type(e).__name__
-            try:
-                subprocess.run(["/usr/bin/true"]); out["subprocess"] = "allowed"
-            except OSError as e:
-                out["subprocess"] = type(e).__name__
-            out["system"] = os.system("true")
-            return out
-        """
-    )
+    attempts = {"fork": "os.fork()", "subprocess": 'subprocess.run(["/usr/bin/true"])'}
+    result = run(attempts_job("os, subprocess", attempts, 'out["system"] = os.system("true")'))
     assert result.ok and result.value["fork"] == "PermissionError"
     assert result.value["subprocess"] == "PermissionError" and result.value["system"] != 0
 
@@ -326,24 +315,8 @@ def test_isolation_signalling_the_parent_is_refused_and_the_host_survives() -> N
 def test_isolation_no_daemon_survives_the_job() -> None:
     """A job that tries to leave a daemon behind: setsid and fork are refused, and the host kills the
     worker's process group after every job (checked by ``run`` for every test of this file)."""
-    result = run(
-        """
-        import os
-        def main(_):
-            out = {}
-            try:
-                os.setsid(); out["setsid"] = "allowed"
-            except OSError as e:
-                out["setsid"] = type(e).__name__
-            try:
-                if os.fork() == 0:
-                    import time; time.sleep(60)
-                out["fork"] = "allowed"
-            except OSError as e:
-                out["fork"] = type(e).__name__
-            return out
-        """
-    )
+    attempts = {"setsid": "os.setsid()", "fork": "if os.fork() == 0:\n    import time; time.sleep(60)"}
+    result = run(attempts_job("os", attempts))
     assert result.ok and result.value == {"setsid": "PermissionError", "fork": "PermissionError"}
 
 

@@ -39,21 +39,12 @@ from dotboxd.isolation.pool import WorkerLost, WorkerPool
 from dotboxd.isolation.worker import group_members
 
 from ..optimized.differential import observe
+from .layers import expected_layers
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/ns/net").exists(), reason="needs Linux namespaces")
 
 KERNEL = (Path(__file__).resolve().parents[2] / "examples" / "game-world.dbk").read_text("utf-8")
 CAPABILITY = "game.world.monster.write.kill"
-STRICT_LAYERS = {
-    "interpreter",
-    "net-ns",
-    "pid-ns",
-    "mount-ns",
-    "rlimits",
-    "no-new-privs",
-    "seccomp",
-    "watchdog",
-}
 
 
 class World:
@@ -98,10 +89,6 @@ def pool() -> Iterator[WorkerPool]:
 
 def _isolated(isolation: str, pool: WorkerPool) -> dict[str, Any]:
     return {"isolation": "worker", "worker_pool": pool} if isolation == "worker" else {}
-
-
-def expected_layers() -> set[str]:
-    return STRICT_LAYERS | {"uid-drop" if os.geteuid() == 0 else "user-ns"}
 
 
 def test_worker_kernel_run_is_the_in_process_run_and_applies_its_commands(pool: WorkerPool) -> None:
@@ -225,17 +212,24 @@ def test_worker_kernel_lowered_profile_runs_and_reports_its_layers(
     assert result.ok and "seccomp" not in result.isolation_layers and "net-ns" in result.isolation_layers
 
 
+def signal_worker_on_first_call(world: World, pool: WorkerPool, signum: signal.Signals) -> list[int]:
+    """From the run's first binding call on, send ``signum`` to every pooled worker's process group
+    (once): the worker dies or freezes mid-run. Returns the signalled pids, filled in at that call."""
+    signalled: list[int] = []
+
+    def signal_the_worker(monster: int) -> None:
+        if not signalled:
+            for pid in pool.pids():
+                os.killpg(pid, signum)
+                signalled.append(pid)
+
+    world.on_call = signal_the_worker
+    return signalled
+
+
 def test_worker_killed_mid_run_is_a_clear_error_and_the_host_stays_healthy(pool: WorkerPool) -> None:
     world, host, plan = game({1, 2, 3})
-    killed: list[int] = []
-
-    def kill_the_worker(monster: int) -> None:
-        if not killed:
-            for pid in pool.pids():
-                os.killpg(pid, signal.SIGKILL)
-                killed.append(pid)
-
-    world.on_call = kill_the_worker
+    killed = signal_worker_on_first_call(world, pool, signal.SIGKILL)
     result = host.execute(plan, "main", [[1, 2, 3]], isolation="worker", worker_pool=pool)
     assert not result.ok and result.error is not None and result.error.code == "R-WORKER-KILLED"
     assert result.error.category == "QuotaExceeded" and result.commands_applied == 0
@@ -261,15 +255,7 @@ def test_worker_cancel_reaches_the_run_at_its_next_binding_call_as_in_process(po
 
 def test_worker_that_hangs_is_stopped_by_the_watchdog_and_retired(pool: WorkerPool) -> None:
     world, host, plan = game({1, 2})
-    stopped: list[int] = []
-
-    def freeze_the_worker(monster: int) -> None:
-        if not stopped:
-            for pid in pool.pids():
-                os.killpg(pid, signal.SIGSTOP)
-                stopped.append(pid)
-
-    world.on_call = freeze_the_worker
+    stopped = signal_worker_on_first_call(world, pool, signal.SIGSTOP)
     policy = Policy.builder().grant(CAPABILITY).with_limits(max_wall_time_ms=300).build()
     plan = host.prepare(KERNEL, policy)
     started = time.monotonic()

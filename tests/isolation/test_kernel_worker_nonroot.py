@@ -22,6 +22,8 @@ import sysconfig
 
 import pytest
 
+from .layers import expected_layers
+
 SETPRIV = shutil.which("setpriv")
 UNPRIVILEGED = ["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all"]
 
@@ -104,17 +106,7 @@ def test_worker_nonroot_host_gets_its_namespaces_from_a_user_namespace() -> None
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["uid"] == 65534
     assert report["value"] == [43, 43] and report["usage"][0] == report["usage"][1]
-    strict_unprivileged = {
-        "interpreter",
-        "user-ns",
-        "net-ns",
-        "pid-ns",
-        "mount-ns",
-        "rlimits",
-        "no-new-privs",
-        "seccomp",
-        "watchdog",
-    }
+    strict_unprivileged = expected_layers(euid=65534)
     assert set(report["layers"]) == strict_unprivileged and "uid-drop" not in report["layers"]
     assert report["jobOk"] and set(report["jobLayers"]) == strict_unprivileged
     assert report["leftover"] == []

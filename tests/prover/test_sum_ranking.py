@@ -3,6 +3,8 @@ lower one of the two is ranked by ``x + y``; a path that lowers neither keeps th
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from dotboxd.grammar.text import parse_text
@@ -20,19 +22,27 @@ def _kernel(else_branch: str) -> str:
     )
 
 
-def test_conjunctive_guard_lowering_either_local_is_ranked_by_the_sum_and_its_bound_holds() -> None:
-    """Threat: an unsound bound (T-PRV-01): the path-sensitive x + y bound must cover real runs."""
-    source = _kernel("y = y - 1;")
+def _ranked(source: str, max_loop_iterations: int, *, y_max: int, method: str) -> tuple[Any, Any]:
+    """Prove ``source`` with x in [0, 20] and y in [0, y_max]: its loop must be PROVED by a ranking
+    function spelled ``method``; returns the prepared program and its loopIterations budget."""
     policy = {
-        "limits": {"maxLoopIterations": 45, "maxWallTimeMs": 60000},
-        "inputBounds": {"main": {"x": [0, 20], "y": [0, 25]}},
+        "limits": {"maxLoopIterations": max_loop_iterations, "maxWallTimeMs": 60000},
+        "inputBounds": {"main": {"x": [0, 20], "y": [0, y_max]}},
     }
     prepared = prepare(parse_text(source), policy, [], "main")
     assert prepared is not None
     loop = prepared.report.function("main").loops[0]
-    assert loop.verdict is Verdict.PROVED and "x + y" in loop.method
+    assert loop.verdict is Verdict.PROVED and method in loop.method
     budget = prepared.report.function("main").budget("loopIterations")
-    assert budget is not None and budget.verdict is Verdict.PROVED  # x + y <= 45 fits the limit
+    assert budget is not None
+    return prepared, budget
+
+
+def test_conjunctive_guard_lowering_either_local_is_ranked_by_the_sum_and_its_bound_holds() -> None:
+    """Threat: an unsound bound (T-PRV-01): the path-sensitive x + y bound must cover real runs."""
+    source = _kernel("y = y - 1;")
+    prepared, budget = _ranked(source, 45, y_max=25, method="x + y")
+    assert budget.verdict is Verdict.PROVED  # x + y <= 45 fits the limit
     inputs = [[20, 25, 0], [20, 25, 1], [1, 25, 1], [20, 1, 0], [0, 5, 1], [7, 9, -3]]
     assert check_program(prepared, inputs).violations == []
 
@@ -54,14 +64,6 @@ DISJUNCTIVE = (
 def test_disjunctive_guard_is_ranked_by_the_positive_parts_and_no_fewer_iterations(limit: int) -> None:
     """Threat: an unsound bound (T-PRV-01): x = y = 20 runs 40 iterations; a limit of 39 must not
     be PROVED, 40 must be."""
-    policy = {
-        "limits": {"maxLoopIterations": limit, "maxWallTimeMs": 60000},
-        "inputBounds": {"main": {"x": [0, 20], "y": [0, 20]}},
-    }
-    prepared = prepare(parse_text(DISJUNCTIVE), policy, [], "main")
-    assert prepared is not None
-    loop = prepared.report.function("main").loops[0]
-    assert loop.verdict is Verdict.PROVED and "max(0, x) + max(0, y)" in loop.method
-    budget = prepared.report.function("main").budget("loopIterations")
-    assert budget is not None and (budget.verdict is Verdict.PROVED) is (limit == 40)
+    prepared, budget = _ranked(DISJUNCTIVE, limit, y_max=20, method="max(0, x) + max(0, y)")
+    assert (budget.verdict is Verdict.PROVED) is (limit == 40)
     assert check_program(prepared, [[20, 20], [0, 20], [20, 0], [3, 7]]).violations == []

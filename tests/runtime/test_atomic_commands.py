@@ -89,6 +89,13 @@ def _write_then_host(
     return host.execute(plan, "main", [SandboxPath("f.txt")], backend=backend)
 
 
+def _assert_denied_with_nothing_on_disk(root: Path, result: ExecutionResult) -> None:
+    """The run was refused as a denied binding call, and not one file of it reached ``root``."""
+    assert _files(root) == []
+    assert result.error is not None
+    assert (result.error.category, result.error.code) == ("PermissionDenied", "R-BINDING-DENIED")
+
+
 def _host_commands(result: ExecutionResult) -> Any:
     event = result.audit_events[-1]
     assert event.kind == "HostCommands" and result.audit_events[-2].kind == "RunSummary"
@@ -101,18 +108,13 @@ def _host_commands(result: ExecutionResult) -> Any:
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_t_run_13_two_writes_same_new_name_create_only_nothing_on_disk(root: Path, backend: str) -> None:
     result = _two_writes(root, "a.txt", "a.txt", backend)
-    assert _files(root) == []
-    assert result.error is not None
-    assert (result.error.category, result.error.code) == ("PermissionDenied", "R-BINDING-DENIED")
+    _assert_denied_with_nothing_on_disk(root, result)
     assert result.commands_applied == 0 and result.applied_commands == ()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_t_run_13_write_into_d_then_d_nothing_on_disk(root: Path, backend: str) -> None:
-    result = _two_writes(root, "d/x.txt", "d", backend)
-    assert _files(root) == []
-    assert result.error is not None
-    assert (result.error.category, result.error.code) == ("PermissionDenied", "R-BINDING-DENIED")
+    _assert_denied_with_nothing_on_disk(root, _two_writes(root, "d/x.txt", "d", backend))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

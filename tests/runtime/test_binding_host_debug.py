@@ -9,9 +9,10 @@ import traceback
 
 import pytest
 
-from dotboxd.host import Cost, Effect, ExecutionResult, Policy, SandboxHost, host_binding
+from dotboxd.host import ExecutionResult, Policy, SandboxHost
 from dotboxd.runtime.audit import AuditEvent
 from dotboxd.runtime.binding_call import LOGGER
+from tests.probes import read_probe
 
 from .kernels import module
 
@@ -19,14 +20,7 @@ CAP = "inventory.read"
 SECRET = "tenant-42-api-key=sk_live_SECRET"
 
 
-@host_binding(
-    id="inventory.count",
-    capability=CAP,
-    effects=Effect.CPU | Effect.HOST_STATE_READ,
-    cost=Cost(base_fuel=1),
-    parameters=["String"],
-    returns="I32",
-)
+@read_probe("inventory.count", capability=CAP, parameters=["String"], returns="I32")
 def count_items(name: str) -> int:
     stock: dict[str, int] = {"apple": 3}
     return stock[name + SECRET]  # KeyError whose text holds a secret

@@ -68,6 +68,17 @@ def _observed(result: ExecutionResult) -> tuple[object, ...]:
     return (result.value, error.code if error else None, result.usage)
 
 
+def _assert_both_backends_return(
+    value: int, run: Callable[[str], ExecutionResult], context: object = None
+) -> None:
+    """``run(backend)`` succeeds with ``value`` on every backend, and the backends agree exactly."""
+    results = [run(backend) for backend in BACKENDS]
+    for result in results:
+        assert result.ok, (context, result.error)
+        assert result.value == value
+    assert _observed(results[0]) == _observed(results[1])
+
+
 @pytest.fixture(scope="module")
 def deepest_chain() -> tuple[SandboxHost, object]:
     host = SandboxHost()
@@ -82,14 +93,9 @@ def test_deep_call_chain_agrees_on_both_backends_from_any_host_stack_depth(
     """T-RUN-06: the deepest chain a policy may allow runs to completion on both backends, with the
     same value and usage, whether the host calls from a shallow or an almost exhausted stack."""
     host, plan = deepest_chain
-    results = [
-        _from_depth(host_frames, lambda b=backend: host.execute(plan, "main", [7], backend=b))  # type: ignore[misc]
-        for backend in BACKENDS
-    ]
-    for result in results:
-        assert result.ok, result.error
-        assert result.value == 7
-    assert _observed(results[0]) == _observed(results[1])
+    _assert_both_backends_return(
+        7, lambda backend: _from_depth(host_frames, lambda: host.execute(plan, "main", [7], backend=backend))
+    )
 
 
 def test_one_frame_past_max_call_depth_is_the_same_quota_error_on_both_backends() -> None:
@@ -111,14 +117,13 @@ def test_reference_frame_model_covers_nested_call_sites_with_the_least_headroom(
     # 56: about the deepest a call site can sit under the wire form's 64-level JSON nesting budget
     for length, nesting in [(120, 8), (40, 56)]:
         plan = host.prepare(_chain(length, nesting), _policy(MAX_CALL_DEPTH_CEILING))
-        results = [
-            _with_headroom(RUN_FRAMES, lambda p=plan, b=backend: host.execute(p, "main", [0], backend=b))  # type: ignore[misc]
-            for backend in BACKENDS
-        ]
-        for result in results:
-            assert result.ok, (length, nesting, result.error)
-            assert result.value == (length - 1) * nesting
-        assert _observed(results[0]) == _observed(results[1])
+        _assert_both_backends_return(
+            (length - 1) * nesting,
+            lambda backend, p=plan: _with_headroom(
+                RUN_FRAMES, lambda: host.execute(p, "main", [0], backend=backend)
+            ),  # type: ignore[misc]
+            (length, nesting),
+        )
 
 
 def test_a_small_run_fits_in_the_headroom_the_host_must_leave() -> None:
@@ -127,14 +132,12 @@ def test_a_small_run_fits_in_the_headroom_the_host_must_leave() -> None:
     host = SandboxHost()
     plan = host.prepare(_chain(2, 12), _policy(MAX_CALL_DEPTH_CEILING))
     assert run_frames(plan) <= HOST_RESERVE_FRAMES  # the case this test is about: no look, no thread
-    results = [
-        _with_headroom(HOST_RESERVE_FRAMES, lambda b=backend: host.execute(plan, "main", [0], backend=b))  # type: ignore[misc]
-        for backend in BACKENDS
-    ]
-    for result in results:
-        assert result.ok, result.error
-        assert result.value == 12
-    assert _observed(results[0]) == _observed(results[1])
+    _assert_both_backends_return(
+        12,
+        lambda backend: _with_headroom(
+            HOST_RESERVE_FRAMES, lambda: host.execute(plan, "main", [0], backend=backend)
+        ),
+    )
 
 
 def test_max_call_depth_above_the_ceiling_is_a_policy_error() -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dotboxd.host import BindingContext, Cost, Effect, Policy, SandboxHost, host_binding
+from dotboxd.host import BindingContext, Policy, SandboxHost
 from dotboxd.runtime.audit import AuditLog, sanitize, sanitize_resource
+from tests.probes import audit_probe
 
 from .kernels import appending_binding, module, world_binding
 
@@ -114,15 +115,7 @@ def test_audit_text_is_sanitized() -> None:
 
 
 def test_binding_written_audit_is_sanitized() -> None:
-    @host_binding(
-        id="world.note",
-        capability="world.write",
-        effects=Effect.CPU | Effect.AUDIT,
-        cost=Cost(base_fuel=1),
-        context=True,
-        returns="Bool",
-        audit=None,
-    )
+    @audit_probe("world.note", capability="world.write", returns="Bool", audit=None)
     def note(ctx: BindingContext) -> bool:
         ctx.audit("note:1", message="token=s3cr3t saved")
         return True

@@ -63,6 +63,16 @@ def _same(params: str, call: str, args: list[Any]) -> Workload:
     return Workload(params, call, lambda: list(args), lambda: list(args))
 
 
+def _two_texts(name: str, small: Callable[[], list[Any]], large: Callable[[], list[Any]]) -> Workload:
+    """A built-in ``name(s, t)`` over two texts."""
+    return Workload("s String, t String", f"{name}(s, t)", small, large)
+
+
+def _equal_texts(name: str) -> Workload:
+    """A comparison of two equal texts held in distinct objects, so it must read every unit."""
+    return _two_texts(name, lambda: [SHORT_TEXT, _copy(SHORT_TEXT)], lambda: [TEXT, _copy(TEXT)])
+
+
 def _ints(count: int) -> list[int]:
     return list(range(count))
 
@@ -96,56 +106,32 @@ WORKLOADS: dict[str, Workload] = {
         lambda: [SHORT_TEXT, 0],
         lambda: [LONG_TEXT, MIDDLE],
     ),
-    "string.concatBudgeted": Workload(
-        "s String, t String",
-        "string.concatBudgeted(s, t)",
+    "string.concatBudgeted": _two_texts(
+        "string.concatBudgeted",
         lambda: [SHORT_TEXT, SHORT_TEXT],
         lambda: [TEXT, TEXT],
     ),
-    "string.equals": Workload(
-        "s String, t String",
-        "string.equals(s, t)",
-        lambda: [SHORT_TEXT, _copy(SHORT_TEXT)],
-        lambda: [TEXT, _copy(TEXT)],
-    ),
-    "string.compareOrdinal": Workload(
-        "s String, t String",
-        "string.compareOrdinal(s, t)",
-        lambda: [SHORT_TEXT, _copy(SHORT_TEXT)],
-        lambda: [TEXT, _copy(TEXT)],
-    ),
-    "string.contains": Workload(
-        "s String, t String",
-        "string.contains(s, t)",
+    "string.equals": _equal_texts("string.equals"),
+    "string.compareOrdinal": _equal_texts("string.compareOrdinal"),
+    "string.contains": _two_texts(
+        "string.contains",
         lambda: [SHORT_TEXT, "ab"],
         lambda: ["a" * 100_000, "a" * 60 + "z"],  # absent, a 60-unit near-match at every offset
     ),
-    "string.indexOf": Workload(
-        "s String, t String",
-        "string.indexOf(s, t)",
+    "string.indexOf": _two_texts(
+        "string.indexOf",
         lambda: [SHORT_TEXT, "😀"],
         lambda: [TEXT, TEXT[-5:]],  # found near the end: the offset is converted to UTF-16 units
     ),
-    "string.lastIndexOf": Workload(
-        "s String, t String",
-        "string.lastIndexOf(s, t)",
+    "string.lastIndexOf": _two_texts(
+        "string.lastIndexOf",
         lambda: [SHORT_TEXT, "b"],
         # absent; a reverse search that compares from the part's end re-reads the 50,000 "a"s at
         # nearly every offset (``str.rfind`` takes seconds here): the search must stay linear
         lambda: ["a" * 100_000, "ab" + "a" * 50_000],
     ),
-    "string.startsWith": Workload(
-        "s String, t String",
-        "string.startsWith(s, t)",
-        lambda: [SHORT_TEXT, _copy(SHORT_TEXT)],
-        lambda: [TEXT, _copy(TEXT)],
-    ),
-    "string.endsWith": Workload(
-        "s String, t String",
-        "string.endsWith(s, t)",
-        lambda: [SHORT_TEXT, _copy(SHORT_TEXT)],
-        lambda: [TEXT, _copy(TEXT)],
-    ),
+    "string.startsWith": _equal_texts("string.startsWith"),
+    "string.endsWith": _equal_texts("string.endsWith"),
     "string.toLowerInvariant": Workload(
         "s String",
         "string.toLowerInvariant(s)",
@@ -170,9 +156,8 @@ WORKLOADS: dict[str, Workload] = {
     "numeric.toI64": _same("a I32", "numeric.toI64(a)", [7]),
     "numeric.toF64": _same("a I32", "numeric.toF64(a)", [7]),
     "list.empty": _same("a I32", "list.count(list.empty[I32]())", [0]),
-    "string.split": Workload(
-        "s String, t String",
-        "string.split(s, t)",
+    "string.split": _two_texts(
+        "string.split",
         lambda: [SHORT_TEXT, "b"],
         lambda: [TEXT, "a"],  # about 10,000 pieces of 10 units: the per-piece charge is measured
     ),

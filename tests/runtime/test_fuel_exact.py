@@ -3,7 +3,8 @@ derivation is in each comment), never copied from the interpreter's output."""
 
 from __future__ import annotations
 
-from dotboxd.host import Cost, Effect, Policy, host_binding
+from dotboxd.host import Cost, Policy
+from tests.probes import read_probe
 
 from .kernels import module, policy, run
 
@@ -99,12 +100,7 @@ def test_string_equals_charges_both_lengths() -> None:
 
 
 def test_binding_charges() -> None:
-    @host_binding(
-        id="probe.text",
-        capability="probe.text",
-        effects=Effect.CPU | Effect.HOST_STATE_READ,
-        cost=Cost(base_fuel=10, per_byte_fuel=1),
-    )
+    @read_probe("probe.text", cost=Cost(base_fuel=10, per_byte_fuel=1))
     def text() -> str:
         return "xy"
 

@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from dotboxd.host import BindingContext, CancelToken, Cost, Effect, Policy, SandboxHost, host_binding
+from dotboxd.host import BindingContext, CancelToken, Cost, Policy, SandboxHost
+from tests.probes import audit_probe, read_probe
 
 from .kernels import module, policy, run
 
@@ -88,12 +89,7 @@ entrypoint fn main() -> I32 { return f1(); }
 
 
 def _tick(calls_per_run: int | None = None):  # type: ignore[no-untyped-def]
-    @host_binding(
-        id="probe.tick",
-        capability="probe.tick",
-        effects=Effect.CPU | Effect.HOST_STATE_READ,
-        cost=Cost(base_fuel=1, max_calls_per_run=calls_per_run),
-    )
+    @read_probe("probe.tick", cost=Cost(base_fuel=1, max_calls_per_run=calls_per_run))
     def tick() -> bool:
         return True
 
@@ -123,13 +119,7 @@ def test_per_binding_call_boundary() -> None:
 
 
 def _logger():  # type: ignore[no-untyped-def]
-    @host_binding(
-        id="probe.log",
-        capability="probe.log",
-        effects=Effect.CPU | Effect.AUDIT,
-        cost=Cost(base_fuel=1),
-        context=True,
-    )
+    @audit_probe("probe.log")
     def log(ctx: BindingContext, message: str) -> None:
         ctx.charge_log_event(message)
 
@@ -174,12 +164,7 @@ def test_infinite_loop_without_time_budget_runs_out_of_fuel() -> None:
 
 
 def test_blocking_binding_past_the_deadline_is_timeout() -> None:
-    @host_binding(
-        id="probe.slow",
-        capability="probe.slow",
-        effects=Effect.CPU | Effect.HOST_STATE_READ,
-        cost=Cost(base_fuel=1),
-    )
+    @read_probe("probe.slow")
     def slow() -> bool:
         time.sleep(0.08)
         return True
@@ -192,12 +177,7 @@ def test_blocking_binding_past_the_deadline_is_timeout() -> None:
 def test_cancellation_stops_the_run() -> None:
     token = CancelToken()
 
-    @host_binding(
-        id="probe.cancel",
-        capability="probe.cancel",
-        effects=Effect.CPU | Effect.HOST_STATE_READ,
-        cost=Cost(base_fuel=1),
-    )
+    @read_probe("probe.cancel")
     def cancel() -> bool:
         token.cancel()
         return True

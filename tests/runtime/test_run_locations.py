@@ -62,15 +62,18 @@ def test_a_binding_failure_is_located_at_the_binding_call(backend: str) -> None:
     assert _where(error) == ("R-BINDING-FAILED", "/functions/1/body/2/value/right", "10:20")
 
 
+def _loop_kernel(init: str, step: str, result: str) -> str:
+    """``main(n)``: ``init`` on line 3, then ``for i in 0 .. n { step }`` on line 4 (the expected
+    line:col locations below count on that layout), then ``return result``."""
+    return (
+        'module "t" version "1.0.0";\nentrypoint fn main(n I32) -> I32 {\n'
+        f"    {init}\n    for i in 0 .. n {{ {step} }}\n    return {result};\n}}\n"
+    )
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_an_overflow_in_a_bulk_loop_is_located_at_the_operator(backend: str) -> None:
-    source = """module "t" version "1.0.0";
-entrypoint fn main(n I32) -> I32 {
-    acc = 1;
-    for i in 0 .. n { acc = acc * 3; }
-    return acc;
-}
-"""
+    source = _loop_kernel("acc = 1;", "acc = acc * 3;", "acc")
     assert _where(_error(source, [100], backend)) == (
         "R-ARITH-OVERFLOW",
         "/functions/0/body/1/body/0/value",
@@ -80,13 +83,7 @@ entrypoint fn main(n I32) -> I32 {
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_collection_quota_is_located_at_the_call_that_grew_the_list(backend: str) -> None:
-    source = """module "t" version "1.0.0";
-entrypoint fn main(n I32) -> I32 {
-    xs = list.empty[I32]();
-    for i in 0 .. n { xs = list.add(xs, i); }
-    return list.count(xs);
-}
-"""
+    source = _loop_kernel("xs = list.empty[I32]();", "xs = list.add(xs, i);", "list.count(xs)")
     pol = Policy.builder().with_max_wall_time_ms(60_000).with_max_list_length(5).build()
     error = _error(source, [10], backend, pol)
     assert _where(error) == ("R-QUOTA-LIST-LENGTH", "/functions/0/body/1/body/0/value", "4:28")
@@ -94,13 +91,7 @@ entrypoint fn main(n I32) -> I32 {
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_fuel_exhaustion_has_no_location(backend: str) -> None:
-    source = """module "t" version "1.0.0";
-entrypoint fn main(n I32) -> I32 {
-    acc = 0;
-    for i in 0 .. n { acc = acc + string.length("abc"); }
-    return acc;
-}
-"""
+    source = _loop_kernel("acc = 0;", 'acc = acc + string.length("abc");', "acc")
     pol = Policy.builder().with_max_wall_time_ms(60_000).with_fuel(200).build()
     error = _error(source, [1000], backend, pol)
     assert (error.code, error.pointer, error.span) == ("R-QUOTA-FUEL", "", None)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dotboxd.core.values import ListValue, MapValue, OpaqueId, RecordValue, SandboxPath
-from dotboxd.host import Cost, Effect, Int32, Policy, host_binding
+from dotboxd.host import Int32, Policy
+from tests.probes import read_probe
 
 from .kernels import error, module, policy, run, value
 
@@ -85,12 +86,7 @@ def test_comparisons_and_equality() -> None:
 
 
 def _counter(counts: dict[str, int]):  # type: ignore[no-untyped-def]
-    @host_binding(
-        id="probe.tick",
-        capability="probe.tick",
-        effects=Effect.CPU | Effect.HOST_STATE_READ,
-        cost=Cost(base_fuel=1),
-    )
+    @read_probe("probe.tick")
     def tick(result: bool) -> bool:
         counts["tick"] = counts.get("tick", 0) + 1
         return result
@@ -131,12 +127,7 @@ def test_an_operand_that_can_fail_is_never_moved_behind_a_cheaper_one() -> None:
 def test_for_range_bounds_are_evaluated_once() -> None:
     counts: dict[str, int] = {}
 
-    @host_binding(
-        id="probe.bound",
-        capability="probe.bound",
-        effects=Effect.CPU | Effect.HOST_STATE_READ,
-        cost=Cost(base_fuel=1),
-    )
+    @read_probe("probe.bound")
     def bound() -> Int32:
         counts["bound"] = counts.get("bound", 0) + 1
         return 4

@@ -88,6 +88,19 @@ def auth(token: str = ALICE) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+SPIN = """
+module "spin" version "1.0.0";
+
+entrypoint fn main(n I32) -> I32 {
+    total = 0;
+    for i in 0 .. n {
+        total = (total + i) % 1000;
+    }
+    return total;
+}
+"""
+"""A kernel that only burns fuel (no bindings): a tenant that is slow on purpose."""
+
 SUM_HEALTH = """
 module "sum-health" version "1.0.0";
 

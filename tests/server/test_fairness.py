@@ -25,19 +25,7 @@ from pathlib import Path
 import httpx
 
 from dotboxd.server import ServerState, ServerThread, build_app, parse_config
-from tests.server.helpers import ALICE, BOB, auth
-
-SPIN = """
-module "spin" version "1.0.0";
-
-entrypoint fn main(n I32) -> I32 {
-    total = 0;
-    for i in 0 .. n {
-        total = (total + i) % 1000;
-    }
-    return total;
-}
-"""
+from tests.server.helpers import ALICE, BOB, SPIN, auth
 
 RUN_THREADS = 2
 FLOODERS = 10

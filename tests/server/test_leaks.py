@@ -12,19 +12,7 @@ import httpx
 
 from dotboxd.client import DotBoxDClient
 from tests.server.events_helpers import envelope, event_server
-from tests.server.helpers import ALICE, SUM_HEALTH, auth, running_server
-
-SPIN = """
-module "spin" version "1.0.0";
-
-entrypoint fn main(n I32) -> I32 {
-    total = 0;
-    for i in 0 .. n {
-        total = (total + i) % 1000;
-    }
-    return total;
-}
-"""
+from tests.server.helpers import ALICE, SPIN, SUM_HEALTH, auth, running_server
 
 
 def _grown_kib(step: object, rounds: int) -> tuple[float, float]:

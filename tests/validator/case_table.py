@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from dotboxd.conformance.tools.kit import put_present
 from dotboxd.core.codes import category_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,12 +110,7 @@ def case(
         out["module"] = module
     else:
         out["kernelText"] = source
-    if policy is not None:
-        out["policy"] = policy
-    if bindings is not None:
-        out["bindings"] = bindings
-    if files is not None:
-        out["files"] = files
+    put_present(out, policy=policy, bindings=bindings, files=files)
     exp: dict[str, Any] = {"stage": "validate"}
     if expect == "ok":
         exp["outcome"] = "ok"

@@ -43,6 +43,7 @@ from dotboxd.core.types import (
     RecordType,
 )
 from tests.game_bindings import kill_entry
+from tests.probes import read_probe
 
 KILL = BindingDescriptor(
     id="game.world.kill",
@@ -106,13 +107,7 @@ def test_decorator_composite_and_annotated_hints() -> None:
 
 
 def test_decorator_context_parameter_is_not_typed() -> None:
-    @host_binding(
-        id="game.world.peek",
-        capability="game.world.read",
-        effects=Effect.CPU | Effect.HOST_STATE_READ,
-        cost=Cost(1),
-        context=True,
-    )
+    @read_probe("game.world.peek", capability="game.world.read", cost=Cost(1), context=True)
     def peek(ctx: Any, monster: Int32) -> Int32:
         return 0
 
@@ -149,13 +144,8 @@ def test_missing_hints_and_star_args_are_refused() -> None:
 
 
 def test_explicit_types_override_hints_and_async_is_detected() -> None:
-    @host_binding(
-        id="game.x.load",
-        capability="game.x.read",
-        effects=Effect.CPU | Effect.HOST_STATE_READ,
-        cost=Cost(5),
-        parameters=["Map<String, I32>"],
-        returns="I64",
+    @read_probe(
+        "game.x.load", capability="game.x.read", cost=Cost(5), parameters=["Map<String, I32>"], returns="I64"
     )
     async def load(m: Any) -> Any:
         return 1

@@ -68,20 +68,17 @@ def files(tmp_path: Path) -> dict[str, str]:
     return {"kernel": str(kernel), "manifest": str(manifest), "granted": str(granted), "dir": str(tmp_path)}
 
 
+def granted_check(files: dict[str, str], *flags: str) -> tuple[str, ...]:
+    """The argv of ``dotboxd check`` on the fixture kernel with its manifest and the granting policy."""
+    return ("check", files["kernel"], "--policy", files["granted"], "--bindings", files["manifest"], *flags)
+
+
 def normalise(text: str, directory: str) -> str:
     return re.sub(r"[0-9a-f]{64}", "<sha256>", text.replace(directory + "/", ""))
 
 
 def test_accepted_output_is_golden_and_hashes_are_the_plans(files: dict[str, str]) -> None:
-    code, out, err = run(
-        "check",
-        files["kernel"],
-        "--policy",
-        files["granted"],
-        "--bindings",
-        files["manifest"],
-        "--no-standard-bindings",
-    )
+    code, out, err = run(*granted_check(files, "--no-standard-bindings"))
     assert code == 0
     assert normalise(out, files["dir"]) == (GOLDEN / "check_accepted.txt").read_text(encoding="utf-8")
     assert normalise(err, files["dir"]) == (GOLDEN / "check_accepted_warnings.txt").read_text(
@@ -101,16 +98,7 @@ def test_rejected_output_is_golden(files: dict[str, str]) -> None:
 
 
 def test_json_output_is_stable(files: dict[str, str]) -> None:
-    argv = (
-        "check",
-        files["kernel"],
-        "--policy",
-        files["granted"],
-        "--bindings",
-        files["manifest"],
-        "--format",
-        "json",
-    )
+    argv = granted_check(files, "--format", "json")
     first = run(*argv)
     second = run(*argv)
     assert first == second and first[0] == 0

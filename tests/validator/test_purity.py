@@ -6,16 +6,12 @@ from __future__ import annotations
 import pytest
 
 from dotboxd.core.diagnostics import DotBoxDError
-from dotboxd.host import Cost, Effect, Int32, Policy, SandboxHost, host_binding
+from dotboxd.host import Cost, Int32, Policy, SandboxHost, host_binding
 from dotboxd.validator.purity import impure_bindings, require_pure
+from tests.probes import read_probe
 
 
-@host_binding(
-    id="shop.price",
-    capability="shop.read",
-    effects=Effect.CPU | Effect.HOST_STATE_READ,
-    cost=Cost(base_fuel=1),
-)
+@read_probe("shop.price", capability="shop.read")
 def price(item: Int32) -> Int32:
     return item * 2
 
