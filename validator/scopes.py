@@ -46,6 +46,19 @@ from dotboxd.grammar.literals import dangerous_fragment, identifier_problem
 
 from .context import Context
 
+#: A local that may not be bound: (code, message with ``{}`` for the name, hint).
+_Clash = tuple[str, str, str]
+_ASSIGNED_LOOP_VAR: _Clash = (
+    "E-LOCAL-LOOP-VAR",
+    "'{}' is the variable of an enclosing forRange loop and cannot be assigned",
+    "copy it into another local first",
+)
+_SHADOWING_LOOP_VAR: _Clash = (
+    "E-LOCAL-SHADOW",
+    "forRange local '{}' reuses a name already in scope",
+    "give the loop variable a fresh name",
+)
+
 
 def run(ctx: Context) -> None:
     checked_names: set[str] = set()
@@ -97,20 +110,19 @@ class _FunctionScopes:
                 exits = True
         return exits
 
+    def bind(self, s: Set | ForRange, name: str, scope: set[str], clash: _Clash | None) -> None:
+        """Add the local ``name`` to ``scope``, unless it clashes with a loop variable (``clash`` is
+        reported) or breaks the name rules (``name_ok`` reports)."""
+        if clash is not None:
+            code, message, hint = clash
+            self.ctx.report(code, message.format(name), s.pointer, s.span, hint, local=name)
+        elif self.name_ok(name, s.pointer):
+            scope.add(name)
+
     def stmt(self, s: Stmt, scope: set[str]) -> bool:
         if isinstance(s, Set):
             self.expr(s.value, scope)
-            if s.name in self.loop_vars:
-                self.ctx.report(
-                    "E-LOCAL-LOOP-VAR",
-                    f"'{s.name}' is the variable of an enclosing forRange loop and cannot be assigned",
-                    s.pointer,
-                    s.span,
-                    "copy it into another local first",
-                    local=s.name,
-                )
-            elif self.name_ok(s.name, s.pointer):
-                scope.add(s.name)
+            self.bind(s, s.name, scope, _ASSIGNED_LOOP_VAR if s.name in self.loop_vars else None)
             return False
         if isinstance(s, (Return, ExprStmt)):
             self.expr(s.value, scope)
@@ -138,17 +150,7 @@ class _FunctionScopes:
             self.expr(s.start, scope)
             self.expr(s.end, scope)
             body_scope = set(scope)
-            if s.local in scope:
-                self.ctx.report(
-                    "E-LOCAL-SHADOW",
-                    f"forRange local '{s.local}' reuses a name already in scope",
-                    s.pointer,
-                    s.span,
-                    "give the loop variable a fresh name",
-                    local=s.local,
-                )
-            elif self.name_ok(s.local, s.pointer):
-                body_scope.add(s.local)
+            self.bind(s, s.local, body_scope, _SHADOWING_LOOP_VAR if s.local in scope else None)
             self.loop_vars.append(s.local)
             self.block(s.body, body_scope)
             self.loop_vars.pop()

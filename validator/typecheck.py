@@ -34,6 +34,7 @@ check it takes part in, so one mistake yields one diagnostic.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from typing import Any
 
 from dotboxd.core.ast import (
@@ -62,14 +63,9 @@ from dotboxd.core.builtins import BUILTINS, SURFACES, CallSite, CallTypeError, G
 from dotboxd.core.effects import Effect
 from dotboxd.core.types import (
     BOOL,
-    F64,
-    GUID,
     I32,
-    I64,
-    SANDBOX_PATH,
-    SANDBOX_URI,
-    STRING,
-    UNIT,
+    LITERAL_TYPES,
+    NUMERIC_TYPES,
     OpaqueIdType,
     SandboxType,
     TypeProblem,
@@ -96,22 +92,10 @@ class _ErrorType(SandboxType):
 
 ERROR: SandboxType = _ErrorType()
 
-_LITERAL_TYPES: dict[LiteralKind, SandboxType] = {
-    LiteralKind.UNIT: UNIT,
-    LiteralKind.BOOL: BOOL,
-    LiteralKind.I32: I32,
-    LiteralKind.I64: I64,
-    LiteralKind.F64: F64,
-    LiteralKind.STRING: STRING,
-    LiteralKind.GUID: GUID,
-    LiteralKind.PATH: SANDBOX_PATH,
-    LiteralKind.URI: SANDBOX_URI,
-}
 #: Text-carrying literals allocate (Alloc comes from text and composite literals).
 ALLOCATING_LITERALS = frozenset(
     {LiteralKind.STRING, LiteralKind.PATH, LiteralKind.URI, LiteralKind.OPAQUE_ID}
 )
-_NUMERIC = frozenset({I32, I64, F64})
 _ARITH = frozenset({BinaryOp.ADD, BinaryOp.SUB, BinaryOp.MUL, BinaryOp.DIV, BinaryOp.REM})
 _ORDER = frozenset({BinaryOp.LT, BinaryOp.LTE, BinaryOp.GT, BinaryOp.GTE})
 _LOGIC = frozenset({BinaryOp.AND, BinaryOp.OR})
@@ -232,17 +216,7 @@ class _Checker:
         if tp is ForRange:
             assert isinstance(s, ForRange)
             for bound, what in ((s.start, "start"), (s.end, "end")):
-                t = self.expr(bound, live)
-                if t is not ERROR and t != I32:
-                    self.ctx.report(
-                        "E-TYPE-MISMATCH",
-                        f"forRange {what} must be I32, got {t}",
-                        bound.pointer,
-                        bound.span,
-                        "convert the bound to I32",
-                        expected="I32",
-                        actual=str(t),
-                    )
+                self.expect(bound, live, I32, f"forRange {what} must be", "convert the bound to I32")
             self.loop_body(s, s.body, live, counter=s.local)
             return False
         return tp is Break or tp is Continue
@@ -345,57 +319,48 @@ class _Checker:
         )
 
     def condition(self, e: Expr, live: bool, what: str) -> None:
+        self.expect(e, live, BOOL, f"{what} condition must be", 'compare explicitly, e.g. {"op": "ne", ...}')
+
+    def expect(self, e: Expr, live: bool, want: SandboxType, must_be: str, hint: str) -> None:
+        """Type ``e`` and report E-TYPE-MISMATCH unless it is ``want`` (an unknown type stays quiet)."""
         t = self.expr(e, live)
-        if t is not ERROR and t != BOOL:
+        if t is not ERROR and t != want:
             self.ctx.report(
                 "E-TYPE-MISMATCH",
-                f"{what} condition must be Bool, got {t}",
+                f"{must_be} {want}, got {t}",
                 e.pointer,
                 e.span,
-                'compare explicitly, e.g. {"op": "ne", ...}',
-                expected="Bool",
+                hint,
+                expected=str(want),
                 actual=str(t),
             )
 
     # -- expressions ----------------------------------------------------------------------------
 
     def expr(self, e: Expr, live: bool) -> SandboxType:
-        tp = type(e)
-        t: SandboxType
-        if tp is Var:
-            assert isinstance(e, Var)
-            found = self.scope.get(e.name)
-            if found is None:
-                self.unknown_local(e)
-                t = ERROR
-            else:
-                t = found[0]
-        elif tp is Literal:
-            assert isinstance(e, Literal)
-            t = self.literal(e, live)
-        elif tp is Binary:
-            assert isinstance(e, Binary)
-            t = self.binary(e, live)
-        elif tp is Call:
-            assert isinstance(e, Call)
-            t = self.call(e, live)
-        elif tp is Unary:
-            assert isinstance(e, Unary)
-            t = self.unary(e, live)
-        else:
+        rule = _EXPR_RULES.get(type(e))
+        if rule is None:
             self.ctx.report(
-                "E-JSON-EXPR", f"unknown expression node {tp.__name__}", getattr(e, "pointer", "")
+                "E-JSON-EXPR", f"unknown expression node {type(e).__name__}", getattr(e, "pointer", "")
             )
             return ERROR
+        t = rule(self, e, live)
         self.types[id(e)] = t
         return t
+
+    def var(self, e: Var, live: bool) -> SandboxType:
+        found = self.scope.get(e.name)
+        if found is None:
+            self.unknown_local(e)
+            return ERROR
+        return found[0]
 
     def literal(self, e: Literal, live: bool) -> SandboxType:
         self.ctx.literals.append(e)
         kind = e.kind
         if live and kind in ALLOCATING_LITERALS:
             self.effects |= Effect.ALLOC
-        t = _LITERAL_TYPES.get(kind)
+        t = LITERAL_TYPES.get(kind)
         if t is not None:
             return t
         if kind is LiteralKind.OPAQUE_ID:
@@ -427,7 +392,7 @@ class _Checker:
                 return BOOL
             want = "Bool"
         else:
-            if t in _NUMERIC:
+            if t in NUMERIC_TYPES:
                 return t
             want = "I32, I64 or F64"
         self.ctx.report(
@@ -454,7 +419,7 @@ class _Checker:
         if lt is ERROR or rt is ERROR:
             return ERROR
         if op in _ARITH or op in _ORDER:
-            if lt == rt and lt in _NUMERIC:
+            if lt == rt and lt in NUMERIC_TYPES:
                 return lt if op in _ARITH else BOOL
             what = "arithmetic" if op in _ARITH else "ordering"
             self.mismatch(
@@ -488,7 +453,7 @@ class _Checker:
         # The pointer names the expression (the stable location); the caret goes under the operand
         # at fault: the non-numeric one of an arithmetic or ordering operator, else the right one.
         numeric_only = e.op in _ARITH or e.op in _ORDER
-        operand = e.left if numeric_only and lt not in _NUMERIC and rt in _NUMERIC else e.right
+        operand = e.left if numeric_only and lt not in NUMERIC_TYPES and rt in NUMERIC_TYPES else e.right
         self.ctx.report(
             "E-TYPE-MISMATCH",
             f"{message}: left is {lt}, right is {rt}",
@@ -658,7 +623,7 @@ class _Checker:
                     f"argument {i + 1} of {callee} must be {want}, got {got}",
                     arg.pointer or e.pointer,
                     arg.span or e.span,
-                    _WIDEN_HINT if want in _NUMERIC and got in _NUMERIC else "",
+                    _WIDEN_HINT if want in NUMERIC_TYPES and got in NUMERIC_TYPES else "",
                     call=e.name,
                     argument=i + 1,
                     expected=str(want),
@@ -730,3 +695,13 @@ class _Checker:
                 **evidence,
             )
             return ERROR
+
+
+#: The rule typing each expression node (looked up by exact class, as the node types are final).
+_EXPR_RULES: dict[type[Expr], Callable[[_Checker, Any, bool], SandboxType]] = {
+    Var: _Checker.var,
+    Literal: _Checker.literal,
+    Binary: _Checker.binary,
+    Call: _Checker.call,
+    Unary: _Checker.unary,
+}
