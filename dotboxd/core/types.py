@@ -118,6 +118,15 @@ class RecordType(SandboxType):
         return {"name": "Record", "arguments": [f.to_json() for f in self.fields]}
 
 
+def type_kind(t: SandboxType) -> str:
+    """The kind of a type: a scalar's name, ``Opaque`` for any brand, or the composite's name."""
+    if isinstance(t, ScalarType):
+        return t.name
+    if isinstance(t, OpaqueIdType):
+        return "Opaque"
+    return {ListType: "List", MapType: "Map", RecordType: "Record"}.get(type(t), str(t))
+
+
 UNIT = ScalarType("Unit")
 BOOL = ScalarType("Bool")
 I32 = ScalarType("I32")
