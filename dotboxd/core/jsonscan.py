@@ -89,7 +89,7 @@ class _JLeaf(JValue, Generic[_Leaf]):
 
     def __init__(self, offset: int, value: _Leaf) -> None:
         super().__init__(offset)
-        self.value = value
+        self.value: _Leaf = value
 
 
 class JString(_JLeaf[str]):
