@@ -41,7 +41,7 @@ from dotboxd.core.builtins import BUILTINS
 from dotboxd.core.codes import all_codes
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.limits import LIMITS
-from dotboxd.core.types import ListType, MapType, OpaqueIdType, RecordType, SandboxType, ScalarType
+from dotboxd.core.types import ListType, MapType, RecordType, type_kind
 from dotboxd.validator.plan import CallKind, ExecutionPlan
 
 SPEC_DIR = Path(__file__).resolve().parents[1] / "spec"
@@ -398,21 +398,6 @@ def _behaviors(cases: Sequence[Case]) -> list[Item]:
 # --- operators and built-ins, from the plans of the run cases -------------------------------------
 
 
-def kind_of(t: SandboxType) -> str:
-    """The operand kind of a type: a scalar's name, ``Opaque`` for any brand, or the composite's name."""
-    if isinstance(t, ListType):
-        return "List"
-    if isinstance(t, MapType):
-        return "Map"
-    if isinstance(t, RecordType):
-        return "Record"
-    if isinstance(t, OpaqueIdType):
-        return "Opaque"
-    if isinstance(t, ScalarType):
-        return t.name
-    return str(t)
-
-
 def _run_features(cases: Sequence[Case]) -> tuple[dict[str, list[str]], dict[str, list[str]], list[str]]:
     ops: dict[str, list[str]] = defaultdict(list)
     builtins: dict[str, list[str]] = defaultdict(list)
@@ -471,11 +456,11 @@ def _block(plan: ExecutionPlan, body: tuple[ast.Stmt, ...]) -> Iterator[tuple[st
 
 def _expr(plan: ExecutionPlan, e: ast.Expr) -> Iterator[tuple[str, str]]:
     if isinstance(e, ast.Binary):
-        yield "op", f"{e.op.value}:{kind_of(plan.type_of(e.left))}"
+        yield "op", f"{e.op.value}:{type_kind(plan.type_of(e.left))}"
         yield from _expr(plan, e.left)
         yield from _expr(plan, e.right)
     elif isinstance(e, ast.Unary):
-        yield "op", f"{e.op.value}:{kind_of(plan.type_of(e.operand))}"
+        yield "op", f"{e.op.value}:{type_kind(plan.type_of(e.operand))}"
         yield from _expr(plan, e.operand)
     elif isinstance(e, ast.Call):
         if plan.call_target(e).kind is CallKind.BUILTIN:  # not a module function shadowing it
@@ -490,19 +475,19 @@ def _builtin_operands(plan: ExecutionPlan, call: ast.Call) -> list[str]:
     result = plan.type_of(call)
     first = plan.type_of(call.args[0]) if call.args else None
     if name in ("list.empty", "list.of") and isinstance(result, ListType):
-        return [kind_of(result.element)]
+        return [type_kind(result.element)]
     if name in ("list.count", "list.get", "list.add") and isinstance(first, ListType):
-        return [kind_of(first.element)]
+        return [type_kind(first.element)]
     if name in _ANY_KIND:
         return ["any"]
     if name == "map.empty" and isinstance(result, MapType):
-        return [kind_of(result.key)]
+        return [type_kind(result.key)]
     if name in _KEY_GENERIC and isinstance(first, MapType):
-        return [kind_of(first.key)]
+        return [type_kind(first.key)]
     if name == "record.new" and isinstance(result, RecordType):
-        return sorted({kind_of(f) for f in result.fields})
+        return sorted({type_kind(f) for f in result.fields})
     if name == "record.get":
-        return [kind_of(result)]
+        return [type_kind(result)]
     return [", ".join(str(plan.type_of(arg)) for arg in call.args)]
 
 

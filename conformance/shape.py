@@ -361,20 +361,20 @@ def _optional_str(obj: Mapping[str, Any], key: str, where: str) -> str | None:
 
 
 def _positive(obj: Mapping[str, Any], key: str, where: str) -> int | None:
-    if key not in obj:
-        return None
-    value = obj[key]
-    if not _is_int(value) or value < 1:
-        raise CaseFormatError(where, f"'{key}' must be a positive integer (1-based)")
-    return int(value)
+    return _int_at_least(obj, key, where, 1, "a positive integer (1-based)")
 
 
 def _non_negative(obj: Mapping[str, Any], key: str, where: str) -> int | None:
+    return _int_at_least(obj, key, where, 0, "a non-negative integer")
+
+
+def _int_at_least(obj: Mapping[str, Any], key: str, where: str, least: int, what: str) -> int | None:
+    """The optional integer ``obj[key]`` (None when absent); below ``least`` is a format error."""
     if key not in obj:
         return None
     value = obj[key]
-    if not _is_int(value) or value < 0:
-        raise CaseFormatError(where, f"'{key}' must be a non-negative integer")
+    if not _is_int(value) or value < least:
+        raise CaseFormatError(where, f"'{key}' must be {what}")
     return int(value)
 
 

@@ -16,6 +16,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from dotboxd.core import ast
 from dotboxd.core.literal_rules import (
@@ -27,6 +28,7 @@ from dotboxd.core.literal_rules import (
     path_problem,
     uri_problem,
 )
+from dotboxd.core.values import I32_MAX, I32_MIN, I64_MAX, I64_MIN
 
 # --- identifiers -------------------------------------------------------------------------------
 
@@ -169,7 +171,6 @@ def dangerous_fragment(text: str) -> str | None:
 # --- versions ----------------------------------------------------------------------------------
 
 _VERSION = re.compile(r"v?([0-9]+)(?:\.([0-9]+)\.([0-9]+))?")
-_INT32_MAX = 2**31 - 1
 
 
 def canonical_version(text: str) -> str | None:
@@ -178,9 +179,14 @@ def canonical_version(text: str) -> str | None:
     if match is None:
         return None
     parts = [int(p) if p is not None else 0 for p in match.groups()]
-    if any(len(p or "") > 10 for p in match.groups()) or any(p > _INT32_MAX for p in parts):
+    if any(len(p or "") > 10 for p in match.groups()) or any(p > I32_MAX for p in parts):
         return None
     return ".".join(str(p) for p in parts)
+
+
+def integer_bounds(kind: ast.LiteralKind) -> tuple[int, int]:
+    """The inclusive range of an I32 or I64 literal (the bounds are core's, shared with arithmetic)."""
+    return (I64_MIN, I64_MAX) if kind is ast.LiteralKind.I64 else (I32_MIN, I32_MAX)
 
 
 # --- value texts (guid, opaque ids, paths, uris): the rules live in dotboxd.core.literal_rules --------
@@ -238,6 +244,36 @@ def text_literal_issue(kind: ast.LiteralKind, text: str) -> Issue | None:
     if not problem:
         return None
     return Issue(code, f"the {kind.value} literal {json.dumps(text, ensure_ascii=False)} {problem}")
+
+
+def version_issue(text: str) -> Issue:
+    """The rejection of a module or binding version text that ``canonical_version`` refused."""
+    return Issue(
+        "E-JSON-VERSION",
+        f"{json.dumps(text, ensure_ascii=False)} is not a version",
+        "write MAJOR.MINOR.PATCH (e.g. 1.0.0) or a bare major (1, v1)",
+    )
+
+
+#: How a wire string outside a closed set is refused: code, message ({} is the quoted text), hint,
+#: and whether the text is carried as ``op`` evidence.
+_CHOICE_ISSUES: dict[type[StrEnum], tuple[str, str, str, bool]] = {
+    ast.Visibility: ("E-JSON-VISIBILITY", "visibility {} is neither 'entrypoint' nor 'private'", "", False),
+    ast.UnaryOp: ("E-JSON-OP", "unknown unary operator {}", "unary operators are 'not' and '-'", True),
+    ast.BinaryOp: (
+        "E-JSON-OP",
+        "unknown binary operator {}",
+        "binary operators are: " + " ".join(o.value for o in ast.BinaryOp),
+        True,
+    ),
+}
+
+
+def choice_issue(choices: type[StrEnum], text: str) -> Issue:
+    """``text`` names no member of ``choices`` (a visibility or an operator)."""
+    code, template, hint, as_op = _CHOICE_ISSUES[choices]
+    message = template.format(json.dumps(text, ensure_ascii=False))
+    return Issue(code, message, hint, {"op": text} if as_op else {})
 
 
 def brand_issue(brand: str) -> Issue | None:

@@ -19,9 +19,6 @@ from dotboxd.core.diagnostics import Span, reject
 from dotboxd.grammar import jsonscan, literals
 from dotboxd.grammar.text_syntax import token_span
 
-I32_MIN, I32_MAX = -(2**31), 2**31 - 1
-I64_MIN, I64_MAX = -(2**63), 2**63 - 1
-
 MAX_TREE_DEPTH = 256
 """Recursion guard on the parse tree. A module within the wire's 64 levels and 64 nested brackets
 needs at most about 2 * 64 + 64 tree levels, so this never rejects a module the wire accepts; it
@@ -154,7 +151,10 @@ class TreeBuilder:
     def raise_issue(self, issue: literals.Issue | None, pointer: str, span: Span) -> None:
         """Raise a shared literal/identifier issue (if any) at this pointer and span."""
         if issue is not None:
-            self.fail(issue.code, issue.message, pointer, span, issue.hint, **issue.evidence)
+            self.fail_issue(issue, pointer, span)
+
+    def fail_issue(self, issue: literals.Issue, pointer: str, span: Span) -> NoReturn:
+        self.fail(issue.code, issue.message, pointer, span, issue.hint, **issue.evidence)
 
     def name(self, token: Token, pointer: str, what: str, scan: bool = True) -> str:
         """A name token's text, checked with the wire's identifier rule (and the dangerous scan)."""
@@ -212,13 +212,7 @@ class TreeBuilder:
         text = self.string(token, "a version")
         canonical = literals.canonical_version(text)
         if canonical is None:
-            self.fail(
-                "E-JSON-VERSION",
-                f"{json.dumps(text, ensure_ascii=False)} is not a version",
-                pointer,
-                token_span(token),
-                "write MAJOR.MINOR.PATCH (e.g. 1.0.0) or a bare major (1, v1)",
-            )
+            self.fail_issue(literals.version_issue(text), pointer, token_span(token))
         return canonical
 
     def request(self, tree: Tree[Token], pointer: str) -> ast.CapabilityRequest:
@@ -405,7 +399,7 @@ class TreeBuilder:
                 )
             return ast.Literal(ast.LiteralKind.F64, value, pointer=pointer, span=span)
         kind = ast.LiteralKind.I64 if tree.data == "long_lit" else ast.LiteralKind.I32
-        lo, hi = (I64_MIN, I64_MAX) if kind is ast.LiteralKind.I64 else (I32_MIN, I32_MAX)
+        lo, hi = literals.integer_bounds(kind)
         number = int(digits) if len(digits) <= 20 else None
         if number is not None and negative:
             number = -number

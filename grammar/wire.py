@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from dotboxd.core import ast
 from dotboxd.core.diagnostics import DotBoxDError, reject
@@ -28,8 +28,7 @@ from dotboxd.grammar.jsonscan import (
     scan_document,
 )
 
-I32_MIN, I32_MAX = -(2**31), 2**31 - 1
-I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+_Choice = TypeVar("_Choice", ast.Visibility, ast.UnaryOp, ast.BinaryOp)
 
 STATEMENT_OPS = ("set", "return", "expr", "if", "while", "forRange", "continue", "break")
 _STATEMENT_KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -66,7 +65,10 @@ class _Builder:
     def raise_issue(self, issue: literals.Issue | None, pointer: str, offset: int) -> None:
         """Raise a shared literal/identifier issue (if any) at this pointer and offset."""
         if issue is not None:
-            self.fail(issue.code, issue.message, pointer, offset, issue.hint, **issue.evidence)
+            self.fail_issue(issue, pointer, offset)
+
+    def fail_issue(self, issue: literals.Issue, pointer: str, offset: int) -> NoReturn:
+        self.fail(issue.code, issue.message, pointer, offset, issue.hint, **issue.evidence)
 
     def expect_object(self, value: JValue, pointer: str, what: str) -> JObject:
         if not isinstance(value, JObject):
@@ -120,6 +122,14 @@ class _Builder:
             self.scan_dangerous(text, pointer, value.offset, what)
         return text
 
+    def member(self, value: JValue, pointer: str, what: str, choices: type[_Choice]) -> _Choice:
+        """A string that must name one member of a closed set (visibility, unary or binary operator)."""
+        text = self.expect_string(value, pointer, what)
+        try:
+            return choices(text)
+        except ValueError:
+            self.fail_issue(literals.choice_issue(choices, text), pointer, value.offset)
+
     def scan_dangerous(self, text: str, pointer: str, offset: int, what: str) -> None:
         self.raise_issue(literals.dangerous_issue(text, what), pointer, offset)
 
@@ -170,13 +180,7 @@ class _Builder:
         text = self.expect_string(value, pointer, "a version")
         canonical = literals.canonical_version(text)
         if canonical is None:
-            self.fail(
-                "E-JSON-VERSION",
-                f"{json.dumps(text, ensure_ascii=False)} is not a version",
-                pointer,
-                value.offset,
-                "write MAJOR.MINOR.PATCH (e.g. 1.0.0) or a bare major (1, v1)",
-            )
+            self.fail_issue(literals.version_issue(text), pointer, value.offset)
         return canonical
 
     def capability_request(self, value: JValue, pointer: str) -> ast.CapabilityRequest:
@@ -216,15 +220,7 @@ class _Builder:
         fn_id = self.identifier(m["id"], f"{pointer}/id", "a function id")
         visibility = ast.Visibility.PRIVATE
         if "visibility" in m:
-            text = self.expect_string(m["visibility"], f"{pointer}/visibility", "visibility")
-            if text not in ("entrypoint", "private"):
-                self.fail(
-                    "E-JSON-VISIBILITY",
-                    f"visibility {json.dumps(text, ensure_ascii=False)} is neither 'entrypoint' nor 'private'",
-                    f"{pointer}/visibility",
-                    m["visibility"].offset,
-                )
-            visibility = ast.Visibility(text)
+            visibility = self.member(m["visibility"], f"{pointer}/visibility", "visibility", ast.Visibility)
         params: tuple[ast.Param, ...] = ()
         if "parameters" in m:
             arr = self.expect_array(m["parameters"], f"{pointer}/parameters", "parameters")
@@ -357,34 +353,14 @@ class _Builder:
             return ast.Call(name, args, generic, pointer=pointer, span=span)
         if "unary" in keys:
             self.check_keys(obj, pointer, "a unary expression", frozenset({"unary", "operand"}), frozenset())
-            op_text = self.expect_string(m["unary"], f"{pointer}/unary", "a unary operator")
-            if op_text not in ("not", "-"):
-                self.fail(
-                    "E-JSON-OP",
-                    f"unknown unary operator {json.dumps(op_text, ensure_ascii=False)}",
-                    f"{pointer}/unary",
-                    m["unary"].offset,
-                    "unary operators are 'not' and '-'",
-                    op=op_text,
-                )
+            unary = self.member(m["unary"], f"{pointer}/unary", "a unary operator", ast.UnaryOp)
             operand = self.expr(m["operand"], f"{pointer}/operand")
-            return ast.Unary(ast.UnaryOp(op_text), operand, pointer=pointer, span=span)
+            return ast.Unary(unary, operand, pointer=pointer, span=span)
         if "op" in keys:
             self.check_keys(
                 obj, pointer, "a binary expression", frozenset({"op", "left", "right"}), frozenset()
             )
-            op_text = self.expect_string(m["op"], f"{pointer}/op", "a binary operator")
-            try:
-                op = ast.BinaryOp(op_text)
-            except ValueError:
-                self.fail(
-                    "E-JSON-OP",
-                    f"unknown binary operator {json.dumps(op_text, ensure_ascii=False)}",
-                    f"{pointer}/op",
-                    m["op"].offset,
-                    "binary operators are: " + " ".join(o.value for o in ast.BinaryOp),
-                    op=op_text,
-                )
+            op = self.member(m["op"], f"{pointer}/op", "a binary operator", ast.BinaryOp)
             left = self.expr(m["left"], f"{pointer}/left")
             right = self.expr(m["right"], f"{pointer}/right")
             return ast.Binary(op, left, right, pointer=pointer, span=span)
@@ -431,7 +407,7 @@ class _Builder:
         return make(text)
 
     def integer(self, kind: ast.LiteralKind, value: JValue, pointer: str) -> int:
-        lo, hi = (I32_MIN, I32_MAX) if kind is ast.LiteralKind.I32 else (I64_MIN, I64_MAX)
+        lo, hi = literals.integer_bounds(kind)
         if not isinstance(value, JNumber) or not value.is_integer_lexeme:
             got = "a fractional or exponent number" if isinstance(value, JNumber) else kind_name(value)
             self.fail(

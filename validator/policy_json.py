@@ -53,6 +53,19 @@ def _unknown_key_hint(key: str, known: Iterable[str], what: str) -> str:
     return did_you_mean(key, known) or f"{what}: {', '.join(known)}"
 
 
+def _refuse_unknown_keys(
+    obj: Mapping[str, Any], known: frozenset[str], pointer: str, noun: str, known_are: str
+) -> None:
+    """Refuse every key of ``obj`` outside ``known``, pointing at (and hinting for) the first one."""
+    extra = sorted(set(obj) - known)
+    if extra:
+        raise _schema(
+            f"unknown {noun} propert{'ies' if len(extra) > 1 else 'y'} {', '.join(extra)}",
+            f"{pointer}/{extra[0]}",
+            _unknown_key_hint(extra[0], known, known_are),
+        )
+
+
 def _int_field(value: Any, pointer: str, nullable: bool = False) -> int | None:
     if value is None and nullable:
         return None
@@ -67,13 +80,7 @@ def policy_from_json(data: bytes | str | Mapping[str, Any], variables: Mapping[s
         obj = read_json(data, HOST_DOCUMENT_BUDGETS, code="E-POLICY-SCHEMA", what="the policy")
     if not isinstance(obj, Mapping):
         raise _schema("a policy is a JSON object", "")
-    extra = sorted(set(obj) - POLICY_KEYS)
-    if extra:
-        raise _schema(
-            f"unknown policy propert{'ies' if len(extra) > 1 else 'y'} {', '.join(extra)}",
-            f"/{extra[0]}",
-            _unknown_key_hint(extra[0], POLICY_KEYS, "the policy keys are"),
-        )
+    _refuse_unknown_keys(obj, POLICY_KEYS, "", "policy", "the policy keys are")
     b = PolicyBuilder()
     if "policyId" in obj:
         if not isinstance(obj["policyId"], str):
@@ -164,13 +171,7 @@ def _grant_from_json(b: PolicyBuilder, g: Any, pointer: str, variables: Mapping[
         raise _schema(
             "a grant is {id, parameters?, effects?, expiresAtUnixMillis?, grantedBy?, reason?}", pointer
         )
-    extra = sorted(set(g) - GRANT_KEYS)
-    if extra:
-        raise _schema(
-            f"unknown grant property {extra[0]}",
-            f"{pointer}/{extra[0]}",
-            _unknown_key_hint(extra[0], GRANT_KEYS, "a grant's keys are"),
-        )
+    _refuse_unknown_keys(g, GRANT_KEYS, pointer, "grant", "a grant's keys are")
     if not isinstance(g["id"], str):
         raise _schema("grant id must be a string", f"{pointer}/id")
     params = g.get("parameters", {})

@@ -24,27 +24,23 @@ from __future__ import annotations
 
 import difflib
 
-from dotboxd.core.ast import (
-    Binary,
-    Break,
-    Call,
-    Continue,
-    Expr,
-    ExprStmt,
-    ForRange,
-    Function,
-    If,
-    Literal,
-    Return,
-    Set,
-    Stmt,
-    Unary,
-    Var,
-    While,
-)
+from dotboxd.core import ast
 from dotboxd.grammar.literals import dangerous_fragment, identifier_problem
 
 from .context import Context
+
+#: A local that may not be bound: (code, message with ``{}`` for the name, hint).
+_Clash = tuple[str, str, str]
+_ASSIGNED_LOOP_VAR: _Clash = (
+    "E-LOCAL-LOOP-VAR",
+    "'{}' is the variable of an enclosing forRange loop and cannot be assigned",
+    "copy it into another local first",
+)
+_SHADOWING_LOOP_VAR: _Clash = (
+    "E-LOCAL-SHADOW",
+    "forRange local '{}' reuses a name already in scope",
+    "give the loop variable a fresh name",
+)
 
 
 def run(ctx: Context) -> None:
@@ -56,7 +52,7 @@ def run(ctx: Context) -> None:
 class _FunctionScopes:
     __slots__ = ("checked", "ctx", "fn", "loop_vars", "reported")
 
-    def __init__(self, ctx: Context, fn: Function, checked: set[str]) -> None:
+    def __init__(self, ctx: Context, fn: ast.Function, checked: set[str]) -> None:
         self.ctx = ctx
         self.fn = fn
         self.loop_vars: list[str] = []
@@ -88,7 +84,7 @@ class _FunctionScopes:
         self.checked.add(name)
         return True
 
-    def block(self, stmts: tuple[Stmt, ...], scope: set[str]) -> bool:
+    def block(self, stmts: tuple[ast.Stmt, ...], scope: set[str]) -> bool:
         """Check ``stmts`` in ``scope`` (mutated with the block's new locals); True when the block
         always exits (return, break or continue on every path)."""
         exits = False
@@ -97,25 +93,24 @@ class _FunctionScopes:
                 exits = True
         return exits
 
-    def stmt(self, s: Stmt, scope: set[str]) -> bool:
-        if isinstance(s, Set):
+    def bind(self, s: ast.Set | ast.ForRange, name: str, scope: set[str], clash: _Clash | None) -> None:
+        """Add the local ``name`` to ``scope``, unless it clashes with a loop variable (``clash`` is
+        reported) or breaks the name rules (``name_ok`` reports)."""
+        if clash is not None:
+            code, message, hint = clash
+            self.ctx.report(code, message.format(name), s.pointer, s.span, hint, local=name)
+        elif self.name_ok(name, s.pointer):
+            scope.add(name)
+
+    def stmt(self, s: ast.Stmt, scope: set[str]) -> bool:
+        if isinstance(s, ast.Set):
             self.expr(s.value, scope)
-            if s.name in self.loop_vars:
-                self.ctx.report(
-                    "E-LOCAL-LOOP-VAR",
-                    f"'{s.name}' is the variable of an enclosing forRange loop and cannot be assigned",
-                    s.pointer,
-                    s.span,
-                    "copy it into another local first",
-                    local=s.name,
-                )
-            elif self.name_ok(s.name, s.pointer):
-                scope.add(s.name)
+            self.bind(s, s.name, scope, _ASSIGNED_LOOP_VAR if s.name in self.loop_vars else None)
             return False
-        if isinstance(s, (Return, ExprStmt)):
+        if isinstance(s, (ast.Return, ast.ExprStmt)):
             self.expr(s.value, scope)
-            return isinstance(s, Return)
-        if isinstance(s, If):
+            return isinstance(s, ast.Return)
+        if isinstance(s, ast.If):
             self.expr(s.condition, scope)
             then_scope = set(scope)
             else_scope = set(scope)
@@ -130,54 +125,44 @@ class _FunctionScopes:
             else:
                 scope |= then_scope & else_scope
             return then_exits and else_exits
-        if isinstance(s, While):
+        if isinstance(s, ast.While):
             self.expr(s.condition, scope)
             self.block(s.body, set(scope))
             return False
-        if isinstance(s, ForRange):
+        if isinstance(s, ast.ForRange):
             self.expr(s.start, scope)
             self.expr(s.end, scope)
             body_scope = set(scope)
-            if s.local in scope:
-                self.ctx.report(
-                    "E-LOCAL-SHADOW",
-                    f"forRange local '{s.local}' reuses a name already in scope",
-                    s.pointer,
-                    s.span,
-                    "give the loop variable a fresh name",
-                    local=s.local,
-                )
-            elif self.name_ok(s.local, s.pointer):
-                body_scope.add(s.local)
+            self.bind(s, s.local, body_scope, _SHADOWING_LOOP_VAR if s.local in scope else None)
             self.loop_vars.append(s.local)
             self.block(s.body, body_scope)
             self.loop_vars.pop()
             return False
-        if isinstance(s, (Break, Continue)):
+        if isinstance(s, (ast.Break, ast.Continue)):
             return True
         self.ctx.report(
             "E-JSON-STATEMENT", f"unknown statement node {type(s).__name__}", getattr(s, "pointer", "")
         )
         return False
 
-    def expr(self, e: Expr, scope: set[str]) -> None:
-        if isinstance(e, Var):
+    def expr(self, e: ast.Expr, scope: set[str]) -> None:
+        if isinstance(e, ast.Var):
             if e.name not in scope:
                 self.unknown(e, scope)
-        elif isinstance(e, Binary):
+        elif isinstance(e, ast.Binary):
             self.expr(e.left, scope)
             self.expr(e.right, scope)
-        elif isinstance(e, Call):
+        elif isinstance(e, ast.Call):
             for a in e.args:
                 self.expr(a, scope)
-        elif isinstance(e, Unary):
+        elif isinstance(e, ast.Unary):
             self.expr(e.operand, scope)
-        elif not isinstance(e, Literal):
+        elif not isinstance(e, ast.Literal):
             self.ctx.report(
                 "E-JSON-EXPR", f"unknown expression node {type(e).__name__}", getattr(e, "pointer", "")
             )
 
-    def unknown(self, e: Var, scope: set[str]) -> None:
+    def unknown(self, e: ast.Var, scope: set[str]) -> None:
         key = f"{e.name}@{e.pointer}"
         if key in self.reported:
             return

@@ -34,42 +34,17 @@ check it takes part in, so one mistake yields one diagnostic.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from typing import Any
 
-from dotboxd.core.ast import (
-    Binary,
-    BinaryOp,
-    Break,
-    Call,
-    Continue,
-    Expr,
-    ExprStmt,
-    ForRange,
-    Function,
-    If,
-    Literal,
-    LiteralKind,
-    Return,
-    Set,
-    Stmt,
-    TypeRef,
-    Unary,
-    UnaryOp,
-    Var,
-    While,
-)
+from dotboxd.core import ast
 from dotboxd.core.builtins import BUILTINS, SURFACES, CallSite, CallTypeError, GenericRule
 from dotboxd.core.effects import Effect
 from dotboxd.core.types import (
     BOOL,
-    F64,
-    GUID,
     I32,
-    I64,
-    SANDBOX_PATH,
-    SANDBOX_URI,
-    STRING,
-    UNIT,
+    LITERAL_TYPES,
+    NUMERIC_TYPES,
     OpaqueIdType,
     SandboxType,
     TypeProblem,
@@ -96,25 +71,13 @@ class _ErrorType(SandboxType):
 
 ERROR: SandboxType = _ErrorType()
 
-_LITERAL_TYPES: dict[LiteralKind, SandboxType] = {
-    LiteralKind.UNIT: UNIT,
-    LiteralKind.BOOL: BOOL,
-    LiteralKind.I32: I32,
-    LiteralKind.I64: I64,
-    LiteralKind.F64: F64,
-    LiteralKind.STRING: STRING,
-    LiteralKind.GUID: GUID,
-    LiteralKind.PATH: SANDBOX_PATH,
-    LiteralKind.URI: SANDBOX_URI,
-}
 #: Text-carrying literals allocate (Alloc comes from text and composite literals).
 ALLOCATING_LITERALS = frozenset(
-    {LiteralKind.STRING, LiteralKind.PATH, LiteralKind.URI, LiteralKind.OPAQUE_ID}
+    {ast.LiteralKind.STRING, ast.LiteralKind.PATH, ast.LiteralKind.URI, ast.LiteralKind.OPAQUE_ID}
 )
-_NUMERIC = frozenset({I32, I64, F64})
-_ARITH = frozenset({BinaryOp.ADD, BinaryOp.SUB, BinaryOp.MUL, BinaryOp.DIV, BinaryOp.REM})
-_ORDER = frozenset({BinaryOp.LT, BinaryOp.LTE, BinaryOp.GT, BinaryOp.GTE})
-_LOGIC = frozenset({BinaryOp.AND, BinaryOp.OR})
+_ARITH = frozenset({ast.BinaryOp.ADD, ast.BinaryOp.SUB, ast.BinaryOp.MUL, ast.BinaryOp.DIV, ast.BinaryOp.REM})
+_ORDER = frozenset({ast.BinaryOp.LT, ast.BinaryOp.LTE, ast.BinaryOp.GT, ast.BinaryOp.GTE})
+_LOGIC = frozenset({ast.BinaryOp.AND, ast.BinaryOp.OR})
 _WIDEN_HINT = "convert explicitly with numeric.toI64 or numeric.toF64; nothing is widened implicitly"
 
 
@@ -145,14 +108,14 @@ class _Checker:
 
     # -- signatures -----------------------------------------------------------------------------
 
-    def resolve(self, ref: TypeRef) -> SandboxType:
+    def resolve(self, ref: ast.TypeRef) -> SandboxType:
         try:
             return resolve_or_problem(ref, self.brands)
         except TypeProblem as problem:
             self.ctx.diagnostics.extend(type_problem_error(problem, ref).diagnostics)
             return ERROR
 
-    def signature(self, fn: Function) -> FunctionFacts:
+    def signature(self, fn: ast.Function) -> FunctionFacts:
         params = tuple(self.resolve(p.type) for p in fn.parameters)
         ret = self.resolve(fn.return_type)
         facts = FunctionFacts(fn, params, ret)
@@ -174,7 +137,7 @@ class _Checker:
         facts.direct_effects = self.effects
         facts.effects = self.effects
 
-    def block(self, stmts: tuple[Stmt, ...], live: bool) -> bool:
+    def block(self, stmts: tuple[ast.Stmt, ...], live: bool) -> bool:
         exits = False
         dead = self.ctx.dead
         for s in stmts:
@@ -185,14 +148,14 @@ class _Checker:
                 live = False
         return exits
 
-    def stmt(self, s: Stmt, live: bool) -> bool:
+    def stmt(self, s: ast.Stmt, live: bool) -> bool:
         tp = type(s)
-        if tp is Set:
-            assert isinstance(s, Set)
+        if tp is ast.Set:
+            assert isinstance(s, ast.Set)
             self.assign(s.name, self.expr(s.value, live), s.pointer, s)
             return False
-        if tp is Return:
-            assert isinstance(s, Return)
+        if tp is ast.Return:
+            assert isinstance(s, ast.Return)
             t = self.expr(s.value, live)
             assert self.facts is not None
             want = self.facts.return_type
@@ -207,12 +170,12 @@ class _Checker:
                     actual=str(t),
                 )
             return True
-        if tp is ExprStmt:
-            assert isinstance(s, ExprStmt)
+        if tp is ast.ExprStmt:
+            assert isinstance(s, ast.ExprStmt)
             self.expr(s.value, live)
             return False
-        if tp is If:
-            assert isinstance(s, If)
+        if tp is ast.If:
+            assert isinstance(s, ast.If)
             self.condition(s.condition, live, "if")
             outer = self.scope
             self.scope = dict(outer)
@@ -224,31 +187,21 @@ class _Checker:
             self.scope = outer
             self.join_branches(s, outer, then_scope, then_exits, else_scope, else_exits)
             return then_exits and else_exits
-        if tp is While:
-            assert isinstance(s, While)
+        if tp is ast.While:
+            assert isinstance(s, ast.While)
             self.condition(s.condition, live, "while")
             self.loop_body(s, s.body, live)
             return False
-        if tp is ForRange:
-            assert isinstance(s, ForRange)
+        if tp is ast.ForRange:
+            assert isinstance(s, ast.ForRange)
             for bound, what in ((s.start, "start"), (s.end, "end")):
-                t = self.expr(bound, live)
-                if t is not ERROR and t != I32:
-                    self.ctx.report(
-                        "E-TYPE-MISMATCH",
-                        f"forRange {what} must be I32, got {t}",
-                        bound.pointer,
-                        bound.span,
-                        "convert the bound to I32",
-                        expected="I32",
-                        actual=str(t),
-                    )
+                self.expect(bound, live, I32, f"forRange {what} must be", "convert the bound to I32")
             self.loop_body(s, s.body, live, counter=s.local)
             return False
-        return tp is Break or tp is Continue
+        return tp is ast.Break or tp is ast.Continue
 
     def loop_body(
-        self, loop: While | ForRange, body: tuple[Stmt, ...], live: bool, counter: str = ""
+        self, loop: ast.While | ast.ForRange, body: tuple[ast.Stmt, ...], live: bool, counter: str = ""
     ) -> None:
         """Check a loop body in a child scope: nothing bound inside it (nor the counter) escapes."""
         assert self.facts is not None
@@ -264,7 +217,7 @@ class _Checker:
 
     def join_branches(
         self,
-        node: If,
+        node: ast.If,
         outer: dict[str, tuple[SandboxType, str]],
         then_scope: dict[str, tuple[SandboxType, str]],
         then_exits: bool,
@@ -301,7 +254,7 @@ class _Checker:
             self.dropped.pop(name, None)
         self.scope.update(survivors)
 
-    def assign(self, name: str, t: SandboxType, pointer: str, node: Stmt) -> None:
+    def assign(self, name: str, t: SandboxType, pointer: str, node: ast.Stmt) -> None:
         bound = self.scope.get(name)
         old = None if bound is None else bound[0]
         if old is None or old is ERROR:
@@ -324,7 +277,7 @@ class _Checker:
             first=bound[1] if bound is not None else "",
         )
 
-    def unknown_local(self, e: Var) -> None:
+    def unknown_local(self, e: ast.Var) -> None:
         dropped = self.dropped.get(e.name)
         if dropped is None:
             self.ctx.report(
@@ -344,61 +297,52 @@ class _Checker:
             statement=at,
         )
 
-    def condition(self, e: Expr, live: bool, what: str) -> None:
+    def condition(self, e: ast.Expr, live: bool, what: str) -> None:
+        self.expect(e, live, BOOL, f"{what} condition must be", 'compare explicitly, e.g. {"op": "ne", ...}')
+
+    def expect(self, e: ast.Expr, live: bool, want: SandboxType, must_be: str, hint: str) -> None:
+        """Type ``e`` and report E-TYPE-MISMATCH unless it is ``want`` (an unknown type stays quiet)."""
         t = self.expr(e, live)
-        if t is not ERROR and t != BOOL:
+        if t is not ERROR and t != want:
             self.ctx.report(
                 "E-TYPE-MISMATCH",
-                f"{what} condition must be Bool, got {t}",
+                f"{must_be} {want}, got {t}",
                 e.pointer,
                 e.span,
-                'compare explicitly, e.g. {"op": "ne", ...}',
-                expected="Bool",
+                hint,
+                expected=str(want),
                 actual=str(t),
             )
 
     # -- expressions ----------------------------------------------------------------------------
 
-    def expr(self, e: Expr, live: bool) -> SandboxType:
-        tp = type(e)
-        t: SandboxType
-        if tp is Var:
-            assert isinstance(e, Var)
-            found = self.scope.get(e.name)
-            if found is None:
-                self.unknown_local(e)
-                t = ERROR
-            else:
-                t = found[0]
-        elif tp is Literal:
-            assert isinstance(e, Literal)
-            t = self.literal(e, live)
-        elif tp is Binary:
-            assert isinstance(e, Binary)
-            t = self.binary(e, live)
-        elif tp is Call:
-            assert isinstance(e, Call)
-            t = self.call(e, live)
-        elif tp is Unary:
-            assert isinstance(e, Unary)
-            t = self.unary(e, live)
-        else:
+    def expr(self, e: ast.Expr, live: bool) -> SandboxType:
+        rule = _EXPR_RULES.get(type(e))
+        if rule is None:
             self.ctx.report(
-                "E-JSON-EXPR", f"unknown expression node {tp.__name__}", getattr(e, "pointer", "")
+                "E-JSON-EXPR", f"unknown expression node {type(e).__name__}", getattr(e, "pointer", "")
             )
             return ERROR
+        t = rule(self, e, live)
         self.types[id(e)] = t
         return t
 
-    def literal(self, e: Literal, live: bool) -> SandboxType:
+    def var(self, e: ast.Var, live: bool) -> SandboxType:
+        found = self.scope.get(e.name)
+        if found is None:
+            self.unknown_local(e)
+            return ERROR
+        return found[0]
+
+    def literal(self, e: ast.Literal, live: bool) -> SandboxType:
         self.ctx.literals.append(e)
         kind = e.kind
         if live and kind in ALLOCATING_LITERALS:
             self.effects |= Effect.ALLOC
-        t = _LITERAL_TYPES.get(kind)
+        t = LITERAL_TYPES.get(kind)
         if t is not None:
             return t
-        if kind is LiteralKind.OPAQUE_ID:
+        if kind is ast.LiteralKind.OPAQUE_ID:
             brand = e.brand
             if brand is None or brand not in self.brands:
                 self.ctx.report(
@@ -418,16 +362,16 @@ class _Checker:
         self.ctx.report("E-JSON-EXPR", f"unknown literal kind {kind!r}", e.pointer, e.span)
         return ERROR
 
-    def unary(self, e: Unary, live: bool) -> SandboxType:
+    def unary(self, e: ast.Unary, live: bool) -> SandboxType:
         t = self.expr(e.operand, live)
         if t is ERROR:
             return ERROR
-        if e.op is UnaryOp.NOT:
+        if e.op is ast.UnaryOp.NOT:
             if t == BOOL:
                 return BOOL
             want = "Bool"
         else:
-            if t in _NUMERIC:
+            if t in NUMERIC_TYPES:
                 return t
             want = "I32, I64 or F64"
         self.ctx.report(
@@ -442,7 +386,7 @@ class _Checker:
         )
         return ERROR
 
-    def binary(self, e: Binary, live: bool) -> SandboxType:
+    def binary(self, e: ast.Binary, live: bool) -> SandboxType:
         lt = self.expr(e.left, live)
         rt = self.expr(e.right, live)
         op = e.op
@@ -454,7 +398,7 @@ class _Checker:
         if lt is ERROR or rt is ERROR:
             return ERROR
         if op in _ARITH or op in _ORDER:
-            if lt == rt and lt in _NUMERIC:
+            if lt == rt and lt in NUMERIC_TYPES:
                 return lt if op in _ARITH else BOOL
             what = "arithmetic" if op in _ARITH else "ordering"
             self.mismatch(
@@ -466,7 +410,7 @@ class _Checker:
         self.mismatch(e, f"'{op.value}' compares values of identical types only", lt, rt)
         return ERROR
 
-    def logic(self, e: Binary, lt: SandboxType, rt: SandboxType) -> SandboxType:
+    def logic(self, e: ast.Binary, lt: SandboxType, rt: SandboxType) -> SandboxType:
         bad = [(side, t) for side, t in (("left", lt), ("right", rt)) if t is not ERROR and t != BOOL]
         if bad:
             side, t = bad[0]
@@ -484,11 +428,11 @@ class _Checker:
             return ERROR
         return ERROR if lt is ERROR or rt is ERROR else BOOL
 
-    def mismatch(self, e: Binary, message: str, lt: SandboxType, rt: SandboxType) -> None:
+    def mismatch(self, e: ast.Binary, message: str, lt: SandboxType, rt: SandboxType) -> None:
         # The pointer names the expression (the stable location); the caret goes under the operand
         # at fault: the non-numeric one of an arithmetic or ordering operator, else the right one.
         numeric_only = e.op in _ARITH or e.op in _ORDER
-        operand = e.left if numeric_only and lt not in _NUMERIC and rt in _NUMERIC else e.right
+        operand = e.left if numeric_only and lt not in NUMERIC_TYPES and rt in NUMERIC_TYPES else e.right
         self.ctx.report(
             "E-TYPE-MISMATCH",
             f"{message}: left is {lt}, right is {rt}",
@@ -502,31 +446,31 @@ class _Checker:
 
     # -- and/or operand order -------------------------------------------------------------------
 
-    def decide_order(self, e: Binary) -> None:
+    def decide_order(self, e: ast.Binary) -> None:
         left_safe, left_size = self.failure_free_size(e.left)
         right_safe, right_size = self.failure_free_size(e.right)
         if left_safe and right_safe and right_size < left_size:
             self.ctx.right_first.add(id(e))
 
-    def failure_free_size(self, e: Expr) -> tuple[bool, int]:
+    def failure_free_size(self, e: ast.Expr) -> tuple[bool, int]:
         """(whether ``e`` cannot fail except on fuel, time or cancellation; its expression nodes)."""
         key = id(e)
         known = self.purity.get(key)
         if known is not None:
             return known
-        if isinstance(e, Var):
+        if isinstance(e, ast.Var):
             result = (True, 1)
-        elif isinstance(e, Literal):
+        elif isinstance(e, ast.Literal):
             result = (e.kind not in ALLOCATING_LITERALS, 1)  # a new text is charged (shape quotas)
-        elif isinstance(e, Unary):
+        elif isinstance(e, ast.Unary):
             safe, size = self.failure_free_size(e.operand)
-            result = (safe and e.op is not UnaryOp.NEG, size + 1)  # -MIN overflows
-        elif isinstance(e, Binary):
+            result = (safe and e.op is not ast.UnaryOp.NEG, size + 1)  # -MIN overflows
+        elif isinstance(e, ast.Binary):
             ls, lsz = self.failure_free_size(e.left)
             rs, rsz = self.failure_free_size(e.right)
             result = (ls and rs and e.op not in _ARITH, lsz + rsz + 1)  # overflow, / 0, non-finite
         else:
-            assert isinstance(e, Call)
+            assert isinstance(e, ast.Call)
             safe, size = True, 1
             for a in e.args:
                 a_safe, a_size = self.failure_free_size(a)
@@ -542,7 +486,7 @@ class _Checker:
 
     # -- calls ----------------------------------------------------------------------------------
 
-    def call(self, e: Call, live: bool) -> SandboxType:
+    def call(self, e: ast.Call, live: bool) -> SandboxType:
         arg_types = tuple(self.expr(a, live) for a in e.args)
         name = e.name
         if not self.call_name_ok(e):
@@ -587,7 +531,7 @@ class _Checker:
         self.unknown_call(e)
         return ERROR
 
-    def call_name_ok(self, e: Call) -> bool:
+    def call_name_ok(self, e: ast.Call) -> bool:
         ok = self.name_checked.get(e.name)
         if ok is None:
             fragment = dangerous_fragment(e.name)
@@ -605,7 +549,7 @@ class _Checker:
             )
         return ok
 
-    def surface_check(self, e: Call, surface: str) -> None:
+    def surface_check(self, e: ast.Call, surface: str) -> None:
         """A built-in outside the policy's language surface is E-CALL-SURFACE, naming the built-in
         and the surface it needs (``dotboxd.core.builtins.SURFACES``, smallest first)."""
         allowed = self.ctx.policy.language_surface
@@ -621,7 +565,7 @@ class _Checker:
             surface=surface,
         )
 
-    def unknown_call(self, e: Call) -> None:
+    def unknown_call(self, e: ast.Call) -> None:
         known = sorted({*BUILTINS, *self.ctx.functions, *self.ctx.catalog})
         close = difflib.get_close_matches(e.name, known, n=3)
         self.ctx.report(
@@ -636,7 +580,7 @@ class _Checker:
         )
 
     def check_args(
-        self, e: Call, callee: str, params: tuple[SandboxType, ...], args: tuple[SandboxType, ...]
+        self, e: ast.Call, callee: str, params: tuple[SandboxType, ...], args: tuple[SandboxType, ...]
     ) -> None:
         if len(params) != len(args):
             self.ctx.report(
@@ -658,7 +602,7 @@ class _Checker:
                     f"argument {i + 1} of {callee} must be {want}, got {got}",
                     arg.pointer or e.pointer,
                     arg.span or e.span,
-                    _WIDEN_HINT if want in _NUMERIC and got in _NUMERIC else "",
+                    _WIDEN_HINT if want in NUMERIC_TYPES and got in NUMERIC_TYPES else "",
                     call=e.name,
                     argument=i + 1,
                     expected=str(want),
@@ -666,7 +610,7 @@ class _Checker:
                 )
                 return
 
-    def builtin_call(self, e: Call, rule: GenericRule, arg_types: tuple[SandboxType, ...]) -> SandboxType:
+    def builtin_call(self, e: ast.Call, rule: GenericRule, arg_types: tuple[SandboxType, ...]) -> SandboxType:
         generic: SandboxType | None = None
         if rule is GenericRule.FORBIDDEN:
             if e.generic_type is not None:
@@ -703,7 +647,9 @@ class _Checker:
         const_ints: tuple[int | None, ...] = ()
         if e.name == "record.get":
             const_ints = tuple(
-                a.value if type(a) is Literal and a.kind is LiteralKind.I32 and type(a.value) is int else None
+                a.value
+                if type(a) is ast.Literal and a.kind is ast.LiteralKind.I32 and type(a.value) is int
+                else None
                 for a in e.args
             )
         builtin = BUILTINS[e.name]
@@ -730,3 +676,13 @@ class _Checker:
                 **evidence,
             )
             return ERROR
+
+
+#: The rule typing each expression node (looked up by exact class, as the node types are final).
+_EXPR_RULES: dict[type[ast.Expr], Callable[[_Checker, Any, bool], SandboxType]] = {
+    ast.Var: _Checker.var,
+    ast.Literal: _Checker.literal,
+    ast.Binary: _Checker.binary,
+    ast.Call: _Checker.call,
+    ast.Unary: _Checker.unary,
+}

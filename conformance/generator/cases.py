@@ -28,6 +28,8 @@ from dotboxd.grammar.wire import import_module, to_wire
 from dotboxd.host import SandboxHost
 from dotboxd.host.result import ExecutionResult
 from dotboxd.runtime.fixtures import fixture_invokers
+from dotboxd.validator.api import validate
+from dotboxd.validator.plan import ExecutionPlan
 from dotboxd.validator.policy import Policy
 
 from .program import GeneratedProgram, build_program
@@ -53,6 +55,15 @@ class ReferenceOutcome:
 def program_source(seed: int, attempt: int) -> RandomSource:
     """The source of draw ``attempt`` for ``seed`` (text seeds hash the same in every process)."""
     return RandomSource(f"dotboxd-generator:{seed}:{attempt}")
+
+
+def plan_program(program: GeneratedProgram) -> ExecutionPlan:
+    """Validate ``program``'s module under its own policy and bindings (a refusal raises)."""
+    return validate(
+        program.module,
+        Policy.from_json(program.policy_json),
+        load_binding_manifest(program.bindings_json),
+    )
 
 
 def run_reference(program: GeneratedProgram) -> ReferenceOutcome:

@@ -20,14 +20,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from dotboxd.core import ast
-from dotboxd.core.bindings import load_binding_manifest
 from dotboxd.core.builtins import BASE_SURFACE, BUILTINS
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.runtime.fixtures import BEHAVIOR_KINDS
-from dotboxd.validator.api import validate
-from dotboxd.validator.policy import Policy
 
-from .cases import program_source, run_reference
+from .cases import plan_program, program_source, run_reference
 from .coverage import program_features
 from .program import build_program
 
@@ -58,11 +55,7 @@ def measure(count: int, seed: int, run: bool = True) -> dict[str, Any]:
     for draw in range(count):
         program = build_program(program_source(seed, draw))
         try:
-            plan = validate(
-                program.module,
-                Policy.from_json(program.policy_json),
-                load_binding_manifest(program.bindings_json),
-            )
+            plan = plan_program(program)
         except DotBoxDError as refused:
             rejections[refused.code] += 1
             first.setdefault(refused.code, draw)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dotboxd.core import ast
+from dotboxd.core.ast_walk import expressions
 from dotboxd.core.types import SandboxType, resolve_type, to_type_ref
 from dotboxd.validator.literals import utf16_length
 
@@ -188,37 +189,12 @@ def _policy(
 
 def _longest_literal(module: ast.Module) -> int:
     """The longest string literal in UTF-16 units (a smaller maxStringLength rejects the module)."""
-    longest = 0
-
-    def expr(e: ast.Expr) -> None:
-        nonlocal longest
-        if isinstance(e, ast.Literal) and e.kind is ast.LiteralKind.STRING and isinstance(e.value, str):
-            longest = max(longest, utf16_length(e.value))
-        elif isinstance(e, ast.Call):
-            for a in e.args:
-                expr(a)
-        elif isinstance(e, ast.Binary):
-            expr(e.left)
-            expr(e.right)
-        elif isinstance(e, ast.Unary):
-            expr(e.operand)
-
-    def block(stmts: tuple[ast.Stmt, ...]) -> None:
-        for s in stmts:
-            if isinstance(s, (ast.Set, ast.Return, ast.ExprStmt)):
-                expr(s.value)
-            elif isinstance(s, ast.If):
-                expr(s.condition)
-                block(s.then)
-                block(s.else_)
-            elif isinstance(s, ast.While):
-                expr(s.condition)
-                block(s.body)
-            elif isinstance(s, ast.ForRange):
-                expr(s.start)
-                expr(s.end)
-                block(s.body)
-
-    for fn in module.functions:
-        block(fn.body)
-    return longest
+    return max(
+        (
+            utf16_length(e.value)
+            for fn in module.functions
+            for e in expressions(fn.body)
+            if isinstance(e, ast.Literal) and e.kind is ast.LiteralKind.STRING and isinstance(e.value, str)
+        ),
+        default=0,
+    )

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dotboxd.core import ast
-from dotboxd.core.types import BOOL, I32, ListType, MapType, RecordType, SandboxType
+from dotboxd.core.types import BOOL, I32, ListType, MapType, SandboxType, type_kind
 
 from . import vocab
 from .context import Scope
@@ -41,17 +41,11 @@ def returns(stmts: tuple[ast.Stmt, ...] | list[ast.Stmt]) -> bool:
 
 
 def _stem(t: SandboxType) -> str:
-    if t == I32:
-        return "n"
-    if t == BOOL:
-        return "flag"
-    if isinstance(t, ListType):
-        return "xs"
-    if isinstance(t, MapType):
-        return "m"
-    if isinstance(t, RecordType):
-        return "r"
-    return "v"
+    """The start of a fresh local's name, after its type's kind (``n0``, ``flag1``, ``xs2``)."""
+    return _STEMS.get(type_kind(t), "v")
+
+
+_STEMS = {"I32": "n", "Bool": "flag", "List": "xs", "Map": "m", "Record": "r"}
 
 
 class StmtGen:

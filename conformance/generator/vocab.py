@@ -14,6 +14,7 @@ rarely, because overflow and quota errors are worth pinning too.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from dotboxd.core import ast
@@ -23,6 +24,7 @@ from dotboxd.core.types import (
     GUID,
     I32,
     I64,
+    LITERAL_TYPES,
     SANDBOX_PATH,
     SANDBOX_URI,
     STRING,
@@ -34,14 +36,11 @@ from dotboxd.core.types import (
     SandboxType,
     to_type_ref,
 )
-from dotboxd.core.values import decode_typed, encode_typed
+from dotboxd.core.values import I32_MAX, I32_MIN, I64_MAX, I64_MIN, decode_typed, encode_typed
 from dotboxd.grammar import literals as literal_rules
 from dotboxd.grammar.literals import dangerous_fragment, path_problem, uri_problem
 
 from .source import Source
-
-I32_MIN, I32_MAX = -(2**31), 2**31 - 1
-I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 
 #: Brand names a module may declare (each passes ``brand_name_problem``).
 BRAND_POOL: tuple[str, ...] = ("PlayerId", "ItemId", "QuestId", "ZoneRef", "Team_7")
@@ -226,28 +225,28 @@ def draw_opaque_value(src: Source) -> str:
 
 def literal(src: Source, t: SandboxType) -> ast.Literal:
     """A literal of the scalar or opaque-id type ``t``."""
-    K = ast.LiteralKind
     if isinstance(t, OpaqueIdType):
-        return ast.Literal(K.OPAQUE_ID, draw_opaque_value(src), t.brand)
-    if t == I32:
-        return ast.Literal(K.I32, draw_i32(src))
-    if t == BOOL:
-        return ast.Literal(K.BOOL, src.chance(50))
-    if t == STRING:
-        return ast.Literal(K.STRING, draw_text(src))
-    if t == I64:
-        return ast.Literal(K.I64, draw_i64(src))
-    if t == F64:
-        return ast.Literal(K.F64, draw_f64(src))
-    if t == GUID:
-        return ast.Literal(K.GUID, draw_guid(src))
-    if t == SANDBOX_PATH:
-        return ast.Literal(K.PATH, draw_path(src))
-    if t == SANDBOX_URI:
-        return ast.Literal(K.URI, draw_uri(src))
-    if t == UNIT:
-        return ast.Literal(K.UNIT, None)
-    raise ValueError(f"no literal for {t}")
+        return ast.Literal(ast.LiteralKind.OPAQUE_ID, draw_opaque_value(src), t.brand)
+    kind = _LITERAL_KINDS.get(t)
+    if kind is None:
+        raise ValueError(f"no literal for {t}")
+    return ast.Literal(kind, _LITERAL_DRAWS[kind](src))
+
+
+#: The literal kind of each scalar type (core's literal table, read backwards).
+_LITERAL_KINDS: dict[SandboxType, ast.LiteralKind] = {t: kind for kind, t in LITERAL_TYPES.items()}
+#: How a literal of each kind draws its value.
+_LITERAL_DRAWS: dict[ast.LiteralKind, Callable[[Source], Any]] = {
+    ast.LiteralKind.I32: draw_i32,
+    ast.LiteralKind.BOOL: lambda src: src.chance(50),
+    ast.LiteralKind.STRING: draw_text,
+    ast.LiteralKind.I64: draw_i64,
+    ast.LiteralKind.F64: draw_f64,
+    ast.LiteralKind.GUID: draw_guid,
+    ast.LiteralKind.PATH: draw_path,
+    ast.LiteralKind.URI: draw_uri,
+    ast.LiteralKind.UNIT: lambda src: None,
+}
 
 
 def small_i32(src: Source, lo: int, hi: int) -> ast.Literal:
@@ -278,25 +277,17 @@ def json_value(src: Source, t: SandboxType, depth: int = 0) -> Any:
             seen.add(token)
             pairs.append([key, json_value(src, t.value, depth + 1)])
         return pairs
-    if t == I32:
-        return draw_i32(src)
-    if t == I64:
-        return draw_i64(src)
-    if t == F64:
-        return draw_f64(src)
-    if t == BOOL:
-        return src.chance(50)
-    if t == STRING:
-        return draw_text(src, 4)
-    if t == GUID:
-        return draw_guid(src)
-    if t == SANDBOX_PATH:
-        return draw_path(src)
-    if t == SANDBOX_URI:
-        return draw_uri(src)
-    if t == UNIT:
-        return None
-    raise ValueError(f"no value for {t}")
+    draw = _JSON_SCALAR_DRAWS.get(t)
+    if draw is None:
+        raise ValueError(f"no value for {t}")
+    return draw(src)
+
+
+#: How a JSON value of each scalar type draws: as its literal does, but with longer strings.
+_JSON_SCALAR_DRAWS: dict[SandboxType, Callable[[Source], Any]] = {
+    **{LITERAL_TYPES[kind]: draw for kind, draw in _LITERAL_DRAWS.items()},
+    STRING: lambda src: draw_text(src, 4),
+}
 
 
 def canonical_json(src: Source, t: SandboxType) -> Any:

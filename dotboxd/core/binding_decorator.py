@@ -20,8 +20,6 @@ from dotboxd.core.binding_model import (
     Cost,
     GrantValidator,
     Safety,
-    default_audit,
-    default_safety,
     sandbox_type_of,
 )
 from dotboxd.core.builtins import GENERIC_STUB
@@ -164,15 +162,15 @@ def host_binding(
             else _hint(hints, "return", id, origin)
         )
         asynchronous = inspect.iscoroutinefunction(fn) if is_async is None else is_async
-        return BindingDescriptor(
-            id=id,
-            parameters=param_types,
-            return_type=ret,
-            effects=effects,
-            capability=capability,
-            cost=cost,
-            audit=audit if audit is not None else default_audit(effects, capability),
-            safety=safety if safety is not None else default_safety(effects, capability),
+        return BindingDescriptor.declare(
+            id,
+            param_types,
+            ret,
+            effects,
+            capability,
+            cost,
+            audit,
+            safety,
             invoke=fn,
             version=version,
             is_async=asynchronous,

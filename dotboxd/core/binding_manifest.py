@@ -17,8 +17,6 @@ from dotboxd.core.binding_model import (
     Cost,
     GrantParameters,
     Safety,
-    default_audit,
-    default_safety,
     sandbox_type_of,
 )
 from dotboxd.core.builtins import GENERIC_STUB
@@ -214,15 +212,15 @@ def binding_from_json(obj: Any, pointer: str = "") -> BindingDescriptor:
         stub = target["method"]
     validator = _grant_parameters_from_json(obj.get("grantParameters"), f"{pointer}/grantParameters")
     description = obj.get("description", "")
-    return BindingDescriptor(
-        id=bid,
-        parameters=tuple(params),
-        return_type=ret,
-        effects=effects,
-        capability=capability,
-        cost=cost,
-        audit=audit if audit is not None else default_audit(effects, capability),
-        safety=safety if safety is not None else default_safety(effects, capability),
+    return BindingDescriptor.declare(
+        bid,
+        tuple(params),
+        ret,
+        effects,
+        capability,
+        cost,
+        audit,
+        safety,
         version=version,
         is_async=is_async,
         audit_kind=audit_kind,

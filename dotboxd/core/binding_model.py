@@ -156,6 +156,34 @@ class BindingDescriptor:
     description: str = field(default="", compare=False)
     origin: str = field(default="", compare=False)
 
+    @classmethod
+    def declare(
+        cls,
+        id: str,
+        parameters: tuple[SandboxType, ...],
+        return_type: SandboxType,
+        effects: Effect,
+        capability: str | None,
+        cost: Cost | None,
+        audit: AuditLevel | None,
+        safety: Safety | None,
+        **options: Any,
+    ) -> BindingDescriptor:
+        """A descriptor whose unstated audit level or safety class defaults from its effects and
+        capability. Both declaration forms (the decorator and the manifest) build through here, so
+        they default alike."""
+        return cls(
+            id,
+            parameters,
+            return_type,
+            effects,
+            capability,
+            cost,
+            audit if audit is not None else default_audit(effects, capability),
+            safety if safety is not None else default_safety(effects, capability),
+            **options,
+        )
+
     @property
     def required_effects(self) -> Effect:
         """The effects a call adds: the declared ones, plus Concurrency when async."""

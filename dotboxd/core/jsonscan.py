@@ -20,6 +20,7 @@ import bisect
 import json
 import re
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from dotboxd.core.bounded_text import bounded_text
 from dotboxd.core.diagnostics import DotBoxDError, Span, reject
@@ -52,6 +53,9 @@ WIRE_BUDGETS = JsonBudgets()
 """The import budgets of wire format v1 (``spec/ir.md`` section 1)."""
 
 
+_Leaf = TypeVar("_Leaf", str, bool)
+
+
 class JValue:
     """Base of scanned values; ``offset`` is the character offset where the value starts."""
 
@@ -78,12 +82,18 @@ class JArray(JValue):
         self.items: list[JValue] = []
 
 
-class JString(JValue):
+class _JLeaf(JValue, Generic[_Leaf]):
+    """A scalar that carries its decoded value (a string's text, a boolean's truth)."""
+
     __slots__ = ("value",)
 
-    def __init__(self, offset: int, value: str) -> None:
+    def __init__(self, offset: int, value: _Leaf) -> None:
         super().__init__(offset)
-        self.value = value
+        self.value: _Leaf = value
+
+
+class JString(_JLeaf[str]):
+    __slots__ = ()
 
 
 class JNumber(JValue):
@@ -100,12 +110,8 @@ class JNumber(JValue):
         return not any(c in self.lexeme for c in ".eE")
 
 
-class JBool(JValue):
-    __slots__ = ("value",)
-
-    def __init__(self, offset: int, value: bool) -> None:
-        super().__init__(offset)
-        self.value = value
+class JBool(_JLeaf[bool]):
+    __slots__ = ()
 
 
 class JNull(JValue):

@@ -23,7 +23,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from dotboxd.core.ast import TypeRef
+from dotboxd.core.ast import LiteralKind, TypeRef
 from dotboxd.core.diagnostics import DotBoxDError, reject
 
 MAX_TYPE_DEPTH = 8
@@ -118,6 +118,15 @@ class RecordType(SandboxType):
         return {"name": "Record", "arguments": [f.to_json() for f in self.fields]}
 
 
+def type_kind(t: SandboxType) -> str:
+    """The kind of a type: a scalar's name, ``Opaque`` for any brand, or the composite's name."""
+    if isinstance(t, ScalarType):
+        return t.name
+    if isinstance(t, OpaqueIdType):
+        return "Opaque"
+    return {ListType: "List", MapType: "Map", RecordType: "Record"}.get(type(t), str(t))
+
+
 UNIT = ScalarType("Unit")
 BOOL = ScalarType("Bool")
 I32 = ScalarType("I32")
@@ -133,6 +142,18 @@ SCALARS: dict[str, ScalarType] = {
     t.name: t for t in (UNIT, BOOL, I32, I64, F64, STRING, GUID, SANDBOX_PATH, SANDBOX_URI)
 }
 NUMERIC_TYPES: frozenset[SandboxType] = frozenset({I32, I64, F64})
+#: The scalar each literal kind denotes (an opaque-id literal is typed by its brand, so it is absent).
+LITERAL_TYPES: dict[LiteralKind, ScalarType] = {
+    LiteralKind.UNIT: UNIT,
+    LiteralKind.BOOL: BOOL,
+    LiteralKind.I32: I32,
+    LiteralKind.I64: I64,
+    LiteralKind.F64: F64,
+    LiteralKind.STRING: STRING,
+    LiteralKind.GUID: GUID,
+    LiteralKind.PATH: SANDBOX_PATH,
+    LiteralKind.URI: SANDBOX_URI,
+}
 #: Scalars allowed as map keys (declared brands are allowed too). No F64, Unit, Guid or composites.
 MAP_KEY_SCALARS: frozenset[SandboxType] = frozenset({BOOL, I32, I64, STRING, SANDBOX_PATH, SANDBOX_URI})
 COMPOSITE_NAMES: dict[str, int] = {"List": 1, "Map": 2, "Record": -1}  # -1: one or more

@@ -160,24 +160,29 @@ def type_text(t: TypeLike) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Guid:
+class TextValue:
+    """A scalar carried as its canonical text. Equality also compares the class, so a Guid never
+    equals a path with the same text; the subclasses only name the kind."""
+
+    text: str
+
+
+class Guid(TextValue):
     """A GUID in lowercase canonical 8-4-4-4-12 form."""
 
-    text: str
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SandboxPath:
+class SandboxPath(TextValue):
     """A portable, canonical relative path (never a host path; the facade resolves it)."""
 
-    text: str
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SandboxUri:
+class SandboxUri(TextValue):
     """An absolute ``scheme://host`` URI without userinfo."""
 
-    text: str
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -752,8 +757,6 @@ Value: TypeAlias = (
     | None
 )
 
-_TEXT_WRAPPERS = (Guid, SandboxPath, SandboxUri)
-
 
 # ---------------------------------------------------------------------------------------------
 # Shape of any value
@@ -842,7 +845,7 @@ def key_sort_key(key: Value) -> tuple[int, Any]:
         return (2, key)
     if isinstance(key, str):
         return (3, utf16_units(key))
-    if isinstance(key, _TEXT_WRAPPERS):
+    if isinstance(key, TextValue):
         return (4, (type(key).__name__, utf16_units(key.text)))
     if isinstance(key, OpaqueId):
         return (5, (key.brand, utf16_units(key.value)))
@@ -1040,7 +1043,7 @@ def encode_typed(value: Value, t: TypeLike) -> object:
         return [encode_typed(v, ft) for v, ft in zip(value.fields, args, strict=True)]
     if isinstance(value, MapValue):
         return [[encode_typed(k, args[0]), encode_typed(v, args[1])] for k, v in value.sorted_entries()]
-    if isinstance(value, Guid | SandboxPath | SandboxUri):
+    if isinstance(value, TextValue):
         return value.text
     if isinstance(value, OpaqueId):
         return {"type": value.brand, "value": value.value}
@@ -1082,20 +1085,15 @@ def check_typed(value: object, t: TypeLike, rules: LiteralRules) -> str | None:
         if problem is None and value.text != value.text.lower():
             problem = "is not lowercase"
         return None if problem is None else f"guid {problem}"
-    if name == "SandboxPath":
-        if type(value) is not SandboxPath or type(value.text) is not str:
-            return "expected a SandboxPath"
-        problem = rules.path_problem(value.text) or (
+    if name == "SandboxPath" or name == "SandboxUri":
+        kind, noun = (SandboxPath, "path") if name == "SandboxPath" else (SandboxUri, "uri")
+        if type(value) is not kind or type(value.text) is not str:
+            return f"expected a {name}"
+        check = rules.path_problem if kind is SandboxPath else rules.uri_problem
+        problem = check(value.text) or (
             "holds an unpaired surrogate" if has_lone_surrogate(value.text) else None
         )
-        return None if problem is None else f"path {problem}"
-    if name == "SandboxUri":
-        if type(value) is not SandboxUri or type(value.text) is not str:
-            return "expected a SandboxUri"
-        problem = rules.uri_problem(value.text) or (
-            "holds an unpaired surrogate" if has_lone_surrogate(value.text) else None
-        )
-        return None if problem is None else f"uri {problem}"
+        return None if problem is None else f"{noun} {problem}"
     if name == "List":
         if type(value) is not ListValue:
             return "expected a List"

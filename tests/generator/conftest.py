@@ -7,12 +7,9 @@ from dataclasses import dataclass
 import pytest
 
 from dotboxd.conformance.generator import GeneratedProgram, build_program
-from dotboxd.conformance.generator.cases import program_source
-from dotboxd.core.bindings import load_binding_manifest
+from dotboxd.conformance.generator.cases import plan_program, program_source
 from dotboxd.core.diagnostics import DotBoxDError
-from dotboxd.validator.api import validate
 from dotboxd.validator.plan import ExecutionPlan
-from dotboxd.validator.policy import Policy
 
 SAMPLE_SIZE = 300
 SAMPLE_SEED = 20_240_501
@@ -27,11 +24,7 @@ class Validated:
 
 def validate_program(program: GeneratedProgram) -> Validated:
     try:
-        plan = validate(
-            program.module,
-            Policy.from_json(program.policy_json),
-            load_binding_manifest(program.bindings_json),
-        )
+        plan = plan_program(program)
     except DotBoxDError as refused:
         return Validated(program, None, refused)
     return Validated(program, plan, None)

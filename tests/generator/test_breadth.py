@@ -10,6 +10,7 @@ from dotboxd.conformance.generator.coverage import program_features
 from dotboxd.conformance.generator.liveness import live_calls
 from dotboxd.conformance.generator.measure import expected_features
 from dotboxd.core import ast
+from dotboxd.core.ast_walk import expressions
 from dotboxd.core.types import ListType, MapType, OpaqueIdType, RecordType
 
 from .conftest import Validated
@@ -55,26 +56,7 @@ def test_calls_only_go_to_earlier_functions(validated_sample: list[Validated]) -
 
 
 def _all_calls(stmts: tuple[ast.Stmt, ...]) -> list[str]:
-    out: list[str] = []
-
-    def expr(e: ast.Expr) -> None:
-        if isinstance(e, ast.Call):
-            out.append(e.name)
-            for a in e.args:
-                expr(a)
-        elif isinstance(e, ast.Binary):
-            expr(e.left)
-            expr(e.right)
-        elif isinstance(e, ast.Unary):
-            expr(e.operand)
-
-    for s in stmts:
-        for value in (getattr(s, name, None) for name in ("value", "condition", "start", "end")):
-            if value is not None:
-                expr(value)
-        for block in (getattr(s, name, ()) for name in ("then", "else_", "body")):
-            out.extend(_all_calls(block))
-    return out
+    return [e.name for e in expressions(stmts) if isinstance(e, ast.Call)]
 
 
 def test_the_same_seed_text_draws_the_same_program() -> None:

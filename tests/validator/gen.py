@@ -14,30 +14,7 @@ from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
-from dotboxd.core.ast import (
-    Binary,
-    BinaryOp,
-    Break,
-    Call,
-    Expr,
-    ExprStmt,
-    ForRange,
-    Function,
-    If,
-    Literal,
-    LiteralKind,
-    Module,
-    Param,
-    Return,
-    Set,
-    Stmt,
-    TypeRef,
-    Unary,
-    UnaryOp,
-    Var,
-    Visibility,
-    While,
-)
+from dotboxd.core import ast
 from dotboxd.core.bindings import BindingRegistry, load_binding_manifest
 from dotboxd.validator.policy import Policy
 
@@ -81,17 +58,17 @@ class Ctx:
         return Ctx(dict(self.env), self.callable_fns, self.counter, self.loop_vars)
 
 
-def lit(t: str, draw: st.DrawFn) -> Literal:
+def lit(t: str, draw: st.DrawFn) -> ast.Literal:
     if t == "I32":
-        return Literal(LiteralKind.I32, draw(st.integers(-100, 100)))
+        return ast.Literal(ast.LiteralKind.I32, draw(st.integers(-100, 100)))
     if t == "I64":
-        return Literal(LiteralKind.I64, draw(st.integers(-(10**12), 10**12)))
+        return ast.Literal(ast.LiteralKind.I64, draw(st.integers(-(10**12), 10**12)))
     if t == "Bool":
-        return Literal(LiteralKind.BOOL, draw(st.booleans()))
-    return Literal(LiteralKind.STRING, draw(st.sampled_from(["", "a", "quest", "x y"])))
+        return ast.Literal(ast.LiteralKind.BOOL, draw(st.booleans()))
+    return ast.Literal(ast.LiteralKind.STRING, draw(st.sampled_from(["", "a", "quest", "x y"])))
 
 
-def expr(draw: st.DrawFn, t: str, ctx: Ctx, depth: int) -> Expr:
+def expr(draw: st.DrawFn, t: str, ctx: Ctx, depth: int) -> ast.Expr:
     vars_of_t = [n for n, vt in ctx.env.items() if vt == t]
     choices = ["lit"] + (["var"] if vars_of_t else [])
     if depth > 0:
@@ -106,38 +83,38 @@ def expr(draw: st.DrawFn, t: str, ctx: Ctx, depth: int) -> Expr:
     if kind == "lit":
         return lit(t, draw)
     if kind == "var":
-        return Var(draw(st.sampled_from(vars_of_t)))
+        return ast.Var(draw(st.sampled_from(vars_of_t)))
     if kind == "arith":
-        op = draw(st.sampled_from([BinaryOp.ADD, BinaryOp.SUB, BinaryOp.MUL]))
-        return Binary(op, expr(draw, t, ctx, d), expr(draw, t, ctx, d))
+        op = draw(st.sampled_from([ast.BinaryOp.ADD, ast.BinaryOp.SUB, ast.BinaryOp.MUL]))
+        return ast.Binary(op, expr(draw, t, ctx, d), expr(draw, t, ctx, d))
     if kind == "abs":
-        return Call("math.abs", (expr(draw, "I32", ctx, d),))
+        return ast.Call("math.abs", (expr(draw, "I32", ctx, d),))
     if kind == "len":
-        return Call("string.length", (expr(draw, "String", ctx, d),))
+        return ast.Call("string.length", (expr(draw, "String", ctx, d),))
     if kind == "widen":
-        return Call("numeric.toI64", (expr(draw, "I32", ctx, d),))
+        return ast.Call("numeric.toI64", (expr(draw, "I32", ctx, d),))
     if kind == "cmp":
-        op = draw(st.sampled_from([BinaryOp.LT, BinaryOp.GTE]))
+        op = draw(st.sampled_from([ast.BinaryOp.LT, ast.BinaryOp.GTE]))
         nt = draw(st.sampled_from(["I32", "I64"]))
-        return Binary(op, expr(draw, nt, ctx, d), expr(draw, nt, ctx, d))
+        return ast.Binary(op, expr(draw, nt, ctx, d), expr(draw, nt, ctx, d))
     if kind == "eq":
         et = draw(st.sampled_from(SCALARS))
-        return Binary(BinaryOp.EQ, expr(draw, et, ctx, d), expr(draw, et, ctx, d))
+        return ast.Binary(ast.BinaryOp.EQ, expr(draw, et, ctx, d), expr(draw, et, ctx, d))
     if kind == "logic":
-        op = draw(st.sampled_from([BinaryOp.AND, BinaryOp.OR]))
-        return Binary(op, expr(draw, "Bool", ctx, d), expr(draw, "Bool", ctx, d))
+        op = draw(st.sampled_from([ast.BinaryOp.AND, ast.BinaryOp.OR]))
+        return ast.Binary(op, expr(draw, "Bool", ctx, d), expr(draw, "Bool", ctx, d))
     if kind == "not":
-        return Unary(UnaryOp.NOT, expr(draw, "Bool", ctx, d))
+        return ast.Unary(ast.UnaryOp.NOT, expr(draw, "Bool", ctx, d))
     if kind == "concat":
-        return Call("string.concatBudgeted", (expr(draw, "String", ctx, d), expr(draw, "String", ctx, d)))
+        return ast.Call("string.concatBudgeted", (expr(draw, "String", ctx, d), expr(draw, "String", ctx, d)))
     if kind == "tostr":
-        return Call("int32.toStringInvariant", (expr(draw, "I32", ctx, d),))
+        return ast.Call("int32.toStringInvariant", (expr(draw, "I32", ctx, d),))
     if kind == "fn":
         options = [f for f in ctx.callable_fns if f[2] == t]
         if not options:
             return lit(t, draw)
         name, params, _ = draw(st.sampled_from(options))
-        return Call(name, tuple(expr(draw, p, ctx, d) for p in params))
+        return ast.Call(name, tuple(expr(draw, p, ctx, d) for p in params))
     binding = {
         "peek": "game.world.peek",
         "echo": "test.async.echo",
@@ -145,11 +122,11 @@ def expr(draw: st.DrawFn, t: str, ctx: Ctx, depth: int) -> Expr:
         "kill": "game.world.kill",
     }[kind]
     params, _ = BINDING_SIGS[binding]
-    return Call(binding, tuple(expr(draw, p, ctx, d) for p in params))
+    return ast.Call(binding, tuple(expr(draw, p, ctx, d) for p in params))
 
 
-def block(draw: st.DrawFn, ctx: Ctx, size: int, depth: int, in_loop: bool) -> list[Stmt]:
-    out: list[Stmt] = []
+def block(draw: st.DrawFn, ctx: Ctx, size: int, depth: int, in_loop: bool) -> list[ast.Stmt]:
+    out: list[ast.Stmt] = []
     for _ in range(size):
         kind = draw(st.sampled_from(["set", "set", "reassign", "if", "while", "for", "log", "expr"]))
         assignable = sorted(n for n in ctx.env if n not in ctx.loop_vars)
@@ -158,36 +135,38 @@ def block(draw: st.DrawFn, ctx: Ctx, size: int, depth: int, in_loop: bool) -> li
             value = expr(draw, t, ctx, depth)
             name = ctx.fresh("v")
             ctx.env[name] = t
-            out.append(Set(name, value))
+            out.append(ast.Set(name, value))
         elif kind == "reassign":
             name = draw(st.sampled_from(assignable))
-            out.append(Set(name, expr(draw, ctx.env[name], ctx, depth)))
+            out.append(ast.Set(name, expr(draw, ctx.env[name], ctx, depth)))
         elif kind == "if" and depth > 0:
             then = block(draw, ctx.child(), draw(st.integers(0, 2)), depth - 1, in_loop)
             else_ = block(draw, ctx.child(), draw(st.integers(0, 2)), depth - 1, in_loop)
-            out.append(If(expr(draw, "Bool", ctx, depth), tuple(then), tuple(else_)))
+            out.append(ast.If(expr(draw, "Bool", ctx, depth), tuple(then), tuple(else_)))
         elif kind == "while" and depth > 0:
             body = block(draw, ctx.child(), draw(st.integers(0, 2)), depth - 1, True)
-            out.append(While(expr(draw, "Bool", ctx, depth), (*body, Break())))
+            out.append(ast.While(expr(draw, "Bool", ctx, depth), (*body, ast.Break())))
         elif kind == "for" and depth > 0:
             inner = ctx.child()
             local = ctx.fresh("i")
             inner.env[local] = "I32"
             inner.loop_vars = inner.loop_vars | {local}
             body = block(draw, inner, draw(st.integers(0, 2)), depth - 1, True)
-            out.append(ForRange(local, expr(draw, "I32", ctx, 1), expr(draw, "I32", ctx, 1), tuple(body)))
+            out.append(ast.ForRange(local, expr(draw, "I32", ctx, 1), expr(draw, "I32", ctx, 1), tuple(body)))
         elif kind == "log":
-            out.append(ExprStmt(Call("test.log.info", (expr(draw, "String", ctx, depth),))))
+            out.append(ast.ExprStmt(ast.Call("test.log.info", (expr(draw, "String", ctx, depth),))))
         else:
-            out.append(ExprStmt(expr(draw, draw(st.sampled_from(SCALARS)), ctx, depth)))
+            out.append(ast.ExprStmt(expr(draw, draw(st.sampled_from(SCALARS)), ctx, depth)))
     return out
 
 
 @st.composite
-def modules(draw: st.DrawFn, max_functions: int = 4, max_statements: int = 4, max_depth: int = 2) -> Module:
+def modules(
+    draw: st.DrawFn, max_functions: int = 4, max_statements: int = 4, max_depth: int = 2
+) -> ast.Module:
     """A module that the validator accepts under ``POLICY`` with ``CATALOG``."""
     count = draw(st.integers(0, max_functions))
-    functions: list[Function] = []
+    functions: list[ast.Function] = []
     signatures: list[tuple[str, tuple[str, ...], str]] = []
     for index in range(count + 1):
         is_main = index == count
@@ -196,17 +175,17 @@ def modules(draw: st.DrawFn, max_functions: int = 4, max_statements: int = 4, ma
         ret = draw(st.sampled_from(("I32", "Bool", "String")))
         ctx = Ctx({f"p{j}": t for j, t in enumerate(params)}, list(signatures))
         body = block(draw, ctx, draw(st.integers(0, max_statements)), max_depth, False)
-        body.append(Return(expr(draw, ret, ctx, max_depth)))
+        body.append(ast.Return(expr(draw, ret, ctx, max_depth)))
         if draw(st.integers(0, 4)) == 0:  # dead code after the final return
             body.extend(block(draw, ctx.child(), 1, 1, False))
         functions.append(
-            Function(
+            ast.Function(
                 name,
-                Visibility.ENTRYPOINT if is_main else Visibility.PRIVATE,
-                tuple(Param(f"p{j}", TypeRef(t)) for j, t in enumerate(params)),
-                TypeRef(ret),
+                ast.Visibility.ENTRYPOINT if is_main else ast.Visibility.PRIVATE,
+                tuple(ast.Param(f"p{j}", ast.TypeRef(t)) for j, t in enumerate(params)),
+                ast.TypeRef(ret),
                 tuple(body),
             )
         )
         signatures.append((name, params, ret))
-    return Module("gen", "1.0.0", "1.0.0", (), tuple(functions))
+    return ast.Module("gen", "1.0.0", "1.0.0", (), tuple(functions))

@@ -16,27 +16,7 @@ from collections.abc import Callable
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dotboxd.core.ast import (
-    Binary,
-    Break,
-    Call,
-    Continue,
-    Expr,
-    ExprStmt,
-    ForRange,
-    Function,
-    If,
-    Literal,
-    LiteralKind,
-    Module,
-    Return,
-    Set,
-    Stmt,
-    TypeRef,
-    Unary,
-    Var,
-    While,
-)
+from dotboxd.core import ast
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.validator.api import validate
 
@@ -46,49 +26,49 @@ from .gen import CATALOG, POLICY, modules
 # -- an independent reference walk -------------------------------------------------------------
 
 
-def _exprs(e: Expr) -> list[Expr]:
-    out: list[Expr] = [e]
-    if isinstance(e, Binary):
+def _exprs(e: ast.Expr) -> list[ast.Expr]:
+    out: list[ast.Expr] = [e]
+    if isinstance(e, ast.Binary):
         out += _exprs(e.left) + _exprs(e.right)
-    elif isinstance(e, Unary):
+    elif isinstance(e, ast.Unary):
         out += _exprs(e.operand)
-    elif isinstance(e, Call):
+    elif isinstance(e, ast.Call):
         for a in e.args:
             out += _exprs(a)
     return out
 
 
-def _live_calls(body: tuple[Stmt, ...]) -> list[str]:
+def _live_calls(body: tuple[ast.Stmt, ...]) -> list[str]:
     """Call names in statements that can run (a statement after an unconditional exit cannot)."""
     names: list[str] = []
     for s in body:
-        roots: list[Expr] = []
-        if isinstance(s, (Set, Return, ExprStmt)):
+        roots: list[ast.Expr] = []
+        if isinstance(s, (ast.Set, ast.Return, ast.ExprStmt)):
             roots = [s.value]
-        elif isinstance(s, If):
+        elif isinstance(s, ast.If):
             roots = [s.condition]
             names += _live_calls(s.then) + _live_calls(s.else_)
-        elif isinstance(s, While):
+        elif isinstance(s, ast.While):
             roots = [s.condition]
             names += _live_calls(s.body)
-        elif isinstance(s, ForRange):
+        elif isinstance(s, ast.ForRange):
             roots = [s.start, s.end]
             names += _live_calls(s.body)
-        names += [e.name for r in roots for e in _exprs(r) if isinstance(e, Call)]
+        names += [e.name for r in roots for e in _exprs(r) if isinstance(e, ast.Call)]
         if _exits(s):
             break
     return names
 
 
-def _exits(s: Stmt) -> bool:
-    if isinstance(s, (Return, Break, Continue)):
+def _exits(s: ast.Stmt) -> bool:
+    if isinstance(s, (ast.Return, ast.Break, ast.Continue)):
         return True
-    if isinstance(s, If):
+    if isinstance(s, ast.If):
         return any(_exits(x) for x in s.then) and any(_exits(x) for x in s.else_)
     return False
 
 
-def brute_force_capabilities(module: Module) -> set[str]:
+def brute_force_capabilities(module: ast.Module) -> set[str]:
     functions = {f.id: f for f in module.functions}
     seen: set[str] = set()
     todo = [f.id for f in module.functions if f.visibility.value == "entrypoint"]
@@ -107,7 +87,7 @@ def brute_force_capabilities(module: Module) -> set[str]:
 
 
 @given(modules())
-def test_a_required_capabilities_match_a_brute_force_walk(module: Module) -> None:
+def test_a_required_capabilities_match_a_brute_force_walk(module: ast.Module) -> None:
     plan = validate(module, POLICY, CATALOG)
     expected = brute_force_capabilities(module)
     assert set(plan.required_capabilities) >= expected
@@ -120,73 +100,79 @@ def test_a_required_capabilities_match_a_brute_force_walk(module: Module) -> Non
 # -- (b) mutations -------------------------------------------------------------------------------
 
 
-def _replace_function(module: Module, index: int, fn: Function) -> Module:
+def _replace_function(module: ast.Module, index: int, fn: ast.Function) -> ast.Module:
     fns = list(module.functions)
     fns[index] = fn
     return dataclasses.replace(module, functions=tuple(fns))
 
 
-def _map_return(body: tuple[Stmt, ...], new: Callable[[Expr], Expr]) -> tuple[Stmt, ...]:
+def _map_return(body: tuple[ast.Stmt, ...], new: Callable[[ast.Expr], ast.Expr]) -> tuple[ast.Stmt, ...]:
     """Replace the value of the function's return statement (generated bodies have exactly one)."""
-    index = next(i for i, s in enumerate(body) if isinstance(s, Return))
+    index = next(i for i, s in enumerate(body) if isinstance(s, ast.Return))
     last = body[index]
-    assert isinstance(last, Return)
-    return (*body[:index], Return(new(last.value)), *body[index + 1 :])
+    assert isinstance(last, ast.Return)
+    return (*body[:index], ast.Return(new(last.value)), *body[index + 1 :])
 
 
-def mutate_clr_call(m: Module, i: int) -> tuple[Module, str]:
+def mutate_clr_call(m: ast.Module, i: int) -> tuple[ast.Module, str]:
     f = m.functions[i]
-    body = _map_return(f.body, lambda e: Call("System.IO.File.ReadAllText", ()))
+    body = _map_return(f.body, lambda e: ast.Call("System.IO.File.ReadAllText", ()))
     return _replace_function(m, i, dataclasses.replace(f, body=body)), "E-IR-CLR-REF"
 
 
-def mutate_unknown_var(m: Module, i: int) -> tuple[Module, str]:
+def mutate_unknown_var(m: ast.Module, i: int) -> tuple[ast.Module, str]:
     f = m.functions[i]
     return _replace_function(
-        m, i, dataclasses.replace(f, body=_map_return(f.body, lambda e: Var("zz_undefined")))
+        m, i, dataclasses.replace(f, body=_map_return(f.body, lambda e: ast.Var("zz_undefined")))
     ), "E-LOCAL-UNKNOWN"
 
 
-def mutate_unknown_call(m: Module, i: int) -> tuple[Module, str]:
+def mutate_unknown_call(m: ast.Module, i: int) -> tuple[ast.Module, str]:
     f = m.functions[i]
     return _replace_function(
-        m, i, dataclasses.replace(f, body=_map_return(f.body, lambda e: Call("no.such.call", ())))
+        m, i, dataclasses.replace(f, body=_map_return(f.body, lambda e: ast.Call("no.such.call", ())))
     ), "E-CALL-UNKNOWN"
 
 
-def mutate_object_param(m: Module, i: int) -> tuple[Module, str]:
+def mutate_object_param(m: ast.Module, i: int) -> tuple[ast.Module, str]:
     f = m.functions[i]
-    return _replace_function(m, i, dataclasses.replace(f, return_type=TypeRef("Object"))), "E-TYPE-UNKNOWN"
+    return _replace_function(
+        m, i, dataclasses.replace(f, return_type=ast.TypeRef("Object"))
+    ), "E-TYPE-UNKNOWN"
 
 
-def mutate_wrong_return_type(m: Module, i: int) -> tuple[Module, str]:
+def mutate_wrong_return_type(m: ast.Module, i: int) -> tuple[ast.Module, str]:
     f = m.functions[i]
-    other = Literal(LiteralKind.I64, 1) if f.return_type.name != "I64" else Literal(LiteralKind.BOOL, True)
+    other = (
+        ast.Literal(ast.LiteralKind.I64, 1)
+        if f.return_type.name != "I64"
+        else ast.Literal(ast.LiteralKind.BOOL, True)
+    )
     return _replace_function(
         m, i, dataclasses.replace(f, body=_map_return(f.body, lambda e: other))
     ), "E-TYPE-MISMATCH"
 
 
-def mutate_stray_break(m: Module, i: int) -> tuple[Module, str]:
+def mutate_stray_break(m: ast.Module, i: int) -> tuple[ast.Module, str]:
     f = m.functions[i]
-    return _replace_function(m, i, dataclasses.replace(f, body=(Break(), *f.body))), "E-LOOP-CONTROL"
+    return _replace_function(m, i, dataclasses.replace(f, body=(ast.Break(), *f.body))), "E-LOOP-CONTROL"
 
 
-def mutate_drop_return(m: Module, i: int) -> tuple[Module, str]:
+def mutate_drop_return(m: ast.Module, i: int) -> tuple[ast.Module, str]:
     f = m.functions[i]
-    body = tuple(s for s in f.body if not isinstance(s, Return))
+    body = tuple(s for s in f.body if not isinstance(s, ast.Return))
     return _replace_function(m, i, dataclasses.replace(f, body=body)), "E-FN-RETURN"
 
 
-def mutate_self_call(m: Module, i: int) -> tuple[Module, str]:
+def mutate_self_call(m: ast.Module, i: int) -> tuple[ast.Module, str]:
     f = m.functions[i]
-    call = Call(f.id, tuple(Var(p.name) for p in f.parameters))
+    call = ast.Call(f.id, tuple(ast.Var(p.name) for p in f.parameters))
     return _replace_function(
         m, i, dataclasses.replace(f, body=_map_return(f.body, lambda e: call))
     ), "E-CALL-RECURSION"
 
 
-def mutate_duplicate_id(m: Module, i: int) -> tuple[Module, str]:
+def mutate_duplicate_id(m: ast.Module, i: int) -> tuple[ast.Module, str]:
     j = (i + 1) % len(m.functions)
     if i == j:
         return dataclasses.replace(m, functions=(*m.functions, m.functions[i])), "E-STRUCT-DUP-FN"
@@ -195,7 +181,7 @@ def mutate_duplicate_id(m: Module, i: int) -> tuple[Module, str]:
     ), "E-STRUCT-DUP-FN"
 
 
-def mutate_private_main(m: Module, i: int) -> tuple[Module, str]:
+def mutate_private_main(m: ast.Module, i: int) -> tuple[ast.Module, str]:
     fns = tuple(dataclasses.replace(f, visibility=type(f.visibility)("private")) for f in m.functions)
     return dataclasses.replace(m, functions=fns), "E-STRUCT-ENTRY"
 
@@ -216,7 +202,7 @@ MUTATIONS = [
 
 @given(modules(), st.sampled_from(MUTATIONS), st.data())
 def test_b_one_forbidden_node_is_rejected_with_its_code(
-    module: Module, mutation: object, data: st.DataObject
+    module: ast.Module, mutation: object, data: st.DataObject
 ) -> None:
     validate(module, POLICY, CATALOG)  # the original is valid
     index = data.draw(st.integers(0, len(module.functions) - 1))
@@ -232,7 +218,7 @@ def test_b_one_forbidden_node_is_rejected_with_its_code(
 # -- (c) determinism and no tracebacks -----------------------------------------------------------
 
 
-def _verdict(module: Module) -> object:
+def _verdict(module: ast.Module) -> object:
     try:
         plan = validate(module, POLICY, CATALOG)
     except DotBoxDError as error:
@@ -241,13 +227,13 @@ def _verdict(module: Module) -> object:
 
 
 @given(syntax_modules())
-def test_c_arbitrary_trees_get_a_deterministic_verdict(module: Module) -> None:
+def test_c_arbitrary_trees_get_a_deterministic_verdict(module: ast.Module) -> None:
     assert _verdict(module) == _verdict(module)
 
 
 @given(modules(), st.sampled_from(MUTATIONS), st.data())
 def test_c_generated_and_mutated_trees_get_a_deterministic_verdict(
-    module: Module, mutation: object, data: st.DataObject
+    module: ast.Module, mutation: object, data: st.DataObject
 ) -> None:
     index = data.draw(st.integers(0, len(module.functions) - 1))
     mutated, _ = mutation(module, index)  # type: ignore[operator]
