@@ -18,13 +18,7 @@ import argparse
 from typing import Any
 
 from dotboxd.cli.host_inputs import add_host_options, load_policy_and_catalog, validated_plan
-from dotboxd.cli.output import (
-    Input,
-    add_format_option,
-    add_module_command,
-    open_input,
-    write_text,
-)
+from dotboxd.cli.output import Input, Reporter, add_module_command, reads_module, write_text
 from dotboxd.core.effects import effects_text
 from dotboxd.validator.plan import ExecutionPlan
 
@@ -35,16 +29,13 @@ def register(subparsers: Any) -> None:
         "check",
         help="validate a module against a policy and bindings; print effects, capabilities, hashes",
         description="Validate FILE against a policy and host bindings without running it.",
+        handler=run,
     )
     add_host_options(parser)
-    add_format_option(parser)
-    parser.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    reporter, loaded = open_input(args)
-    if not isinstance(loaded, Input):
-        return loaded
+@reads_module()
+def run(args: argparse.Namespace, reporter: Reporter, loaded: Input) -> int:
     inputs = load_policy_and_catalog(reporter, args, loaded)
     if isinstance(inputs, int):
         return inputs

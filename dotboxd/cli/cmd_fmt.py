@@ -10,13 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dotboxd.cli.output import (
-    Input,
-    add_format_option,
-    add_module_command,
-    open_input,
-    write_bytes,
-)
+from dotboxd.cli.output import Input, Reporter, add_module_command, reads_module, write_bytes
 from dotboxd.core.ast import Module
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.grammar.canonical import canonical_bytes, canonical_text
@@ -30,10 +24,9 @@ def register(subparsers: Any) -> None:
         "fmt",
         help="print a module as text, wire JSON or canonical form",
         description="Import FILE and print it in the form chosen by --to.",
+        handler=run,
     )
     parser.add_argument("--to", dest="target", choices=TARGETS, required=True, help="the output form")
-    add_format_option(parser)
-    parser.set_defaults(handler=run)
 
 
 def render(module: Module, target: str) -> str:
@@ -50,10 +43,8 @@ def render(module: Module, target: str) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
-def run(args: argparse.Namespace) -> int:
-    reporter, loaded = open_input(args)
-    if not isinstance(loaded, Input):
-        return loaded
+@reads_module()
+def run(args: argparse.Namespace, reporter: Reporter, loaded: Input) -> int:
     try:
         output = render(loaded.module, args.target)
     except DotBoxDError as error:

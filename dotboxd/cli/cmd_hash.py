@@ -9,31 +9,23 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dotboxd.cli.output import (
-    Input,
-    add_format_option,
-    add_module_command,
-    open_input,
-)
+from dotboxd.cli.output import Input, Reporter, add_module_command, reads_module
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.grammar.canonical import CANONICALIZER_ID, module_hash
 
 
 def register(subparsers: Any) -> None:
-    parser = add_module_command(
+    add_module_command(
         subparsers,
         "hash",
         help="print the canonical module hash",
         description="Print the lowercase SHA-256 hex of FILE's canonical form.",
+        handler=run,
     )
-    add_format_option(parser)
-    parser.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    reporter, loaded = open_input(args)
-    if not isinstance(loaded, Input):
-        return loaded
+@reads_module()
+def run(args: argparse.Namespace, reporter: Reporter, loaded: Input) -> int:
     try:
         digest = module_hash(loaded.module)
     except DotBoxDError as error:

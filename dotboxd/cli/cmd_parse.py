@@ -9,30 +9,21 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dotboxd.cli.output import (
-    Input,
-    add_format_option,
-    add_module_command,
-    module_summary,
-    open_input,
-)
+from dotboxd.cli.output import Input, Reporter, add_module_command, module_summary, reads_module
 
 
 def register(subparsers: Any) -> None:
-    parser = add_module_command(
+    add_module_command(
         subparsers,
         "parse",
         help="import a module and report whether it is accepted",
         description="Import FILE strictly; exit 0 if accepted, 1 if rejected, 2 if it cannot be read.",
+        handler=run,
     )
-    add_format_option(parser)
-    parser.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    reporter, loaded = open_input(args)
-    if not isinstance(loaded, Input):
-        return loaded
+@reads_module()
+def run(args: argparse.Namespace, reporter: Reporter, loaded: Input) -> int:
     module = loaded.module
     count = len(module.functions)
     human = (

@@ -19,14 +19,7 @@ import json
 from typing import Any
 
 from dotboxd.cli.host_inputs import add_host_options, rejected_document
-from dotboxd.cli.output import (
-    Input,
-    Reporter,
-    add_format_option,
-    add_module_command,
-    open_input,
-    write_text,
-)
+from dotboxd.cli.output import Input, Reporter, add_module_command, reads_module, write_text
 from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_manifest, standard_bindings
 from dotboxd.core.diagnostics import DotBoxDError, caret_excerpt, reject
 from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, read_document_bytes, read_json
@@ -45,6 +38,7 @@ def register(subparsers: Any) -> None:
         "run",
         help="validate a module and run one entrypoint, metered",
         description="Import FILE, validate it against a policy and run one entrypoint call metered.",
+        handler=run,
     )
     parser.add_argument("--entry", default="main", help="the entrypoint to call (default: main)")
     parser.add_argument(
@@ -62,8 +56,6 @@ def register(subparsers: Any) -> None:
         choices=BACKEND_NAMES,
         help="the execution backend (default: reference)",
     )
-    add_format_option(parser)
-    parser.set_defaults(handler=run)
 
 
 def _catalog(path: str | None, standard: bool) -> BindingCatalog:
@@ -105,10 +97,8 @@ def _run_args(text: str) -> list[Any] | str:
     return value
 
 
-def run(args: argparse.Namespace) -> int:
-    reporter, loaded = open_input(args)
-    if not isinstance(loaded, Input):
-        return loaded
+@reads_module()
+def run(args: argparse.Namespace, reporter: Reporter, loaded: Input) -> int:
     run_args = _run_args(args.run_args)
     if isinstance(run_args, str):
         return reporter.failed("usage", run_args)

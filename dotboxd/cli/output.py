@@ -17,10 +17,11 @@ printed module or value still means the same thing.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -67,14 +68,42 @@ def add_input_argument(parser: argparse.ArgumentParser, *, optional: bool = Fals
     )
 
 
+Handler = Callable[[argparse.Namespace], int]
+"""A subcommand's entry point: the parsed arguments in, the exit code out."""
+
+ModuleHandler = Callable[[argparse.Namespace, "Reporter", "Input"], int]
+"""A module command's body: it starts with its reporter and FILE already loaded (``reads_module``)."""
+
+
 def add_module_command(
-    subparsers: Any, name: str, help: str, description: str, *, optional: bool = False
+    subparsers: Any, name: str, help: str, description: str, handler: Handler, *, optional: bool = False
 ) -> argparse.ArgumentParser:
-    """A subcommand that reads one module: its parser with ``FILE`` and ``--from`` already added
-    (the command adds its own options, then ``add_format_option`` and its handler)."""
+    """A subcommand that reads one module: its parser with ``FILE``, ``--from``, ``--format`` and
+    ``handler`` already set, so every such command offers the same input and output options (the
+    command adds only its own options to the parser returned)."""
     parser: argparse.ArgumentParser = subparsers.add_parser(name, help=help, description=description)
     add_input_argument(parser, optional=optional)
+    add_format_option(parser)
+    parser.set_defaults(handler=handler)
     return parser
+
+
+def reads_module(kind: SourceKind | None = None) -> Callable[[ModuleHandler], Handler]:
+    """Wrap a module command's body so it runs only once FILE is loaded (``open_input``, with
+    ``kind`` or the ``--from`` option); an unreadable or rejected FILE is reported and its exit code
+    returned without calling the body."""
+
+    def wrap(body: ModuleHandler) -> Handler:
+        @functools.wraps(body)
+        def handler(args: argparse.Namespace) -> int:
+            reporter, loaded = open_input(args, kind)
+            if not isinstance(loaded, Input):
+                return loaded
+            return body(args, reporter, loaded)
+
+        return handler
+
+    return wrap
 
 
 def add_format_option(parser: argparse.ArgumentParser) -> None:
