@@ -129,7 +129,14 @@ def _locate(state: RunState, error: Exception, site: int) -> None:
         locate_ordinal(error, state.run.plan.module, nodes[site])
 
 
-def _fault(state: RunState, f: int, lref: int, site: int, args: tuple[Any, ...]) -> Any:
+FAULT_ARITIES: Final = (1, 2, 3)
+"""The operand counts a fault site's operation takes (``_s_f<n>``, ``_s_c<n>`` in generated code)."""
+
+
+def fault(state: RunState, f: int, lref: int, site: int, *args: Any) -> Any:
+    """A fault site: apply its operation to ``args``; a run-time error it raises is raised with the
+    meter brought up to date and the error located at the site's node. One function serves every
+    arity (``_s_f1``..``_s_f3``: the verifier checks each call's argument count by that name)."""
     op = state.sites[site]
     try:
         return op(*args)
@@ -139,22 +146,11 @@ def _fault(state: RunState, f: int, lref: int, site: int, args: tuple[Any, ...])
         raise
 
 
-def fault1(state: RunState, f: int, lref: int, site: int, a: Any) -> Any:
-    return _fault(state, f, lref, site, (a,))
-
-
-def fault2(state: RunState, f: int, lref: int, site: int, a: Any, b: Any) -> Any:
-    return _fault(state, f, lref, site, (a, b))
-
-
-def fault3(state: RunState, f: int, lref: int, site: int, a: Any, b: Any, c: Any) -> Any:
-    return _fault(state, f, lref, site, (a, b, c))
-
-
-def _chunk_fault(state: RunState, f: int, i: int, site: int, args: tuple[Any, ...]) -> Any:
+def chunk_fault(state: RunState, f: int, i: int, site: int, *args: Any) -> Any:
     """A fault site in a fast chunk, at iteration counter ``i``: the chunk's start, size and the
     refund its loop owes its caller are the ones ``reserve`` recorded (a chunk body holds no loop and
-    calls no function that has one, so no other reservation runs before it ends)."""
+    calls no function that has one, so no other reservation runs before it ends). Every arity, as
+    ``fault`` (``_s_c1``..``_s_c3``)."""
     op, base, ahead, started = state.sites[site]
     try:
         return op(*args)
@@ -164,18 +160,6 @@ def _chunk_fault(state: RunState, f: int, i: int, site: int, args: tuple[Any, ..
         sync(state, f - j * base + ahead, lr + n - j - started)
         _locate(state, error, site)
         raise
-
-
-def chunk_fault1(state: RunState, f: int, i: int, site: int, a: Any) -> Any:
-    return _chunk_fault(state, f, i, site, (a,))
-
-
-def chunk_fault2(state: RunState, f: int, i: int, site: int, a: Any, b: Any) -> Any:
-    return _chunk_fault(state, f, i, site, (a, b))
-
-
-def chunk_fault3(state: RunState, f: int, i: int, site: int, a: Any, b: Any, c: Any) -> Any:
-    return _chunk_fault(state, f, i, site, (a, b, c))
 
 
 def too_deep(state: RunState, f: int, lref: int) -> None:
@@ -234,7 +218,7 @@ def reserve(
     on one iteration's real work (``work.py``), which caps the chunk so that the deadline and
     cancellation, checked here once per chunk, are checked at a bounded real-time interval whatever
     the body does. A reservation is recorded in the run state for the chunk's fault sites
-    (``_chunk_fault``).
+    (``chunk_fault``).
 
     The chunk's work joins the run's work counter (``state.work``, shared with ``tick``); the clock
     is read only when the work since the last check leaves no room for one more iteration, and the
@@ -467,12 +451,8 @@ generated code calls it only after checking ``0 <= index < _p_lsize(list)`` (``c
 STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
     {
         "_s_fx": exhaust,
-        "_s_f1": fault1,
-        "_s_f2": fault2,
-        "_s_f3": fault3,
-        "_s_c1": chunk_fault1,
-        "_s_c2": chunk_fault2,
-        "_s_c3": chunk_fault3,
+        **{f"_s_f{arity}": fault for arity in FAULT_ARITIES},
+        **{f"_s_c{arity}": chunk_fault for arity in FAULT_ARITIES},
         "_s_deep": too_deep,
         "_s_noret": no_return,
         "_s_liter": loop_iteration,
