@@ -200,6 +200,22 @@ class Break(Node):
 Stmt = Set | Return | ExprStmt | If | While | ForRange | Continue | Break
 
 
+def statement_parts(stmt: Stmt) -> tuple[tuple[Expr, ...], tuple[tuple[Stmt, ...], ...]]:
+    """A statement's expressions, then its blocks, each in evaluation and source order (``if``:
+    condition, then, else; ``while``: condition, body; ``for``: start, end, body). One definition for
+    the walkers that visit every operation of a body in a fixed order (run-time error locations,
+    call scans), so a new statement kind is added to all of them here."""
+    if isinstance(stmt, Set | Return | ExprStmt):
+        return (stmt.value,), ()
+    if isinstance(stmt, If):
+        return (stmt.condition,), (stmt.then, stmt.else_)
+    if isinstance(stmt, While):
+        return (stmt.condition,), (stmt.body,)
+    if isinstance(stmt, ForRange):
+        return (stmt.start, stmt.end), (stmt.body,)
+    return (), ()
+
+
 # ---------------------------------------------------------------------------------------------
 # Declarations
 
