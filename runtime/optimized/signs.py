@@ -30,6 +30,8 @@ from dotboxd.core import ast
 from dotboxd.core.types import I32, I64
 from dotboxd.validator.plan import CallKind, ExecutionPlan, FunctionInfo
 
+from .live import live
+
 State = frozenset[str] | None
 """Locals known >= 0, or None where the point is unreachable."""
 
@@ -95,10 +97,7 @@ class _Analysis:
     # --- statements ---------------------------------------------------------------------------
 
     def block(self, block: tuple[ast.Stmt, ...], state: State) -> State:
-        dead = self.plan.dead_statements
-        for stmt in block:
-            if id(stmt) in dead:
-                continue
+        for stmt in live(self.plan, block):
             if state is None:
                 return None
             state = self.stmt(stmt, state)
