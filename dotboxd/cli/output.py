@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import inspect
 import json
 import os
 import sys
@@ -104,6 +105,36 @@ def reads_module(kind: SourceKind | None = None) -> Callable[[ModuleHandler], Ha
         return handler
 
     return wrap
+
+
+@dataclass(frozen=True)
+class ModuleCommand:
+    """A subcommand that reads one module, declared once, on its body (``module_command``): its
+    name, its one-line help, its description (the body's docstring, so what the command does is
+    written in one place), its own options, and the body, which runs once FILE is loaded."""
+
+    name: str
+    help: str
+    body: ModuleHandler
+    options: Callable[[argparse.ArgumentParser], None] | None = None
+
+    def register(self, subparsers: Any) -> None:
+        """Add the subcommand: ``FILE``, ``--from``, ``--format``, then its own options."""
+        description = inspect.getdoc(self.body) or self.help
+        parser = add_module_command(subparsers, self.name, self.help, description, reads_module()(self.body))
+        if self.options is not None:
+            self.options(parser)
+
+
+def module_command(
+    name: str, help: str, *, options: Callable[[argparse.ArgumentParser], None] | None = None
+) -> Callable[[ModuleHandler], ModuleCommand]:
+    """Declare a module command on its body (``register = run.register`` in the command's module)."""
+
+    def declare(body: ModuleHandler) -> ModuleCommand:
+        return ModuleCommand(name, help, body, options)
+
+    return declare
 
 
 def add_format_option(parser: argparse.ArgumentParser) -> None:
