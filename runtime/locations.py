@@ -46,12 +46,8 @@ def locate(fault: SandboxFault, node: ast.Node) -> None:
 
 
 def _operations(statements: tuple[ast.Stmt, ...]) -> Iterator[ast.Node]:
-    for stmt in statements:
-        expressions, blocks = ast.statement_parts(stmt)
-        for expr in expressions:
-            yield from _expression(expr)
-        for block in blocks:
-            yield from _operations(block)
+    for expr in ast.statement_expressions(statements):
+        yield from _expression(expr)
 
 
 def _expression(expr: ast.Expr) -> Iterator[ast.Node]:

@@ -44,14 +44,8 @@ def _calls(e: ast.Expr) -> Iterator[str]:
 
 def live_calls(stmts: tuple[ast.Stmt, ...]) -> Iterator[str]:
     """Every call name in live code of ``stmts`` (in order, repeats included)."""
-    for s in stmts:
-        expressions, blocks = ast.statement_parts(s)
-        for expr in expressions:
-            yield from _calls(expr)
-        for block in blocks:
-            yield from live_calls(block)
-        if stmt_exits(s):
-            return  # the rest of this block is dead
+    for expr in ast.statement_expressions(stmts, stmt_exits):  # after an exit, the block is dead
+        yield from _calls(expr)
 
 
 def reachable_bindings(module: ast.Module, binding_ids: Mapping[str, object]) -> list[str]:

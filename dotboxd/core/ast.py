@@ -8,6 +8,7 @@ two trees are equal exactly when they denote the same program.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -214,6 +215,21 @@ def statement_parts(stmt: Stmt) -> tuple[tuple[Expr, ...], tuple[tuple[Stmt, ...
     if isinstance(stmt, ForRange):
         return (stmt.start, stmt.end), (stmt.body,)
     return (), ()
+
+
+def statement_expressions(
+    stmts: tuple[Stmt, ...], ends_block: Callable[[Stmt], bool] | None = None
+) -> Iterator[Expr]:
+    """The expressions the statements of ``stmts`` hold directly (not their subexpressions), in
+    ``statement_parts`` order, nested blocks included. With ``ends_block``, a block's statements
+    after one for which it is true are skipped (a walker's own rule for dead code)."""
+    for stmt in stmts:
+        expressions, blocks = statement_parts(stmt)
+        yield from expressions
+        for block in blocks:
+            yield from statement_expressions(block, ends_block)
+        if ends_block is not None and ends_block(stmt):
+            return
 
 
 # ---------------------------------------------------------------------------------------------
