@@ -208,6 +208,7 @@ def reserve(
     need: int,
     work: int,
     heavy: int,
+    most: int | None = None,
 ) -> int:
     """Reserve up to ``CHUNK`` iterations of a bulk loop (0: run the next one on the exact path).
 
@@ -225,7 +226,24 @@ def reserve(
     chunk is cut to the room that is left. So a loop entered again and again (the inner ``while``
     of a Collatz walk, a few iterations each time) checks the deadline once per ``CHUNK_WORK`` units
     of work actually done, not at every entry, and no stretch between two checks holds more.
-    Cancellation is still checked at every reservation."""
+    Cancellation is still checked at every reservation.
+
+    ``most`` (``_s_capm``; ``_s_cap`` passes none) cuts the chunk to at most that many iterations.
+    Why: a chunk whose body counts ``c = c + k`` (constant steps) can drop the overflow check of
+    every such update when it runs no more iterations than the counters have room for; the
+    generated code computes that room (``most``) from the counters' values before the chunk, so the
+    update that would overflow always runs on the exact path, which checks it and faults exactly
+    where the reference does. Cutting the chunk before reserving keeps the reservation the one
+    record of the chunk (``state.chunk``) that the fault sites read."""
+    if most is not None:
+        if most <= 0:
+            sync(state, f, lref)  # nothing reserved: the exact path checks the deadline itself
+            return 0
+        if stop is None:
+            stop = most
+            start = 0
+        elif stop - start > most:
+            stop = start + most
     meter = sync(state, f, lref)
     if d < need:
         meter.check_deadline()
@@ -255,38 +273,6 @@ def reserve(
     state.work = spent + n * per
     state.chunk = (start, n, lref, per)
     return n
-
-
-def reserve_at_most(
-    state: RunState,
-    f: int,
-    d: int,
-    lref: int,
-    start: int,
-    stop: int | None,
-    worst: int,
-    need: int,
-    work: int,
-    heavy: int,
-    most: int,
-) -> int:
-    """``reserve``, cut to at most ``most`` iterations (0: run the next one on the exact path).
-
-    Why: a chunk whose body counts ``c = c + k`` (constant steps) can drop the overflow check of
-    every such update when it runs no more iterations than the counters have room for; the
-    generated code computes that room (``most``) from the counters' values before the chunk, so the
-    update that would overflow always runs on the exact path, which checks it and faults exactly
-    where the reference does. Cutting the chunk before reserving keeps the reservation the one
-    record of the chunk (``state.chunk``) that the fault sites read."""
-    if most <= 0:
-        sync(state, f, lref)  # nothing reserved: the exact path checks the deadline itself
-        return 0
-    if stop is None:
-        stop = most
-        start = 0
-    elif stop - start > most:
-        stop = start + most
-    return reserve(state, f, d, lref, start, stop, worst, need, work, heavy)
 
 
 def tick(state: RunState, f: int, lref: int, nodes: int, heavy: int) -> None:
@@ -458,7 +444,7 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_liter": loop_iteration,
         "_s_lend": loop_end,
         "_s_cap": reserve,
-        "_s_capm": reserve_at_most,
+        "_s_capm": reserve,
         "_s_tick": tick,
         "_s_lback": give_back,
         "_s_text": text,

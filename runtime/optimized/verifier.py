@@ -796,7 +796,7 @@ def _is_charge(block: list[ast.stmt], index: int) -> bool:
 def _is_reservation(block: list[ast.stmt], index: int) -> bool:
     """``n<i> = _s_cap(R, ...)`` or ``_s_capm(R, ...)``: a bulk reservation (it charges the chunk's
     loop iterations and guarantees the fuel of a fast chunk; ``_s_capm`` also caps the count by the
-    room of the body's counters, see ``stubs.reserve_at_most``)."""
+    room of the body's counters, see ``stubs.reserve``'s ``most``)."""
     if index >= len(block):
         return False
     stmt = block[index]
