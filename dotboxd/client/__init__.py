@@ -159,6 +159,20 @@ class _ClosedOnExit:
         self.close()
 
 
+class _AsyncClosedOnExit:
+    """``async with`` support for the asyncio clients: the object is closed (``aclose``) when the
+    block ends."""
+
+    async def aclose(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
 class EventStream(_ClosedOnExit):
     """An open event session (a WebSocket): its ``session`` id names the owner of the event kernels
     installed with it; ``receive`` returns the next message (``{"type": "message", "plugin",
@@ -176,7 +190,7 @@ class EventStream(_ClosedOnExit):
         self._connection.close()
 
 
-class AsyncEventStream:
+class AsyncEventStream(_AsyncClosedOnExit):
     """The asyncio twin of :class:`EventStream`."""
 
     def __init__(self, connection: websockets.asyncio.client.ClientConnection, session: str) -> None:
@@ -187,14 +201,11 @@ class AsyncEventStream:
         async with asyncio.timeout(timeout):
             return _event(await self._connection.recv())
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         await self._connection.close()
 
-    async def __aenter__(self) -> AsyncEventStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+    close = aclose
+    """The stream's own name for ``aclose`` (the twin of ``EventStream.close``)."""
 
 
 def _open_failed(error: Exception) -> DotBoxDException:
@@ -273,7 +284,7 @@ class DotBoxDClient(_ClosedOnExit):
         self._http.close()
 
 
-class AsyncDotBoxDClient:
+class AsyncDotBoxDClient(_AsyncClosedOnExit):
     """The asyncio twin of :class:`DotBoxDClient` (same methods, awaited)."""
 
     def __init__(self, url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
@@ -337,12 +348,6 @@ class AsyncDotBoxDClient:
 
     async def aclose(self) -> None:
         await self._http.aclose()
-
-    async def __aenter__(self) -> AsyncDotBoxDClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
 
 __all__ = ["AsyncDotBoxDClient", "DotBoxDClient", "Installed", "InvokeResult", "ServerAuthError"]
