@@ -25,7 +25,7 @@ from dotboxd.core.values import SandboxFault, Shape, Value, shape_of, utf16_len,
 from dotboxd.runtime.binding_call import call_binding
 from dotboxd.runtime.context import RunContext
 from dotboxd.runtime.errors import SandboxError
-from dotboxd.runtime.intrinsics import CONCAT_CHARGES, INTRINSICS
+from dotboxd.runtime.intrinsics import CONCAT_CHARGES, INTRINSICS, Intrinsic
 from dotboxd.runtime.locations import locate_ordinal
 from dotboxd.runtime.meter import Meter
 from dotboxd.runtime.optimized.fastops import FAST_PATHS, concat_charges, list_item, list_size
@@ -346,8 +346,10 @@ def binding(
     return value, meter.max_fuel - meter.fuel_used
 
 
-def _intrinsic_stub(builtin: str) -> Callable[..., tuple[Value, int]]:
-    impl = INTRINSICS[builtin]
+def _exact_stub(impl: Intrinsic, name: str) -> Callable[..., tuple[Value, int]]:
+    """A stub that pays its site's fuel segment, then runs ``impl`` with every charge through the
+    meter; returns the value and the fuel left. An error is located at the site, with the loop
+    iterations reserved ahead (``lref``) given back."""
 
     def stub(state: RunState, f: int, lref: int, site: int, *args: Value) -> tuple[Value, int]:
         # ``pay`` and ``sync`` inlined: this is the hottest stub of collection-heavy kernels
@@ -367,29 +369,22 @@ def _intrinsic_stub(builtin: str) -> Callable[..., tuple[Value, int]]:
             raise
         return value, meter.max_fuel - meter.fuel_used
 
-    stub.__name__ = intrinsic_stub_name(builtin)
+    stub.__name__ = name
     return stub
+
+
+def _intrinsic_stub(builtin: str) -> Callable[..., tuple[Value, int]]:
+    return _exact_stub(INTRINSICS[builtin], intrinsic_stub_name(builtin))
+
+
+_concat_charges_stub = _exact_stub(CONCAT_CHARGES, "_s_cat_exact")
 
 
 def concat_charges_exact(state: RunState, f: int, lref: int, site: int, a: Value, b: Value) -> int:
     """Every charge of ``string.concatBudgeted`` through the meter, in the reference's order, and
     no text: the generated code appends it to the variable itself (``s = s + x``); returns the fuel
     left. Fails exactly where the exact stub of the built-in fails."""
-    total = state.totals[site]
-    if total:
-        f -= total
-        if f < 0:
-            exhaust(state, f, lref, site)
-    meter = state.meter
-    meter.fuel_used = meter.max_fuel - f
-    try:
-        CONCAT_CHARGES(meter, (a, b))
-    except Exception as error:
-        if lref:
-            meter.loop_iterations -= lref
-        _locate(state, error, site)
-        raise
-    return meter.max_fuel - meter.fuel_used
+    return _concat_charges_stub(state, f, lref, site, a, b)[1]
 
 
 def exact_intrinsic_stub(builtin: str) -> Callable[..., tuple[Value, int]]:
