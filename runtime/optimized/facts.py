@@ -286,9 +286,7 @@ class _Analyzer:
         if kind is ast.Binary:
             return own + self.expr_cost(expr.left) + self.expr_cost(expr.right)  # type: ignore[union-attr]
         assert isinstance(expr, ast.Call)
-        args = 0
-        for arg in expr.args:
-            args += self.expr_cost(arg)
+        args = sum(self.expr_cost(arg) for arg in expr.args)
         target = self.plan.call_target(expr)
         if target.kind is CallKind.BUILTIN:
             return own + args + costs.BUILTIN_COSTS[target.name].base
@@ -317,9 +315,7 @@ class _Analyzer:
         if kind is not ast.Call:
             return 1
         assert isinstance(expr, ast.Call)
-        total = 1
-        for arg in expr.args:
-            total += self.expr_size(arg)
+        total = 1 + sum(self.expr_size(arg) for arg in expr.args)
         target = self.plan.call_target(expr)
         if target.kind is CallKind.FUNCTION:
             total += self.function(target.name).size
@@ -350,9 +346,7 @@ class _Analyzer:
         if kind is not ast.Call:
             return 0
         assert isinstance(expr, ast.Call)
-        deepest = 0
-        for arg in expr.args:
-            deepest = max(deepest, self.expr_depth(arg))
+        deepest = max((self.expr_depth(arg) for arg in expr.args), default=0)
         target = self.plan.call_target(expr)
         if target.kind is CallKind.FUNCTION:
             deepest = max(deepest, 1 + self.function(target.name).inline_depth)
