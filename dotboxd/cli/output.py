@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from dotboxd.core.ast import Module
-from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, Span, reject
+from dotboxd.core.diagnostics import Diagnostic, DotBoxDError
 from dotboxd.core.visible import visible
 from dotboxd.grammar.source import (
     KINDS,
@@ -39,6 +39,7 @@ from dotboxd.grammar.source import (
     kind_for,
     parse_source,
     read_source,
+    within_source_limit,
 )
 
 EXIT_OK = 0
@@ -282,15 +283,7 @@ def _read_input(file: str) -> bytes:
         data = sys.stdin.read(MAX_SOURCE_BYTES + 1).encode("utf-8", "surrogateescape")
     else:
         data = stdin.read(MAX_SOURCE_BYTES + 1)
-    if len(data) > MAX_SOURCE_BYTES:
-        raise reject(
-            "E-JSON-LIMIT",
-            f"the document is more than {MAX_SOURCE_BYTES} bytes; the limit is {MAX_SOURCE_BYTES}",
-            "",
-            Span(1, 1),
-            limit=MAX_SOURCE_BYTES,
-        )
-    return bytes(data)
+    return within_source_limit(bytes(data))
 
 
 def open_input(args: argparse.Namespace, kind: SourceKind | None = None) -> tuple[Reporter, Input | int]:
