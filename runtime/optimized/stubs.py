@@ -175,6 +175,13 @@ def no_return(state: RunState, f: int, lref: int) -> None:
     raise _internal("function ended without returning")
 
 
+def _refund(meter: Meter, lref: int) -> None:
+    """An operation that fails gives back the loop iterations reserved ahead of it (``lref``), so
+    the run's usage counts only the iterations that started, as the reference's does."""
+    if lref:
+        meter.loop_iterations -= lref
+
+
 # --- loops -----------------------------------------------------------------------------------
 
 
@@ -184,8 +191,7 @@ def loop_iteration(state: RunState, f: int, lref: int) -> int:
     try:
         meter.loop_iteration()
     except Exception:
-        if lref:
-            meter.loop_iterations -= lref
+        _refund(meter, lref)
         raise
     return meter.max_fuel - meter.fuel_used
 
@@ -291,8 +297,7 @@ def tick(state: RunState, f: int, lref: int, nodes: int, heavy: int) -> None:
     try:
         meter.check_deadline()
     except SandboxError:
-        if lref:
-            meter.loop_iterations -= lref
+        _refund(meter, lref)
         raise
 
 
@@ -313,8 +318,7 @@ def text(state: RunState, f: int, lref: int, site: int, index: int) -> tuple[Val
     try:
         meter.shape(shape)
     except Exception:
-        if lref:
-            meter.loop_iterations -= lref
+        _refund(meter, lref)
         raise
     return value, meter.max_fuel - meter.fuel_used
 
@@ -325,8 +329,7 @@ def composite_equal(state: RunState, f: int, lref: int, site: int, a: Value, b: 
     try:
         meter.fuel(costs.composite_equality_fuel(shape_of(a).nodes, shape_of(b).nodes))
     except Exception:
-        if lref:
-            meter.loop_iterations -= lref
+        _refund(meter, lref)
         raise
     return values_equal(a, b), meter.max_fuel - meter.fuel_used
 
@@ -339,8 +342,7 @@ def binding(
     try:
         value = call_binding(state.run, state.bindings[index], args)
     except Exception as error:
-        if lref:
-            meter.loop_iterations -= lref
+        _refund(meter, lref)
         _locate(state, error, site)
         raise
     return value, meter.max_fuel - meter.fuel_used
@@ -363,8 +365,7 @@ def _exact_stub(impl: Intrinsic, name: str) -> Callable[..., tuple[Value, int]]:
         try:
             value = impl(meter, args)
         except Exception as error:
-            if lref:
-                meter.loop_iterations -= lref
+            _refund(meter, lref)
             _locate(state, error, site)
             raise
         return value, meter.max_fuel - meter.fuel_used
