@@ -69,18 +69,26 @@ def read_source(path: str | os.PathLike[str]) -> bytes:
         raise SourceError(shown, error.strerror or type(error).__name__) from None
     except ValueError as error:  # e.g. an embedded NUL in the path
         raise SourceError(shown, str(error)) from None
-    if len(data) > MAX_SOURCE_BYTES:
-        actual = f"{size} bytes" if size > MAX_SOURCE_BYTES else f"more than {MAX_SOURCE_BYTES} bytes"
-        raise reject(
-            "E-JSON-LIMIT",
-            f"the document is {actual}; the limit is {MAX_SOURCE_BYTES}",
-            "",
-            Span(1, 1),
-            "a module's source (either form) may not exceed 1 MiB",
-            limit=MAX_SOURCE_BYTES,
-            actual=size if size > MAX_SOURCE_BYTES else None,
-        )
-    return data
+    return within_source_limit(data, size)
+
+
+def within_source_limit(data: bytes, size: int = 0) -> bytes:
+    """``data``, read as at most ``MAX_SOURCE_BYTES + 1`` bytes of a file or stream, unless that is
+    more than a module may be: then ``E-JSON-LIMIT``, with the whole ``size`` when it is known (a
+    file's; a stream's never is)."""
+    if len(data) <= MAX_SOURCE_BYTES:
+        return data
+    known = size > MAX_SOURCE_BYTES
+    raise reject(
+        "E-JSON-LIMIT",
+        f"the document is {f'{size} bytes' if known else f'more than {MAX_SOURCE_BYTES} bytes'}; "
+        f"the limit is {MAX_SOURCE_BYTES}",
+        "",
+        Span(1, 1),
+        "a module's source (either form) may not exceed 1 MiB",
+        limit=MAX_SOURCE_BYTES,
+        **({"actual": size} if known else {}),
+    )
 
 
 def display_text(data: bytes | str) -> str:

@@ -88,14 +88,7 @@ def _call(run: RunContext, desc: BindingDescriptor, args: tuple[Value, ...], che
     meter.check_deadline()
     value = _accept_return(run, desc, raw)
     if desc.audit in _AUTO_AUDITED:
-        run.audit.write(
-            desc.audit_kind.value,
-            success=True,
-            binding_id=desc.id,
-            capability_id=desc.capability,
-            effect=int(desc.required_effects),
-            resource_id=f"binding:{desc.id}",
-        )
+        _binding_event(run, desc, success=True)
     elif desc.audit is AuditLevel.PER_RESOURCE and not run.audit.has_binding_event_since(
         desc.id, checkpoint, True
     ):
@@ -151,11 +144,7 @@ def _host_failure(
 def _accept_return(run: RunContext, desc: BindingDescriptor, raw: Any) -> Value:
     try:
         value = coerce_host_value(raw, to_type_ref(desc.return_type), literal_rules)
-    except SandboxFault:
-        raise SandboxError(
-            "R-BINDING-RETURN", f"binding '{desc.id}' returned an unexpected value type"
-        ) from None
-    except Exception:
+    except Exception:  # a SandboxFault from the coercion, or whatever a hostile value's methods raise
         raise SandboxError(
             "R-BINDING-RETURN", f"binding '{desc.id}' returned an unexpected value type"
         ) from None
@@ -171,6 +160,20 @@ def _accept_return(run: RunContext, desc: BindingDescriptor, raw: Any) -> Value:
     return value
 
 
+def _binding_event(run: RunContext, desc: BindingDescriptor, *, success: bool, **outcome: Any) -> None:
+    """The audit event the runtime writes for a call of ``desc`` (success, or failure with the
+    ``outcome`` fields): the binding's kind, id, capability, effects and resource, stated once."""
+    run.audit.write(
+        desc.audit_kind.value,
+        success=success,
+        binding_id=desc.id,
+        capability_id=desc.capability,
+        effect=int(desc.required_effects),
+        resource_id=f"binding:{desc.id}",
+        **outcome,
+    )
+
+
 def _failure_audit(
     run: RunContext,
     desc: BindingDescriptor,
@@ -180,13 +183,10 @@ def _failure_audit(
 ) -> None:
     if desc.audit is AuditLevel.NONE or run.audit.has_binding_event_since(desc.id, checkpoint, False):
         return
-    run.audit.write(
-        desc.audit_kind.value,
+    _binding_event(
+        run,
+        desc,
         success=False,
-        binding_id=desc.id,
-        capability_id=desc.capability,
-        effect=int(desc.required_effects),
-        resource_id=f"binding:{desc.id}",
         error_code=error.category,
         message="binding failed",
         fields={"code": error.code},

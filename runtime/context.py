@@ -218,6 +218,18 @@ class RunContext:
         raise SandboxError("R-CAPABILITY-DENIED", f"capability '{capability}' is not granted")
 
 
+def _metered(charge: Callable[[Meter, int], None], what: str) -> Callable[[BindingContext, int], None]:
+    """A ``BindingContext.charge_*`` method: ``charge`` on the run's meter, for a context still in
+    its call and an amount that is a non-negative integer."""
+
+    def method(self: BindingContext, amount: int) -> None:
+        self._check()
+        charge(self._run.meter, _non_negative(amount))
+
+    method.__doc__ = f"Charge ``amount`` {what} to the run (its quota error when that passes the limit)."
+    return method
+
+
 class BindingContext:
     """What a binding may touch during one call. Invalid once the call returns."""
 
@@ -277,29 +289,13 @@ class BindingContext:
         """Wall time left in the run (raises Timeout when none is left)."""
         return self._run.meter.remaining_seconds()
 
-    def charge_fuel(self, amount: int) -> None:
-        self._check()
-        self._run.meter.fuel(_non_negative(amount))
-
-    def charge_allocation(self, amount: int) -> None:
-        self._check()
-        self._run.meter.alloc(_non_negative(amount))
-
-    def charge_file_read(self, amount: int) -> None:
-        self._check()
-        self._run.meter.file_read(_non_negative(amount))
-
-    def charge_file_write(self, amount: int) -> None:
-        self._check()
-        self._run.meter.file_write(_non_negative(amount))
-
-    def charge_network_read(self, amount: int) -> None:
-        self._check()
-        self._run.meter.network_read(_non_negative(amount))
-
-    def charge_network_write(self, amount: int) -> None:
-        self._check()
-        self._run.meter.network_write(_non_negative(amount))
+    # what a binding may charge to the run: each a meter counter, refused once the call returned
+    charge_fuel = _metered(Meter.fuel, "fuel")
+    charge_allocation = _metered(Meter.alloc, "allocated bytes")
+    charge_file_read = _metered(Meter.file_read, "file bytes read")
+    charge_file_write = _metered(Meter.file_write, "file bytes written")
+    charge_network_read = _metered(Meter.network_read, "network bytes read")
+    charge_network_write = _metered(Meter.network_write, "network bytes written")
 
     def charge_log_event(self, message: str) -> None:
         self._check()

@@ -46,20 +46,8 @@ def locate(fault: SandboxFault, node: ast.Node) -> None:
 
 
 def _operations(statements: tuple[ast.Stmt, ...]) -> Iterator[ast.Node]:
-    for stmt in statements:
-        if isinstance(stmt, ast.Set | ast.Return | ast.ExprStmt):
-            yield from _expression(stmt.value)
-        elif isinstance(stmt, ast.If):
-            yield from _expression(stmt.condition)
-            yield from _operations(stmt.then)
-            yield from _operations(stmt.else_)
-        elif isinstance(stmt, ast.While):
-            yield from _expression(stmt.condition)
-            yield from _operations(stmt.body)
-        elif isinstance(stmt, ast.ForRange):
-            yield from _expression(stmt.start)
-            yield from _expression(stmt.end)
-            yield from _operations(stmt.body)
+    for expr in ast.statement_expressions(statements):
+        yield from _expression(expr)
 
 
 def _expression(expr: ast.Expr) -> Iterator[ast.Node]:

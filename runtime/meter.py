@@ -386,14 +386,17 @@ class Meter:
     # monotone counter, so checking final totals is checking each step). The fuel itself stays in
     # the caller's local: ``fuel_after`` is what is left once the operation's ``charges`` fuel
     # charges are paid (negative: they do not fit). A charge that falls on the deadline check (every
-    # ``DEADLINE_EVERY_FUEL_CHARGES``-th) reads the clock here as ``fuel`` would (``_ticks_after``):
+    # ``DEADLINE_EVERY_FUEL_CHARGES``-th) reads the clock here as ``fuel`` would (``_settled_ticks``):
     # a spent budget declines (the stepwise path then raises R-TIMEOUT at that very charge), so the
     # hot loops of the optimized backend no longer leave their fast path once every 32 calls.
 
-    def _ticks_after(self, charges: int) -> int:
-        """The deadline-check cycle after ``charges`` more fuel charges (each at most one cycle
-        long): ``fuel``'s own counting, with its clock read when a charge lands on the check; -1
-        when that check finds the wall-time budget spent (nothing changed)."""
+    def _settled_ticks(self, fuel_after: int, charges: int) -> int:
+        """What every ``settle_*`` checks first: the fuel fits (``fuel_after`` >= 0) and the run is
+        not cancelled; then the deadline-check cycle after ``charges`` more fuel charges (each at
+        most one cycle long): ``fuel``'s own counting, with its clock read when a charge lands on the
+        check. -1 when any of these declines (nothing changed)."""
+        if fuel_after < 0 or self._cancel.cancelled:
+            return -1
         ticks = self._fuel_ticks + charges
         if ticks < _DEADLINE_EVERY_FUEL_CHARGES:
             return ticks
@@ -401,45 +404,35 @@ class Meter:
             return -1
         return ticks - _DEADLINE_EVERY_FUEL_CHARGES
 
+    def _host_call_settled(self, binding_id: str) -> None:
+        """Count one host call of ``binding_id`` that ``host_call_fits`` allowed (``host_call``
+        without its checks: a pure built-in has no maxCallsPerRun)."""
+        self.host_calls += _HOST_CALL_COUNT
+        calls = self.calls_by_binding
+        calls[binding_id] = calls.get(binding_id, 0) + _HOST_CALL_COUNT
+
     def settle_fuel(self, fuel_after: int, charges: int) -> bool:
         """``charges`` plain ``fuel`` charges leaving ``fuel_after``; True when applied."""
-        if fuel_after < 0 or self._cancel.cancelled:
+        ticks = self._settled_ticks(fuel_after, charges)
+        if ticks < 0:
             return False
-        ticks = self._fuel_ticks + charges
-        if ticks >= _DEADLINE_EVERY_FUEL_CHARGES:
-            ticks = self._ticks_after(charges)
-            if ticks < 0:
-                return False
         self._fuel_ticks = ticks
         return True
 
     def settle_call(self, binding_id: str, fuel_after: int, charges: int) -> bool:
         """``host_call(binding_id, None)`` then ``charges`` plain ``fuel`` charges leaving
         ``fuel_after`` (a constant-cost pure built-in); True when applied."""
-        host_calls = self.host_calls
-        if fuel_after < 0 or self._cancel.cancelled or host_calls >= self.limits.max_host_calls:
+        if self.host_calls >= self.limits.max_host_calls or not self.settle_fuel(fuel_after, charges):
             return False
-        ticks = self._fuel_ticks + charges
-        if ticks >= _DEADLINE_EVERY_FUEL_CHARGES:
-            ticks = self._ticks_after(charges)
-            if ticks < 0:
-                return False
-        self._fuel_ticks = ticks
-        self.host_calls = host_calls + _HOST_CALL_COUNT
-        calls = self.calls_by_binding
-        calls[binding_id] = calls.get(binding_id, 0) + _HOST_CALL_COUNT
+        self._host_call_settled(binding_id)
         return True
 
     def settle_value(self, fuel_after: int, charges: int, alloc: int, shape: Shape) -> bool:
         """``charges`` fuel charges, ``alloc(alloc)``, then ``shape(shape)`` whose walk fuel the
         caller included in ``charges`` and ``fuel_after``; True when applied."""
-        if fuel_after < 0 or self._cancel.cancelled:
+        ticks = self._settled_ticks(fuel_after, charges)
+        if ticks < 0:
             return False
-        ticks = self._fuel_ticks + charges
-        if ticks >= _DEADLINE_EVERY_FUEL_CHARGES:
-            ticks = self._ticks_after(charges)
-            if ticks < 0:
-                return False
         limits = self.limits
         text_bytes = shape.string_bytes
         allocated = self.allocated_bytes + alloc + text_bytes
@@ -465,30 +458,11 @@ class Meter:
         """``host_call(binding_id, None)``, then ``settle_text`` (a pure built-in that builds one text:
         ``string.concatBudgeted``, ``int32.toStringInvariant``); True when applied. One call where the
         text builders asked ``host_call_fits``, settled the text, then made the host call."""
-        host_calls = self.host_calls
-        if fuel_after < 0 or self._cancel.cancelled or host_calls >= self.limits.max_host_calls:
-            return False
-        ticks = self._fuel_ticks + charges
-        if ticks >= _DEADLINE_EVERY_FUEL_CHARGES:
-            ticks = self._ticks_after(charges)
-            if ticks < 0:
-                return False
-        limits = self.limits
-        text_bytes = costs.string_bytes(length16)
-        allocated = self.allocated_bytes + text_bytes
-        strings = self.string_bytes + text_bytes
-        if (
-            length16 > limits.max_string_length
-            or strings > limits.max_total_string_bytes
-            or allocated > limits.max_allocated_bytes
+        if self.host_calls >= self.limits.max_host_calls or not self.settle_text(
+            fuel_after, charges, length16
         ):
             return False
-        self._fuel_ticks = ticks
-        self.allocated_bytes = allocated
-        self.string_bytes = strings
-        self.host_calls = host_calls + _HOST_CALL_COUNT
-        calls = self.calls_by_binding
-        calls[binding_id] = calls.get(binding_id, 0) + _HOST_CALL_COUNT
+        self._host_call_settled(binding_id)
         return True
 
     def settle_flat_list(self, fuel_after: int, charges: int, alloc: int, count: int) -> bool:
@@ -496,13 +470,9 @@ class Meter:
         ``count`` elements and longest list, depth 1, no map, no text), without the shape record
         (``list.add`` of a scalar onto a flat list builds none: ``ListValue`` keeps such shapes
         implicit); True when applied."""
-        if fuel_after < 0 or self._cancel.cancelled:
+        ticks = self._settled_ticks(fuel_after, charges)
+        if ticks < 0:
             return False
-        ticks = self._fuel_ticks + charges
-        if ticks >= _DEADLINE_EVERY_FUEL_CHARGES:
-            ticks = self._ticks_after(charges)
-            if ticks < 0:
-                return False
         limits = self.limits
         allocated = self.allocated_bytes + alloc
         elements = self.collection_elements + count
@@ -522,13 +492,9 @@ class Meter:
         """``settle_value`` for one new text of ``length16`` UTF-16 units (its shape: one node, no
         elements, depth 0, its bytes charged as allocation and string bytes), without building the
         shape record; True when applied."""
-        if fuel_after < 0 or self._cancel.cancelled:
+        ticks = self._settled_ticks(fuel_after, charges)
+        if ticks < 0:
             return False
-        ticks = self._fuel_ticks + charges
-        if ticks >= _DEADLINE_EVERY_FUEL_CHARGES:
-            ticks = self._ticks_after(charges)
-            if ticks < 0:
-                return False
         limits = self.limits
         text_bytes = costs.string_bytes(length16)
         allocated = self.allocated_bytes + text_bytes

@@ -44,22 +44,8 @@ def _calls(e: ast.Expr) -> Iterator[str]:
 
 def live_calls(stmts: tuple[ast.Stmt, ...]) -> Iterator[str]:
     """Every call name in live code of ``stmts`` (in order, repeats included)."""
-    for s in stmts:
-        if isinstance(s, (ast.Set, ast.Return, ast.ExprStmt)):
-            yield from _calls(s.value)
-        elif isinstance(s, ast.If):
-            yield from _calls(s.condition)
-            yield from live_calls(s.then)
-            yield from live_calls(s.else_)
-        elif isinstance(s, ast.While):
-            yield from _calls(s.condition)
-            yield from live_calls(s.body)
-        elif isinstance(s, ast.ForRange):
-            yield from _calls(s.start)
-            yield from _calls(s.end)
-            yield from live_calls(s.body)
-        if stmt_exits(s):
-            return  # the rest of this block is dead
+    for expr in ast.statement_expressions(stmts, stmt_exits):  # after an exit, the block is dead
+        yield from _calls(expr)
 
 
 def reachable_bindings(module: ast.Module, binding_ids: Mapping[str, object]) -> list[str]:

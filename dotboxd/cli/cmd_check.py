@@ -15,36 +15,20 @@ Exit codes: 0 accepted, 1 rejected (module, policy or manifest), 2 usage or I/O 
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from dotboxd.cli.host_inputs import add_host_options, load_policy_and_catalog, validated_plan
-from dotboxd.cli.output import (
-    Input,
-    add_format_option,
-    add_module_command,
-    open_input,
-    write_text,
-)
+from dotboxd.cli.output import Input, Reporter, module_command, write_text
 from dotboxd.core.effects import effects_text
 from dotboxd.validator.plan import ExecutionPlan
 
 
-def register(subparsers: Any) -> None:
-    parser = add_module_command(
-        subparsers,
-        "check",
-        help="validate a module against a policy and bindings; print effects, capabilities, hashes",
-        description="Validate FILE against a policy and host bindings without running it.",
-    )
-    add_host_options(parser)
-    add_format_option(parser)
-    parser.set_defaults(handler=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    reporter, loaded = open_input(args)
-    if not isinstance(loaded, Input):
-        return loaded
+@module_command(
+    "check",
+    help="validate a module against a policy and bindings; print effects, capabilities, hashes",
+    options=add_host_options,
+)
+def run(args: argparse.Namespace, reporter: Reporter, loaded: Input) -> int:
+    """Validate FILE against a policy and host bindings without running it."""
     inputs = load_policy_and_catalog(reporter, args, loaded)
     if isinstance(inputs, int):
         return inputs
@@ -61,6 +45,9 @@ def run(args: argparse.Namespace) -> int:
     return reporter.accepted(
         {"file": loaded.filename, **plan.summary()}, human_summary(plan, loaded.filename)
     )
+
+
+register = run.register
 
 
 def human_summary(plan: ExecutionPlan, filename: str) -> str:

@@ -8,15 +8,8 @@ canonical text whose SHA-256 is the module hash (written as raw UTF-8 bytes, so
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-from dotboxd.cli.output import (
-    Input,
-    add_format_option,
-    add_module_command,
-    open_input,
-    write_bytes,
-)
+from dotboxd.cli.output import Input, Reporter, module_command, write_bytes
 from dotboxd.core.ast import Module
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.grammar.canonical import canonical_bytes, canonical_text
@@ -24,16 +17,8 @@ from dotboxd.grammar.canonical import canonical_bytes, canonical_text
 TARGETS = ("text", "json", "canonical")
 
 
-def register(subparsers: Any) -> None:
-    parser = add_module_command(
-        subparsers,
-        "fmt",
-        help="print a module as text, wire JSON or canonical form",
-        description="Import FILE and print it in the form chosen by --to.",
-    )
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--to", dest="target", choices=TARGETS, required=True, help="the output form")
-    add_format_option(parser)
-    parser.set_defaults(handler=run)
 
 
 def render(module: Module, target: str) -> str:
@@ -50,10 +35,9 @@ def render(module: Module, target: str) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
-def run(args: argparse.Namespace) -> int:
-    reporter, loaded = open_input(args)
-    if not isinstance(loaded, Input):
-        return loaded
+@module_command("fmt", help="print a module as text, wire JSON or canonical form", options=_options)
+def run(args: argparse.Namespace, reporter: Reporter, loaded: Input) -> int:
+    """Import FILE and print it in the form chosen by --to."""
     try:
         output = render(loaded.module, args.target)
     except DotBoxDError as error:
@@ -69,3 +53,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         reporter.accepted({}, output)
     return 0
+
+
+register = run.register

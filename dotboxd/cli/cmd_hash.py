@@ -7,33 +7,15 @@ ordered, print the same hash.
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-from dotboxd.cli.output import (
-    Input,
-    add_format_option,
-    add_module_command,
-    open_input,
-)
+from dotboxd.cli.output import Input, Reporter, module_command
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.grammar.canonical import CANONICALIZER_ID, module_hash
 
 
-def register(subparsers: Any) -> None:
-    parser = add_module_command(
-        subparsers,
-        "hash",
-        help="print the canonical module hash",
-        description="Print the lowercase SHA-256 hex of FILE's canonical form.",
-    )
-    add_format_option(parser)
-    parser.set_defaults(handler=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    reporter, loaded = open_input(args)
-    if not isinstance(loaded, Input):
-        return loaded
+@module_command("hash", help="print the canonical module hash")
+def run(args: argparse.Namespace, reporter: Reporter, loaded: Input) -> int:
+    """Print the lowercase SHA-256 hex of FILE's canonical form."""
     try:
         digest = module_hash(loaded.module)
     except DotBoxDError as error:
@@ -46,3 +28,6 @@ def run(args: argparse.Namespace) -> int:
         "hash": digest,
     }
     return reporter.accepted(payload, digest)
+
+
+register = run.register

@@ -12,11 +12,7 @@ import argparse
 from typing import Any
 
 from dotboxd.cli.cmd_fmt import render
-from dotboxd.cli.output import (
-    Input,
-    add_format_option,
-    open_input,
-)
+from dotboxd.cli.output import Input, Reporter, add_format_option, reads_module
 
 TARGETS = ("json", "text")
 
@@ -35,9 +31,7 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    reporter, loaded = open_input(args, "python")
-    if not isinstance(loaded, Input):
-        return loaded
+@reads_module("python")
+def run(args: argparse.Namespace, reporter: Reporter, loaded: Input) -> int:
     output = render(loaded.module, args.target)
     return reporter.accepted({"file": loaded.filename, "to": args.target, "output": output}, output)

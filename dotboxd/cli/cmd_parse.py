@@ -7,32 +7,13 @@ Types, effects and policy are the business of ``dotboxd check``.
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-from dotboxd.cli.output import (
-    Input,
-    add_format_option,
-    add_module_command,
-    module_summary,
-    open_input,
-)
+from dotboxd.cli.output import Input, Reporter, module_command, module_summary
 
 
-def register(subparsers: Any) -> None:
-    parser = add_module_command(
-        subparsers,
-        "parse",
-        help="import a module and report whether it is accepted",
-        description="Import FILE strictly; exit 0 if accepted, 1 if rejected, 2 if it cannot be read.",
-    )
-    add_format_option(parser)
-    parser.set_defaults(handler=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    reporter, loaded = open_input(args)
-    if not isinstance(loaded, Input):
-        return loaded
+@module_command("parse", help="import a module and report whether it is accepted")
+def run(args: argparse.Namespace, reporter: Reporter, loaded: Input) -> int:
+    """Import FILE strictly; exit 0 if accepted, 1 if rejected, 2 if it cannot be read."""
     module = loaded.module
     count = len(module.functions)
     human = (
@@ -42,3 +23,6 @@ def run(args: argparse.Namespace) -> int:
     return reporter.accepted(
         {"file": loaded.filename, "from": loaded.kind, "module": module_summary(module)}, human
     )
+
+
+register = run.register

@@ -27,14 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from dotboxd.cli.host_inputs import add_host_options, load_policy_and_catalog, validated_plan
-from dotboxd.cli.output import (
-    Input,
-    Reporter,
-    add_format_option,
-    add_module_command,
-    load_input,
-    write_text,
-)
+from dotboxd.cli.output import Input, Reporter, add_module_command, load_input, write_text
 from dotboxd.cli.progress import progress_for
 from dotboxd.validator.prover import FunctionProof, ProofReport, Verdict, prove_plan
 
@@ -52,6 +45,7 @@ def register(subparsers: Any) -> None:
         "prove",
         help="prove termination, budget bounds and arithmetic safety with Z3; print the evidence",
         description="Validate FILE and prove, per function, its budgets (PROVED / REFUTED / UNKNOWN).",
+        handler=run,
         optional=True,
     )
     add_host_options(parser, now=False)
@@ -64,8 +58,6 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--now", dest="now_ms", type=int, default=None, help="the instant (Unix ms) for grants"
     )
-    add_format_option(parser)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,14 +19,7 @@ import json
 from typing import Any
 
 from dotboxd.cli.host_inputs import add_host_options, rejected_document
-from dotboxd.cli.output import (
-    Input,
-    Reporter,
-    add_format_option,
-    add_module_command,
-    open_input,
-    write_text,
-)
+from dotboxd.cli.output import Input, Reporter, module_command, write_text
 from dotboxd.core.bindings import BindingCatalog, BindingRegistry, load_binding_manifest, standard_bindings
 from dotboxd.core.diagnostics import DotBoxDError, caret_excerpt, reject
 from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, read_document_bytes, read_json
@@ -39,13 +32,7 @@ from dotboxd.validator.policy import Policy
 EXIT_FAILED_RUN = 1
 
 
-def register(subparsers: Any) -> None:
-    parser = add_module_command(
-        subparsers,
-        "run",
-        help="validate a module and run one entrypoint, metered",
-        description="Import FILE, validate it against a policy and run one entrypoint call metered.",
-    )
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--entry", default="main", help="the entrypoint to call (default: main)")
     parser.add_argument(
         "--args",
@@ -62,8 +49,6 @@ def register(subparsers: Any) -> None:
         choices=BACKEND_NAMES,
         help="the execution backend (default: reference)",
     )
-    add_format_option(parser)
-    parser.set_defaults(handler=run)
 
 
 def _catalog(path: str | None, standard: bool) -> BindingCatalog:
@@ -105,10 +90,9 @@ def _run_args(text: str) -> list[Any] | str:
     return value
 
 
-def run(args: argparse.Namespace) -> int:
-    reporter, loaded = open_input(args)
-    if not isinstance(loaded, Input):
-        return loaded
+@module_command("run", help="validate a module and run one entrypoint, metered", options=_options)
+def run(args: argparse.Namespace, reporter: Reporter, loaded: Input) -> int:
+    """Import FILE, validate it against a policy and run one entrypoint call metered."""
     run_args = _run_args(args.run_args)
     if isinstance(run_args, str):
         return reporter.failed("usage", run_args)
@@ -138,6 +122,9 @@ def run(args: argparse.Namespace) -> int:
         return reporter.rejected(spelled_for(error, loaded.kind), loaded.source, loaded.filename, payload)
     result = host.execute(plan, args.entry, run_args, backend=args.backend, encoding="json")
     return _report(reporter, result, loaded.filename, loaded.source)
+
+
+register = run.register
 
 
 def _report(reporter: Reporter, result: ExecutionResult, filename: str, source: str | None = None) -> int:

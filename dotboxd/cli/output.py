@@ -17,16 +17,18 @@ printed module or value still means the same thing.
 from __future__ import annotations
 
 import argparse
+import functools
+import inspect
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from dotboxd.core.ast import Module
-from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, Span, reject
+from dotboxd.core.diagnostics import Diagnostic, DotBoxDError
 from dotboxd.core.visible import visible
 from dotboxd.grammar.source import (
     KINDS,
@@ -37,6 +39,7 @@ from dotboxd.grammar.source import (
     kind_for,
     parse_source,
     read_source,
+    within_source_limit,
 )
 
 EXIT_OK = 0
@@ -67,14 +70,72 @@ def add_input_argument(parser: argparse.ArgumentParser, *, optional: bool = Fals
     )
 
 
+Handler = Callable[[argparse.Namespace], int]
+"""A subcommand's entry point: the parsed arguments in, the exit code out."""
+
+ModuleHandler = Callable[[argparse.Namespace, "Reporter", "Input"], int]
+"""A module command's body: it starts with its reporter and FILE already loaded (``reads_module``)."""
+
+
 def add_module_command(
-    subparsers: Any, name: str, help: str, description: str, *, optional: bool = False
+    subparsers: Any, name: str, help: str, description: str, handler: Handler, *, optional: bool = False
 ) -> argparse.ArgumentParser:
-    """A subcommand that reads one module: its parser with ``FILE`` and ``--from`` already added
-    (the command adds its own options, then ``add_format_option`` and its handler)."""
+    """A subcommand that reads one module: its parser with ``FILE``, ``--from``, ``--format`` and
+    ``handler`` already set, so every such command offers the same input and output options (the
+    command adds only its own options to the parser returned)."""
     parser: argparse.ArgumentParser = subparsers.add_parser(name, help=help, description=description)
     add_input_argument(parser, optional=optional)
+    add_format_option(parser)
+    parser.set_defaults(handler=handler)
     return parser
+
+
+def reads_module(kind: SourceKind | None = None) -> Callable[[ModuleHandler], Handler]:
+    """Wrap a module command's body so it runs only once FILE is loaded (``open_input``, with
+    ``kind`` or the ``--from`` option); an unreadable or rejected FILE is reported and its exit code
+    returned without calling the body."""
+
+    def wrap(body: ModuleHandler) -> Handler:
+        @functools.wraps(body)
+        def handler(args: argparse.Namespace) -> int:
+            reporter, loaded = open_input(args, kind)
+            if not isinstance(loaded, Input):
+                return loaded
+            return body(args, reporter, loaded)
+
+        return handler
+
+    return wrap
+
+
+@dataclass(frozen=True)
+class ModuleCommand:
+    """A subcommand that reads one module, declared once, on its body (``module_command``): its
+    name, its one-line help, its description (the body's docstring, so what the command does is
+    written in one place), its own options, and the body, which runs once FILE is loaded."""
+
+    name: str
+    help: str
+    body: ModuleHandler
+    options: Callable[[argparse.ArgumentParser], None] | None = None
+
+    def register(self, subparsers: Any) -> None:
+        """Add the subcommand: ``FILE``, ``--from``, ``--format``, then its own options."""
+        description = inspect.getdoc(self.body) or self.help
+        parser = add_module_command(subparsers, self.name, self.help, description, reads_module()(self.body))
+        if self.options is not None:
+            self.options(parser)
+
+
+def module_command(
+    name: str, help: str, *, options: Callable[[argparse.ArgumentParser], None] | None = None
+) -> Callable[[ModuleHandler], ModuleCommand]:
+    """Declare a module command on its body (``register = run.register`` in the command's module)."""
+
+    def declare(body: ModuleHandler) -> ModuleCommand:
+        return ModuleCommand(name, help, body, options)
+
+    return declare
 
 
 def add_format_option(parser: argparse.ArgumentParser) -> None:
@@ -222,15 +283,7 @@ def _read_input(file: str) -> bytes:
         data = sys.stdin.read(MAX_SOURCE_BYTES + 1).encode("utf-8", "surrogateescape")
     else:
         data = stdin.read(MAX_SOURCE_BYTES + 1)
-    if len(data) > MAX_SOURCE_BYTES:
-        raise reject(
-            "E-JSON-LIMIT",
-            f"the document is more than {MAX_SOURCE_BYTES} bytes; the limit is {MAX_SOURCE_BYTES}",
-            "",
-            Span(1, 1),
-            limit=MAX_SOURCE_BYTES,
-        )
-    return bytes(data)
+    return within_source_limit(bytes(data))
 
 
 def open_input(args: argparse.Namespace, kind: SourceKind | None = None) -> tuple[Reporter, Input | int]:

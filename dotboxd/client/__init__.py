@@ -159,6 +159,20 @@ class _ClosedOnExit:
         self.close()
 
 
+class _AsyncClosedOnExit:
+    """``async with`` support for the asyncio clients: the object is closed (``aclose``) when the
+    block ends."""
+
+    async def aclose(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
 class EventStream(_ClosedOnExit):
     """An open event session (a WebSocket): its ``session`` id names the owner of the event kernels
     installed with it; ``receive`` returns the next message (``{"type": "message", "plugin",
@@ -176,7 +190,7 @@ class EventStream(_ClosedOnExit):
         self._connection.close()
 
 
-class AsyncEventStream:
+class AsyncEventStream(_AsyncClosedOnExit):
     """The asyncio twin of :class:`EventStream`."""
 
     def __init__(self, connection: websockets.asyncio.client.ClientConnection, session: str) -> None:
@@ -187,14 +201,11 @@ class AsyncEventStream:
         async with asyncio.timeout(timeout):
             return _event(await self._connection.recv())
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         await self._connection.close()
 
-    async def __aenter__(self) -> AsyncEventStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+    close = aclose
+    """The stream's own name for ``aclose`` (the twin of ``EventStream.close``)."""
 
 
 def _open_failed(error: Exception) -> DotBoxDException:
@@ -203,15 +214,33 @@ def _open_failed(error: Exception) -> DotBoxDException:
     return reject("R-HOST-INTERNAL", f"cannot open the event stream ({type(error).__name__})")
 
 
-class DotBoxDClient(_ClosedOnExit):
+class _Endpoint:
+    """What both clients know of the server, stated once: its base URL, the bearer header every
+    request and the event WebSocket carry, and the options their connections are opened with."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url = url.rstrip("/")
+        self._auth = {"Authorization": f"Bearer {token}"}
+
+    def _http_options(self, timeout: float) -> dict[str, Any]:
+        return {"base_url": self.url, "headers": self._auth, "timeout": timeout}
+
+    def _ws_options(self) -> dict[str, Any]:
+        """The event WebSocket's ``connect`` arguments (no proxy: the server is addressed as given)."""
+        return {
+            "uri": _ws_url(self.url),
+            "additional_headers": self._auth,
+            "proxy": None,
+            "open_timeout": DEFAULT_TIMEOUT,
+        }
+
+
+class DotBoxDClient(_Endpoint, _ClosedOnExit):
     """A synchronous client (one pooled httpx connection set; close it, or use ``with``)."""
 
     def __init__(self, url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.url = url.rstrip("/")
-        self._auth = {"Authorization": f"Bearer {token}"}
-        self._http = httpx.Client(
-            base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout
-        )
+        super().__init__(url, token)
+        self._http = httpx.Client(**self._http_options(timeout))
 
     def health(self) -> bool:
         return self._http.get("/health").status_code == 200
@@ -241,13 +270,7 @@ class DotBoxDClient(_ClosedOnExit):
     def subscribe(self) -> EventStream:
         """Open an event session (WebSocket); install plugins with its ``session`` id."""
         try:
-            connection = websockets.sync.client.connect(
-                _ws_url(self.url),
-                additional_headers=self._auth,
-                proxy=None,
-                open_timeout=DEFAULT_TIMEOUT,
-                legacy=True,
-            )
+            connection = websockets.sync.client.connect(**self._ws_options(), legacy=True)
         except (OSError, websockets.exceptions.InvalidHandshake) as error:
             raise _open_failed(error) from None
         return EventStream(connection)
@@ -273,15 +296,12 @@ class DotBoxDClient(_ClosedOnExit):
         self._http.close()
 
 
-class AsyncDotBoxDClient:
+class AsyncDotBoxDClient(_Endpoint, _AsyncClosedOnExit):
     """The asyncio twin of :class:`DotBoxDClient` (same methods, awaited)."""
 
     def __init__(self, url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.url = url.rstrip("/")
-        self._auth = {"Authorization": f"Bearer {token}"}
-        self._http = httpx.AsyncClient(
-            base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout
-        )
+        super().__init__(url, token)
+        self._http = httpx.AsyncClient(**self._http_options(timeout))
 
     async def health(self) -> bool:
         return (await self._http.get("/health")).status_code == 200
@@ -308,12 +328,7 @@ class AsyncDotBoxDClient:
 
     async def subscribe(self) -> AsyncEventStream:
         try:
-            connection = await websockets.asyncio.client.connect(
-                _ws_url(self.url),
-                additional_headers=self._auth,
-                proxy=None,
-                open_timeout=DEFAULT_TIMEOUT,
-            )
+            connection = await websockets.asyncio.client.connect(**self._ws_options())
         except (OSError, websockets.exceptions.InvalidHandshake) as error:
             raise _open_failed(error) from None
         first = _event(await asyncio.wait_for(connection.recv(), DEFAULT_TIMEOUT))
@@ -337,12 +352,6 @@ class AsyncDotBoxDClient:
 
     async def aclose(self) -> None:
         await self._http.aclose()
-
-    async def __aenter__(self) -> AsyncDotBoxDClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
 
 __all__ = ["AsyncDotBoxDClient", "DotBoxDClient", "Installed", "InvokeResult", "ServerAuthError"]

@@ -8,6 +8,7 @@ two trees are equal exactly when they denote the same program.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -198,6 +199,37 @@ class Break(Node):
 
 
 Stmt = Set | Return | ExprStmt | If | While | ForRange | Continue | Break
+
+
+def statement_parts(stmt: Stmt) -> tuple[tuple[Expr, ...], tuple[tuple[Stmt, ...], ...]]:
+    """A statement's expressions, then its blocks, each in evaluation and source order (``if``:
+    condition, then, else; ``while``: condition, body; ``for``: start, end, body). One definition for
+    the walkers that visit every operation of a body in a fixed order (run-time error locations,
+    call scans), so a new statement kind is added to all of them here."""
+    if isinstance(stmt, Set | Return | ExprStmt):
+        return (stmt.value,), ()
+    if isinstance(stmt, If):
+        return (stmt.condition,), (stmt.then, stmt.else_)
+    if isinstance(stmt, While):
+        return (stmt.condition,), (stmt.body,)
+    if isinstance(stmt, ForRange):
+        return (stmt.start, stmt.end), (stmt.body,)
+    return (), ()
+
+
+def statement_expressions(
+    stmts: tuple[Stmt, ...], ends_block: Callable[[Stmt], bool] | None = None
+) -> Iterator[Expr]:
+    """The expressions the statements of ``stmts`` hold directly (not their subexpressions), in
+    ``statement_parts`` order, nested blocks included. With ``ends_block``, a block's statements
+    after one for which it is true are skipped (a walker's own rule for dead code)."""
+    for stmt in stmts:
+        expressions, blocks = statement_parts(stmt)
+        yield from expressions
+        for block in blocks:
+            yield from statement_expressions(block, ends_block)
+        if ends_block is not None and ends_block(stmt):
+            return
 
 
 # ---------------------------------------------------------------------------------------------

@@ -65,13 +65,21 @@ class EventRoutes:
 
     # --- HTTP ---------------------------------------------------------------------------------
 
+    async def _session_object(
+        self, request: Request, tenant: Tenant, key: str
+    ) -> tuple[Session, dict[str, Any]]:
+        """A plugin request's body ``{"session": ID, key: {...}}``: the tenant's open session it
+        names and the JSON object under ``key`` (E-SERVER-REQUEST at ``/key`` when it is not one)."""
+        body = await self.app.read_body(request, {"session", key})
+        session = self.sessions.get(tenant.name, body.get("session"))
+        value = body.get(key)
+        if not isinstance(value, dict):
+            raise reject("E-SERVER-REQUEST", f"{key} must be a JSON object", f"/{key}")
+        return session, value
+
     async def plugin_install(self, request: Request, tenant: Tenant) -> Response:
         """Install a plugin envelope (event kernels) for an open event session of this tenant."""
-        body = await self.app.read_body(request, {"session", "envelope"})
-        session = self.sessions.get(tenant.name, body.get("session"))
-        envelope = body.get("envelope")
-        if not isinstance(envelope, dict):
-            raise reject("E-SERVER-REQUEST", "envelope must be a JSON object", "/envelope")
+        session, envelope = await self._session_object(request, tenant, "envelope")
         install = partial(self.hub.install, session.owner, envelope, tenant.config.policy)
         try:
             receipt = await self.app.off_loop(install)
@@ -94,11 +102,7 @@ class EventRoutes:
 
     async def plugin_settings(self, request: Request, tenant: Tenant) -> Response:
         """Change a plugin's live settings; they apply from the next event, without re-validation."""
-        body = await self.app.read_body(request, {"session", "values"})
-        session = self.sessions.get(tenant.name, body.get("session"))
-        values = body.get("values")
-        if not isinstance(values, dict):
-            raise reject("E-SERVER-REQUEST", "values must be a JSON object", "/values")
+        session, values = await self._session_object(request, tenant, "values")
         plugin_id = request.path_params["id"]
         update = partial(self.hub.update_settings, session.owner, plugin_id, values)
         settings = await self.app.off_loop(update)

@@ -50,17 +50,22 @@ def diagnostics_response(error: DotBoxDError, status: int | None = None) -> JSON
     return JSONResponse(body, status_code=status or status_for(error))
 
 
+def _too_large(max_bytes: int) -> DotBoxDError:
+    """413 for a body over ``max_bytes``: whether its Content-Length said so or its bytes did."""
+    return reject(
+        "E-SERVER-REQUEST",
+        f"the request body is larger than {max_bytes} bytes",
+        hint="send a smaller body",
+        limit=max_bytes,
+        status=413,
+    )
+
+
 async def read_body(request: Request, max_bytes: int, timeout_seconds: float) -> bytes:
     """The request body, at most ``max_bytes``, fully arrived within ``timeout_seconds``."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-        raise reject(
-            "E-SERVER-REQUEST",
-            f"the request body is larger than {max_bytes} bytes",
-            hint="send a smaller body",
-            limit=max_bytes,
-            status=413,
-        )
+        raise _too_large(max_bytes)
     chunks: list[bytes] = []
     size = 0
     try:
@@ -68,13 +73,7 @@ async def read_body(request: Request, max_bytes: int, timeout_seconds: float) ->
             async for chunk in request.stream():
                 size += len(chunk)
                 if size > max_bytes:
-                    raise reject(
-                        "E-SERVER-REQUEST",
-                        f"the request body is larger than {max_bytes} bytes",
-                        hint="send a smaller body",
-                        limit=max_bytes,
-                        status=413,
-                    )
+                    raise _too_large(max_bytes)
                 chunks.append(chunk)
     except TimeoutError:
         raise reject(

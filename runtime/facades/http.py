@@ -37,7 +37,7 @@ from dotboxd.runtime.context import BindingContext
 from dotboxd.runtime.errors import BindingError, SandboxError
 from dotboxd.runtime.facades.http_resolve import Resolver, pin, pin_async, system_resolver
 from dotboxd.runtime.facades.http_rules import CAPABILITY, HttpGrant, Target, check_allowed, parse_target
-from dotboxd.runtime.facades.http_transport import BodySink, Budget, Reply, fetch, fetch_async
+from dotboxd.runtime.facades.http_transport import BodySink, Budget, Exchange, Reply, fetch, fetch_async
 
 
 class HttpFacade:
@@ -60,7 +60,7 @@ class HttpFacade:
             check_allowed(grant, target)
             budget = _budget(ctx, grant)
             address = pin(target, self.resolver, grant.allow_private_network, budget)
-            reply = fetch(target, address, grant, budget, ctx.charge_network_write, sink, self.tls)
+            reply = fetch(Exchange(target, address, grant, budget, ctx.charge_network_write, sink, self.tls))
         except (BindingError, SandboxError) as failure:
             _audit_failure(ctx, target, sink, failure)
             raise
@@ -75,7 +75,7 @@ class HttpFacade:
             budget = _budget(ctx, grant)
             address = await pin_async(target, self.resolver, grant.allow_private_network, budget)
             reply = await fetch_async(
-                target, address, grant, budget, ctx.charge_network_write, sink, self.tls
+                Exchange(target, address, grant, budget, ctx.charge_network_write, sink, self.tls)
             )
         except (BindingError, SandboxError) as failure:
             _audit_failure(ctx, target, sink, failure)

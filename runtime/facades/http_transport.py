@@ -177,31 +177,58 @@ def _client_options(seconds: float, tls: ssl.SSLContext | None) -> dict[str, obj
     }
 
 
-def fetch(
-    target: Target,
-    address: IpAddress,
-    grant: HttpGrant,
-    budget: Budget,
-    charge_write: Callable[[int], None],
-    sink: BodySink,
-    tls: ssl.SSLContext | None = None,
-) -> Reply:
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One pinned GET, whichever client sends it: where it goes (``target`` at the resolved
+    ``address``), what the grant allows, the call's time ``budget``, where the request's bytes are
+    charged (``charge_write``) and the response's go (``sink``). The blocking and the asyncio forms
+    (``fetch``, ``fetch_async``) differ only in how they wait, so everything else lives here once."""
+
+    target: Target
+    address: IpAddress
+    grant: HttpGrant
+    budget: Budget
+    charge_write: Callable[[int], None]
+    sink: BodySink
+    tls: ssl.SSLContext | None = None
+
+    def client_options(self) -> dict[str, object]:
+        return _client_options(self.budget.left(), self.tls)
+
+    def request(self, client: httpx.Client | httpx.AsyncClient) -> httpx.Request:
+        """The request, refused before it is sent when it is larger than the grant allows, and its
+        bytes charged as network writes."""
+        request = build_request(client, self.target, self.address)
+        size = request_bytes(request)
+        check_request_size(size, self.grant)
+        self.charge_write(size)
+        return request
+
+    def head(self, response: httpx.Response) -> None:
+        """Record the status (for the audit record) and check the headers against the grant."""
+        self.sink.status = response.status_code
+        check_head(response, self.grant)
+
+    def chunk(self, data: bytes) -> None:
+        """One piece of the body, taken only while time is left."""
+        self.budget.left()
+        self.sink.add(data)
+
+    def reply(self, response: httpx.Response) -> Reply:
+        return Reply(response.status_code, self.sink.body())
+
+
+def fetch(exchange: Exchange) -> Reply:
     """The blocking GET (used by ``SandboxHost.execute``'s binding calls)."""
     try:
-        with httpx.Client(**_client_options(budget.left(), tls)) as client:  # type: ignore[arg-type]
-            request = build_request(client, target, address)
-            size = request_bytes(request)
-            check_request_size(size, grant)
-            charge_write(size)
-            response = client.send(request, stream=True)
+        with httpx.Client(**exchange.client_options()) as client:  # type: ignore[arg-type]
+            response = client.send(exchange.request(client), stream=True)
             try:
-                sink.status = response.status_code
-                check_head(response, grant)
+                exchange.head(response)
                 for chunk in response.iter_raw():
-                    budget.left()
-                    sink.add(chunk)
-                budget.left()
-                return Reply(response.status_code, sink.body())
+                    exchange.chunk(chunk)
+                exchange.budget.left()
+                return exchange.reply(response)
             finally:
                 response.close()
     except (TimeoutError, httpx.TimeoutException):
@@ -210,31 +237,17 @@ def fetch(
         raise transport_failed() from None
 
 
-async def fetch_async(
-    target: Target,
-    address: IpAddress,
-    grant: HttpGrant,
-    budget: Budget,
-    charge_write: Callable[[int], None],
-    sink: BodySink,
-    tls: ssl.SSLContext | None = None,
-) -> Reply:
+async def fetch_async(exchange: Exchange) -> Reply:
     """The asyncio GET (an async binding awaited on an event loop): one timeout covers it all."""
     try:
-        async with asyncio.timeout(budget.left()):
-            async with httpx.AsyncClient(**_client_options(budget.left(), tls)) as client:  # type: ignore[arg-type]
-                request = build_request(client, target, address)
-                size = request_bytes(request)
-                check_request_size(size, grant)
-                charge_write(size)
-                response = await client.send(request, stream=True)
+        async with asyncio.timeout(exchange.budget.left()):
+            async with httpx.AsyncClient(**exchange.client_options()) as client:  # type: ignore[arg-type]
+                response = await client.send(exchange.request(client), stream=True)
                 try:
-                    sink.status = response.status_code
-                    check_head(response, grant)
+                    exchange.head(response)
                     async for chunk in response.aiter_raw():
-                        budget.left()
-                        sink.add(chunk)
-                    return Reply(response.status_code, sink.body())
+                        exchange.chunk(chunk)
+                    return exchange.reply(response)
                 finally:
                     await response.aclose()
     except (TimeoutError, httpx.TimeoutException):

@@ -29,6 +29,7 @@ from dotboxd.core import ast as ir
 from dotboxd.validator.plan import ExecutionPlan
 
 from .facts import walk_loops
+from .live import live
 
 NEXT = 0
 LEAVE = 1
@@ -93,10 +94,7 @@ def _block(
     assigned: dict[str, None],
     flags: list[bool],
 ) -> None:
-    dead = plan.dead_statements
-    for stmt in block:
-        if id(stmt) in dead:
-            continue
+    for stmt in live(plan, block):
         kind = type(stmt)
         if kind is ir.Set:
             assert isinstance(stmt, ir.Set)

@@ -18,6 +18,7 @@ from dotboxd.core import ast, costs
 from dotboxd.core.types import ListType, MapType, RecordType
 from dotboxd.validator.plan import CallKind, ExecutionPlan
 
+from .live import live as live  # also codegen's import of it, from here
 from .work import WorkCounter, call_nodes
 
 TEXT_LITERALS = frozenset(
@@ -94,13 +95,6 @@ class PlanFacts:
         return self.plan_nodes + self.inlined_nodes
 
 
-def live(plan: ExecutionPlan, block: tuple[ast.Stmt, ...]) -> Iterator[ast.Stmt]:
-    """The statements of ``block`` that can run (dead ones are never executed nor charged)."""
-    for stmt in block:
-        if not plan.is_dead(stmt):
-            yield stmt
-
-
 class _Analyzer:
     def __init__(self, plan: ExecutionPlan, inline: bool) -> None:
         self.plan = plan
@@ -135,10 +129,7 @@ class _Analyzer:
         return facts
 
     def _block_has_loops(self, block: tuple[ast.Stmt, ...]) -> bool:
-        dead = self.plan.dead_statements
-        for stmt in block:
-            if id(stmt) in dead:
-                continue
+        for stmt in live(self.plan, block):
             kind = type(stmt)
             if kind is ast.While or kind is ast.ForRange:
                 return True
@@ -226,8 +217,7 @@ class _Analyzer:
     # --- fast eligibility --------------------------------------------------------------------
 
     def block_fast(self, block: tuple[ast.Stmt, ...]) -> bool:
-        dead = self.plan.dead_statements
-        return all(self.stmt_fast(s) for s in block if id(s) not in dead)
+        return all(self.stmt_fast(s) for s in live(self.plan, block))
 
     def stmt_fast(self, stmt: ast.Stmt) -> bool:
         kind = type(stmt)
@@ -270,8 +260,7 @@ class _Analyzer:
     # --- worst-case cost, size and inline depth (fast code only) -----------------------------
 
     def block_cost(self, block: tuple[ast.Stmt, ...]) -> int:
-        dead = self.plan.dead_statements
-        return sum(self.stmt_cost(s) for s in block if id(s) not in dead)
+        return sum(self.stmt_cost(s) for s in live(self.plan, block))
 
     def stmt_cost(self, stmt: ast.Stmt) -> int:
         own = costs.STATEMENT_FUEL
@@ -297,9 +286,7 @@ class _Analyzer:
         if kind is ast.Binary:
             return own + self.expr_cost(expr.left) + self.expr_cost(expr.right)  # type: ignore[union-attr]
         assert isinstance(expr, ast.Call)
-        args = 0
-        for arg in expr.args:
-            args += self.expr_cost(arg)
+        args = sum(self.expr_cost(arg) for arg in expr.args)
         target = self.plan.call_target(expr)
         if target.kind is CallKind.BUILTIN:
             return own + args + costs.BUILTIN_COSTS[target.name].base
@@ -307,10 +294,7 @@ class _Analyzer:
 
     def block_size(self, block: tuple[ast.Stmt, ...]) -> int:
         total = 0
-        dead = self.plan.dead_statements
-        for stmt in block:
-            if id(stmt) in dead:
-                continue
+        for stmt in live(self.plan, block):
             total += 1
             kind = type(stmt)
             if kind is ast.If:
@@ -331,9 +315,7 @@ class _Analyzer:
         if kind is not ast.Call:
             return 1
         assert isinstance(expr, ast.Call)
-        total = 1
-        for arg in expr.args:
-            total += self.expr_size(arg)
+        total = 1 + sum(self.expr_size(arg) for arg in expr.args)
         target = self.plan.call_target(expr)
         if target.kind is CallKind.FUNCTION:
             total += self.function(target.name).size
@@ -341,10 +323,7 @@ class _Analyzer:
 
     def block_depth(self, block: tuple[ast.Stmt, ...]) -> int:
         deepest = 0
-        dead = self.plan.dead_statements
-        for stmt in block:
-            if id(stmt) in dead:
-                continue
+        for stmt in live(self.plan, block):
             kind = type(stmt)
             if kind is ast.If:
                 assert isinstance(stmt, ast.If)
@@ -367,9 +346,7 @@ class _Analyzer:
         if kind is not ast.Call:
             return 0
         assert isinstance(expr, ast.Call)
-        deepest = 0
-        for arg in expr.args:
-            deepest = max(deepest, self.expr_depth(arg))
+        deepest = max((self.expr_depth(arg) for arg in expr.args), default=0)
         target = self.plan.call_target(expr)
         if target.kind is CallKind.FUNCTION:
             deepest = max(deepest, 1 + self.function(target.name).inline_depth)

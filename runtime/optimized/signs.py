@@ -30,6 +30,8 @@ from dotboxd.core import ast
 from dotboxd.core.types import I32, I64
 from dotboxd.validator.plan import CallKind, ExecutionPlan, FunctionInfo
 
+from .live import live
+
 State = frozenset[str] | None
 """Locals known >= 0, or None where the point is unreachable."""
 
@@ -95,10 +97,7 @@ class _Analysis:
     # --- statements ---------------------------------------------------------------------------
 
     def block(self, block: tuple[ast.Stmt, ...], state: State) -> State:
-        dead = self.plan.dead_statements
-        for stmt in block:
-            if id(stmt) in dead:
-                continue
+        for stmt in live(self.plan, block):
             if state is None:
                 return None
             state = self.stmt(stmt, state)
@@ -159,32 +158,22 @@ class _Analysis:
         may have assumed too much, so its findings are dropped."""
         outer = self.nonneg
         head = entry
-        while True:
+        while True:  # one pass over the loop per round, from the head found so far
             self.nonneg = set()
-            end, breaks = self._iteration(body, head, condition, counter)
+            if condition is not None:
+                self.expr(condition, head)
+            frame = _Loop()
+            self.loops.append(frame)
+            start = head | {counter} if counter is not None else head
+            end = _meet(self.block(body, start), frame.continues)
+            self.loops.pop()
             new_head = head if end is None else head & end
             if new_head == head:
                 break
             head = new_head
         outer |= self.nonneg
         self.nonneg = outer
-        return head, breaks
-
-    def _iteration(
-        self,
-        body: tuple[ast.Stmt, ...],
-        head: frozenset[str],
-        condition: ast.Expr | None,
-        counter: str | None,
-    ) -> tuple[State, State]:
-        if condition is not None:
-            self.expr(condition, head)
-        frame = _Loop()
-        self.loops.append(frame)
-        start = head | {counter} if counter is not None else head
-        end = _meet(self.block(body, start), frame.continues)
-        self.loops.pop()
-        return end, frame.breaks
+        return head, frame.breaks
 
 
 def _entry_params(plan: ExecutionPlan, info: FunctionInfo) -> frozenset[str]:

@@ -25,7 +25,7 @@ from dotboxd.core.values import SandboxFault, Shape, Value, shape_of, utf16_len,
 from dotboxd.runtime.binding_call import call_binding
 from dotboxd.runtime.context import RunContext
 from dotboxd.runtime.errors import SandboxError
-from dotboxd.runtime.intrinsics import CONCAT_CHARGES, INTRINSICS
+from dotboxd.runtime.intrinsics import CONCAT_CHARGES, INTRINSICS, Intrinsic
 from dotboxd.runtime.locations import locate_ordinal
 from dotboxd.runtime.meter import Meter
 from dotboxd.runtime.optimized.fastops import FAST_PATHS, concat_charges, list_item, list_size
@@ -129,7 +129,14 @@ def _locate(state: RunState, error: Exception, site: int) -> None:
         locate_ordinal(error, state.run.plan.module, nodes[site])
 
 
-def _fault(state: RunState, f: int, lref: int, site: int, args: tuple[Any, ...]) -> Any:
+FAULT_ARITIES: Final = (1, 2, 3)
+"""The operand counts a fault site's operation takes (``_s_f<n>``, ``_s_c<n>`` in generated code)."""
+
+
+def fault(state: RunState, f: int, lref: int, site: int, *args: Any) -> Any:
+    """A fault site: apply its operation to ``args``; a run-time error it raises is raised with the
+    meter brought up to date and the error located at the site's node. One function serves every
+    arity (``_s_f1``..``_s_f3``: the verifier checks each call's argument count by that name)."""
     op = state.sites[site]
     try:
         return op(*args)
@@ -139,22 +146,11 @@ def _fault(state: RunState, f: int, lref: int, site: int, args: tuple[Any, ...])
         raise
 
 
-def fault1(state: RunState, f: int, lref: int, site: int, a: Any) -> Any:
-    return _fault(state, f, lref, site, (a,))
-
-
-def fault2(state: RunState, f: int, lref: int, site: int, a: Any, b: Any) -> Any:
-    return _fault(state, f, lref, site, (a, b))
-
-
-def fault3(state: RunState, f: int, lref: int, site: int, a: Any, b: Any, c: Any) -> Any:
-    return _fault(state, f, lref, site, (a, b, c))
-
-
-def _chunk_fault(state: RunState, f: int, i: int, site: int, args: tuple[Any, ...]) -> Any:
+def chunk_fault(state: RunState, f: int, i: int, site: int, *args: Any) -> Any:
     """A fault site in a fast chunk, at iteration counter ``i``: the chunk's start, size and the
     refund its loop owes its caller are the ones ``reserve`` recorded (a chunk body holds no loop and
-    calls no function that has one, so no other reservation runs before it ends)."""
+    calls no function that has one, so no other reservation runs before it ends). Every arity, as
+    ``fault`` (``_s_c1``..``_s_c3``)."""
     op, base, ahead, started = state.sites[site]
     try:
         return op(*args)
@@ -164,18 +160,6 @@ def _chunk_fault(state: RunState, f: int, i: int, site: int, args: tuple[Any, ..
         sync(state, f - j * base + ahead, lr + n - j - started)
         _locate(state, error, site)
         raise
-
-
-def chunk_fault1(state: RunState, f: int, i: int, site: int, a: Any) -> Any:
-    return _chunk_fault(state, f, i, site, (a,))
-
-
-def chunk_fault2(state: RunState, f: int, i: int, site: int, a: Any, b: Any) -> Any:
-    return _chunk_fault(state, f, i, site, (a, b))
-
-
-def chunk_fault3(state: RunState, f: int, i: int, site: int, a: Any, b: Any, c: Any) -> Any:
-    return _chunk_fault(state, f, i, site, (a, b, c))
 
 
 def too_deep(state: RunState, f: int, lref: int) -> None:
@@ -191,6 +175,13 @@ def no_return(state: RunState, f: int, lref: int) -> None:
     raise _internal("function ended without returning")
 
 
+def _refund(meter: Meter, lref: int) -> None:
+    """An operation that fails gives back the loop iterations reserved ahead of it (``lref``), so
+    the run's usage counts only the iterations that started, as the reference's does."""
+    if lref:
+        meter.loop_iterations -= lref
+
+
 # --- loops -----------------------------------------------------------------------------------
 
 
@@ -200,8 +191,7 @@ def loop_iteration(state: RunState, f: int, lref: int) -> int:
     try:
         meter.loop_iteration()
     except Exception:
-        if lref:
-            meter.loop_iterations -= lref
+        _refund(meter, lref)
         raise
     return meter.max_fuel - meter.fuel_used
 
@@ -224,6 +214,7 @@ def reserve(
     need: int,
     work: int,
     heavy: int,
+    most: int | None = None,
 ) -> int:
     """Reserve up to ``CHUNK`` iterations of a bulk loop (0: run the next one on the exact path).
 
@@ -234,14 +225,31 @@ def reserve(
     on one iteration's real work (``work.py``), which caps the chunk so that the deadline and
     cancellation, checked here once per chunk, are checked at a bounded real-time interval whatever
     the body does. A reservation is recorded in the run state for the chunk's fault sites
-    (``_chunk_fault``).
+    (``chunk_fault``).
 
     The chunk's work joins the run's work counter (``state.work``, shared with ``tick``); the clock
     is read only when the work since the last check leaves no room for one more iteration, and the
     chunk is cut to the room that is left. So a loop entered again and again (the inner ``while``
     of a Collatz walk, a few iterations each time) checks the deadline once per ``CHUNK_WORK`` units
     of work actually done, not at every entry, and no stretch between two checks holds more.
-    Cancellation is still checked at every reservation."""
+    Cancellation is still checked at every reservation.
+
+    ``most`` (``_s_capm``; ``_s_cap`` passes none) cuts the chunk to at most that many iterations.
+    Why: a chunk whose body counts ``c = c + k`` (constant steps) can drop the overflow check of
+    every such update when it runs no more iterations than the counters have room for; the
+    generated code computes that room (``most``) from the counters' values before the chunk, so the
+    update that would overflow always runs on the exact path, which checks it and faults exactly
+    where the reference does. Cutting the chunk before reserving keeps the reservation the one
+    record of the chunk (``state.chunk``) that the fault sites read."""
+    if most is not None:
+        if most <= 0:
+            sync(state, f, lref)  # nothing reserved: the exact path checks the deadline itself
+            return 0
+        if stop is None:
+            stop = most
+            start = 0
+        elif stop - start > most:
+            stop = start + most
     meter = sync(state, f, lref)
     if d < need:
         meter.check_deadline()
@@ -273,38 +281,6 @@ def reserve(
     return n
 
 
-def reserve_at_most(
-    state: RunState,
-    f: int,
-    d: int,
-    lref: int,
-    start: int,
-    stop: int | None,
-    worst: int,
-    need: int,
-    work: int,
-    heavy: int,
-    most: int,
-) -> int:
-    """``reserve``, cut to at most ``most`` iterations (0: run the next one on the exact path).
-
-    Why: a chunk whose body counts ``c = c + k`` (constant steps) can drop the overflow check of
-    every such update when it runs no more iterations than the counters have room for; the
-    generated code computes that room (``most``) from the counters' values before the chunk, so the
-    update that would overflow always runs on the exact path, which checks it and faults exactly
-    where the reference does. Cutting the chunk before reserving keeps the reservation the one
-    record of the chunk (``state.chunk``) that the fault sites read."""
-    if most <= 0:
-        sync(state, f, lref)  # nothing reserved: the exact path checks the deadline itself
-        return 0
-    if stop is None:
-        stop = most
-        start = 0
-    elif stop - start > most:
-        stop = start + most
-    return reserve(state, f, d, lref, start, stop, worst, need, work, heavy)
-
-
 def tick(state: RunState, f: int, lref: int, nodes: int, heavy: int) -> None:
     """The entry of a generated function that makes real calls or runs text operations: count its
     own work (``work.WorkCounter.entry``) and check the deadline and cancellation once ``CHUNK_WORK``
@@ -321,8 +297,7 @@ def tick(state: RunState, f: int, lref: int, nodes: int, heavy: int) -> None:
     try:
         meter.check_deadline()
     except SandboxError:
-        if lref:
-            meter.loop_iterations -= lref
+        _refund(meter, lref)
         raise
 
 
@@ -343,8 +318,7 @@ def text(state: RunState, f: int, lref: int, site: int, index: int) -> tuple[Val
     try:
         meter.shape(shape)
     except Exception:
-        if lref:
-            meter.loop_iterations -= lref
+        _refund(meter, lref)
         raise
     return value, meter.max_fuel - meter.fuel_used
 
@@ -355,8 +329,7 @@ def composite_equal(state: RunState, f: int, lref: int, site: int, a: Value, b: 
     try:
         meter.fuel(costs.composite_equality_fuel(shape_of(a).nodes, shape_of(b).nodes))
     except Exception:
-        if lref:
-            meter.loop_iterations -= lref
+        _refund(meter, lref)
         raise
     return values_equal(a, b), meter.max_fuel - meter.fuel_used
 
@@ -369,15 +342,16 @@ def binding(
     try:
         value = call_binding(state.run, state.bindings[index], args)
     except Exception as error:
-        if lref:
-            meter.loop_iterations -= lref
+        _refund(meter, lref)
         _locate(state, error, site)
         raise
     return value, meter.max_fuel - meter.fuel_used
 
 
-def _intrinsic_stub(builtin: str) -> Callable[..., tuple[Value, int]]:
-    impl = INTRINSICS[builtin]
+def _exact_stub(impl: Intrinsic, name: str) -> Callable[..., tuple[Value, int]]:
+    """A stub that pays its site's fuel segment, then runs ``impl`` with every charge through the
+    meter; returns the value and the fuel left. An error is located at the site, with the loop
+    iterations reserved ahead (``lref``) given back."""
 
     def stub(state: RunState, f: int, lref: int, site: int, *args: Value) -> tuple[Value, int]:
         # ``pay`` and ``sync`` inlined: this is the hottest stub of collection-heavy kernels
@@ -391,35 +365,27 @@ def _intrinsic_stub(builtin: str) -> Callable[..., tuple[Value, int]]:
         try:
             value = impl(meter, args)
         except Exception as error:
-            if lref:
-                meter.loop_iterations -= lref
+            _refund(meter, lref)
             _locate(state, error, site)
             raise
         return value, meter.max_fuel - meter.fuel_used
 
-    stub.__name__ = intrinsic_stub_name(builtin)
+    stub.__name__ = name
     return stub
+
+
+def _intrinsic_stub(builtin: str) -> Callable[..., tuple[Value, int]]:
+    return _exact_stub(INTRINSICS[builtin], intrinsic_stub_name(builtin))
+
+
+_concat_charges_stub = _exact_stub(CONCAT_CHARGES, "_s_cat_exact")
 
 
 def concat_charges_exact(state: RunState, f: int, lref: int, site: int, a: Value, b: Value) -> int:
     """Every charge of ``string.concatBudgeted`` through the meter, in the reference's order, and
     no text: the generated code appends it to the variable itself (``s = s + x``); returns the fuel
     left. Fails exactly where the exact stub of the built-in fails."""
-    total = state.totals[site]
-    if total:
-        f -= total
-        if f < 0:
-            exhaust(state, f, lref, site)
-    meter = state.meter
-    meter.fuel_used = meter.max_fuel - f
-    try:
-        CONCAT_CHARGES(meter, (a, b))
-    except Exception as error:
-        if lref:
-            meter.loop_iterations -= lref
-        _locate(state, error, site)
-        raise
-    return meter.max_fuel - meter.fuel_used
+    return _concat_charges_stub(state, f, lref, site, a, b)[1]
 
 
 def exact_intrinsic_stub(builtin: str) -> Callable[..., tuple[Value, int]]:
@@ -467,18 +433,14 @@ generated code calls it only after checking ``0 <= index < _p_lsize(list)`` (``c
 STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
     {
         "_s_fx": exhaust,
-        "_s_f1": fault1,
-        "_s_f2": fault2,
-        "_s_f3": fault3,
-        "_s_c1": chunk_fault1,
-        "_s_c2": chunk_fault2,
-        "_s_c3": chunk_fault3,
+        **{f"_s_f{arity}": fault for arity in FAULT_ARITIES},
+        **{f"_s_c{arity}": chunk_fault for arity in FAULT_ARITIES},
         "_s_deep": too_deep,
         "_s_noret": no_return,
         "_s_liter": loop_iteration,
         "_s_lend": loop_end,
         "_s_cap": reserve,
-        "_s_capm": reserve_at_most,
+        "_s_capm": reserve,
         "_s_tick": tick,
         "_s_lback": give_back,
         "_s_text": text,

@@ -41,7 +41,7 @@ from . import pyast as P
 from .codegen import FIXED_PARAMS
 from .cold import cold_name, describe, find_loop
 from .errors import VerifierFailure
-from .stubs import PURE_HELPERS, RANGE_NAME, STUBS
+from .stubs import FAULT_ARITIES, PURE_HELPERS, RANGE_NAME, STUBS
 from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 
 VERIFIER_VERSION = "dotboxd-py-opt-verifier-5"  # 5: _s_capm reservations
@@ -186,8 +186,8 @@ _BIN_OPS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Div
 _CMP_OPS = frozenset({ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq})
 _UNARY_OPS = frozenset({ast.USub, ast.Not})
 _BOOL_OPS = frozenset({ast.And, ast.Or})
-_FAULT_STUBS = {"_s_f1": 1, "_s_f2": 2, "_s_f3": 3}
-_CHUNK_STUBS = {"_s_c1": 1, "_s_c2": 2, "_s_c3": 3}
+_FAULT_STUBS = {f"_s_f{arity}": arity for arity in FAULT_ARITIES}
+_CHUNK_STUBS = {f"_s_c{arity}": arity for arity in FAULT_ARITIES}
 _FIXED_ARITY = {"_s_cap": 10, "_s_capm": 11, "_s_tick": 5}
 """Stubs whose every argument is positional data of fixed count (a wrong count would be a raw
 ``TypeError`` at run time)."""
@@ -796,7 +796,7 @@ def _is_charge(block: list[ast.stmt], index: int) -> bool:
 def _is_reservation(block: list[ast.stmt], index: int) -> bool:
     """``n<i> = _s_cap(R, ...)`` or ``_s_capm(R, ...)``: a bulk reservation (it charges the chunk's
     loop iterations and guarantees the fuel of a fast chunk; ``_s_capm`` also caps the count by the
-    room of the body's counters, see ``stubs.reserve_at_most``)."""
+    room of the body's counters, see ``stubs.reserve``'s ``most``)."""
     if index >= len(block):
         return False
     stmt = block[index]

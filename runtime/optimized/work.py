@@ -23,6 +23,8 @@ from dotboxd.core import ast, costs
 from dotboxd.core.types import BOOL, F64, GUID, I32, I64, UNIT
 from dotboxd.validator.plan import CallKind, ExecutionPlan
 
+from .live import live
+
 CHUNK_WORK: Final = 65_536
 """Work units one bulk chunk may hold (about 2 ms of generated code on the reference machine: an
 IR node of fast code takes tens of nanoseconds)."""
@@ -106,10 +108,7 @@ class WorkCounter:
     def _own_block(self, block: tuple[ast.Stmt, ...]) -> tuple[int, int, bool]:
         nodes = heavy = 0
         calls = False
-        dead = self.plan.dead_statements
-        for stmt in block:
-            if id(stmt) in dead:
-                continue
+        for stmt in live(self.plan, block):
             nodes += 1
             kind = type(stmt)
             parts: list[tuple[int, int, bool]] = []
@@ -161,10 +160,7 @@ class WorkCounter:
 
     def block(self, block: tuple[ast.Stmt, ...]) -> tuple[int, int]:
         nodes = heavy = 0
-        dead = self.plan.dead_statements
-        for stmt in block:
-            if id(stmt) in dead:
-                continue
+        for stmt in live(self.plan, block):
             nodes += 1
             kind = type(stmt)
             parts: tuple[tuple[int, int], ...]

@@ -52,6 +52,10 @@ RETURN: Final = object()
 Env = dict[str, Value]
 Signal = object | None
 
+_LOOP_EXIT: Final[dict[object, Signal]] = {BREAK: None, RETURN: RETURN}
+"""What a loop statement signals when its body's iteration ends with ``break`` (the loop is done:
+nothing) or ``return`` (passed on to the enclosing block); ``continue`` just goes on looping."""
+
 _ARITH: dict[SandboxType, dict[str, Callable[[Any, Any], Any]]] = {
     I32: dict(arith.ARITH_I32),
     I64: dict(arith.ARITH_I64),
@@ -233,10 +237,8 @@ class _Machine:
         while self.eval(node.condition, env):
             loop_iteration()
             signal = self._block(node.body, env)
-            if signal is BREAK:
-                break
-            if signal is RETURN:
-                return RETURN
+            if signal is BREAK or signal is RETURN:
+                return _LOOP_EXIT[signal]
         return None
 
     def _for_range(self, node: ast.ForRange, env: Env) -> Signal:
@@ -249,10 +251,8 @@ class _Machine:
             loop_iteration()
             env[name] = i
             signal = self._block(node.body, env)
-            if signal is BREAK:
-                break
-            if signal is RETURN:
-                return RETURN
+            if signal is BREAK or signal is RETURN:
+                return _LOOP_EXIT[signal]
         return None
 
     def _continue(self, node: ast.Continue, env: Env) -> Signal:

@@ -1,4 +1,4 @@
-"""Counter-capped bulk chunks (``codegen.counter_room``, ``stubs.reserve_at_most``).
+"""Counter-capped bulk chunks (``codegen.counter_room``, ``stubs.reserve`` with ``most``).
 
 A leaf loop whose body only steps a local by constants (``c = c + k``) runs its chunks without the
 overflow check of those steps: each chunk reserves no more iterations than the counters have room
