@@ -216,7 +216,7 @@ def bind(
     ``keep_module`` is set."""
     started = time.perf_counter() if started is None else started
     globals_allowed = allowed_globals(tables)
-    verify_module(module, tables, plan, globals_allowed)
+    verify_module(module, tables, plan, globals_allowed, key.options)
     code = _compile_verified(module, plan, globals_allowed)
     namespace = namespace_base()
     namespace.update(tables.guid_values())

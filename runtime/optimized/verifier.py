@@ -12,7 +12,10 @@ to implement (the Cranelift-verifier idea applied to our own output):
    state first; every loop metered (its body starts with a fuel charge, or it is a bulk chunk
    right after a ``_s_cap`` reservation, or a single-pass block; a ``while`` is ``while True:``, or
    ``while <slot> < <slot or int>:`` when its body starts with a ``_s_cap`` reservation); every generated function is a
-   reachable plan function and every binding index names a binding of the plan;
+   reachable plan function and every binding index names a binding of the plan; every bulk
+   reservation is the one the plan's loop calls for (``reservations.py``: its loop kind, ``R f d
+   lr``, start and stop, and worst fuel, frames and work recomputed from the plan), and every
+   give-back of reserved iterations refunds at most what its chunk reserved and has not started;
 2. **the code objects, after ``compile()``**, recursively: the names they load, their constants,
    their flags (no generator, coroutine, varargs, closures) and their opcodes.
 
@@ -41,10 +44,11 @@ from . import pyast as P
 from .codegen import FIXED_PARAMS
 from .cold import cold_name, describe, find_loop
 from .errors import VerifierFailure
+from .reservations import Reservation, expected_reservations
 from .stubs import FAULT_ARITIES, PURE_HELPERS, RANGE_NAME, STUBS
 from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-5"  # 5: _s_capm reservations
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-6"  # 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -209,7 +213,12 @@ class _AstVerifier:
     module is refused before it is walked."""
 
     def __init__(
-        self, plan: ExecutionPlan, tables: Tables, globals_allowed: frozenset[str] | None, cold: bool
+        self,
+        plan: ExecutionPlan,
+        tables: Tables,
+        globals_allowed: frozenset[str] | None,
+        cold: bool,
+        options_key: str = "",
     ) -> None:
         self.plan = plan
         self.tables = tables
@@ -236,6 +245,15 @@ class _AstVerifier:
         self.paid_sites: frozenset[int] = frozenset()
         self.op_sites: frozenset[int] = frozenset()
         self.chunk_sites: frozenset[int] = frozenset()
+        self.options_key = options_key
+        self.expected: dict[str, tuple[Reservation, ...]] = {}
+        """Generated function -> its reservations as the plan determines them (``reservations``)."""
+        self.pending: list[Reservation] = []
+        """The reservations of the function being checked not yet matched, in order."""
+        self.approved: set[int] = set()
+        """``id`` of the reservation calls matched against the plan: any other is refused."""
+        self.chunk: tuple[str, str, str | None] | None = None
+        """Inside a bulk chunk's body: (reserved count ``n``, iteration name, forRange start ``k``)."""
 
     def count(self, more: int) -> None:
         self.nodes += more
@@ -280,6 +298,8 @@ class _AstVerifier:
         self.paid_sites = frozenset(paid)
         self.op_sites = frozenset(ops)
         self.chunk_sites = frozenset(chunk_ops)
+        if not self.cold:  # a cold path is one exact iteration of a leaf loop: no reservation at all
+            self.expected = expected_reservations(plan, tables, self.options_key)
 
     # --- the module -------------------------------------------------------------------------
 
@@ -334,7 +354,11 @@ class _AstVerifier:
             type(p) is str and SLOT.match(p) for p in params[fixed:]
         ):
             raise _fail("parameters must be distinct slots", fn)
+        self.pending = list(self.expected.get(fn.name, ()))
+        self.pending.reverse()  # popped from the end, in plan order
         self.block(fn.body, 0)
+        if self.pending:
+            raise _fail("a bulk loop of the plan has no reservation", fn)
 
     # --- statements ---------------------------------------------------------------------------
 
@@ -392,6 +416,10 @@ class _AstVerifier:
             elif kind is ast.Expr:
                 if _KIND.get(type(stmt.value)) is not ast.Call:
                     raise _fail("expression statements must be calls", stmt)
+                if _calls(stmt.value, "_s_lback") and not (
+                    index + 1 < len(stmts) and _KIND.get(type(stmts[index + 1])) in (ast.Break, ast.Return)
+                ):
+                    raise _fail("a give-back of reserved iterations must leave the chunk", stmt)
                 self.call_tree(stmt.value)
             elif kind is ast.Return:
                 returned = stmt.value
@@ -449,18 +477,24 @@ class _AstVerifier:
         if loop.orelse:
             raise _fail("while loops have no else", loop)
         if _KIND.get(type(test)) is ast.Constant and test.value is True:  # type: ignore[attr-defined]
-            if not (_is_charge(body, 0) or _is_reservation(body, 0) or _single_pass(body)):
+            if _is_reservation(body, 0):
+                self.reservation(body[0], None)
+            elif not (_is_charge(body, 0) or _single_pass(body)):
                 raise _fail("a loop body does not start with a meter charge", loop)
         elif _bounds_test(test):
             # ``while k < e:`` only in front of a bulk reservation, which checks the deadline and
             # cancellation and charges the pass's iterations before anything else runs
             if not _is_reservation(body, 0):
                 raise _fail("a bounded loop must start with a bulk reservation", loop)
+            assert isinstance(test, ast.Compare)
+            self.reservation(body[0], test)
             self.expr(test)
         else:
             raise _fail("loops are `while True:` or `while <slot> < <slot or constant>:`, without else", loop)
         self.count(1)
+        saved, self.chunk = self.chunk, None  # a break in here would leave this loop, not the chunk
         self.block(body, depth + 1)
+        self.chunk = saved
 
     def for_(self, loop: ast.For, block: list[ast.stmt], index: int, depth: int) -> None:
         self.count(1)
@@ -484,9 +518,59 @@ class _AstVerifier:
             raise _fail("a loop body does not start with a meter charge", loop)
         if getattr(loop, "type_comment", None):
             raise _fail("type comments are not allowed", loop)
+        saved = self.chunk
+        if bulk:
+            self.chunk = self.chunk_names(loop, block[0])
+        else:
+            self.chunk = None  # a give-back refunds the innermost chunk's iterations only
         self.block(loop.body, depth + 1)
+        self.chunk = saved
         if loop.orelse:
             self.block(loop.orelse, depth + 1)
+
+    def chunk_names(self, loop: ast.For, reservation: ast.stmt) -> tuple[str, str, str | None]:
+        """The names a chunk's give-backs are computed from - the reserved count ``n``, the
+        iteration ``j`` (or ``v`` with its start ``k``) - which its body must never assign: then
+        ``n - j`` (``n - (v - k)``) and that minus 1 lie in ``[0, n]``, never more than reserved."""
+        assert isinstance(reservation, ast.Assign) and isinstance(reservation.targets[0], ast.Name)
+        assert isinstance(loop.target, ast.Name) and isinstance(loop.iter, ast.Call)
+        n = reservation.targets[0].id
+        start_arg = loop.iter.args[0] if len(loop.iter.args) == 2 else None
+        start = start_arg.id if isinstance(start_arg, ast.Name) else None
+        fixed = {n, loop.target.id} | ({start} if start is not None else set())
+        if len(fixed) != (3 if start is not None else 2):
+            raise _fail("a chunk's count, iteration and start are distinct names", loop)
+        for stmt in loop.body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in fixed:
+                    raise _fail(f"a chunk body assigns {node.id!r}, which its give-backs read", node)
+        return n, loop.target.id, start
+
+    def reservation(self, stmt: ast.stmt, test: ast.Compare | None) -> None:
+        """A bulk reservation against the plan's next bulk loop (``reservations``): its kind,
+        ``R f d lr``, where it starts and stops (a forRange: the names of its ``while k < stop:``
+        test; a while loop: 0 and None) and ``worst need work heavy`` exactly as the plan says."""
+        assert isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
+        call = stmt.value
+        if not self.pending:
+            raise _fail("a reservation the plan has no bulk loop for", stmt)
+        want = self.pending.pop()
+        if want.bounded != (test is not None):
+            raise _fail("a reservation's loop kind differs from the plan's loop", stmt)
+        args = call.args
+        if len(args) != _FIXED_ARITY[call.func.id]:  # type: ignore[attr-defined]
+            raise _fail("a reservation called with the wrong number of arguments", stmt)
+        if not all(_is_name(a, name) for a, name in zip(args[:4], ("R", "f", "d", "lr"), strict=True)):
+            raise _fail("a reservation takes the run state, fuel, frame budget and lr as they are", stmt)
+        if test is None:
+            bounds_ok = _is_const(args[4], 0) and _is_const(args[5], None)
+        else:
+            bounds_ok = _same_leaf(args[4], test.left) and _same_leaf(args[5], test.comparators[0])
+        if not bounds_ok:
+            raise _fail("a reservation's start or stop is not its loop's", stmt)
+        if not all(_is_const(a, c) for a, c in zip(args[6:10], want.constants, strict=True)):
+            raise _fail("a reservation's worst fuel, frames or work differ from the plan's", stmt)
+        self.approved.add(id(call))
 
     # --- expressions --------------------------------------------------------------------------
 
@@ -662,6 +746,10 @@ class _AstVerifier:
         elif callee in _FIXED_ARITY:
             if len(args) != _FIXED_ARITY[callee]:
                 raise _fail(f"{callee} called with the wrong number of arguments", node)
+            if callee != "_s_tick" and id(node) not in self.approved:
+                raise _fail(f"{callee} outside the start of a bulk loop the plan has", node)
+        elif callee == "_s_lback":
+            self.give_back(args, node)
         elif callee in PAYING_STUBS:
             if site not in self.charge_sites:
                 _index(args, 3, self.charge_sites, node)
@@ -671,6 +759,33 @@ class _AstVerifier:
                 _index(args, 4, range(len(self.tables.bindings)), node)
                 if len(args) != 6 or _KIND.get(type(args[5])) is not ast.Tuple:
                     raise _fail("_s_bind takes its arguments as one tuple", node)
+
+    def give_back(self, args: list[ast.expr], node: ast.Call) -> None:
+        """``_s_lback(R, n - j)``, ``n - (v - k)``, or either minus 1, inside the chunk of ``n``: it
+        refunds iterations that chunk reserved and has not started, never more (``chunk_names``)."""
+        if self.chunk is None:
+            raise _fail("a give-back outside a bulk chunk", node)
+        n, ivar, start = self.chunk
+        count: Any = args[1] if len(args) == 2 else None
+        if _KIND.get(type(count)) is ast.BinOp and _is_const(count.right, 1) and type(count.op) is ast.Sub:
+            count = count.left
+        index: Any = count.right if _KIND.get(type(count)) is ast.BinOp else None
+        if start is None:
+            index_ok = _is_name(index, ivar)
+        else:
+            index_ok = (
+                _KIND.get(type(index)) is ast.BinOp
+                and type(index.op) is ast.Sub
+                and _is_name(index.left, ivar)
+                and _is_name(index.right, start)
+            )
+        if not (
+            index_ok
+            and _KIND.get(type(count)) is ast.BinOp
+            and type(count.op) is ast.Sub
+            and _is_name(count.left, n)
+        ):
+            raise _fail("a give-back must be the chunk's unstarted iterations", node)
 
 
 _NAMES = frozenset({ast.Name, P.Name})
@@ -717,6 +832,22 @@ def _index(args: list[ast.expr], at: int, valid: Container[int], node: ast.Call)
     assert isinstance(arg, ast.Constant)
     if arg.value not in valid:
         raise _fail("table index out of range or naming the wrong kind of entry", node)
+
+
+def _is_name(node: Any, ident: str) -> bool:
+    return type(node) in _NAMES and node.id == ident and type(node.ctx) is ast.Load
+
+
+def _is_const(node: Any, value: int | None) -> bool:
+    """A constant that is exactly ``value`` (an int of that value, or None), never a bool."""
+    return type(node) in _CONSTS and type(node.value) is type(value) and node.value == value
+
+
+def _same_leaf(node: Any, want: Any) -> bool:
+    """Both the same slot load or the same integer constant (a reservation's start and stop)."""
+    if type(want) in _NAMES:
+        return _is_name(node, want.id)
+    return type(want) in _CONSTS and type(want.value) is int and _is_const(node, want.value)
 
 
 def _check_constant(node: ast.Constant) -> None:
@@ -856,7 +987,9 @@ def _single_pass(body: list[ast.stmt]) -> bool:
                 return True
             if isinstance(stmt, ast.If) and (continues(stmt.body) or continues(stmt.orelse)):
                 return True
-            # a nested loop's continue targets that loop, not this one
+            if isinstance(stmt, ast.For) and continues(stmt.orelse):
+                return True  # a for-loop's else runs after it: its continue targets this loop
+            # a nested loop's body: its continue targets that loop, not this one
         return False
 
     return not continues(body)
@@ -917,12 +1050,18 @@ def _check_code_constant(value: object, where: str) -> None:
 
 
 def verify_module(
-    module: ast.AST, tables: Tables, plan: ExecutionPlan, globals_allowed: frozenset[str] | None = None
+    module: ast.AST,
+    tables: Tables,
+    plan: ExecutionPlan,
+    globals_allowed: frozenset[str] | None = None,
+    options_key: str = "",
 ) -> None:
     """The AST check (raises ``VerifierFailure``). ``globals_allowed`` is ``allowed_globals(tables)``
-    when the caller has it already."""
+    when the caller has it already; ``options_key`` is the artifact key's generation options
+    (``GenOptions.key``: whether loops run in bulk and calls are inlined decide what each bulk
+    reservation must be; empty means the defaults)."""
     try:
-        _AstVerifier(plan, tables, globals_allowed, cold=False).check(module)
+        _AstVerifier(plan, tables, globals_allowed, cold=False, options_key=options_key).check(module)
     except _MALFORMED as error:
         raise _fail(f"malformed module ({type(error).__name__})") from None
 
