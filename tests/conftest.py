@@ -65,6 +65,26 @@ def _relative_nodeid(item: pytest.Item) -> str:
     return file_part + sep + rest
 
 
+@functools.cache
+def _wholly_slow_files() -> frozenset[str]:
+    """Test files every test of which is ``slow`` and no threat table names: the benchmarks folder
+    and the whole-file lines of ``tests/slow_tests.txt``."""
+    listed = {reference for reference in slow_references() if "::" not in reference}
+    benchmarks = {p.relative_to(ROOT).as_posix() for p in (ROOT / "tests" / "benchmarks").glob("test_*.py")}
+    named = {reference.split("::", 1)[0] for reference in suite_references()}
+    return frozenset((listed | benchmarks) - named)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``-m "not slow"`` (make test), do not import the files whose every test that marker
+    would deselect anyway: each pytest-xdist worker imported them (benchmark workloads built at import
+    among them) only to drop every test. The selected tests are exactly the same; files a threat table
+    names are still collected, so the security suite's own check sees every file it names."""
+    if config.getoption("markexpr") != "not slow":
+        return None
+    return True if _relative_file(collection_path) in _wholly_slow_files() else None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark every test a threat table names, and every test ``tests/slow_tests.txt`` names ``slow``
