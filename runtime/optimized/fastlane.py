@@ -19,8 +19,10 @@ A run that never materialized consumed fuel only: its usage is the shared fuel-o
 none, exactly what ``EntryCall.finish`` reports for such a run.
 
 Only entrypoints for which this changes nothing observable get a lane (``FastLane.eligible``): a
-known entrypoint of a plan that reaches no capability (nothing to revoke or expire) and has no
-bindings (no commands, no async results, no binding audit), that fits the host's stack, whose
+known entrypoint of a plan that reaches no capability (nothing to revoke or expire), from which no
+binding is reachable (no commands, no async results, no binding audit: decided per entrypoint from
+the validator's call graph, ``validator.purity.reached_bindings``, so a pure predicate keeps its lane
+when another entrypoint of its plan calls a binding), that fits the host's stack, whose
 policy allows one call level and a non-zero wall time, on a host without live observers and runs
 without a cancel token (the host decides the last two per call). Everything else takes
 ``EntryCall.run_record``.
@@ -43,6 +45,7 @@ from dotboxd.runtime.errors import ErrorInfo, SandboxError
 from dotboxd.runtime.execution import NO_CALLS, EntryCall, RunRecord, failure_info
 from dotboxd.runtime.meter import ResourceUsage, fuel_only_usage
 from dotboxd.runtime.stack import HOST_RESERVE_FRAMES
+from dotboxd.validator.purity import reached_bindings
 
 from .stubs import RunState
 
@@ -174,7 +177,7 @@ class FastLane:
         self.audit_clock = facts.audit_clock
         self.usage_memo = facts.usage_memo
         # A run needs the UTF-16 scope (``core.utf16``: per-run indices of long non-ASCII texts) only
-        # if it can see such a text. Without bindings, a text reaches a run only as an input or a
+        # if it can see such a text. Reaching no binding, a run gets a text only as an input or a
         # literal: every built-in that makes a text from something else (``int32.toStringInvariant``)
         # makes ASCII, and texts made from ASCII texts are ASCII, whose lengths and offsets never use
         # an index. So an artifact without text literals, called with text-free inputs, skips it.
@@ -189,7 +192,7 @@ class FastLane:
         return (
             entry.known
             and not entry.gated
-            and not entry.plan.bindings
+            and (not entry.plan.bindings or reached_bindings(entry.plan, entry.entrypoint) == frozenset())
             and entry.stack_frames <= HOST_RESERVE_FRAMES
             and limits.max_call_depth >= CALL_DEPTH_STEP
             and limits.wall_time_ms > 0
