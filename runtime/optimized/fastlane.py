@@ -361,14 +361,21 @@ class FastLane:
                 if scoped:
                     close_scope()
             if state.lazy is None:  # the run built its context (or had it from the start): close it
-                return close(state, value, error, fuel, ran)
+                # ``close`` written out: every run with a charged input ends here
+                run = state.run
+                if error is None:
+                    meter = run.meter
+                    meter.fuel_used = max_fuel - fuel
+                    meter.exit_call()
+                return finish_run(run, value, error, return_type, "optimized" if ran else backend_name)
             lazy.work = 0
             if error is not None:  # nothing was charged: it failed before, or without, any stub
                 return (run_key, None, error, 0, audit_clock(), ran)
             return (run_key, value, None, max_fuel - fuel, audit_clock(), True)
 
         def close(state: RunState, value: Value, error: ErrorInfo | None, fuel: int, ran: bool) -> RunRecord:
-            """Close a run that built its run context: the ordinary run's end (``EntryCall.finish``)."""
+            """Close a run that built its run context: the ordinary run's end (``EntryCall.finish``;
+            ``one`` has the same lines inline)."""
             run = state.run
             if error is None:
                 meter = run.meter
