@@ -8,7 +8,7 @@ backend), so ``dotboxd run --format json`` output can be compared with a case di
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
@@ -260,45 +260,43 @@ def _direct_builder(
     where the retype is refused (another interpreter): the caller keeps the wrapper."""
     final = ExecutionResult
 
-    class _Direct(twin):  # type: ignore[valid-type,misc]
-        __slots__ = ()
+    def init(
+        self: Any,
+        run_id: str,
+        value: Value,
+        error: ErrorInfo | None,
+        usage: ResourceUsage,
+        events: Sequence[AuditEvent],
+        commands: tuple[Command, ...],
+        calls: Mapping[str, int],
+        return_type: SandboxType | None,
+        executed_by: str,
+    ) -> None:
+        self.ok = error is None
+        self.value = value
+        self.error = error
+        self.usage = usage
+        self.audit_events = events
+        self.module_hash = module_hash
+        self.plan_hash = plan_hash
+        self.policy_hash = policy_hash
+        self.run_id = run_id
+        self.backend = backend
+        self.stage = "run"
+        self.return_type = return_type
+        self.commands = commands
+        self.commands_applied = 0
+        self.binding_calls = calls
+        self.executed_by = executed_by
+        self.applied_commands = ()
+        self.isolation_layers = ()
+        self.__class__ = final
 
-        def __init__(
-            self,
-            run_id: str,
-            value: Value,
-            error: ErrorInfo | None,
-            usage: ResourceUsage,
-            events: Sequence[AuditEvent],
-            commands: tuple[Command, ...],
-            calls: Mapping[str, int],
-            return_type: SandboxType | None,
-            executed_by: str,
-        ) -> None:
-            self.ok = error is None
-            self.value = value
-            self.error = error
-            self.usage = usage
-            self.audit_events = events
-            self.module_hash = module_hash
-            self.plan_hash = plan_hash
-            self.policy_hash = policy_hash
-            self.run_id = run_id
-            self.backend = backend
-            self.stage = "run"
-            self.return_type = return_type
-            self.commands = commands
-            self.commands_applied = 0
-            self.binding_calls = calls
-            self.executed_by = executed_by
-            self.applied_commands = ()
-            self.isolation_layers = ()
-            self.__class__ = final
-
+    direct: ResultBuilder = type("_DirectResultBuilder", (twin,), {"__slots__": (), "__init__": init})
     try:
-        probe = _Direct("", None, None, ResourceUsage(), (), (), MappingProxyType({}), None, "")
+        probe = direct("", None, None, ResourceUsage(), (), (), MappingProxyType({}), None, "")
     except TypeError:
         return None
-    if type(probe) is not final:
-        return None
-    return _Direct
+    if type(probe) is not final or not all(hasattr(probe, f.name) for f in fields(final)):
+        return None  # a field ``init`` does not know (added to the class since): keep the wrapper
+    return direct
