@@ -69,6 +69,12 @@ def next_run_number() -> int:
     return next(_RUN_COUNTER)
 
 
+def run_number_source() -> Callable[[], int]:
+    """``next_run_number`` without the call around it, for a loop that takes one number per row:
+    the counter's own ``__next__``, read when asked (a forked child gets a new counter)."""
+    return _RUN_COUNTER.__next__
+
+
 def run_id_text(number: int) -> str:
     """The run id of a number from ``next_run_number`` (what ``new_run_id`` would have returned)."""
     return number.to_bytes(16, "big").hex()

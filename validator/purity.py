@@ -16,23 +16,35 @@ from dotboxd.core.effects import PURE, effect_names
 from .plan import ExecutionPlan
 
 
-def impure_bindings(plan: ExecutionPlan, function_id: str) -> tuple[str, ...]:
-    """The bindings with effects beyond Cpu|Alloc reachable from ``function_id`` (sorted): the
-    evidence a reviewer needs to see why a function is not pure."""
+def reached_bindings(plan: ExecutionPlan, function_id: str) -> frozenset[str] | None:
+    """Every binding a call of ``function_id`` can reach: those its live code calls, directly or
+    through any chain of module functions it can call (the validator's call graph over live code,
+    the same facts the capability and effect passes use). None when that cannot be told - the
+    function, or one it calls, is not in the plan - so a caller treats the answer as "maybe any"."""
     seen: set[str] = set()
     pending = [function_id]
     found: set[str] = set()
     while pending:
         current = pending.pop()
-        if current in seen or current not in plan.functions:
+        if current in seen:
             continue
+        info = plan.functions.get(current)
+        if info is None:
+            return None
         seen.add(current)
-        info = plan.functions[current]
         pending.extend(info.callees)
-        for binding_id in info.bindings_called:
-            binding = plan.bindings.get(binding_id)
-            if binding is not None and binding.effects & ~PURE:
-                found.add(binding_id)
+        found.update(info.bindings_called)
+    return frozenset(found)
+
+
+def impure_bindings(plan: ExecutionPlan, function_id: str) -> tuple[str, ...]:
+    """The bindings with effects beyond Cpu|Alloc reachable from ``function_id`` (sorted): the
+    evidence a reviewer needs to see why a function is not pure."""
+    found = set()
+    for binding_id in reached_bindings(plan, function_id) or ():
+        binding = plan.bindings.get(binding_id)
+        if binding is not None and binding.effects & ~PURE:
+            found.add(binding_id)
     return tuple(sorted(found))
 
 

@@ -8,7 +8,7 @@ backend), so ``dotboxd run --format json`` output can be compared with a case di
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
@@ -210,6 +210,10 @@ def result_builder(plan: ExecutionPlan, backend: str) -> ResultBuilder:
     entrypoint and calls once per run (``SandboxHost``; a fast lane calls it directly)."""
     module_hash, plan_hash, policy_hash = plan.module_hash, plan.plan_hash, plan.policy_hash
     new = new_execution_result
+    if new is not ExecutionResult and isinstance(new, type):  # the frozen-record builder (a twin class)
+        built = _direct_builder(new, module_hash, plan_hash, policy_hash, backend)
+        if built is not None:
+            return built
 
     def build(
         run_id: str,
@@ -243,3 +247,56 @@ def result_builder(plan: ExecutionPlan, backend: str) -> ResultBuilder:
         )
 
     return build
+
+
+def _direct_builder(
+    twin: type, module_hash: str, plan_hash: str, policy_hash: str, backend: str
+) -> ResultBuilder | None:
+    """``result_builder``'s builder as one class call: a subclass of the frozen-record builder (same
+    slots, none added) whose ``__init__`` takes the record's fields, stores every field of the
+    result with plain slot stores and retypes the object to ``ExecutionResult`` - one Python frame
+    per result instead of three (the wrapper, the builder's ``__init__``, its ``__post_init__``).
+    The object is the one ``result_of`` builds: same type, fields, equality, hash and repr. None
+    where the retype is refused (another interpreter): the caller keeps the wrapper."""
+    final = ExecutionResult
+
+    def init(
+        self: Any,
+        run_id: str,
+        value: Value,
+        error: ErrorInfo | None,
+        usage: ResourceUsage,
+        events: Sequence[AuditEvent],
+        commands: tuple[Command, ...],
+        calls: Mapping[str, int],
+        return_type: SandboxType | None,
+        executed_by: str,
+    ) -> None:
+        self.ok = error is None
+        self.value = value
+        self.error = error
+        self.usage = usage
+        self.audit_events = events
+        self.module_hash = module_hash
+        self.plan_hash = plan_hash
+        self.policy_hash = policy_hash
+        self.run_id = run_id
+        self.backend = backend
+        self.stage = "run"
+        self.return_type = return_type
+        self.commands = commands
+        self.commands_applied = 0
+        self.binding_calls = calls
+        self.executed_by = executed_by
+        self.applied_commands = ()
+        self.isolation_layers = ()
+        self.__class__ = final
+
+    direct: ResultBuilder = type("_DirectResultBuilder", (twin,), {"__slots__": (), "__init__": init})
+    try:
+        probe = direct("", None, None, ResourceUsage(), (), (), MappingProxyType({}), None, "")
+    except TypeError:
+        return None
+    if type(probe) is not final or not all(hasattr(probe, f.name) for f in fields(final)):
+        return None  # a field ``init`` does not know (added to the class since): keep the wrapper
+    return direct

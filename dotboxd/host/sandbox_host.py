@@ -22,8 +22,8 @@ Repeated calls are cheap: the first ``execute`` of a (plan, entrypoint, backend,
 does not change between runs - the resolved backend, the binding-catalogue check (plan and
 catalogue are both immutable, so its success cannot change), and the runtime's ``EntryCall`` with
 its parameter checks - and later calls only do the per-run work, every check of which still runs.
-On the optimized backend, an entrypoint of a plan without bindings or capabilities also gets the
-backend's fast lane (``runtime/optimized/fastlane.py``): a run that never needs its run context
+On the optimized backend, an entrypoint that reaches no binding, of a plan without capabilities,
+also gets the backend's fast lane (``runtime/optimized/fastlane.py``): a run that never needs its run context
 never builds one. ``execute_many`` runs a stream of rows, each its own run, through the same path.
 The record used last is also kept apart (``_hot``), so a host calling one entrypoint in a tight
 loop - a predicate per event - finds it with a few identity tests instead of a keyed lookup.
@@ -271,8 +271,9 @@ class SandboxHost:
         meter, usage, audit trail and commands (applied when that row succeeds). A row that fails
         is that row's result and the next row runs anyway; with ``stop_on_error`` the batch ends
         after the first failed row (the results then end with it; later rows are not taken from
-        ``rows``). For a plan without bindings on the optimized backend the rows run on its fast
-        lane, without a per-row dispatch lookup."""
+        ``rows``). On the optimized backend, an entrypoint that can take the fast lane (one that
+        reaches no binding; another entry of the plan may call bindings) runs its rows there,
+        without a per-row dispatch lookup."""
         items: list[Any] = []
         record_of = None
         remaining = iter(rows)
@@ -382,7 +383,7 @@ class SandboxHost:
         fast = dispatch.fast
         record = None
         if fast is not None and cancel is None and (awaiter is None or awaiter is _no_await):
-            record = fast(args, run_id)  # the plan has no bindings: nothing is ever awaited
+            record = fast(args, run_id)  # the entry reaches no binding: nothing is awaited
         if record is None:
             record = dispatch.entry.run_record(
                 args,

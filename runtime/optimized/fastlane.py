@@ -19,8 +19,10 @@ A run that never materialized consumed fuel only: its usage is the shared fuel-o
 none, exactly what ``EntryCall.finish`` reports for such a run.
 
 Only entrypoints for which this changes nothing observable get a lane (``FastLane.eligible``): a
-known entrypoint of a plan that reaches no capability (nothing to revoke or expire) and has no
-bindings (no commands, no async results, no binding audit), that fits the host's stack, whose
+known entrypoint of a plan that reaches no capability (nothing to revoke or expire), from which no
+binding is reachable (no commands, no async results, no binding audit: decided per entrypoint from
+the validator's call graph, ``validator.purity.reached_bindings``, so a pure predicate keeps its lane
+when another entrypoint of its plan calls a binding), that fits the host's stack, whose
 policy allows one call level and a non-zero wall time, on a host without live observers and runs
 without a cancel token (the host decides the last two per call). Everything else takes
 ``EntryCall.run_record``.
@@ -38,11 +40,12 @@ from dotboxd.core.types import to_type_ref
 from dotboxd.core.utf16 import close_scope, open_scope
 from dotboxd.core.values import Value, shape_of
 from dotboxd.runtime.audit import AuditTrail
-from dotboxd.runtime.context import RunContext, new_run_id, next_run_number, run_id_text
+from dotboxd.runtime.context import RunContext, new_run_id, next_run_number, run_id_text, run_number_source
 from dotboxd.runtime.errors import ErrorInfo, SandboxError
 from dotboxd.runtime.execution import NO_CALLS, EntryCall, RunRecord, failure_info
 from dotboxd.runtime.meter import ResourceUsage, fuel_only_usage
 from dotboxd.runtime.stack import HOST_RESERVE_FRAMES
+from dotboxd.validator.purity import reached_bindings
 
 from .stubs import RunState
 
@@ -65,7 +68,7 @@ class LazyRunState(RunState):
     __slots__ = ()
 
     def __init__(self, bound: _Bound) -> None:
-        _, _, self.sites, self.totals, self.texts, self.bindings, self.nodes, _, _ = bound
+        _, _, self.sites, self.totals, self.texts, self.bindings, self.nodes, _, _, _ = bound
         self.chunk = (0, 0, 0, 0)
         self.work = 0
         self.lazy = ()
@@ -97,9 +100,11 @@ _Bound = tuple[
     tuple[int, ...],
     list[LazyRunState],
     bool,
+    "ManyRuns | None",
 ]
 """(artifact, the run of one row against it (``FastLane._runner``), sites, totals, texts, bindings,
-site nodes, spare states, whether a run needs a UTF-16 scope)."""
+site nodes, spare states, whether a run needs a UTF-16 scope, the row loop of ``run_many`` if
+the entry has one)."""
 
 _TEXT_FREE_TYPES = frozenset({"Unit", "Bool", "I32", "I64", "F64", "List", "Map", "Record"})
 
@@ -127,6 +132,9 @@ LaneRecord = RunRecord | Compact
 
 OneRun = Callable[[Sequence[object], RunKey, LazyRunState], LaneRecord]
 """One row's run against one artifact (``FastLane._runner``)."""
+
+ManyRuns = Callable[[Iterator[Sequence[object]], bool, _Bound], list[LaneRecord]]
+"""Every row's run against one artifact, stopping after a failed row if asked (``FastLane._runner``)."""
 
 
 class FastLane:
@@ -174,7 +182,7 @@ class FastLane:
         self.audit_clock = facts.audit_clock
         self.usage_memo = facts.usage_memo
         # A run needs the UTF-16 scope (``core.utf16``: per-run indices of long non-ASCII texts) only
-        # if it can see such a text. Without bindings, a text reaches a run only as an input or a
+        # if it can see such a text. Reaching no binding, a run gets a text only as an input or a
         # literal: every built-in that makes a text from something else (``int32.toStringInvariant``)
         # makes ASCII, and texts made from ASCII texts are ASCII, whose lengths and offsets never use
         # an index. So an artifact without text literals, called with text-free inputs, skips it.
@@ -189,7 +197,7 @@ class FastLane:
         return (
             entry.known
             and not entry.gated
-            and not entry.plan.bindings
+            and (not entry.plan.bindings or reached_bindings(entry.plan, entry.entrypoint) == frozenset())
             and entry.stack_frames <= HOST_RESERVE_FRAMES
             and limits.max_call_depth >= CALL_DEPTH_STEP
             and limits.wall_time_ms > 0
@@ -214,9 +222,10 @@ class FastLane:
             return bound
         artifact = recent[1]
         scoped = bool(artifact.texts) or not self.text_free_inputs
+        one, many = self._runner(artifact, scoped)
         bound = (
             artifact,
-            self._runner(artifact, scoped),
+            one,
             artifact.sites,
             artifact.totals,
             artifact.texts,
@@ -224,6 +233,7 @@ class FastLane:
             artifact.site_nodes,
             [],
             scoped,
+            many,
         )
         self._bound = bound
         return bound
@@ -251,7 +261,15 @@ class FastLane:
             spares.append(state)
         if len(done) == 9:
             return finish(*done)
-        return self.record(done, finish)  # type: ignore[arg-type]  # 6 fields: a Compact
+        # a Compact (6 fields): ``record``, written out here - this is the per-event path of a host
+        run_key, value, error, used, stamp, ran = done  # type: ignore[misc]
+        text = run_key if type(run_key) is str else run_id_text(run_key)  # type: ignore[arg-type]
+        usage = self.usage_memo.get(used)
+        if usage is None:
+            usage = fuel_only_usage(self.usage_memo, used, self.max_fuel)
+        executed_by = "optimized" if ran else self.backend_name
+        events = AuditTrail((), self.summary_builder, (text, stamp, 0, executed_by, error, usage))
+        return finish(text, value, error, usage, events, (), NO_CALLS, self.return_type, executed_by)
 
     def __call__(self, args: Sequence[object], run_id: str | None = None) -> RunRecord | None:
         """``run`` giving the ``RunRecord`` itself."""
@@ -265,6 +283,9 @@ class FastLane:
         bound = self._current()
         if bound is None:
             return None
+        many = bound[9]
+        if many is not None:
+            return many(rows, stop_on_error, bound)
         done: list[LaneRecord] = []
         keep = done.append
         one = bound[1]
@@ -284,7 +305,7 @@ class FastLane:
                 state = LazyRunState(bound)
         return done
 
-    def _runner(self, artifact: Artifact, scoped: bool) -> OneRun:
+    def _runner(self, artifact: Artifact, scoped: bool) -> tuple[OneRun, ManyRuns | None]:
         """The run of one row against ``artifact``: the steps of ``EntryCall.run_record`` after its
         plan-level checks (which the lane's eligibility settles once), with the run context built
         only on demand. A closure over everything that is fixed for the artifact and the
@@ -292,7 +313,9 @@ class FastLane:
 
         ``lazy`` is the state to run with; it is left unarmed when inputs with a shape are charged
         (the run then needs its meter from the start and gets an ordinary state). The result is
-        the run's ``RunRecord`` when it built its context, else its ``Compact`` form."""
+        the run's ``RunRecord`` when it built its context, else its ``Compact`` form. The second
+        closure, when the entry needs no per-run setup beyond its inputs, runs a whole stream of rows
+        (``run_many``); None otherwise."""
         function = artifact.functions[self.entry.entrypoint]
         tables = (artifact.sites, artifact.totals, artifact.texts, artifact.bindings, artifact.site_nodes)
         finish_run = self.entry.finish
@@ -338,6 +361,7 @@ class FastLane:
                 if scoped:
                     close_scope()
             if state.lazy is None:  # the run built its context (or had it from the start): close it
+                # ``close`` written out: every run with a charged input ends here
                 run = state.run
                 if error is None:
                     meter = run.meter
@@ -349,7 +373,57 @@ class FastLane:
                 return (run_key, None, error, 0, audit_clock(), ran)
             return (run_key, value, None, max_fuel - fuel, audit_clock(), True)
 
-        return one
+        def close(state: RunState, value: Value, error: ErrorInfo | None, fuel: int, ran: bool) -> RunRecord:
+            """Close a run that built its run context: the ordinary run's end (``EntryCall.finish``;
+            ``one`` has the same lines inline)."""
+            run = state.run
+            if error is None:
+                meter = run.meter
+                meter.fuel_used = max_fuel - fuel
+                meter.exit_call()
+            return finish_run(run, value, error, return_type, "optimized" if ran else backend_name)
+
+        if charged or scoped or check_bounds is not None:
+            return one, None
+
+        def many(rows: Iterator[Sequence[object]], stop_on_error: bool, bound: _Bound) -> list[LaneRecord]:
+            """``one`` over every row, its body written out in the loop (no call per row), for the
+            plain case only: no input charged, no bounds, no UTF-16 scope. Must stay in step with
+            ``one``: ``tests/host/test_execute_many.py`` compares every row with its ``execute``."""
+            done: list[LaneRecord] = []
+            keep = done.append
+            take = run_number_source()
+            state = LazyRunState(bound)
+            for args in rows:
+                run_key = take()
+                started = monotonic()
+                state.lazy = (lane, run_key, started)
+                fuel = max_fuel
+                value: Value = None
+                error: ErrorInfo | None = None
+                ran = False
+                try:
+                    values = read_inputs(args)
+                    if monotonic() >= started + wall:  # ``Meter.check_deadline`` (nothing to cancel)
+                        raise SandboxError("R-TIMEOUT", "wall-time budget exhausted")
+                    ran = True
+                    value, fuel = function(state, fuel, depth_left, 0, *values)
+                except Exception as exc:
+                    error = failure_info(exc)
+                if state.lazy is None:  # that run built its context: the next needs a new state
+                    keep(close(state, value, error, fuel, ran))
+                    state = LazyRunState(bound)
+                else:
+                    state.work = 0
+                    if error is None:
+                        keep((run_key, value, None, max_fuel - fuel, audit_clock(), True))
+                        continue
+                    keep((run_key, None, error, 0, audit_clock(), ran))
+                if stop_on_error and error is not None:
+                    break
+            return done
+
+        return one, many
 
     def record(self, compact: Compact, finish: Finish[_Out] | None = None) -> _Out:
         """The ``RunRecord`` fields of a compact run, handed to ``finish`` (default: the record
