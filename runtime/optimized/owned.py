@@ -1,0 +1,194 @@
+"""Which list a bulk loop may append to in place: the ownership proof of owned lists.
+
+Why: ``list.add`` in a loop is a stub call with a meter settlement per item (~1 us) where CPython's
+``list.append`` takes ~25 ns. When the code generator can prove that a list local is *owned* -
+only this function's code can ever see it, and nothing reads it while the loop runs - the loop may
+append to the list's buffer in place and check the charges inline (``codegen.owned_add``,
+``stubs.take_owned``), and hand out the immutable value once, after the loop.
+
+The proof, over the plan's IR (conservative: anything else is simply not owned):
+
+* the local is a ``List<T>`` with a scalar ``T`` (the list stays flat: its shape is implicit);
+* it is not a parameter, and every assignment to it in the function is ``list.empty`` or
+  ``v = list.add(v, e)`` where ``e`` does not read ``v`` (so it always holds the newest version of
+  a buffer made in this function);
+* every other read of it in the function is the list argument of ``list.count`` or ``list.get``
+  (which keep nothing) or a ``return v`` (which ends the function): it is never passed to a
+  function or binding, stored in another value or copied to another local, so no other version
+  covering the same buffer exists and no other thread can reach it;
+* inside the loop it is only the target and receiver of such adds, and the loop body does nothing
+  else that charges the meter beyond fuel: only scalar literals, locals, unary and binary
+  operations on scalars, ``if``, ``break`` and ``continue`` (no calls, no text, no ``return``), so the
+  room computed before the loop from the meter stays exact until the list is materialized.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dotboxd.core import ast as ir
+from dotboxd.core.types import BOOL, F64, GUID, I32, I64, UNIT, ListType
+from dotboxd.validator.plan import CallKind, ExecutionPlan, FunctionInfo
+
+_FLAT_ELEMENTS = frozenset({UNIT, BOOL, I32, I64, F64, GUID})
+"""Element types whose values are scalars (``core.values.SCALAR_CLASSES``): a list of them is flat."""
+_PLAIN_LITERALS = frozenset(
+    {ir.LiteralKind.UNIT, ir.LiteralKind.BOOL, ir.LiteralKind.I32, ir.LiteralKind.I64, ir.LiteralKind.F64}
+)
+_SCALAR_OPERANDS = frozenset({BOOL, I32, I64, F64})
+_READERS = frozenset({"list.count", "list.get"})
+
+
+def _builtin(plan: ExecutionPlan, node: ir.Expr, name: str) -> bool:
+    return (
+        type(node) is ir.Call
+        and node.name == name
+        and plan.call_target(node).kind is CallKind.BUILTIN
+    )
+
+
+def _is_var(node: ir.Expr, name: str) -> bool:
+    return type(node) is ir.Var and node.name == name
+
+
+def _self_add(plan: ExecutionPlan, stmt: ir.Stmt) -> str | None:
+    """The local of ``v = list.add(v, e)`` (``e`` not reading ``v``), else None."""
+    if type(stmt) is not ir.Set:
+        return None
+    value = stmt.value
+    if not _builtin(plan, value, "list.add"):
+        return None
+    assert isinstance(value, ir.Call)
+    if len(value.args) != 2 or not _is_var(value.args[0], stmt.name):
+        return None
+    if any(_is_var(node, stmt.name) for node in _expr_nodes(value.args[1])):
+        return None
+    return stmt.name
+
+
+def _expr_nodes(node: ir.Expr) -> Iterator[ir.Expr]:
+    stack = [node]
+    while stack:
+        top = stack.pop()
+        yield top
+        kind = type(top)
+        if kind is ir.Call:
+            assert isinstance(top, ir.Call)
+            stack.extend(top.args)
+        elif kind is ir.Unary:
+            assert isinstance(top, ir.Unary)
+            stack.append(top.operand)
+        elif kind is ir.Binary:
+            assert isinstance(top, ir.Binary)
+            stack.append(top.left)
+            stack.append(top.right)
+
+
+def _statements(block: tuple[ir.Stmt, ...]) -> Iterator[ir.Stmt]:
+    for stmt in block:
+        yield stmt
+        if type(stmt) is ir.If:
+            assert isinstance(stmt, ir.If)
+            yield from _statements(stmt.then)
+            yield from _statements(stmt.else_)
+        elif type(stmt) is ir.While or type(stmt) is ir.ForRange:
+            assert isinstance(stmt, ir.While | ir.ForRange)
+            yield from _statements(stmt.body)
+
+
+def _statement_exprs(stmt: ir.Stmt) -> tuple[ir.Expr, ...]:
+    if type(stmt) is ir.Set or type(stmt) is ir.ExprStmt or type(stmt) is ir.Return:
+        return (stmt.value,)  # type: ignore[attr-defined]
+    if type(stmt) is ir.If or type(stmt) is ir.While:
+        return (stmt.condition,)  # type: ignore[attr-defined]
+    if type(stmt) is ir.ForRange:
+        assert isinstance(stmt, ir.ForRange)
+        return (stmt.start, stmt.end)
+    return ()
+
+
+def _quiet_expr(plan: ExecutionPlan, node: ir.Expr, owned: str) -> bool:
+    """Whether ``node`` charges nothing but fuel and never reads ``owned``."""
+    for sub in _expr_nodes(node):
+        kind = type(sub)
+        if kind is ir.Literal:
+            if sub.kind not in _PLAIN_LITERALS:  # type: ignore[attr-defined]
+                return False
+        elif kind is ir.Var:
+            if sub.name == owned:  # type: ignore[attr-defined]
+                return False
+        elif kind is ir.Binary:
+            assert isinstance(sub, ir.Binary)
+            if plan.type_of(sub.left) not in _SCALAR_OPERANDS or plan.type_of(sub.right) not in _SCALAR_OPERANDS:
+                return False
+        elif kind is not ir.Unary:
+            return False  # a call
+    return True
+
+
+def _quiet_body(plan: ExecutionPlan, body: tuple[ir.Stmt, ...], owned: str) -> bool:
+    for stmt in _statements(body):
+        kind = type(stmt)
+        if kind is ir.Set and _self_add(plan, stmt) == owned:
+            assert isinstance(stmt, ir.Set)
+            if not _quiet_expr(plan, stmt.value.args[1], owned):  # type: ignore[attr-defined]
+                return False
+        elif kind is ir.Set or kind is ir.ExprStmt or kind is ir.If:
+            if kind is ir.Set and stmt.name == owned:  # type: ignore[attr-defined]
+                return False
+            if not all(_quiet_expr(plan, e, owned) for e in _statement_exprs(stmt)):
+                return False
+        elif kind is not ir.Break and kind is not ir.Continue:
+            return False  # return, or a nested loop
+    return True
+
+
+def _owned_in_function(plan: ExecutionPlan, info: FunctionInfo, name: str) -> bool:
+    local = info.local_types.get(name)
+    if not (isinstance(local, ListType) and local.element in _FLAT_ELEMENTS):
+        return False
+    if any(param.name == name for param in info.function.parameters):
+        return False
+    for stmt in _statements(info.function.body):
+        kind = type(stmt)
+        allowed: set[int] = set()
+        if kind is ir.ForRange and stmt.local == name:  # type: ignore[attr-defined]
+            return False
+        if kind is ir.Set and stmt.name == name:  # type: ignore[attr-defined]
+            assert isinstance(stmt, ir.Set)
+            if _builtin(plan, stmt.value, "list.empty"):
+                continue
+            if _self_add(plan, stmt) != name:
+                return False
+            allowed.add(id(stmt.value.args[0]))  # type: ignore[attr-defined]
+        elif kind is ir.Return and _is_var(stmt.value, name):  # type: ignore[attr-defined]
+            continue
+        for root in _statement_exprs(stmt):
+            for sub in _expr_nodes(root):
+                if type(sub) is ir.Call and sub.name in _READERS and sub.args and _is_var(sub.args[0], name):  # type: ignore[attr-defined]
+                    if plan.call_target(sub).kind is CallKind.BUILTIN:  # type: ignore[arg-type]
+                        allowed.add(id(sub.args[0]))  # type: ignore[attr-defined]
+                if _is_var(sub, name) and id(sub) not in allowed:
+                    return False
+    return True
+
+
+def owned_list(plan: ExecutionPlan, info: FunctionInfo, loop: ir.While | ir.ForRange) -> str | None:
+    """The IR local the bulk ``loop`` of function ``info`` may append to in place, or None.
+    One list per loop: its room is computed alone, so no other charge may share the limits."""
+    if type(loop) is ir.While and not _quiet_expr(plan, loop.condition, ""):
+        return None
+    found = {name for stmt in _statements(loop.body) if (name := _self_add(plan, stmt)) is not None}
+    if len(found) != 1:
+        return None
+    name = found.pop()
+    if type(loop) is ir.While and not _quiet_expr(plan, loop.condition, name):
+        return None
+    if type(loop) is ir.ForRange and loop.local == name:
+        return None
+    if not _quiet_body(plan, loop.body, name):
+        return None
+    return name if _owned_in_function(plan, info, name) else None
+
+
+__all__ = ["owned_list"]
