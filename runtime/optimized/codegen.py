@@ -752,7 +752,10 @@ class _FunctionEmitter:
         self.emit(
             P.if_(
                 P.and_(P.compare(_F, P.GTE, P.name(fuel)), P.compare(P.name(size), P.LT, P.name(room))),
-                [P.assign("f", P.sub(_F, P.name(fuel))), P.expr_stmt(P.call("_p_push", P.name(buffer), item))],
+                [
+                    P.assign("f", P.sub(_F, P.name(fuel))),
+                    P.expr_stmt(P.call("_p_push", P.name(buffer), item)),
+                ],
                 [P.expr_stmt(exact)],
             )
         )

@@ -40,25 +40,20 @@ _READERS = frozenset({"list.count", "list.get"})
 
 
 def _builtin(plan: ExecutionPlan, node: ir.Expr, name: str) -> bool:
-    return (
-        type(node) is ir.Call
-        and node.name == name
-        and plan.call_target(node).kind is CallKind.BUILTIN
-    )
+    return isinstance(node, ir.Call) and node.name == name and plan.call_target(node).kind is CallKind.BUILTIN
 
 
 def _is_var(node: ir.Expr, name: str) -> bool:
-    return type(node) is ir.Var and node.name == name
+    return isinstance(node, ir.Var) and node.name == name
 
 
 def _self_add(plan: ExecutionPlan, stmt: ir.Stmt) -> str | None:
     """The local of ``v = list.add(v, e)`` (``e`` not reading ``v``), else None."""
-    if type(stmt) is not ir.Set:
+    if not isinstance(stmt, ir.Set):
         return None
     value = stmt.value
-    if not _builtin(plan, value, "list.add"):
+    if not (isinstance(value, ir.Call) and _builtin(plan, value, "list.add")):
         return None
-    assert isinstance(value, ir.Call)
     if len(value.args) != 2 or not _is_var(value.args[0], stmt.name):
         return None
     if any(_is_var(node, stmt.name) for node in _expr_nodes(value.args[1])):
@@ -71,15 +66,11 @@ def _expr_nodes(node: ir.Expr) -> Iterator[ir.Expr]:
     while stack:
         top = stack.pop()
         yield top
-        kind = type(top)
-        if kind is ir.Call:
-            assert isinstance(top, ir.Call)
+        if isinstance(top, ir.Call):
             stack.extend(top.args)
-        elif kind is ir.Unary:
-            assert isinstance(top, ir.Unary)
+        elif isinstance(top, ir.Unary):
             stack.append(top.operand)
-        elif kind is ir.Binary:
-            assert isinstance(top, ir.Binary)
+        elif isinstance(top, ir.Binary):
             stack.append(top.left)
             stack.append(top.right)
 
@@ -87,22 +78,19 @@ def _expr_nodes(node: ir.Expr) -> Iterator[ir.Expr]:
 def _statements(block: tuple[ir.Stmt, ...]) -> Iterator[ir.Stmt]:
     for stmt in block:
         yield stmt
-        if type(stmt) is ir.If:
-            assert isinstance(stmt, ir.If)
+        if isinstance(stmt, ir.If):
             yield from _statements(stmt.then)
             yield from _statements(stmt.else_)
-        elif type(stmt) is ir.While or type(stmt) is ir.ForRange:
-            assert isinstance(stmt, ir.While | ir.ForRange)
+        elif isinstance(stmt, ir.While | ir.ForRange):
             yield from _statements(stmt.body)
 
 
 def _statement_exprs(stmt: ir.Stmt) -> tuple[ir.Expr, ...]:
-    if type(stmt) is ir.Set or type(stmt) is ir.ExprStmt or type(stmt) is ir.Return:
-        return (stmt.value,)  # type: ignore[attr-defined]
-    if type(stmt) is ir.If or type(stmt) is ir.While:
-        return (stmt.condition,)  # type: ignore[attr-defined]
-    if type(stmt) is ir.ForRange:
-        assert isinstance(stmt, ir.ForRange)
+    if isinstance(stmt, ir.Set | ir.ExprStmt | ir.Return):
+        return (stmt.value,)
+    if isinstance(stmt, ir.If | ir.While):
+        return (stmt.condition,)
+    if isinstance(stmt, ir.ForRange):
         return (stmt.start, stmt.end)
     return ()
 
@@ -110,37 +98,48 @@ def _statement_exprs(stmt: ir.Stmt) -> tuple[ir.Expr, ...]:
 def _quiet_expr(plan: ExecutionPlan, node: ir.Expr, owned: str) -> bool:
     """Whether ``node`` charges nothing but fuel and never reads ``owned``."""
     for sub in _expr_nodes(node):
-        kind = type(sub)
-        if kind is ir.Literal:
-            if sub.kind not in _PLAIN_LITERALS:  # type: ignore[attr-defined]
+        if isinstance(sub, ir.Literal):
+            if sub.kind not in _PLAIN_LITERALS:
                 return False
-        elif kind is ir.Var:
-            if sub.name == owned:  # type: ignore[attr-defined]
+        elif isinstance(sub, ir.Var):
+            if sub.name == owned:
                 return False
-        elif kind is ir.Binary:
-            assert isinstance(sub, ir.Binary)
-            if plan.type_of(sub.left) not in _SCALAR_OPERANDS or plan.type_of(sub.right) not in _SCALAR_OPERANDS:
+        elif isinstance(sub, ir.Binary):
+            if (
+                plan.type_of(sub.left) not in _SCALAR_OPERANDS
+                or plan.type_of(sub.right) not in _SCALAR_OPERANDS
+            ):
                 return False
-        elif kind is not ir.Unary:
+        elif not isinstance(sub, ir.Unary):
             return False  # a call
     return True
 
 
 def _quiet_body(plan: ExecutionPlan, body: tuple[ir.Stmt, ...], owned: str) -> bool:
     for stmt in _statements(body):
-        kind = type(stmt)
-        if kind is ir.Set and _self_add(plan, stmt) == owned:
-            assert isinstance(stmt, ir.Set)
-            if not _quiet_expr(plan, stmt.value.args[1], owned):  # type: ignore[attr-defined]
+        if isinstance(stmt, ir.Set) and _self_add(plan, stmt) == owned:
+            assert isinstance(stmt.value, ir.Call)
+            if not _quiet_expr(plan, stmt.value.args[1], owned):
                 return False
-        elif kind is ir.Set or kind is ir.ExprStmt or kind is ir.If:
-            if kind is ir.Set and stmt.name == owned:  # type: ignore[attr-defined]
+        elif isinstance(stmt, ir.Set | ir.ExprStmt | ir.If):
+            if isinstance(stmt, ir.Set) and stmt.name == owned:
                 return False
             if not all(_quiet_expr(plan, e, owned) for e in _statement_exprs(stmt)):
                 return False
-        elif kind is not ir.Break and kind is not ir.Continue:
+        elif not isinstance(stmt, ir.Break | ir.Continue):
             return False  # return, or a nested loop
     return True
+
+
+def _reader_of(plan: ExecutionPlan, node: ir.Expr, name: str) -> bool:
+    """Whether ``node`` is ``list.count(name)`` or ``list.get(name, i)``."""
+    return (
+        isinstance(node, ir.Call)
+        and node.name in _READERS
+        and bool(node.args)
+        and _is_var(node.args[0], name)
+        and plan.call_target(node).kind is CallKind.BUILTIN
+    )
 
 
 def _owned_in_function(plan: ExecutionPlan, info: FunctionInfo, name: str) -> bool:
@@ -150,24 +149,22 @@ def _owned_in_function(plan: ExecutionPlan, info: FunctionInfo, name: str) -> bo
     if any(param.name == name for param in info.function.parameters):
         return False
     for stmt in _statements(info.function.body):
-        kind = type(stmt)
         allowed: set[int] = set()
-        if kind is ir.ForRange and stmt.local == name:  # type: ignore[attr-defined]
+        if isinstance(stmt, ir.ForRange) and stmt.local == name:
             return False
-        if kind is ir.Set and stmt.name == name:  # type: ignore[attr-defined]
-            assert isinstance(stmt, ir.Set)
+        if isinstance(stmt, ir.Set) and stmt.name == name:
             if _builtin(plan, stmt.value, "list.empty"):
                 continue
             if _self_add(plan, stmt) != name:
                 return False
-            allowed.add(id(stmt.value.args[0]))  # type: ignore[attr-defined]
-        elif kind is ir.Return and _is_var(stmt.value, name):  # type: ignore[attr-defined]
+            assert isinstance(stmt.value, ir.Call)
+            allowed.add(id(stmt.value.args[0]))
+        elif isinstance(stmt, ir.Return) and _is_var(stmt.value, name):
             continue
         for root in _statement_exprs(stmt):
             for sub in _expr_nodes(root):
-                if type(sub) is ir.Call and sub.name in _READERS and sub.args and _is_var(sub.args[0], name):  # type: ignore[attr-defined]
-                    if plan.call_target(sub).kind is CallKind.BUILTIN:  # type: ignore[arg-type]
-                        allowed.add(id(sub.args[0]))  # type: ignore[attr-defined]
+                if isinstance(sub, ir.Call) and _reader_of(plan, sub, name):
+                    allowed.add(id(sub.args[0]))
                 if _is_var(sub, name) and id(sub) not in allowed:
                     return False
     return True
@@ -176,15 +173,13 @@ def _owned_in_function(plan: ExecutionPlan, info: FunctionInfo, name: str) -> bo
 def owned_list(plan: ExecutionPlan, info: FunctionInfo, loop: ir.While | ir.ForRange) -> str | None:
     """The IR local the bulk ``loop`` of function ``info`` may append to in place, or None.
     One list per loop: its room is computed alone, so no other charge may share the limits."""
-    if type(loop) is ir.While and not _quiet_expr(plan, loop.condition, ""):
-        return None
     found = {name for stmt in _statements(loop.body) if (name := _self_add(plan, stmt)) is not None}
     if len(found) != 1:
         return None
     name = found.pop()
-    if type(loop) is ir.While and not _quiet_expr(plan, loop.condition, name):
+    if isinstance(loop, ir.While) and not _quiet_expr(plan, loop.condition, name):
         return None
-    if type(loop) is ir.ForRange and loop.local == name:
+    if isinstance(loop, ir.ForRange) and loop.local == name:
         return None
     if not _quiet_body(plan, loop.body, name):
         return None

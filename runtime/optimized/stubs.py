@@ -456,6 +456,7 @@ def concat_charges_exact(state: RunState, f: int, lref: int, site: int, a: Value
 # cadence are settled here in one step (``settle_owned``) whenever anything syncs the meter (every
 # chunk reservation and every failure), and when the value is materialized after the loop.
 
+
 def settle_owned(state: RunState) -> None:
     """Charge the adds made to the owned buffer since the last settlement (closed forms in
     ``core.costs``, the same numbers as the adds one by one: ``tests/core/test_costs_owned.py``)."""
@@ -530,9 +531,7 @@ def owned_value(state: RunState, buffer: list[Value]) -> ListValue:
     return flat_list_over(buffer)
 
 
-def owned_add_exact(
-    state: RunState, f: int, lref: int, site: int, buffer: list[Value], item: Value
-) -> None:
+def owned_add_exact(state: RunState, f: int, lref: int, site: int, buffer: list[Value], item: Value) -> None:
     """An owned add whose inline check failed (fuel short, or the size reached the room): settle,
     materialize, and run the exact stub, which fails exactly where the reference fails."""
     lst = owned_value(state, buffer)

@@ -666,18 +666,16 @@ class _AstVerifier:
         if type(func.ctx) is not ast.Load or node.keywords:
             raise _fail("calls are positional", node)
         args = node.args
-        buffer = _BUFFER_ARGS.get(callee)
-        if buffer is not None:
-            position, arity = buffer
-            if len(args) != arity:
+        taker = _BUFFER_ARGS.get(callee)
+        if taker is not None:
+            position, count = taker
+            if len(args) != count:
                 raise _fail(f"{callee} called with the wrong number of arguments", node)
             self.buffer_arg(args[position], node)
             self.nodes += 1
             if callee == "_s_lox":
                 _index(args, 3, self.charge_sites, node)
             args = [*args[:position], *args[position + 1 :]]
-        elif callee in _BUFFER_TAKERS:
-            raise _fail(f"{callee} needs an owned buffer taken by _s_lown", node)
         if callee in PURE_HELPERS:
             return args
         first = args[0] if args else None
@@ -721,9 +719,6 @@ class _AstVerifier:
                 _index(args, 4, range(len(self.tables.bindings)), node)
                 if len(args) != 6 or _KIND.get(type(args[5])) is not ast.Tuple:
                     raise _fail("_s_bind takes its arguments as one tuple", node)
-
-
-_BUFFER_TAKERS = frozenset(_BUFFER_ARGS)
 
 
 def _calls_stub(value: Any, stub: str) -> bool:
