@@ -156,7 +156,7 @@ def list_add_flat_fuel(size: int) -> int:
 def list_adds_alloc(size: int, count: int) -> int:
     """``list_add_alloc`` summed over ``count`` successive adds onto a list of ``size``, in closed
     form (16 x ((size+1) + ... + (size+count))): what the optimized backend's owned lists settle
-    in one step. ``tests/core/test_costs_owned.py`` checks it against the sum, term by term."""
+    in one step. ``tests/runtime/test_costs_owned.py`` checks it against the sum, term by term."""
     return LIST_ELEMENT_ALLOC * _adds_elements(size, count)
 
 

@@ -721,7 +721,7 @@ class _FunctionEmitter:
         None when the loop has no such list (or is fast: its cold exact path takes values)."""
         if fast or not self.gen.options.bulk_loops:
             return None
-        name = owned_list(self.plan, self.info, stmt)
+        name = owned_list(self.plan, self.info, stmt, _INLINE_BUILTINS)
         if name is None:
             return None
         slot, buffer, room = self.var(name), self.slots.new("b"), self.slots.new("t")

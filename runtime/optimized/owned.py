@@ -18,13 +18,14 @@ The proof, over the plan's IR (conservative: anything else is simply not owned):
   covering the same buffer exists and no other thread can reach it;
 * inside the loop it is only the target and receiver of such adds, and the loop body does nothing
   else that charges the meter beyond fuel: only scalar literals, locals, unary and binary
-  operations on scalars, ``if``, ``break`` and ``continue`` (no calls, no text, no ``return``), so the
+  operations on scalars, the inline numeric conversions, ``if``, ``break`` and ``continue`` (no other
+  calls, no text, no ``return``), so the
   room computed before the loop from the meter stays exact until the list is materialized.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 
 from dotboxd.core import ast as ir
 from dotboxd.core.types import BOOL, F64, GUID, I32, I64, UNIT, ListType
@@ -95,8 +96,9 @@ def _statement_exprs(stmt: ir.Stmt) -> tuple[ir.Expr, ...]:
     return ()
 
 
-def _quiet_expr(plan: ExecutionPlan, node: ir.Expr, owned: str) -> bool:
-    """Whether ``node`` charges nothing but fuel and never reads ``owned``."""
+def _quiet_expr(plan: ExecutionPlan, node: ir.Expr, owned: str, inline: Container[str]) -> bool:
+    """Whether ``node`` charges nothing but fuel and never reads ``owned`` (``inline``: the
+    built-ins the code generator compiles inline, which charge only their base fuel)."""
     for sub in _expr_nodes(node):
         if isinstance(sub, ir.Literal):
             if sub.kind not in _PLAIN_LITERALS:
@@ -110,21 +112,22 @@ def _quiet_expr(plan: ExecutionPlan, node: ir.Expr, owned: str) -> bool:
                 or plan.type_of(sub.right) not in _SCALAR_OPERANDS
             ):
                 return False
-        elif not isinstance(sub, ir.Unary):
-            return False  # a call
+        elif isinstance(sub, ir.Call):
+            if not (sub.name in inline and plan.call_target(sub).kind is CallKind.BUILTIN):
+                return False
     return True
 
 
-def _quiet_body(plan: ExecutionPlan, body: tuple[ir.Stmt, ...], owned: str) -> bool:
+def _quiet_body(plan: ExecutionPlan, body: tuple[ir.Stmt, ...], owned: str, inline: Container[str]) -> bool:
     for stmt in _statements(body):
         if isinstance(stmt, ir.Set) and _self_add(plan, stmt) == owned:
             assert isinstance(stmt.value, ir.Call)
-            if not _quiet_expr(plan, stmt.value.args[1], owned):
+            if not _quiet_expr(plan, stmt.value.args[1], owned, inline):
                 return False
         elif isinstance(stmt, ir.Set | ir.ExprStmt | ir.If):
             if isinstance(stmt, ir.Set) and stmt.name == owned:
                 return False
-            if not all(_quiet_expr(plan, e, owned) for e in _statement_exprs(stmt)):
+            if not all(_quiet_expr(plan, e, owned, inline) for e in _statement_exprs(stmt)):
                 return False
         elif not isinstance(stmt, ir.Break | ir.Continue):
             return False  # return, or a nested loop
@@ -170,18 +173,21 @@ def _owned_in_function(plan: ExecutionPlan, info: FunctionInfo, name: str) -> bo
     return True
 
 
-def owned_list(plan: ExecutionPlan, info: FunctionInfo, loop: ir.While | ir.ForRange) -> str | None:
-    """The IR local the bulk ``loop`` of function ``info`` may append to in place, or None.
-    One list per loop: its room is computed alone, so no other charge may share the limits."""
+def owned_list(
+    plan: ExecutionPlan, info: FunctionInfo, loop: ir.While | ir.ForRange, inline: Container[str]
+) -> str | None:
+    """The IR local the bulk ``loop`` of function ``info`` may append to in place, or None
+    (``inline``: the built-ins compiled inline, ``codegen._INLINE_BUILTINS``). One list per loop:
+    its room is computed alone, so no other charge may share the limits."""
     found = {name for stmt in _statements(loop.body) if (name := _self_add(plan, stmt)) is not None}
     if len(found) != 1:
         return None
     name = found.pop()
-    if isinstance(loop, ir.While) and not _quiet_expr(plan, loop.condition, name):
+    if isinstance(loop, ir.While) and not _quiet_expr(plan, loop.condition, name, inline):
         return None
     if isinstance(loop, ir.ForRange) and loop.local == name:
         return None
-    if not _quiet_body(plan, loop.body, name):
+    if not _quiet_body(plan, loop.body, name, inline):
         return None
     return name if _owned_in_function(plan, info, name) else None
 

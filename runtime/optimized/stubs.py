@@ -459,7 +459,7 @@ def concat_charges_exact(state: RunState, f: int, lref: int, site: int, a: Value
 
 def settle_owned(state: RunState) -> None:
     """Charge the adds made to the owned buffer since the last settlement (closed forms in
-    ``core.costs``, the same numbers as the adds one by one: ``tests/core/test_costs_owned.py``)."""
+    ``core.costs``, the same numbers as the adds one by one: ``tests/runtime/test_costs_owned.py``)."""
     record = state.owned
     assert record is not None
     buffer, done = record
