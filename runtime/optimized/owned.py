@@ -112,9 +112,10 @@ def _quiet_expr(plan: ExecutionPlan, node: ir.Expr, owned: str, inline: Containe
                 or plan.type_of(sub.right) not in _SCALAR_OPERANDS
             ):
                 return False
-        elif isinstance(sub, ir.Call):
-            if not (sub.name in inline and plan.call_target(sub).kind is CallKind.BUILTIN):
-                return False
+        elif isinstance(sub, ir.Call) and not (
+            sub.name in inline and plan.call_target(sub).kind is CallKind.BUILTIN
+        ):
+            return False
     return True
 
 
