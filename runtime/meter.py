@@ -510,6 +510,16 @@ class Meter:
         self.string_bytes = strings
         return True
 
+    def settle_owned(self, alloc: int, elements: int, charges: int) -> None:
+        """Record charges that the caller has already proved fit: the optimized backend's owned
+        lists (spec/optimized.md, owned collections) check every limit of their adds inline
+        against a room computed from this meter, and settle the allocation, collection elements
+        and deadline cadence of the adds done since the last settlement here. No clock read: the
+        bulk chunk's reservation is the deadline check of the work it covers."""
+        self.allocated_bytes += alloc
+        self.collection_elements += elements
+        self._fuel_ticks = (self._fuel_ticks + charges) % _DEADLINE_EVERY_FUEL_CHARGES
+
     # --- facade counters (file, network, log) ---------------------------------------------
 
     def file_read(self, amount: int) -> None:

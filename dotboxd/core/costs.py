@@ -147,6 +147,38 @@ def list_add_alloc(size: int) -> int:
     return LIST_ELEMENT_ALLOC * (size + 1)
 
 
+def list_add_flat_fuel(size: int) -> int:
+    """Fuel of ``list.add`` of a scalar onto a flat list of ``size`` (no segment): the copy
+    ``copy_fuel(size, 1)``, then the walk of the new list's shape (``size + 2`` nodes)."""
+    return copy_fuel(size, 1) + shape_walk_fuel(size + 2)
+
+
+def list_adds_alloc(size: int, count: int) -> int:
+    """``list_add_alloc`` summed over ``count`` successive adds onto a list of ``size``, in closed
+    form (16 x ((size+1) + ... + (size+count))): what the optimized backend's owned lists settle
+    in one step. ``tests/runtime/test_costs_owned.py`` checks it against the sum, term by term."""
+    return LIST_ELEMENT_ALLOC * _adds_elements(size, count)
+
+
+def list_adds_elements(size: int, count: int) -> int:
+    """Collection elements charged by ``count`` successive adds of a scalar onto a flat list of
+    ``size``: each new list's shape holds ``size + k`` elements (k = 1..count)."""
+    return _adds_elements(size, count)
+
+
+def list_adds_charges(size: int, count: int) -> int:
+    """Fuel charges (meter calls, the deadline cadence's unit) of ``count`` successive scalar adds
+    onto a flat list of ``size``: the copy, plus the shape walk whenever its fuel is not 0."""
+    first_walk = SHAPE_WALK_NODES_PER_FUEL - 2  # smallest size whose new shape's walk costs fuel
+    walks = size + count - (size if size > first_walk else first_walk)
+    return count + (walks if walks > 0 else 0)
+
+
+def _adds_elements(size: int, count: int) -> int:
+    # (size + 1) + ... + (size + count)
+    return count * size + count * (count + 1) // 2
+
+
 def map_set_alloc(size: int, is_new: bool) -> int:
     """``map.set`` on a map of ``size``: 32 max(1, size + (1 if the key is new)) bytes."""
     entries = size + 1 if is_new else size

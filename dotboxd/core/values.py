@@ -544,6 +544,20 @@ def _new_list(buffer: list[Value], count: int, shape: Shape) -> ListValue:
     return built
 
 
+def flat_list_over(buffer: list[Value]) -> ListValue:
+    """The version of a flat list that covers all of ``buffer`` (O(1), no copy): for the optimized
+    backend's owned lists, which append scalars to a buffer in place while no version of it can
+    be observed, then hand it out as a value. Later appends to ``buffer`` by a newer version stay
+    invisible to this one, as for any version (see ``ListValue``)."""
+    new: Any = _ListBuilder()
+    new._buffer = buffer
+    new.size = len(buffer)
+    new._shape = None
+    new.__class__ = ListValue
+    built: ListValue = new
+    return built
+
+
 KeyToken = tuple[type, object]
 
 

@@ -49,6 +49,7 @@ from .cold import LEAVE, NEXT, RETURN, ColdLoop, cold_name, describe, find_loop,
 from .errors import CompileFailure
 from .facts import COMPOSITES, TEXT_LITERALS, PlanFacts, analyze, live
 from .ledger import Chunk, Inline, Loop, Segment
+from .owned import owned_list
 from .signs import nonnegative_nodes
 from .stubs import intrinsic_stub_name
 from .tables import Tables, function_name, guid_name
@@ -69,6 +70,13 @@ _COMPARE: dict[ir.BinaryOp, ast.cmpop] = {
 }
 _EXPRESSION_FUEL = costs.EXPRESSION_FUEL
 assert _EXPRESSION_FUEL > 0, "expr() charges it without the zero test of charge()"
+_OWNED_ADD_BASE = costs.COLLECTION_BASE_FUEL + 1
+_WALK_OFFSET = 2
+_WALK_NODES = costs.SHAPE_WALK_NODES_PER_FUEL
+assert all(
+    costs.list_add_flat_fuel(s) == s + _OWNED_ADD_BASE + (s + _WALK_OFFSET) // _WALK_NODES
+    for s in (*range(300), 4095, 4096, 10**6, 2**40)
+), "the inline fuel of an owned list.add (codegen.owned_add) no longer matches core.costs"
 _PLAIN_LITERALS = frozenset(
     {ir.LiteralKind.UNIT, ir.LiteralKind.BOOL, ir.LiteralKind.I32, ir.LiteralKind.I64}
 )
@@ -559,6 +567,7 @@ class _FunctionEmitter:
         )
         assigned = frozenset({ivar, *(self.var(name) for name in _assigned_names(stmt.body))})
         chunk = Chunk(fast=fast, n=n, ivar=ivar, start=k, assigned=assigned, counted=counted)
+        chunk.owned = self.take_owned(stmt, fast)
         chunk_body, body_live = self.chunk_body(stmt.body, chunk)
         base = chunk.finish(body_live)
         self.tables.set_chunk_base(chunk.fault_sites, base)
@@ -581,6 +590,7 @@ class _FunctionEmitter:
         for view in chunk.view_stmts:
             self.emit(view)
         self.emit(P.While(test, [P.assign(n, reserve), bulk_loop, P.break_()], []))
+        self.release_owned(chunk)
         self.live = True
 
     def loop_end(self, stmt: ir.ForRange, end: ast.expr, ivar: str) -> Callable[[], ast.expr]:
@@ -669,6 +679,7 @@ class _FunctionEmitter:
         )
         assigned = frozenset(self.var(name) for name in _assigned_names(stmt.body))
         chunk = Chunk(fast=fast, n=n, ivar=j, start=None, started=0, assigned=assigned, counted=counted)
+        chunk.owned = self.take_owned(stmt, fast)
 
         def condition() -> None:
             chunk.started = 0
@@ -701,7 +712,54 @@ class _FunctionEmitter:
         for view in chunk.view_stmts:
             self.emit(view)
         self.emit(P.while_true([P.assign(n, reserve), bulk_loop, P.break_()]))
+        self.release_owned(chunk)
         self.live = True
+
+    def take_owned(self, stmt: ir.While | ir.ForRange, fast: bool) -> tuple[str, str, str] | None:
+        """A checked bulk loop that appends to an owned list (``owned.owned_list``): take its buffer
+        and room before the loop (``b, t = _s_lown(R, v)``, one of the chunk's view statements);
+        None when the loop has no such list (or is fast: its cold exact path takes values)."""
+        if fast or not self.gen.options.bulk_loops:
+            return None
+        name = owned_list(self.plan, self.info, stmt, _INLINE_BUILTINS)
+        if name is None:
+            return None
+        slot, buffer, room = self.var(name), self.slots.new("b"), self.slots.new("t")
+        self.emit(P.assign2(buffer, room, P.call("_s_lown", _R, P.name(slot))))
+        return slot, buffer, room
+
+    def release_owned(self, chunk: Chunk) -> None:
+        """After the loop: the list's value again (``v = _s_lmat(R, b)``, which settles its adds)."""
+        if chunk.owned is not None:
+            slot, buffer, _ = chunk.owned
+            self.emit(P.assign(slot, P.call("_s_lmat", _R, P.name(buffer))))
+
+    def owned_add(self, owned: tuple[str, str, str], item: ast.expr, at: int) -> ast.expr:
+        """``v = list.add(v, x)`` on the chunk's owned list: the size is the buffer's length ``s``,
+        the fuel ``segment + list_add_flat_fuel(s)`` (``2 + s + 1`` copy, ``(s + 2) // 64`` walk,
+        the formula ``_OWNED_ADD_FUEL`` checks against ``core.costs``), and the add is
+        ``if f >= fuel and s < room: f = f - fuel; _p_push(b, x)``; otherwise ``_s_lox`` settles,
+        materializes and runs the exact stub, which fails where the reference fails. Allocation,
+        elements and the deadline cadence are settled later in one step (``stubs.settle_owned``)."""
+        slot, buffer, room = owned
+        total = sum(self.segment.charges) if self.segment is not None else 0
+        site = self.take_located_segment(at)
+        size, fuel = self.slots.new("t"), self.slots.new("t")
+        self.emit(P.assign(size, P.call("_p_len", P.name(buffer))))
+        walk = P.binop(P.add(P.name(size), P.const(_WALK_OFFSET)), P.FLOORDIV, P.const(_WALK_NODES))
+        self.emit(P.assign(fuel, P.add(P.add(P.name(size), P.const(_OWNED_ADD_BASE + total)), walk)))
+        exact = P.call("_s_lox", _R, _F, self.lref(), P.Constant(site), P.name(buffer), item)
+        self.emit(
+            P.if_(
+                P.and_(P.compare(_F, P.GTE, P.name(fuel)), P.compare(P.name(size), P.LT, P.name(room))),
+                [
+                    P.assign("f", P.sub(_F, P.name(fuel))),
+                    P.expr_stmt(P.call("_p_push", P.name(buffer), item)),
+                ],
+                [P.expr_stmt(exact)],
+            )
+        )
+        return P.name(slot)
 
     def counter_room(
         self, body: tuple[ir.Stmt, ...], loop_local: str | None
@@ -1000,6 +1058,15 @@ class _FunctionEmitter:
         ):
             return self.append_text(dest, args[1], at)
         chunk = self.chunk
+        if (
+            builtin == "list.add"
+            and chunk is not None
+            and chunk.owned is not None
+            and dest == chunk.owned[0]
+            and type(args[0]) in _NAME_NODES
+            and args[0].id == dest  # type: ignore[attr-defined]
+        ):
+            return self.owned_add(chunk.owned, args[1], at)
         if (
             builtin == "list.get"
             and chunk is not None

@@ -71,6 +71,7 @@ class LazyRunState(RunState):
         _, _, self.sites, self.totals, self.texts, self.bindings, self.nodes, _, _, _ = bound
         self.chunk = (0, 0, 0, 0)
         self.work = 0
+        self.owned = None
         self.lazy = ()
 
     def build(self) -> RunContext:

@@ -65,6 +65,9 @@ class Chunk:
     counted: frozenset[int] = frozenset()
     """The ``c + k`` nodes of the body's counter updates whose overflow checks the chunk's capped
     reservation makes unnecessary (``codegen.counter_room``)."""
+    owned: tuple[str, str, str] | None = None
+    """(list slot, buffer slot, room slot) of the list this checked chunk appends to in place
+    (``owned.owned_list``, ``codegen.owned_add``), or None."""
     started: int = 1
     """1 once the current iteration counts as one (always for forRange; for while only after its
     condition held): a failure gives back ``n - j - started`` reserved iterations."""

@@ -21,7 +21,16 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from dotboxd.core import arith, costs
-from dotboxd.core.values import SandboxFault, Shape, Value, shape_of, utf16_len, values_equal
+from dotboxd.core.values import (
+    ListValue,
+    SandboxFault,
+    Shape,
+    Value,
+    flat_list_over,
+    shape_of,
+    utf16_len,
+    values_equal,
+)
 from dotboxd.runtime.binding_call import call_binding
 from dotboxd.runtime.context import RunContext
 from dotboxd.runtime.errors import SandboxError
@@ -56,7 +65,19 @@ the canonical fault (or, where the inline check was only conservative, returns t
 class RunState:
     """Per-run state the stubs need: the meter, the run context and the artifact's resolved tables."""
 
-    __slots__ = ("bindings", "chunk", "lazy", "meter", "nodes", "run", "sites", "texts", "totals", "work")
+    __slots__ = (
+        "bindings",
+        "chunk",
+        "lazy",
+        "meter",
+        "nodes",
+        "owned",
+        "run",
+        "sites",
+        "texts",
+        "totals",
+        "work",
+    )
 
     def __init__(
         self,
@@ -84,6 +105,9 @@ class RunState:
         self.lazy: Any = None
         """What a ``fastlane.LazyRunState`` builds its run context from while it is armed; None
         once the context exists (always, for a state built with one)."""
+        self.owned: list[Any] | None = None
+        """[buffer, settled size] of the owned list a bulk loop is appending to in place, or None
+        (``take_owned``): ``sync`` settles its adds before anything reads the meter."""
 
 
 def sync(state: RunState, f: int, lref: int) -> Meter:
@@ -92,6 +116,8 @@ def sync(state: RunState, f: int, lref: int) -> Meter:
     meter.fuel_used = meter.max_fuel - f
     if lref:
         meter.loop_iterations -= lref
+    if state.owned is not None:
+        settle_owned(state)
     return meter
 
 
@@ -388,6 +414,97 @@ def concat_charges_exact(state: RunState, f: int, lref: int, site: int, a: Value
     return _concat_charges_stub(state, f, lref, site, a, b)[1]
 
 
+# --- owned lists (spec/optimized.md, owned collections) -------------------------------------
+# A bulk loop whose only collection work is ``v = list.add(v, scalar)`` on a list the code generator
+# proved owned (``owned.owned_list``) appends to the list's buffer in place: ``take_owned`` hands the
+# generated code the raw buffer and the size up to which every add fits the run's limits, the
+# generated code checks fuel and that size inline, and the adds' allocation, elements and deadline
+# cadence are settled here in one step (``settle_owned``) whenever anything syncs the meter (every
+# chunk reservation and every failure), and when the value is materialized after the loop.
+
+
+def settle_owned(state: RunState) -> None:
+    """Charge the adds made to the owned buffer since the last settlement (closed forms in
+    ``core.costs``, the same numbers as the adds one by one: ``tests/runtime/test_costs_owned.py``)."""
+    record = state.owned
+    assert record is not None
+    buffer, done = record
+    size = len(buffer)
+    if size > done:
+        count = size - done
+        state.meter.settle_owned(
+            costs.list_adds_alloc(done, count),
+            costs.list_adds_elements(done, count),
+            costs.list_adds_charges(done, count),
+        )
+        record[1] = size
+
+
+def owned_room(meter: Meter, size: int) -> int:
+    """The size below which one more scalar add onto a flat list fits every limit the meter
+    checks for it (list length, depth, allocation, total elements), given that nothing else
+    charges those counters until the list is materialized: adds onto sizes ``size`` .. room - 1
+    all fit, the add onto ``room`` would be refused (the exact stub then raises there)."""
+    limits = meter.limits
+    most = limits.max_list_length - size  # adds until the length limit
+    if limits.max_collection_depth < 1 or most <= 0:
+        return size
+    alloc_room = limits.max_allocated_bytes - meter.allocated_bytes
+    element_room = limits.max_total_collection_elements - meter.collection_elements
+
+    def fits(count: int) -> bool:
+        return (
+            costs.list_adds_alloc(size, count) <= alloc_room
+            and costs.list_adds_elements(size, count) <= element_room
+        )
+
+    if fits(most):
+        return size + most
+    low, high = 0, most  # fits(low), not fits(high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle
+    return size + low
+
+
+def take_owned(state: RunState, lst: ListValue) -> tuple[list[Value], int]:
+    """Before a bulk loop that appends to an owned list: (its buffer, ``owned_room``). The list is
+    the newest version of its buffer (it was built in this function and never shared); were it
+    not, its items are copied into a buffer of its own, so no other version ever sees a change."""
+    if not lst.flat:
+        raise _internal("owned list is not flat")
+    meter = state.meter
+    if state.owned is not None:
+        settle_owned(state)
+    buffer = lst._buffer
+    size = lst.size
+    if len(buffer) != size:
+        buffer = buffer[:size]
+    state.owned = [buffer, size]
+    return buffer, owned_room(meter, size)
+
+
+def owned_value(state: RunState, buffer: list[Value]) -> ListValue:
+    """After the loop: settle the adds and hand the buffer out as an immutable list value."""
+    record = state.owned
+    if record is None or record[0] is not buffer:
+        raise _internal("owned list was not taken")
+    settle_owned(state)
+    state.owned = None
+    return flat_list_over(buffer)
+
+
+def owned_add_exact(state: RunState, f: int, lref: int, site: int, buffer: list[Value], item: Value) -> None:
+    """An owned add whose inline check failed (fuel short, or the size reached the room): settle,
+    materialize, and run the exact stub, which fails exactly where the reference fails."""
+    lst = owned_value(state, buffer)
+    _intrinsic_stub("list.add")(state, f, lref, site, lst, item)  # a failure path: built when needed
+    raise _internal("owned list.add check disagreed with the meter")
+
+
 def exact_intrinsic_stub(builtin: str) -> Callable[..., tuple[Value, int]]:
     """The exact stub of ``builtin``: every charge through the meter, in the reference's order."""
     return _intrinsic_stub(builtin)
@@ -423,11 +540,15 @@ PURE_HELPERS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_p_lsize": list_size,
         "_p_rfuel": costs.read_fuel,
         "_p_lget": list_item,
+        "_p_len": len,
+        "_p_push": list.append,
     }
 )
 """Shared definitions generated code calls directly. ``_p_abs``, ``_p_clamp`` and ``_p_sqrt`` can
 fail, so generated code calls them only after the inline check that rules the failure out (the
-failure itself goes through a fault stub). ``_p_lget`` reads a list item without a range check, so
+failure itself goes through a fault stub). ``_p_len`` and ``_p_push`` only ever receive an owned
+list's raw buffer (``b<n>`` slots, which the verifier confines to them and the owned-list stubs).
+``_p_lget`` reads a list item without a range check, so
 generated code calls it only after checking ``0 <= index < _p_lsize(list)`` (``codegen.list_read``)."""
 
 STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
@@ -447,6 +568,9 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_ceq": composite_equal,
         "_s_bind": binding,
         "_s_cat": concat_charges(concat_charges_exact),
+        "_s_lown": take_owned,
+        "_s_lmat": owned_value,
+        "_s_lox": owned_add_exact,
         **{intrinsic_stub_name(name): _builtin_stub(name) for name in INTRINSICS},
     }
 )

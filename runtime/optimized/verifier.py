@@ -48,7 +48,7 @@ from .reservations import Reservation, expected_reservations
 from .stubs import FAULT_ARITIES, PURE_HELPERS, RANGE_NAME, STUBS
 from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-6"  # 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-7"  # 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -60,6 +60,12 @@ SLOT = re.compile(r"(?:[vtkenj](?:0|[1-9][0-9]{0,6}))\Z")
 FN = re.compile(r"_(?:fn|x)(?:0|[1-9][0-9]{0,6})\Z")
 """A generated function's name: ``_fn<i>`` (a plan function) or ``_x<i>`` (a cold exact path)."""
 GUID = re.compile(r"_k(?:0|[1-9][0-9]{0,6})\Z")
+BUFFER = re.compile(r"b(?:0|[1-9][0-9]{0,6})\Z")
+"""An owned list's raw, mutable buffer (``codegen.take_owned``). Unlike a slot it may never be read
+as a value: it is stored only by ``b<n>, t<n> = _s_lown(R, v<n>)`` and loaded only as the buffer
+argument of ``_BUFFER_ARGS``'s callees, so generated code can neither alias nor return it."""
+_BUFFER_ARGS = {"_p_len": (0, 1), "_p_push": (0, 2), "_s_lmat": (1, 2), "_s_lox": (4, 6)}
+"""Callee -> (position of its buffer argument, its argument count)."""
 
 _PLAIN_NODES: frozenset[type[ast.AST]] = frozenset(
     {
@@ -192,9 +198,11 @@ _UNARY_OPS = frozenset({ast.USub, ast.Not})
 _BOOL_OPS = frozenset({ast.And, ast.Or})
 _FAULT_STUBS = {f"_s_f{arity}": arity for arity in FAULT_ARITIES}
 _CHUNK_STUBS = {f"_s_c{arity}": arity for arity in FAULT_ARITIES}
-_FIXED_ARITY = {"_s_cap": 10, "_s_capm": 11, "_s_tick": 5}
+_FIXED_ARITY = {"_s_cap": 10, "_s_capm": 11, "_s_tick": 5, "_s_lown": 2}
 """Stubs whose every argument is positional data of fixed count (a wrong count would be a raw
 ``TypeError`` at run time)."""
+_RESERVATIONS = frozenset({"_s_cap", "_s_capm"})
+"""The fixed-arity stubs that may only stand where the plan has a bulk loop (``reservations``)."""
 
 _MALFORMED = (AttributeError, TypeError, ValueError, IndexError, KeyError, RecursionError)
 """What reading a malformed tree (a missing field, a wrong field type, absurd nesting) raises while
@@ -241,6 +249,8 @@ class _AstVerifier:
         """Names already found to be good loads (slots and this artifact's GUID constants)."""
         self.stores: set[str] = {"f"}
         """Names already found to be good assignment targets (the fuel and slots)."""
+        self.buffers: set[str] = set()
+        """Owned-list buffers stored so far (``b<n>``, only from ``_s_lown``)."""
         self.charge_sites: frozenset[int] = frozenset()
         self.paid_sites: frozenset[int] = frozenset()
         self.op_sites: frozenset[int] = frozenset()
@@ -370,7 +380,9 @@ class _AstVerifier:
         stmt: Any
         for index, stmt in enumerate(stmts):
             kind = _KIND.get(type(stmt))
-            if kind is ast.Assign:
+            if kind is ast.Assign and _calls_stub(stmt.value, "_s_lown"):
+                self.take_buffer(stmt)
+            elif kind is ast.Assign:
                 targets = stmt.targets
                 target: Any = targets[0] if len(targets) == 1 else None
                 target_kind = type(target)
@@ -437,6 +449,34 @@ class _AstVerifier:
                     raise _fail("break/continue outside a loop", stmt)
             elif kind is not ast.Pass:
                 raise _fail(f"statement {type(stmt).__name__} is not allowed", stmt)
+
+    def take_buffer(self, stmt: ast.Assign) -> None:
+        """``b<n>, t<n> = _s_lown(R, v<n>)``: the only store of an owned-list buffer."""
+        targets = stmt.targets
+        target: Any = targets[0] if len(targets) == 1 else None
+        if not (
+            type(target) in _TUPLES
+            and type(target.ctx) is ast.Store
+            and len(target.elts) == 2
+            and type(target.elts[0]) in _NAMES
+            and type(target.elts[0].ctx) is ast.Store
+            and type(target.elts[0].id) is str
+            and BUFFER.match(target.elts[0].id)
+            and not getattr(stmt, "type_comment", None)
+        ):
+            raise _fail("_s_lown is unpacked into a buffer and a slot", stmt)
+        self.target(target.elts[1])
+        self.count(3)
+        self.buffers.add(target.elts[0].id)
+        self.call_tree(stmt.value)  # type: ignore[arg-type]
+
+    def buffer_arg(self, node: ast.expr, owner: ast.Call) -> None:
+        if not (
+            type(node) in _NAMES
+            and type(node.ctx) is ast.Load  # type: ignore[attr-defined]
+            and node.id in self.buffers  # type: ignore[attr-defined]
+        ):
+            raise _fail(f"{owner.func.id} needs an owned buffer taken by _s_lown", owner)  # type: ignore[attr-defined]
 
     def assign_targets(self, stmt: ast.Assign) -> None:
         """The targets of an assignment that is not a plain store to a known slot."""
@@ -712,6 +752,16 @@ class _AstVerifier:
         if type(func.ctx) is not ast.Load or node.keywords:
             raise _fail("calls are positional", node)
         args = node.args
+        taker = _BUFFER_ARGS.get(callee)
+        if taker is not None:
+            position, count = taker
+            if len(args) != count:
+                raise _fail(f"{callee} called with the wrong number of arguments", node)
+            self.buffer_arg(args[position], node)
+            self.nodes += 1
+            if callee == "_s_lox":
+                _index(args, 3, self.charge_sites, node)
+            args = [*args[:position], *args[position + 1 :]]
         if callee in PURE_HELPERS:
             return args
         first = args[0] if args else None
@@ -746,7 +796,7 @@ class _AstVerifier:
         elif callee in _FIXED_ARITY:
             if len(args) != _FIXED_ARITY[callee]:
                 raise _fail(f"{callee} called with the wrong number of arguments", node)
-            if callee != "_s_tick" and id(node) not in self.approved:
+            if callee in _RESERVATIONS and id(node) not in self.approved:
                 raise _fail(f"{callee} outside the start of a bulk loop the plan has", node)
         elif callee == "_s_lback":
             self.give_back(args, node)
@@ -786,6 +836,10 @@ class _AstVerifier:
             and _is_name(count.left, n)
         ):
             raise _fail("a give-back must be the chunk's unstarted iterations", node)
+
+
+def _calls_stub(value: Any, stub: str) -> bool:
+    return type(value) in _CALLS and type(value.func) in _NAMES and value.func.id == stub
 
 
 _NAMES = frozenset({ast.Name, P.Name})
@@ -1016,7 +1070,7 @@ def verify_code(code: CodeType, plan_globals: frozenset[str]) -> None:
             ident = next(n for n in current.co_names if n not in plan_globals)
             raise _fail(f"code object {where} names {ident!r}")
         for ident in current.co_varnames:
-            if not (ident in FIXED_PARAMS or SLOT.match(ident)):
+            if not (ident in FIXED_PARAMS or SLOT.match(ident) or BUFFER.match(ident)):
                 raise _fail(f"code object {where} has local {ident!r}")
         for const in current.co_consts:
             if type(const) is int and -MAX_FOLDED_INT <= const <= MAX_FOLDED_INT:

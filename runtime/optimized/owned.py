@@ -1,0 +1,196 @@
+"""Which list a bulk loop may append to in place: the ownership proof of owned lists.
+
+Why: ``list.add`` in a loop is a stub call with a meter settlement per item (~1 us) where CPython's
+``list.append`` takes ~25 ns. When the code generator can prove that a list local is *owned* -
+only this function's code can ever see it, and nothing reads it while the loop runs - the loop may
+append to the list's buffer in place and check the charges inline (``codegen.owned_add``,
+``stubs.take_owned``), and hand out the immutable value once, after the loop.
+
+The proof, over the plan's IR (conservative: anything else is simply not owned):
+
+* the local is a ``List<T>`` with a scalar ``T`` (the list stays flat: its shape is implicit);
+* it is not a parameter, and every assignment to it in the function is ``list.empty`` or
+  ``v = list.add(v, e)`` where ``e`` does not read ``v`` (so it always holds the newest version of
+  a buffer made in this function);
+* every other read of it in the function is the list argument of ``list.count`` or ``list.get``
+  (which keep nothing) or a ``return v`` (which ends the function): it is never passed to a
+  function or binding, stored in another value or copied to another local, so no other version
+  covering the same buffer exists and no other thread can reach it;
+* inside the loop it is only the target and receiver of such adds, and the loop body does nothing
+  else that charges the meter beyond fuel: only scalar literals, locals, unary and binary
+  operations on scalars, the inline numeric conversions, ``if``, ``break`` and ``continue`` (no other
+  calls, no text, no ``return``), so the
+  room computed before the loop from the meter stays exact until the list is materialized.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Iterator
+
+from dotboxd.core import ast as ir
+from dotboxd.core.types import BOOL, F64, GUID, I32, I64, UNIT, ListType
+from dotboxd.validator.plan import CallKind, ExecutionPlan, FunctionInfo
+
+_FLAT_ELEMENTS = frozenset({UNIT, BOOL, I32, I64, F64, GUID})
+"""Element types whose values are scalars (``core.values.SCALAR_CLASSES``): a list of them is flat."""
+_PLAIN_LITERALS = frozenset(
+    {ir.LiteralKind.UNIT, ir.LiteralKind.BOOL, ir.LiteralKind.I32, ir.LiteralKind.I64, ir.LiteralKind.F64}
+)
+_SCALAR_OPERANDS = frozenset({BOOL, I32, I64, F64})
+_READERS = frozenset({"list.count", "list.get"})
+
+
+def _builtin(plan: ExecutionPlan, node: ir.Expr, name: str) -> bool:
+    return isinstance(node, ir.Call) and node.name == name and plan.call_target(node).kind is CallKind.BUILTIN
+
+
+def _is_var(node: ir.Expr, name: str) -> bool:
+    return isinstance(node, ir.Var) and node.name == name
+
+
+def _self_add(plan: ExecutionPlan, stmt: ir.Stmt) -> str | None:
+    """The local of ``v = list.add(v, e)`` (``e`` not reading ``v``), else None."""
+    if not isinstance(stmt, ir.Set):
+        return None
+    value = stmt.value
+    if not (isinstance(value, ir.Call) and _builtin(plan, value, "list.add")):
+        return None
+    if len(value.args) != 2 or not _is_var(value.args[0], stmt.name):
+        return None
+    if any(_is_var(node, stmt.name) for node in _expr_nodes(value.args[1])):
+        return None
+    return stmt.name
+
+
+def _expr_nodes(node: ir.Expr) -> Iterator[ir.Expr]:
+    stack = [node]
+    while stack:
+        top = stack.pop()
+        yield top
+        if isinstance(top, ir.Call):
+            stack.extend(top.args)
+        elif isinstance(top, ir.Unary):
+            stack.append(top.operand)
+        elif isinstance(top, ir.Binary):
+            stack.append(top.left)
+            stack.append(top.right)
+
+
+def _statements(block: tuple[ir.Stmt, ...]) -> Iterator[ir.Stmt]:
+    for stmt in block:
+        yield stmt
+        if isinstance(stmt, ir.If):
+            yield from _statements(stmt.then)
+            yield from _statements(stmt.else_)
+        elif isinstance(stmt, ir.While | ir.ForRange):
+            yield from _statements(stmt.body)
+
+
+def _statement_exprs(stmt: ir.Stmt) -> tuple[ir.Expr, ...]:
+    if isinstance(stmt, ir.Set | ir.ExprStmt | ir.Return):
+        return (stmt.value,)
+    if isinstance(stmt, ir.If | ir.While):
+        return (stmt.condition,)
+    if isinstance(stmt, ir.ForRange):
+        return (stmt.start, stmt.end)
+    return ()
+
+
+def _quiet_expr(plan: ExecutionPlan, node: ir.Expr, owned: str, inline: Container[str]) -> bool:
+    """Whether ``node`` charges nothing but fuel and never reads ``owned`` (``inline``: the
+    built-ins the code generator compiles inline, which charge only their base fuel)."""
+    for sub in _expr_nodes(node):
+        if isinstance(sub, ir.Literal):
+            if sub.kind not in _PLAIN_LITERALS:
+                return False
+        elif isinstance(sub, ir.Var):
+            if sub.name == owned:
+                return False
+        elif isinstance(sub, ir.Binary):
+            if (
+                plan.type_of(sub.left) not in _SCALAR_OPERANDS
+                or plan.type_of(sub.right) not in _SCALAR_OPERANDS
+            ):
+                return False
+        elif isinstance(sub, ir.Call) and not (
+            sub.name in inline and plan.call_target(sub).kind is CallKind.BUILTIN
+        ):
+            return False
+    return True
+
+
+def _quiet_body(plan: ExecutionPlan, body: tuple[ir.Stmt, ...], owned: str, inline: Container[str]) -> bool:
+    for stmt in _statements(body):
+        if isinstance(stmt, ir.Set) and _self_add(plan, stmt) == owned:
+            assert isinstance(stmt.value, ir.Call)
+            if not _quiet_expr(plan, stmt.value.args[1], owned, inline):
+                return False
+        elif isinstance(stmt, ir.Set | ir.ExprStmt | ir.If):
+            if isinstance(stmt, ir.Set) and stmt.name == owned:
+                return False
+            if not all(_quiet_expr(plan, e, owned, inline) for e in _statement_exprs(stmt)):
+                return False
+        elif not isinstance(stmt, ir.Break | ir.Continue):
+            return False  # return, or a nested loop
+    return True
+
+
+def _reader_of(plan: ExecutionPlan, node: ir.Expr, name: str) -> bool:
+    """Whether ``node`` is ``list.count(name)`` or ``list.get(name, i)``."""
+    return (
+        isinstance(node, ir.Call)
+        and node.name in _READERS
+        and bool(node.args)
+        and _is_var(node.args[0], name)
+        and plan.call_target(node).kind is CallKind.BUILTIN
+    )
+
+
+def _owned_in_function(plan: ExecutionPlan, info: FunctionInfo, name: str) -> bool:
+    local = info.local_types.get(name)
+    if not (isinstance(local, ListType) and local.element in _FLAT_ELEMENTS):
+        return False
+    if any(param.name == name for param in info.function.parameters):
+        return False
+    for stmt in _statements(info.function.body):
+        allowed: set[int] = set()
+        if isinstance(stmt, ir.ForRange) and stmt.local == name:
+            return False
+        if isinstance(stmt, ir.Set) and stmt.name == name:
+            if _builtin(plan, stmt.value, "list.empty"):
+                continue
+            if _self_add(plan, stmt) != name:
+                return False
+            assert isinstance(stmt.value, ir.Call)
+            allowed.add(id(stmt.value.args[0]))
+        elif isinstance(stmt, ir.Return) and _is_var(stmt.value, name):
+            continue
+        for root in _statement_exprs(stmt):
+            for sub in _expr_nodes(root):
+                if isinstance(sub, ir.Call) and _reader_of(plan, sub, name):
+                    allowed.add(id(sub.args[0]))
+                if _is_var(sub, name) and id(sub) not in allowed:
+                    return False
+    return True
+
+
+def owned_list(
+    plan: ExecutionPlan, info: FunctionInfo, loop: ir.While | ir.ForRange, inline: Container[str]
+) -> str | None:
+    """The IR local the bulk ``loop`` of function ``info`` may append to in place, or None
+    (``inline``: the built-ins compiled inline, ``codegen._INLINE_BUILTINS``). One list per loop:
+    its room is computed alone, so no other charge may share the limits."""
+    found = {name for stmt in _statements(loop.body) if (name := _self_add(plan, stmt)) is not None}
+    if len(found) != 1:
+        return None
+    name = found.pop()
+    if isinstance(loop, ir.While) and not _quiet_expr(plan, loop.condition, name, inline):
+        return None
+    if isinstance(loop, ir.ForRange) and loop.local == name:
+        return None
+    if not _quiet_body(plan, loop.body, name, inline):
+        return None
+    return name if _owned_in_function(plan, info, name) else None
+
+
+__all__ = ["owned_list"]
