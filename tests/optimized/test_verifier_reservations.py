@@ -269,12 +269,20 @@ def test_unmetered_loop_bulk_loop_emitted_without_its_reservation() -> None:
 # --- sibling gaps: give-backs of reserved iterations ---------------------------------------------
 
 
-def _give_backs(module: ast.Module) -> list[ast.Call]:
+def _give_backs(module: ast.AST) -> list[ast.Call]:
     return [
         node
         for node in ast.walk(module)
         if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "_s_lback"
     ]
+
+
+def _chunk_with_give_back(module: ast.Module) -> ast.For:
+    """The first bulk chunk (its ``for`` over the reserved count) that holds a give-back."""
+    for node in ast.walk(module):
+        if isinstance(node, ast.For) and node.body and _give_backs(node):
+            return node
+    raise AssertionError("no chunk")
 
 
 def test_loop_budget_refund_give_back_of_more_than_reserved() -> None:
@@ -319,13 +327,10 @@ def test_loop_budget_refund_give_back_inside_a_nested_single_pass() -> None:
     """A ``break`` inside a nested ``while True:`` leaves that loop, not the chunk."""
 
     def tamper(module: ast.Module) -> None:
-        for node in ast.walk(module):
-            if isinstance(node, ast.For) and node.body and len(_give_backs(node)) > 0:
-                node.body[0:0] = ast.parse(
-                    f"while True:\n    _s_lback(R, {node.iter.args[0].id} - {node.target.id})\n    break"  # type: ignore[attr-defined]
-                ).body
-                return
-        raise AssertionError("no chunk")
+        node = _chunk_with_give_back(module)
+        node.body[0:0] = ast.parse(
+            f"while True:\n    _s_lback(R, {node.iter.args[0].id} - {node.target.id})\n    break"  # type: ignore[attr-defined]
+        ).body
 
     _refused(CHUNKS_PLAN, CHUNKS_BASE, tamper)
 
@@ -334,12 +339,9 @@ def test_loop_budget_refund_chunk_body_reassigns_its_count() -> None:
     """``n - j`` bounds the refund only while the body leaves ``n`` and ``j`` alone."""
 
     def tamper(module: ast.Module) -> None:
-        for node in ast.walk(module):
-            if isinstance(node, ast.For) and len(_give_backs(node)) > 0:
-                reserved = node.iter.args[0].id  # type: ignore[attr-defined]
-                node.body[0:0] = ast.parse(f"{reserved} = 1000000").body
-                return
-        raise AssertionError("no chunk")
+        node = _chunk_with_give_back(module)
+        reserved = node.iter.args[0].id  # type: ignore[attr-defined]
+        node.body[0:0] = ast.parse(f"{reserved} = 1000000").body
 
     _refused(CHUNKS_PLAN, CHUNKS_BASE, tamper)
 

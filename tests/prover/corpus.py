@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dotboxd.conformance.loader import load_cases
 from dotboxd.conformance.model import Case
 from dotboxd.conformance.pipeline import import_stage
-from dotboxd.conformance.stage_validate import validate_case
+from dotboxd.conformance.stage_validate import Validated, validate_case
 from dotboxd.conformance.workspace import case_root
+from dotboxd.core.ast import Module
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.host import SandboxHost
 from dotboxd.validator.prover import ProofReport, prove_plan
@@ -39,21 +41,33 @@ def run_cases() -> list[Case]:
     return [c for c in load_cases() if c.expect.stage == "run"]
 
 
+@contextmanager
+def validated_case(raw: dict[str, Any], origin: Any) -> Iterator[Validated | None]:
+    """The case imported and validated inside its workspace (kept open while the caller proves
+    and runs it); None when it does not get to a plan (it is not a prover input)."""
+    try:
+        module = import_stage(raw, origin)
+    except DotBoxDError:
+        yield None
+        return
+    if not isinstance(module, Module):  # a refusal (``Actual``), not a module
+        yield None
+        return
+    with case_root(raw) as root:
+        try:
+            validated = validate_case(module, raw, root)
+        except DotBoxDError:
+            validated = None
+        yield validated
+
+
 def evaluate(case: Case) -> CaseResult | None:
     """Prove and run one case; None when it does not get to a plan (it is not a prover input)."""
     raw: dict[str, Any] = dict(case.raw)
     if isinstance(raw.get("policy"), dict):
         raw["policy"] = {**raw["policy"], "requireStaticBound": False}
-    try:
-        module = import_stage(raw, case.origin)
-    except DotBoxDError:
-        return None
-    if not hasattr(module, "functions"):
-        return None
-    with case_root(raw) as root:
-        try:
-            validated = validate_case(module, raw, root)
-        except DotBoxDError:
+    with validated_case(raw, case.origin) as validated:
+        if validated is None:
             return None
         plan = validated.plan
         start = time.perf_counter()
@@ -92,4 +106,5 @@ __all__ = [
     "evaluate",
     "replace",
     "run_cases",
+    "validated_case",
 ]

@@ -23,12 +23,11 @@ from dotboxd.conformance.model import Case
 from dotboxd.conformance.pipeline import import_stage
 from dotboxd.conformance.stage_validate import validate_case
 from dotboxd.conformance.workspace import case_root
-from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.host import SandboxHost
 from dotboxd.validator.plan import ExecutionPlan
 from dotboxd.validator.prover import Verdict, prove_plan
 
-from .corpus import QUOTA_CODES, run_cases
+from .corpus import QUOTA_CODES, run_cases, validated_case
 
 LIFTED = 10**13
 LIMIT_KEYS = {
@@ -69,18 +68,8 @@ def _run(case: Case, lift_except: str | None, function: str, args: list[Any]) ->
 
 
 def _plan(case: Case) -> ExecutionPlan | None:
-    raw = _raw(case, None)
-    try:
-        module = import_stage(raw, case.origin)
-    except DotBoxDError:
-        return None
-    if not hasattr(module, "functions"):
-        return None
-    with case_root(raw) as root:
-        try:
-            return validate_case(module, raw, root).plan
-        except DotBoxDError:
-            return None
+    with validated_case(_raw(case, None), case.origin) as validated:
+        return None if validated is None else validated.plan
 
 
 def main(argv: list[str] | None = None) -> int:
