@@ -21,6 +21,7 @@ from dotboxd.core.costs import MAX_CALL_DEPTH_CEILING
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.host import ExecutionResult, Policy, SandboxHost
 from dotboxd.runtime.stack import HOST_RESERVE_FRAMES, RUN_FRAMES, has_headroom, run_frames
+from dotboxd.validator.plan import ExecutionPlan
 
 _T = TypeVar("_T")
 BACKENDS = ("reference", "optimized")
@@ -79,7 +80,7 @@ def _assert_both_backends_return(
 
 
 @pytest.fixture(scope="module")
-def deepest_chain() -> tuple[SandboxHost, object]:
+def deepest_chain() -> tuple[SandboxHost, ExecutionPlan]:
     host = SandboxHost()
     plan = host.prepare(_chain(MAX_CALL_DEPTH_CEILING - 1), _policy(MAX_CALL_DEPTH_CEILING))
     return host, plan
@@ -87,7 +88,7 @@ def deepest_chain() -> tuple[SandboxHost, object]:
 
 @pytest.mark.parametrize("host_stack", ["shallow", "600 frames deep", "only the host reserve left"])
 def test_deep_call_chain_agrees_on_both_backends_from_any_host_stack_depth(
-    deepest_chain: tuple[SandboxHost, object], host_stack: str
+    deepest_chain: tuple[SandboxHost, ExecutionPlan], host_stack: str
 ) -> None:
     """T-RUN-06: the deepest chain a policy may allow runs to completion on both backends, with the
     same value and usage, whether the host calls from a shallow or an almost exhausted stack. The
