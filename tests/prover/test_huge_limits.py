@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import tracemalloc
 
+import pytest
+
 from dotboxd.host import Policy, SandboxHost
-from dotboxd.validator.prover import Verdict, prove_plan
+from dotboxd.validator.prover import Verdict, prove_plan, smt
 from dotboxd.validator.prover.inputs import MAX_WITNESS_ELEMENTS
 
 HUGE = 2**62
@@ -76,3 +78,35 @@ def test_a_counterexample_within_the_caps_is_shrunk_to_the_size_it_needs() -> No
     assert len(entries) == limit + 1
     result = host.execute(plan, "main", list(budget.witness.args), encoding="json")
     assert result.error is not None and result.error.code == "R-QUOTA-LOOP"
+
+
+def test_the_solvers_memory_is_capped_and_reported() -> None:
+    """The report says how much memory Z3 held (``solver`` in its JSON form) and under which cap;
+    the cap is set on every query."""
+    report = prove_plan(SandboxHost().prepare(COUNT_LOOP, _policy(10**9)))
+    solver = report.to_json()["solver"]
+    assert solver["memoryCapMiB"] == smt.SOLVER_MEMORY_MB
+    assert 0 < solver["peakMemoryMiB"] < smt.SOLVER_MEMORY_MB
+    assert solver["workUnits"] == report.solver_work > 0
+
+
+HARD_QUERY = """(declare-const x Int)
+(declare-const y Int)
+(assert (= (+ (* x x x) (* y y y)) (+ (* 7 x y) 12345)))
+(assert (> x 1000))
+(check-sat)
+"""
+
+
+def test_a_query_past_the_memory_cap_is_unknown_never_wrong(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the cap below what Z3 already holds, a query that has to search stops with "max. memory
+    exceeded": the answer is ``unknown`` (which every prover verdict reads as UNKNOWN), never a
+    guess; the same query under the real cap gets an answer or runs out of work units instead."""
+    monkeypatch.setattr(smt, "SOLVER_MEMORY_MB", 1)
+    capped = smt.solve(HARD_QUERY, smt.DEFAULT_RLIMIT)
+    assert capped.status == "unknown"
+    assert "memory" in capped.reason
+    monkeypatch.undo()
+    uncapped = smt.solve(HARD_QUERY, smt.DEFAULT_RLIMIT)
+    assert "memory" not in uncapped.reason
+    assert 0 < uncapped.memory_mb < smt.SOLVER_MEMORY_MB

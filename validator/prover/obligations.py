@@ -80,6 +80,7 @@ class ObligationLog:
         self.steps_left = MODULE_STEPS
         self.total = total
         self.spent = ""  # why questions went unasked, once the module's budget ran out
+        self.peak_memory_mb = 0.0  # the most Z3 memory seen at the end of a query of this module
 
     def begin(self) -> None:
         """Start a new function: its queries get a fresh Z3 context."""
@@ -139,6 +140,7 @@ class ObligationLog:
                 self._ctx = smt.new_context()
             result = smt.solve(text, rlimit, ctx=self._ctx)
             self.left -= result.used
+            self.peak_memory_mb = max(self.peak_memory_mb, result.memory_mb)
         ob = Obligation(name, kind, function, pointer, claim, text, result.status)
         self.obligations.append(ob)
         return ob, result

@@ -106,6 +106,7 @@ def prove_plan(
         safe_nodes=safe_nodes,
         _bounds=evaluators,
         solver_work=log.total - log.left,
+        solver_memory_mb=log.peak_memory_mb,
     )
 
 

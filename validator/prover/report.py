@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .obligations import Obligation
+from .smt import SOLVER_MEMORY_MB
 
 
 class Verdict(StrEnum):
@@ -234,6 +235,9 @@ class ProofReport:
     _bounds: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     solver_work: int = field(default=0, compare=False)
     """Z3 work units (rlimit) spent on the module: never more than its ``proveRlimit``."""
+    solver_memory_mb: float = field(default=0.0, compare=False)
+    """The most memory Z3's allocator held at the end of any query of the module (MiB, process-wide:
+    it includes other live Z3 contexts); every query is capped at ``smt.SOLVER_MEMORY_MB``."""
 
     def function(self, function_id: str) -> FunctionProof:
         for f in self.functions:
@@ -278,6 +282,11 @@ class ProofReport:
             "allProved": self.all_proved(),
             "functions": [f.to_json() for f in self.functions],
             "obligations": [o.to_json() for o in self.obligations],
+            "solver": {
+                "workUnits": self.solver_work,
+                "peakMemoryMiB": round(self.solver_memory_mb, 2),
+                "memoryCapMiB": SOLVER_MEMORY_MB,
+            },
         }
 
     def write_smt(self, directory: str | Path) -> list[Path]:

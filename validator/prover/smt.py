@@ -47,6 +47,12 @@ PINNED_PARAMS: tuple[tuple[str, int | bool], ...] = (
 """Z3's own defaults for the process-wide parameters that steer a search, set on every solver so
 that another library's ``z3.set_param`` (or a replayed script) cannot change a verdict."""
 
+SOLVER_MEMORY_MB = 1024
+"""Z3's memory cap per query (``max_memory``, MiB of its allocator, all contexts of the process):
+a query that would need more stops with ``unknown`` ("max. memory exceeded"), so the verdict it
+decides is UNKNOWN, never wrong. ``rlimit`` normally stops a query long before this; the cap is what
+bounds the solver's memory when a query is cheap in work units but huge in terms."""
+
 GLOBAL_PINS: tuple[tuple[str, str], ...] = (("sat.random_seed", "0"), ("nlsat.seed", "0"))
 """Seeds Z3 reads only from its process-wide table (a solver refuses them as its own parameters):
 set to these values for the duration of each query and restored afterwards, under a lock."""
@@ -75,6 +81,7 @@ class SolveResult:
     model: Mapping[int, int] = field(default_factory=dict)  # atom id -> value (bools as 0/1)
     reason: str = ""
     used: int = 0  # Z3 work units spent
+    memory_mb: float = 0.0  # Z3's allocator in use when the query ended (process-wide, MiB)
 
 
 def new_context() -> Any:
@@ -222,8 +229,9 @@ def solve(text: str, rlimit: int, seed: int = RANDOM_SEED, ctx: Any = None) -> S
             used = max(0, _rlimit_count(solver) - before)
     except z3.Z3Exception as error:  # a malformed script would be a prover bug: fail closed
         return SolveResult("unknown", reason=f"z3 error: {error}")
+    memory = _memory_mb(solver)
     if answer == z3.unsat:
-        return SolveResult("unsat", used=used)
+        return SolveResult("unsat", used=used, memory_mb=memory)
     if answer == z3.sat:
         model: dict[int, int] = {}
         m = solver.model()
@@ -235,8 +243,16 @@ def solve(text: str, rlimit: int, seed: int = RANDOM_SEED, ctx: Any = None) -> S
                     model[int(name[1:])] = value.as_long()
                 elif z3.is_true(value) or z3.is_false(value):
                     model[int(name[1:])] = 1 if z3.is_true(value) else 0
-        return SolveResult("sat", model, used=used)
-    return SolveResult("unknown", reason=str(solver.reason_unknown()), used=used)
+        return SolveResult("sat", model, used=used, memory_mb=memory)
+    return SolveResult("unknown", reason=str(solver.reason_unknown()), used=used, memory_mb=memory)
+
+
+def _memory_mb(solver: Any) -> float:
+    """Z3's ``memory`` statistic after a check: MiB its allocator holds (all contexts of the process)."""
+    try:
+        return float(solver.statistics().get_key_value("memory"))
+    except _z3().Z3Exception:  # a Z3 build without the statistic: nothing to report
+        return 0.0
 
 
 def pinned_solver(rlimit: int, seed: int = RANDOM_SEED, ctx: Any = None) -> Any:
@@ -246,6 +262,7 @@ def pinned_solver(rlimit: int, seed: int = RANDOM_SEED, ctx: Any = None) -> Any:
     for name, value in PINNED_PARAMS:
         solver.set(name, value)
     solver.set("rlimit", rlimit)
+    solver.set("max_memory", SOLVER_MEMORY_MB)
     solver.set("random_seed", seed)
     solver.set("smt.random_seed", seed)
     return solver
