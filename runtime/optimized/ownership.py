@@ -52,6 +52,8 @@ class Take:
     slot: str
     buffer: str
     loop: ast.While
+    inside: frozenset[int]
+    """``id`` of every node of the loop (where the buffer may be loaded)."""
 
 
 def _fail(reason: str, node: ast.AST | None) -> VerifierFailure:
@@ -102,12 +104,16 @@ def _takes(fn: ast.FunctionDef) -> list[Take]:
             if buffer in buffers:
                 raise _fail(f"buffer {buffer!r} is taken twice", stmt)
             buffers.add(buffer)
-            found.append(Take(slot, buffer, _served_loop(block, index, slot, buffer)))
+            loop, inside = _served_loop(block, index, slot, buffer)
+            found.append(Take(slot, buffer, loop, inside))
     return found
 
 
-def _served_loop(block: list[ast.stmt], index: int, slot: str, buffer: str) -> ast.While:
-    """The bulk loop a take at ``block[index]`` serves; its materialization must follow it."""
+def _served_loop(
+    block: list[ast.stmt], index: int, slot: str, buffer: str
+) -> tuple[ast.While, frozenset[int]]:
+    """The bulk loop a take at ``block[index]`` serves (and the ``id`` of its every node); its
+    materialization must follow it."""
     both = {slot, buffer}
     for at in range(index + 1, len(block)):
         stmt = block[at]
@@ -125,28 +131,27 @@ def _served_loop(block: list[ast.stmt], index: int, slot: str, buffer: str) -> a
                 and _is_load(value.args[1], buffer)
             ):
                 raise _fail("an owned loop is followed by the materialization of its list", stmt)
-            for inner in stmt.body:
-                if _mentions(inner, {slot}):
-                    raise _fail("an owned loop touches its list while the buffer grows", inner)
-                for sub in walk(inner):
-                    if callee(sub) in ("_s_lown", "_s_lmat"):
-                        raise _fail("an owned loop takes or materializes a list", sub)
-            return stmt
+            inside: set[int] = set()
+            for sub in walk(stmt):
+                inside.add(id(sub))
+                if type(sub) in NAMES and sub.id == slot:
+                    raise _fail("an owned loop touches its list while the buffer grows", sub)
+                if callee(sub) in ("_s_lown", "_s_lmat"):
+                    raise _fail("an owned loop takes or materializes a list", sub)
+            return stmt, frozenset(inside)
         if _mentions(stmt, both):
             raise _fail("between a take and its loop, the list and buffer are untouched", stmt)
     raise _fail("a take with no owned loop after it", block[index])
 
 
-def _check_buffer_scope(fn: ast.FunctionDef, takes: list[Take]) -> None:
+def _check_buffer_scope(nodes: list[Any], takes: list[Take], fn: ast.FunctionDef) -> None:
     """Each buffer is loaded only inside its loop and by its materialization; ``_s_lmat`` stands
-    nowhere else."""
-    inside: dict[str, set[int]] = {}
-    for take in takes:
-        inside[take.buffer] = {id(node) for node in walk(take.loop)}
-    materialized = {id(node.args[-1]) for node in walk(fn) if callee(node) == "_s_lmat" and node.args}
+    nowhere else (``nodes``: every node of the function)."""
+    inside = {take.buffer: take.inside for take in takes}
+    materialized = {id(node.args[-1]) for node in nodes if callee(node) == "_s_lmat" and node.args}
     if len(materialized) != len(takes):
         raise _fail("a list materialized without its take", fn)
-    for node in walk(fn):
+    for node in nodes:
         if (
             type(node) in NAMES
             and type(node.ctx) is ast.Load
@@ -187,16 +192,18 @@ def _store_ok(stmt: Any, slot: str, buffers: set[str]) -> bool:
     )
 
 
-def _allowed_loads(fn: ast.FunctionDef, slot: str) -> set[int]:
-    """``id`` of the loads of ``slot`` that keep nothing of the list (module docstring)."""
+def _allowed_loads(stmts: list[ast.stmt], nodes: list[Any], slots: set[str]) -> set[int]:
+    """``id`` of the loads of owned ``slots`` that keep nothing of the list (module docstring)."""
     allowed: set[int] = set()
-    for stmt in statements(fn.body):
+    for stmt in stmts:
         value: Any = getattr(stmt, "value", None)
-        if type(stmt) in RETURNS and type(value) in TUPLES and value.elts and _is_load(value.elts[0], slot):
+        if type(stmt) in RETURNS and type(value) in TUPLES and value.elts:
             allowed.add(id(value.elts[0]))
-        if callee(value) == _ADD and slot in stored_names(stmt) and len(value.args) > _ADD_RECEIVER:
-            allowed.add(id(value.args[_ADD_RECEIVER]))
-    for node in walk(fn):
+        if callee(value) == _ADD and len(value.args) > _ADD_RECEIVER:
+            receiver = value.args[_ADD_RECEIVER]
+            if type(receiver) in NAMES and receiver.id in stored_names(stmt):
+                allowed.add(id(receiver))
+    for node in nodes:
         name = callee(node)
         if name == "_s_lown" and len(node.args) == 2:
             allowed.add(id(node.args[1]))
@@ -211,18 +218,26 @@ def check_ownership(fn: ast.FunctionDef, params: set[str]) -> dict[int, Take]:
     takes = _takes(fn)
     if not takes:
         return {}
-    _check_buffer_scope(fn, takes)
-    for slot in {take.slot for take in takes}:
+    nodes = list(walk(fn))
+    stmts = list(statements(fn.body))
+    _check_buffer_scope(nodes, takes, fn)
+    slots = {take.slot for take in takes}
+    for slot in slots:
         if slot in params:
             raise _fail(f"owned list {slot!r} is a parameter", fn)
         buffers = {take.buffer for take in takes if take.slot == slot}
-        for stmt in statements(fn.body):
+        for stmt in stmts:
             if slot in stored_names(stmt) and not _store_ok(stmt, slot, buffers):
                 raise _fail(f"owned list {slot!r} is assigned something other than its own versions", stmt)
-        allowed = _allowed_loads(fn, slot)
-        for node in walk(fn):
-            if _is_load(node, slot) and id(node) not in allowed:
-                raise _fail(f"owned list {slot!r} is read where it may be kept", node)
+    allowed = _allowed_loads(stmts, nodes, slots)
+    for node in nodes:
+        if (
+            type(node) in NAMES
+            and node.id in slots
+            and type(node.ctx) is ast.Load
+            and id(node) not in allowed
+        ):
+            raise _fail(f"owned list {node.id!r} is read where it may be kept", node)
     return {id(take.loop): take for take in takes}
 
 

@@ -35,8 +35,20 @@ RETURNS = _either(ast.Return)
 
 
 def walk(node: ast.AST) -> Iterator[Any]:
-    """``ast.walk``, its nodes typed loosely: callers test each node's exact class first."""
-    return ast.walk(node)
+    """Every node under ``node`` (itself included), typed loosely: callers test each node's exact
+    class first. Depth first, with a plain stack over ``_fields``: about twice as fast as
+    ``ast.walk``, which the verifier would otherwise spend most of an owned-list check in."""
+    stack: list[Any] = [node]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        current = pop()
+        yield current
+        for field in current._fields:
+            value = getattr(current, field, None)
+            if type(value) is list:
+                extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                push(value)
 
 
 def callee(node: Any) -> str | None:

@@ -45,7 +45,7 @@ from .codegen import FIXED_PARAMS
 from .cold import cold_name, describe, find_loop
 from .counter_rooms import check_room
 from .errors import VerifierFailure
-from .ownership import Take, check_ownership
+from .ownership import check_ownership
 from .reservations import Reservation, expected_reservations, plan_facts, proofs_flag
 from .stubs import FAULT_ARITIES, PURE_HELPERS, RANGE_NAME, STUBS
 from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
@@ -253,7 +253,8 @@ class _AstVerifier:
         self.stores: set[str] = {"f"}
         """Names already found to be good assignment targets (the fuel and slots)."""
         self.buffers: set[str] = set()
-        """Owned-list buffers stored so far (``b<n>``, only from ``_s_lown``)."""
+        """Owned-list buffers the function being checked has stored so far (``b<n>``, only from
+        ``_s_lown``; a buffer name of another function is not one of them)."""
         self.charge_sites: frozenset[int] = frozenset()
         self.paid_sites: frozenset[int] = frozenset()
         self.op_sites: frozenset[int] = frozenset()
@@ -271,8 +272,8 @@ class _AstVerifier:
         self.ticks: dict[str, tuple[Tick, ...]] = {}
         """Generated function -> its work ticks as the plan determines them (``ticks``)."""
         self.pending_ticks: list[Tick] = []
-        self.owned_loops: dict[int, Take] = {}
-        """The function's owned-list takes (``ownership``), by the ``id`` of the loop each serves."""
+        self.owned_reservations: dict[int, bool] = {}
+        """The function's bulk loops (by ``id``) -> whether the plan proves a list owned in each."""
 
     def count(self, more: int) -> None:
         self.nodes += more
@@ -379,15 +380,25 @@ class _AstVerifier:
         self.pending.reverse()  # popped from the end, in plan order
         self.pending_ticks = list(self.ticks.get(fn.name, ()))
         self.pending_ticks.reverse()
-        self.owned_loops = check_ownership(fn, set(params))
-        if self.owned_loops and self.cold:
-            raise _fail("a cold path takes no owned list", fn)
+        self.buffers = set()
+        self.owned_reservations = {}
         self.tick_at(fn.body, _unbound_prefix(fn.body))
         self.block(fn.body, 0)
         if self.pending:
             raise _fail("a bulk loop of the plan has no reservation", fn)
         if self.pending_ticks:
             raise _fail("a work tick of the plan is missing", fn)
+        if self.buffers:
+            self.owned_lists(fn, set(params))
+
+    def owned_lists(self, fn: ast.FunctionDef, params: set[str]) -> None:
+        """The function takes owned-list buffers: each list must be owned (``ownership``) and each
+        loop it serves a bulk loop the plan proves a list owned in."""
+        if self.cold:
+            raise _fail("a cold path takes no owned list", fn)
+        for loop_id, take in check_ownership(fn, params).items():
+            if not self.owned_reservations.get(loop_id, False):
+                raise _fail("an owned list taken for a loop the plan owns no list in", take.loop)
 
     def tick_at(self, block: list[ast.stmt], index: int) -> None:
         """Match a tick standing at ``block[index]`` (a function's first statement, or the one after
@@ -577,8 +588,6 @@ class _AstVerifier:
         else:
             raise _fail("loops are `while True:` or `while <slot> < <slot or constant>:`, without else", loop)
         self.count(1)
-        if id(loop) in self.owned_loops and not _is_reservation(body, 0):
-            raise _fail("an owned list is taken for a loop that is not a bulk loop", loop)
         self.iteration_tick(body)
         saved, self.chunk = self.chunk, None  # a break in here would leave this loop, not the chunk
         self.block(body, depth + 1)
@@ -668,8 +677,7 @@ class _AstVerifier:
         wrong_room = check_room(want.counters, call.func.id, args, chunk.body, self.proofs)  # type: ignore[attr-defined]
         if wrong_room is not None:
             raise _fail(wrong_room, stmt)
-        if id(loop) in self.owned_loops and not want.owned:
-            raise _fail("an owned list taken for a loop the plan owns no list in", stmt)
+        self.owned_reservations[id(loop)] = want.owned
         self.approved.add(id(call))
 
     # --- expressions --------------------------------------------------------------------------
