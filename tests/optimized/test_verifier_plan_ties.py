@@ -242,3 +242,22 @@ def test_overwrite_owned_list_tampered(name: str) -> None:
     """Threat: ``_p_push`` appends to a buffer another holder of the list can see (a parameter the
     host or another run holds, an alias, a list read or taken again while it grows)."""
     _refused("owned", OWNED_TAMPERINGS[name])
+
+
+RETURNED = """module "returned" version "1.0.0";
+fn build(n I32) -> List<I64> {
+    xs = list.empty[I64]();
+    for i in 0 .. n { xs = list.add(xs, numeric.toI64(i)); }
+    return xs;
+}
+entrypoint fn main(n I32) -> List<I64> { return build(n); }"""
+
+
+def test_overwrite_owned_list_buffer_of_another_function() -> None:
+    """Threat: a buffer name is a local of the function that took it; another function (here the
+    entrypoint, checked after ``build``) pushing to a ``b0`` it never took is refused."""
+    kernel = _Kernel(RETURNED)
+    kernel.bind(kernel.source)
+    head, tail = kernel.source.split("def _fn1(R, f, d, lr, v0):\n", 1)
+    with pytest.raises(VerifierFailure, match="owned buffer"):
+        kernel.bind(head + "def _fn1(R, f, d, lr, v0):\n    _p_push(b0, 1)\n" + tail)
