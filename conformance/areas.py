@@ -72,6 +72,9 @@ FILE_AREAS: dict[str, str] = {
     "strings/ext-text-builtins.json": "strings",
     # string.lastIndexOf, the first built-in added as one record (conformance/tools/make_last_index_cases.py)
     "strings/last-index-of.json": "strings",
+    # loops that append to a list they own, run to the end or stopped mid-loop at each limit
+    # (conformance/tools/make_owned_list_cases.py)
+    "collections/owned-lists.json": "collections",
 }
 
 

@@ -10,6 +10,7 @@ the machine's speed) and sometimes tightens one limit so that quota errors are e
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,7 @@ from . import vocab
 from .context import FunctionSig, FunctionState, ModuleEnv, Scope
 from .fixtures import Fixture, draw_fixtures
 from .liveness import reachable_bindings
+from .owned import with_owned_list
 from .source import Source
 from .stmts import StmtGen
 
@@ -86,6 +88,9 @@ def build_program(src: Source) -> GeneratedProgram:
         env.note("fixtures")
     policy = _policy(src, module, brands, reached, capabilities, env)
     args = [vocab.canonical_json(src, t) for _, t in entry.params]
+    if src.chance(OWNED_LIST_PERCENT):  # drawn last: a program without the block is unchanged
+        module = _with_owned_entry(src, module, entry.name, brands)
+        env.note("owned-list")
     return GeneratedProgram(
         module=module,
         policy_json=policy,
@@ -109,6 +114,15 @@ def draw_inputs(src: Source, program: GeneratedProgram, count: int) -> list[list
     """``count`` further input vectors for ``program``'s entrypoint (typed encoding)."""
     types = entry_param_types(program)
     return [[vocab.canonical_json(src, t) for t in types] for _ in range(count)]
+
+
+OWNED_LIST_PERCENT = 15
+"""How often the entrypoint starts with an owned-list block (``owned``)."""
+
+
+def _with_owned_entry(src: Source, module: ast.Module, entry: str, brands: tuple[str, ...]) -> ast.Module:
+    functions = tuple(with_owned_list(src, fn, brands) if fn.id == entry else fn for fn in module.functions)
+    return dataclasses.replace(module, functions=functions)
 
 
 def entry_param_types(program: GeneratedProgram) -> tuple[SandboxType, ...]:

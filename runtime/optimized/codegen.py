@@ -46,6 +46,7 @@ from dotboxd.validator.plan import CallKind, ExecutionPlan
 
 from . import pyast as P
 from .cold import LEAVE, NEXT, RETURN, ColdLoop, cold_name, describe, find_loop, loop_ordinals
+from .counter_rooms import collect_counters
 from .errors import CompileFailure
 from .facts import COMPOSITES, TEXT_LITERALS, PlanFacts, analyze, live
 from .ledger import Chunk, Inline, Loop, Segment
@@ -776,7 +777,7 @@ class _FunctionEmitter:
         Returns (None, empty) when the body has no counter to gain from."""
         steps: dict[str, list[tuple[int, ir.Binary]]] = {}
         other: set[str] = set() if loop_local is None else {loop_local}
-        _collect_counters(body, steps, other)
+        collect_counters(body, steps, other)
         rooms: list[ast.expr] = []
         counted: set[int] = set()
         safe = self.gen.safe_nodes
@@ -1226,36 +1227,6 @@ def _assigned_names(block: tuple[ir.Stmt, ...]) -> set[str]:
             if isinstance(stmt, ir.ForRange):
                 names.add(stmt.local)
     return names
-
-
-def _collect_counters(
-    block: tuple[ir.Stmt, ...], steps: dict[str, list[tuple[int, ir.Binary]]], other: set[str]
-) -> None:
-    """Sort the locals ``block`` assigns: ``c = c +/- <int literal>`` steps into ``steps``, every
-    other assignment's target into ``other`` (``counter_room``)."""
-    for stmt in block:
-        if isinstance(stmt, ir.Set):
-            value = stmt.value
-            if (
-                isinstance(value, ir.Binary)
-                and value.op in (ir.BinaryOp.ADD, ir.BinaryOp.SUB)
-                and isinstance(value.left, ir.Var)
-                and value.left.name == stmt.name
-                and isinstance(value.right, ir.Literal)
-                and value.right.kind in (ir.LiteralKind.I32, ir.LiteralKind.I64)
-                and type(value.right.value) is int
-            ):
-                step = value.right.value
-                steps.setdefault(stmt.name, []).append(
-                    (step if value.op is ir.BinaryOp.ADD else -step, value)
-                )
-            else:
-                other.add(stmt.name)
-        elif isinstance(stmt, ir.If):
-            _collect_counters(stmt.then, steps, other)
-            _collect_counters(stmt.else_, steps, other)
-        elif isinstance(stmt, ir.While | ir.ForRange):
-            other.update(_assigned_names((stmt,)))
 
 
 def _room(span: ast.expr, step: int) -> ast.expr:

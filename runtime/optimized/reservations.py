@@ -19,12 +19,15 @@ exact iteration of a leaf loop and hold no reservation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dotboxd.core import ast as ir
 from dotboxd.validator.plan import ExecutionPlan
 
-from .facts import analyze, walk_loops
+from .codegen import _INLINE_BUILTINS
+from .counter_rooms import LoopCounters, loop_counters
+from .facts import PlanFacts, analyze, walk_loops
+from .owned import owned_list
 from .tables import Tables, function_name
 
 
@@ -37,6 +40,11 @@ class Reservation:
     (``while True:``, ``start`` 0 and ``stop`` None)."""
     constants: tuple[int, int, int, int]
     """``(worst, need, work, heavy)``: worst and need are 0 unless the loop is fast."""
+    counters: LoopCounters = field(default_factory=LoopCounters)
+    """The body's counters, which a ``_s_capm`` room must cap (``counter_rooms``)."""
+    owned: bool = False
+    """Whether the plan proves a list owned by this loop (``owned.owned_list``; checked chunks only),
+    so that its buffer may be taken before the loop (``ownership``)."""
 
 
 def generation_flags(options_key: str) -> tuple[bool, bool]:
@@ -46,15 +54,29 @@ def generation_flags(options_key: str) -> tuple[bool, bool]:
     return flags.get("bulk", "1") != "0", flags.get("inline", "1") != "0"
 
 
-def expected_reservations(
-    plan: ExecutionPlan, tables: Tables, options_key: str
-) -> dict[str, tuple[Reservation, ...]]:
-    """Generated function name -> the reservations its body must hold, in order."""
+def proofs_flag(options_key: str) -> bool:
+    """Whether the artifact key's options (``GenOptions.key``) have the generator drop the checks
+    the prover proved unneeded (off unless the key names it)."""
+    flags = dict(part.split("=", 1) for part in options_key.split(";") if "=" in part)
+    return flags.get("proofs", "0") == "1"
+
+
+def plan_facts(plan: ExecutionPlan, options_key: str) -> PlanFacts | None:
+    """The loop facts the generator used (``facts.analyze``), None when loops do not run in bulk."""
     bulk, inline = generation_flags(options_key)
+    return analyze(plan, inline=inline) if bulk else None
+
+
+def expected_reservations(
+    plan: ExecutionPlan, tables: Tables, options_key: str, facts: PlanFacts | None = None
+) -> dict[str, tuple[Reservation, ...]]:
+    """Generated function name -> the reservations its body must hold, in order (``facts``:
+    ``plan_facts``, when the caller has them already)."""
     out: dict[str, tuple[Reservation, ...]] = {}
-    if not bulk:
+    if facts is None:
+        facts = plan_facts(plan, options_key)
+    if facts is None:
         return {function_name(i): () for i in range(len(tables.functions))}
-    facts = analyze(plan, inline=inline)
     for index, fid in enumerate(tables.functions):
         info = plan.functions.get(fid)
         found: list[Reservation] = []
@@ -73,10 +95,12 @@ def expected_reservations(
                             loop_facts.work,
                             loop_facts.heavy,
                         ),
+                        counters=loop_counters(plan, loop),
+                        owned=not fast and owned_list(plan, info, loop, _INLINE_BUILTINS) is not None,
                     )
                 )
         out[function_name(index)] = tuple(found)
     return out
 
 
-__all__ = ["Reservation", "expected_reservations", "generation_flags"]
+__all__ = ["Reservation", "expected_reservations", "generation_flags", "plan_facts", "proofs_flag"]

@@ -43,12 +43,15 @@ from dotboxd.validator.plan import ExecutionPlan
 from . import pyast as P
 from .codegen import FIXED_PARAMS
 from .cold import cold_name, describe, find_loop
+from .counter_rooms import check_room
 from .errors import VerifierFailure
-from .reservations import Reservation, expected_reservations
+from .ownership import check_ownership
+from .reservations import Reservation, expected_reservations, plan_facts, proofs_flag
 from .stubs import FAULT_ARITIES, PURE_HELPERS, RANGE_NAME, STUBS
 from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
+from .ticks import Tick, expected_ticks
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-7"  # 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-8"  # 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -250,7 +253,8 @@ class _AstVerifier:
         self.stores: set[str] = {"f"}
         """Names already found to be good assignment targets (the fuel and slots)."""
         self.buffers: set[str] = set()
-        """Owned-list buffers stored so far (``b<n>``, only from ``_s_lown``)."""
+        """Owned-list buffers the function being checked has stored so far (``b<n>``, only from
+        ``_s_lown``; a buffer name of another function is not one of them)."""
         self.charge_sites: frozenset[int] = frozenset()
         self.paid_sites: frozenset[int] = frozenset()
         self.op_sites: frozenset[int] = frozenset()
@@ -264,6 +268,12 @@ class _AstVerifier:
         """``id`` of the reservation calls matched against the plan: any other is refused."""
         self.chunk: tuple[str, str, str | None] | None = None
         """Inside a bulk chunk's body: (reserved count ``n``, iteration name, forRange start ``k``)."""
+        self.proofs = proofs_flag(options_key)
+        self.ticks: dict[str, tuple[Tick, ...]] = {}
+        """Generated function -> its work ticks as the plan determines them (``ticks``)."""
+        self.pending_ticks: list[Tick] = []
+        self.owned_reservations: dict[int, bool] = {}
+        """The function's bulk loops (by ``id``) -> whether the plan proves a list owned in each."""
 
     def count(self, more: int) -> None:
         self.nodes += more
@@ -308,8 +318,10 @@ class _AstVerifier:
         self.paid_sites = frozenset(paid)
         self.op_sites = frozenset(ops)
         self.chunk_sites = frozenset(chunk_ops)
-        if not self.cold:  # a cold path is one exact iteration of a leaf loop: no reservation at all
-            self.expected = expected_reservations(plan, tables, self.options_key)
+        if not self.cold:  # a cold path is one exact iteration of a leaf loop: no reservation, no tick
+            facts = plan_facts(plan, self.options_key)
+            self.expected = expected_reservations(plan, tables, self.options_key, facts)
+            self.ticks = expected_ticks(plan, tables, facts)
 
     # --- the module -------------------------------------------------------------------------
 
@@ -366,9 +378,53 @@ class _AstVerifier:
             raise _fail("parameters must be distinct slots", fn)
         self.pending = list(self.expected.get(fn.name, ()))
         self.pending.reverse()  # popped from the end, in plan order
+        self.pending_ticks = list(self.ticks.get(fn.name, ()))
+        self.pending_ticks.reverse()
+        self.buffers = set()
+        self.owned_reservations = {}
+        self.tick_at(fn.body, _unbound_prefix(fn.body))
         self.block(fn.body, 0)
         if self.pending:
             raise _fail("a bulk loop of the plan has no reservation", fn)
+        if self.pending_ticks:
+            raise _fail("a work tick of the plan is missing", fn)
+        if self.buffers:
+            self.owned_lists(fn, set(params))
+
+    def owned_lists(self, fn: ast.FunctionDef, params: set[str]) -> None:
+        """The function takes owned-list buffers: each list must be owned (``ownership``) and each
+        loop it serves a bulk loop the plan proves a list owned in."""
+        if self.cold:
+            raise _fail("a cold path takes no owned list", fn)
+        for loop_id, take in check_ownership(fn, params).items():
+            if not self.owned_reservations.get(loop_id, False):
+                raise _fail("an owned list taken for a loop the plan owns no list in", take.loop)
+
+    def tick_at(self, block: list[ast.stmt], index: int) -> None:
+        """Match a tick standing at ``block[index]`` (a function's first statement, or the one after
+        a loop body's iteration charge) against the plan's next one (``ticks``)."""
+        stmt: Any = block[index] if index < len(block) else None
+        if not (_KIND.get(type(stmt)) is ast.Expr and _calls_stub(stmt.value, "_s_tick")):
+            return
+        if not self.pending_ticks:
+            raise _fail("a work tick the plan does not have", stmt)
+        nodes, heavy = self.pending_ticks.pop()
+        args = stmt.value.args
+        if not (
+            len(args) == _FIXED_ARITY["_s_tick"]
+            and all(_is_name(a, name) for a, name in zip(args[:3], ("R", "f", "lr"), strict=True))
+            and _is_const(args[3], nodes)
+            and _is_const(args[4], heavy)
+        ):
+            raise _fail("a work tick's numbers differ from the plan's", stmt)
+        self.approved.add(id(stmt.value))
+
+    def iteration_tick(self, body: list[ast.stmt]) -> None:
+        """The tick right after a loop body's top-level iteration charge, if any."""
+        for index, stmt in enumerate(body):
+            if _is_charge(body, index) and _calls(getattr(stmt, "value", None), "_s_liter"):  # type: ignore[arg-type]
+                self.tick_at(body, index + 1)
+                return
 
     # --- statements ---------------------------------------------------------------------------
 
@@ -518,7 +574,7 @@ class _AstVerifier:
             raise _fail("while loops have no else", loop)
         if _KIND.get(type(test)) is ast.Constant and test.value is True:  # type: ignore[attr-defined]
             if _is_reservation(body, 0):
-                self.reservation(body[0], None)
+                self.reservation(loop, None)
             elif not (_is_charge(body, 0) or _single_pass(body)):
                 raise _fail("a loop body does not start with a meter charge", loop)
         elif _bounds_test(test):
@@ -527,11 +583,12 @@ class _AstVerifier:
             if not _is_reservation(body, 0):
                 raise _fail("a bounded loop must start with a bulk reservation", loop)
             assert isinstance(test, ast.Compare)
-            self.reservation(body[0], test)
+            self.reservation(loop, test)
             self.expr(test)
         else:
             raise _fail("loops are `while True:` or `while <slot> < <slot or constant>:`, without else", loop)
         self.count(1)
+        self.iteration_tick(body)
         saved, self.chunk = self.chunk, None  # a break in here would leave this loop, not the chunk
         self.block(body, depth + 1)
         self.chunk = saved
@@ -558,6 +615,8 @@ class _AstVerifier:
             raise _fail("a loop body does not start with a meter charge", loop)
         if getattr(loop, "type_comment", None):
             raise _fail("type comments are not allowed", loop)
+        if not bulk:
+            self.iteration_tick(loop.body)
         saved = self.chunk
         if bulk:
             self.chunk = self.chunk_names(loop, block[0])
@@ -586,10 +645,12 @@ class _AstVerifier:
                     raise _fail(f"a chunk body assigns {node.id!r}, which its give-backs read", node)
         return n, loop.target.id, start
 
-    def reservation(self, stmt: ast.stmt, test: ast.Compare | None) -> None:
+    def reservation(self, loop: ast.While, test: ast.Compare | None) -> None:
         """A bulk reservation against the plan's next bulk loop (``reservations``): its kind,
         ``R f d lr``, where it starts and stops (a forRange: the names of its ``while k < stop:``
-        test; a while loop: 0 and None) and ``worst need work heavy`` exactly as the plan says."""
+        test; a while loop: 0 and None), ``worst need work heavy`` exactly as the plan says, the
+        counters' room (``counter_rooms``) and whether an owned list may be taken for it."""
+        stmt = loop.body[0]
         assert isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
         call = stmt.value
         if not self.pending:
@@ -610,6 +671,13 @@ class _AstVerifier:
             raise _fail("a reservation's start or stop is not its loop's", stmt)
         if not all(_is_const(a, c) for a, c in zip(args[6:10], want.constants, strict=True)):
             raise _fail("a reservation's worst fuel, frames or work differ from the plan's", stmt)
+        chunk: Any = loop.body[1] if len(loop.body) > 1 else None
+        if _KIND.get(type(chunk)) is not ast.For:
+            raise _fail("a reservation is followed by its chunk", stmt)
+        wrong_room = check_room(want.counters, call.func.id, args, chunk.body, self.proofs)  # type: ignore[attr-defined]
+        if wrong_room is not None:
+            raise _fail(wrong_room, stmt)
+        self.owned_reservations[id(loop)] = want.owned
         self.approved.add(id(call))
 
     # --- expressions --------------------------------------------------------------------------
@@ -798,6 +866,8 @@ class _AstVerifier:
                 raise _fail(f"{callee} called with the wrong number of arguments", node)
             if callee in _RESERVATIONS and id(node) not in self.approved:
                 raise _fail(f"{callee} outside the start of a bulk loop the plan has", node)
+            if callee == "_s_tick" and id(node) not in self.approved:
+                raise _fail("a work tick away from a function's entry and a loop's iteration charge", node)
         elif callee == "_s_lback":
             self.give_back(args, node)
         elif callee in PAYING_STUBS:
@@ -836,6 +906,18 @@ class _AstVerifier:
             and _is_name(count.left, n)
         ):
             raise _fail("a give-back must be the chunk's unstarted iterations", node)
+
+
+def _unbound_prefix(body: list[ast.stmt]) -> int:
+    """How many ``slot = None`` statements open a function (the locals a cold call may pass before
+    they are first assigned): its entry tick stands right after them."""
+    index = 0
+    for stmt in body:
+        value: Any = getattr(stmt, "value", None)
+        if not (_KIND.get(type(stmt)) is ast.Assign and _is_const(value, None)):
+            break
+        index += 1
+    return index
 
 
 def _calls_stub(value: Any, stub: str) -> bool:

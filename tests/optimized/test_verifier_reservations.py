@@ -9,8 +9,8 @@ whose reservation became a constant was accepted, because the chunk's ``for ... 
 made the ``while True:`` look like a single pass; its iterations then ran uncharged and its
 give-backs refunded iterations never charged.
 
-Two call sites are checked but NOT tied to the plan yet (see the last tests): the counters' room of
-``_s_capm`` and the work numbers of ``_s_tick``.
+The counters' room of ``_s_capm`` and the work numbers of ``_s_tick`` are tied to the plan too (the
+last tests here; the full tamper sets are in ``test_verifier_plan_ties``).
 """
 
 from __future__ import annotations
@@ -361,36 +361,25 @@ def test_loop_budget_refund_bounded_chunk_give_back_with_another_start() -> None
     _refused(FEATURES_PLAN, FEATURES_BASE, tamper)
 
 
-# --- checked, not yet tied to the plan ------------------------------------------------------------
+# --- the counters' room and the work ticks, tied to the plan (more in test_verifier_plan_ties) ---
 
 
-def _accepted(plan: ExecutionPlan, base: Generated, tamper: Tamper) -> bool:
-    try:
-        _bind(plan, base, tamper)
-    except VerifierFailure:
-        return False
-    return True
-
-
-def test_counter_room_of_a_capped_reservation_is_not_tied_to_the_plan_yet() -> None:
-    """OPEN GAP, pinned so that it is not forgotten: the room argument of ``_s_capm`` (how far the
-    body's counters may move) is an expression the generator derives from its counter analysis and
-    the prover's facts; the verifier checks only that it is an expression over slots and constants.
-    A larger room lets a counter update whose overflow check was dropped overflow silently (a
-    wrong value, not an unmetered one: fuel and iterations are still reserved). When the verifier
-    learns to derive the room, this test fails and should become a refusal test."""
+def test_counter_room_of_a_capped_reservation_is_tied_to_the_plan() -> None:
+    """Threat: the room argument of ``_s_capm`` (how far the body's counters may move) caps the chunk
+    so that the counter updates whose overflow checks were dropped cannot overflow; a larger room
+    would let one overflow silently (a wrong value). The verifier derives the room from the plan's
+    counters (``counter_rooms``), so a constant room is refused."""
 
     def tamper(module: ast.Module) -> None:
         _reservation(module, bounded=False, fast=False, stub="_s_capm").args[10] = ast.Constant(10**9)
 
-    assert _accepted(FEATURES_PLAN, FEATURES_BASE, tamper)
+    _refused(FEATURES_PLAN, FEATURES_BASE, tamper)
 
 
-def test_tick_work_is_not_tied_to_the_plan_yet() -> None:
-    """OPEN GAP, pinned: ``_s_tick(R, f, lr, nodes, heavy)`` at a function's entry counts its work
-    toward the next deadline check; understated numbers delay that check (they cannot skip a
-    charge: fuel and iterations are metered elsewhere). When the verifier derives them from
-    ``work.WorkCounter``, this test fails and should become a refusal test."""
+def test_tick_work_is_tied_to_the_plan() -> None:
+    """Threat: ``_s_tick(R, f, lr, nodes, heavy)`` at a function's entry counts its work toward the
+    next deadline check; understated numbers delay that check. The verifier recomputes them from
+    ``work.WorkCounter`` (``ticks``)."""
 
     def tamper(module: ast.Module) -> None:
         for node in ast.walk(module):
@@ -400,4 +389,4 @@ def test_tick_work_is_not_tied_to_the_plan_yet() -> None:
                 return
         raise AssertionError("no tick")
 
-    assert _accepted(FEATURES_PLAN, FEATURES_BASE, tamper)
+    _refused(FEATURES_PLAN, FEATURES_BASE, tamper)
