@@ -316,7 +316,7 @@ class ArtifactCache:
             raise CacheInvalid("cached artifact payload is malformed")
         try:
             tables = Tables.from_json(payload.get("tables"))
-            module = ast.parse(source, mode="exec")
+            module = fold_negative_literals(ast.parse(source, mode="exec"))
         except (ValueError, SyntaxError, RecursionError, MemoryError):
             raise CacheInvalid("cached artifact payload is malformed") from None
         return bind(plan, key, module, tables, nodes)
@@ -383,3 +383,26 @@ def _atomic_write(path: Path, text: str) -> None:
 
 DEFAULT_CACHE = ArtifactCache()
 """The process-wide cache used by backends that are not given their own."""
+
+
+class _NegativeLiterals(ast.NodeTransformer):
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        operand = self.visit(node.operand)
+        if type(node.op) is ast.USub and type(operand) is ast.Constant:
+            value = operand.value
+            if type(value) is int or type(value) is float:
+                return ast.copy_location(ast.Constant(-value), node)
+        node.operand = operand
+        return node
+
+
+def fold_negative_literals(module: ast.Module) -> ast.Module:
+    """The module as the generator built it: ``ast.unparse`` prints ``Constant(-770)`` as ``-770``,
+    which ``ast.parse`` reads back as ``-(770)``; the verifier matches integer constants by value
+    where the generator put a constant (a loop bound, a reservation's stop), so a negative one would
+    fail to verify after the disk round trip and the artifact would be quarantined and recompiled.
+    Folding only a minus applied to a numeric literal gives back the same values (Python ints do not
+    overflow, and ``-0.0`` stays ``-0.0``)."""
+    folded = _NegativeLiterals().visit(module)
+    assert isinstance(folded, ast.Module)
+    return folded

@@ -327,3 +327,32 @@ def test_an_artifact_loaded_from_disk_locates_run_errors_like_the_reference(tmp_
             reference.pointer,
             reference.span,
         )
+
+
+NEGATIVE_BOUNDS = """module "neg" version "1.0.0";
+entrypoint fn main(x I32) -> I32 {
+    k = x;
+    c = 0;
+    while k < -770 { k = k + 1; c = c + 1; }
+    for i in -900 .. -870 { c = c + i % 3; }
+    return c - 5;
+}"""
+
+
+def test_an_artifact_with_negative_constant_bounds_survives_the_disk_round_trip(tmp_path: Path) -> None:
+    """``ast.unparse`` writes the constant -770 as ``-770``, which parses back as a minus applied to
+    770; the cache folds it back, so the stored artifact verifies and is reused, not quarantined."""
+    plan = prepare(NEGATIVE_BOUNDS)
+    source = ast.unparse(ArtifactCache(directory=tmp_path).get_or_compile(plan).module)
+    assert "-770" in source
+    reloaded = ArtifactCache(directory=tmp_path)
+    artifact = reloaded.get_or_compile(plan)
+    assert reloaded.stats.disk_hits == 1
+    assert reloaded.stats.quarantined == 0 and reloaded.stats.compiles == 0
+    assert not (tmp_path / "quarantine").exists() or not list((tmp_path / "quarantine").iterdir())
+    host = SandboxHost(backends={"optimized": OptimizedBackend(cache=reloaded)})
+    for x in (-800, -770, 0):
+        want = host.execute(plan, "main", [x], backend="reference")
+        got = host.execute(plan, "main", [x], backend="optimized")
+        assert (got.value, got.usage) == (want.value, want.usage)
+    assert artifact is reloaded.get_or_compile(plan)
