@@ -725,6 +725,21 @@ def _map_shape(entries: Mapping[KeyToken, tuple[Value, Value]]) -> Shape:
     return _combine(children(), len(entries), True)
 
 
+def flat_map_over(table: Mapping[Value, Value]) -> MapValue:
+    """A new map holding ``table``'s entries, whose keys and values are all scalars of one key
+    class each (so a raw key is its own ``key_token``): for the optimized backend's owned maps,
+    which update a plain dict while no version of it can be observed and hand it out once. The
+    dict is copied into a new HAMT, so later changes to it never reach the value; a key or value
+    that is not a scalar (code that broke the owned-map rules) fails closed."""
+    with _EMPTY_ENTRIES.mutate() as building:
+        for k, v in table.items():
+            if type(k) not in _SCALAR_CLASSES or type(v) not in _SCALAR_CLASSES:
+                raise TypeError("an owned map holds only scalar keys and values")
+            building[(type(k), k)] = (k, v)
+        entries = building.finish()
+    return MapValue._from_entries(entries, flat_map_shape(len(entries)))
+
+
 class RecordValue:
     """An immutable positional record; budgeted like a fixed-size list (fields are elements)."""
 
