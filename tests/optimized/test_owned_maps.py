@@ -19,7 +19,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dotboxd.conformance.backends import InProcessBackend
+from dotboxd.conformance.compare import compare
+from dotboxd.conformance.model import Case
+from dotboxd.conformance.pipeline import import_stage
+from dotboxd.conformance.stage_validate import validate_case
+from dotboxd.conformance.workspace import case_root
 from dotboxd.core import costs
+from dotboxd.core.ast import Module
 from dotboxd.core.values import MapValue
 from dotboxd.host import SandboxHost
 from dotboxd.runtime.meter import Meter, MeterLimits
@@ -27,6 +34,7 @@ from dotboxd.runtime.optimized import compile_plan
 from dotboxd.runtime.optimized.errors import VerifierFailure
 from dotboxd.runtime.optimized.owned_map_stubs import owned_map_room, take_owned_map
 from dotboxd.runtime.optimized.stubs import RunState
+from tests.corpus_cases import corpus_cases
 
 from .differential import assert_agree, backend, run_plan_both, sweep_limit
 from .kernels import policy, prepare
@@ -317,6 +325,28 @@ entrypoint fn main(n I32) -> I32 {
     units = sum(min(k + 1, 7) for k in range(updates))  # entries after each update
     assert usage["collectionElements"] == units
     assert usage["allocatedBytes"] == costs.MAP_EMPTY_ALLOC + costs.MAP_ENTRY_ALLOC * units
+
+
+def _corpus_cases() -> list[Case]:
+    return [case for case in corpus_cases() if "collections/owned-maps.json#" in case.origin]
+
+
+@pytest.mark.parametrize("case", _corpus_cases(), ids=lambda case: case.name)
+def test_the_owned_map_conformance_cases_take_the_owned_form(case: Case) -> None:
+    """Each kernel of ``conformance/cases/collections/owned-maps.json`` compiles to an owned map (so
+    the corpus pins the owned form, not the stubs), and meets its expectations on both backends."""
+    module = import_stage(case.raw, case.origin)
+    assert isinstance(module, Module)
+    with case_root(case.raw) as root:
+        plan = validate_case(module, case.raw, root).plan
+    source = compile_plan(plan, keep_module=True).source()
+    assert "_s_mown(" in source and "_s_i_map_set" not in source, source
+    for name in ("reference", "optimized"):
+        assert compare(case.expect, InProcessBackend(name).evaluate(case)) == [], name
+
+
+def test_the_owned_map_corpus_file_is_there() -> None:
+    assert len(_corpus_cases()) >= 14
 
 
 # --- the verifier ------------------------------------------------------------------------------
