@@ -753,14 +753,8 @@ class _FunctionEmitter:
         if name is None:
             return None
         slots = self.slots
-        owned = (
-            self.var(name),
-            slots.new("m"),
-            slots.new("u"),
-            slots.new("t"),
-            slots.new("t"),
-            slots.new("t"),
-        )
+        room, most, size, units = (slots.new("t") for _ in range(4))
+        owned = (self.var(name), slots.new("m"), slots.new("u"), room, most, size, units)
         for take in owned_map_code.take(owned):
             self.emit(take)
         return owned

@@ -12,9 +12,9 @@ the units cell, ``room`` the units the updates may count and ``most`` the entry 
 * ``map.get(m, k)``: the same fuel, and ``k in m`` joins the check (a missing key is NotFound,
   raised by the exact stub after the fuel, as the reference raises it); then ``out = m[k]``.
 * ``map.count(m)``: the same fuel; ``out = s``.
-* ``m = map.set(m, k, v)``: ``c = s + (k not in m)``, fuel ``s + 3 + total + (2 c + 1) // 64``
-  (copy, then the walk of ``flat_map_shape(c)``), and ``c <= most`` and ``u[0] + c <= room`` join
-  the check; then ``m[k] = v`` and ``u[0] = u[0] + c``.
+* ``m = map.set(m, k, v)``: ``c = s + (k not in m)``, fuel ``s + 3 + total + c // 32`` (copy,
+  then the walk of ``flat_map_shape(c)``'s ``1 + 2 c`` nodes, ``(1 + 2 c) // 64``), and ``c <= most``
+  and ``units + c <= room`` join the check; then ``m[k] = v`` and ``units = u[0] = units + c``.
 """
 
 from __future__ import annotations
@@ -31,28 +31,30 @@ from .owned_map_stubs import EXACT_OPS
 
 _READ_BASE: Final = costs.COLLECTION_BASE_FUEL
 _SET_BASE: Final = costs.COLLECTION_BASE_FUEL + 1
-_WALK_NODES: Final = costs.SHAPE_WALK_NODES_PER_FUEL
+_ENTRIES_PER_WALK: Final = costs.SHAPE_WALK_NODES_PER_FUEL // 2
 assert all(
     costs.read_fuel(s) == s + _READ_BASE
     and costs.copy_fuel(s, 1) == s + _SET_BASE
-    and costs.shape_walk_fuel(flat_map_shape(c).nodes) == (2 * c + 1) // _WALK_NODES
+    and costs.shape_walk_fuel(flat_map_shape(c).nodes) == c // _ENTRIES_PER_WALK
     for s in (*range(300), 4095, 4096, 10**6, 2**40)
     for c in (s, s + 1)
 ), "the inline charges of owned maps (owned_map_code) no longer match core.costs"
 
-Owned = tuple[str, str, str, str, str, str]
-"""(map slot, dict slot, units cell, units room, most entries, size): ``ledger.Chunk.owned_map``.
+Owned = tuple[str, str, str, str, str, str, str]
+"""(map slot, dict slot, units cell, units room, most entries, size, units): ``ledger.Chunk.owned_map``.
 The size slot holds ``len(m)`` for the whole loop: set from the dict after the take, and to the
-new count by each update that adds a key (the only change to the dict's length)."""
+new count by each update that adds a key (the only change to the dict's length). The units slot
+holds what the cell holds (the generated code reads the slot and writes both)."""
 
 
 def take(owned: Owned) -> list[ast.stmt]:
-    """``m, u, room, most = _s_mown(R, v)`` and ``size = _p_mlen(m)`` before the loop."""
-    slot, table, cell, room, most, size = owned
+    """``m, u, room, most = _s_mown(R, v)``, ``size = _p_mlen(m)`` and ``units = 0`` before the loop."""
+    slot, table, cell, room, most, size, units = owned
     targets = P.Tuple([P.store(table), P.store(cell), P.store(room), P.store(most)], P.STORE)
     return [
         P.Assign([targets], P.call("_s_mown", P.name("R"), P.name(slot))),
         P.assign(size, P.call("_p_mlen", P.name(table))),
+        P.assign(units, P.const(0)),
     ]
 
 
@@ -83,7 +85,7 @@ def operation(
     """The statements of one inline form (``operands``: the key, and the value for ``map.set``, as
     leaves; ``exact_head``: ``R, f, lref, site`` of the ``_s_mox`` call; ``out`` receives the
     result of a read)."""
-    _, table, cell, room, most, size = owned
+    _, table, cell, room, most, size, used = owned
     f = P.name("f")
     fuel = temp()
     code: list[ast.stmt] = []
@@ -94,9 +96,9 @@ def operation(
         key, item = operands
         count, units = temp(), temp()
         code.append(P.assign(count, P.add(P.name(size), contains(key, table, negated=True))))
-        walk = P.binop(P.add(P.mul(P.name(count), P.const(2)), P.const(1)), P.FLOORDIV, P.const(_WALK_NODES))
+        walk = P.binop(P.name(count), P.FLOORDIV, P.const(_ENTRIES_PER_WALK))
         code.append(P.assign(fuel, P.add(P.add(P.name(size), P.const(_SET_BASE + total)), walk)))
-        code.append(P.assign(units, P.add(subscript(cell, P.const(0)), P.name(count))))
+        code.append(P.assign(units, P.add(P.name(used), P.name(count))))
         test = P.and_(
             P.compare(f, P.GTE, P.name(fuel)),
             P.compare(P.name(count), P.LTE, P.name(most)),
@@ -106,6 +108,7 @@ def operation(
             P.assign("f", P.sub(f, P.name(fuel))),
             P.Assign([subscript(table, key, store=True)], item),
             P.Assign([subscript(cell, P.const(0), store=True)], P.name(units)),
+            P.assign(used, P.name(units)),
             P.assign(size, P.name(count)),
         ]
         return [*code, P.if_(test, done, [exact])]
