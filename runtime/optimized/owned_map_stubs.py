@@ -13,7 +13,7 @@ Why a dict and not the HAMT's own mutation API (``immutables.Map.mutate()``): me
 ``map_count`` loop shape, a dict update is ~47 ns against ~156 ns for a ``MapMutation`` keyed by
 key tokens (the HAMT's keys must be ``(type, key)`` tuples, built per operation), and the dict's
 ``in``, ``[]`` and ``len`` compile to specialized bytecode. The price is one O(n) copy when the loop
-starts and one when it ends (a loop entered again and again on a large map pays them each time).
+starts and one when it ends, so a loop inside another loop is not owned (``owned_maps``).
 
 The charges are spec/costs.md's, unchanged. For a flat map of ``s`` entries and ``c`` entries after
 the update (``c = s + 1`` when the key is new, else ``s``; always >= 1):

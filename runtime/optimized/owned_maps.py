@@ -21,7 +21,10 @@ The proof, over the plan's IR (conservative: anything else is simply not owned):
   the same readers), the body and condition do nothing that charges the meter beyond fuel: scalar
   literals, locals, unary and binary operations on scalars, the inline numeric conversions, ``if``,
   ``break`` and ``continue`` (no other calls, no text, no ``return``, no nested loop), so the room
-  computed before the loop from the meter stays exact until the map is materialized.
+  computed before the loop from the meter stays exact until the map is materialized;
+* the loop does not stand inside another loop (taking the map and handing it back cost O(entries)
+  each: once per call they are paid for by the updates that made the map, once per outer iteration
+  they would not be).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from .owned import (
     owned_in_function,
     owned_local,
     plain_node,
+    statements,
 )
 
 _KEYS = frozenset({BOOL, I32, I64})
@@ -115,12 +119,27 @@ def owned_map(
     """The map local that ``loop`` may hold as a dict (None: none may). ``inline`` names the
     built-ins the code generator compiles inline; at most one owned map per loop, because its
     room is computed alone and no other charge may share the limits."""
+    if _inside_a_loop(info.function.body, loop):
+        return None
     return owned_local(
         loop,
         partial(_self_set, plan),
         partial(_quiet_expr, plan, inline),
         partial(_owned_in_function, plan, info),
     )
+
+
+def _inside_a_loop(block: tuple[ir.Stmt, ...], loop: ir.Stmt) -> bool:
+    """Whether ``loop`` stands inside another loop of ``block``. Why it matters: taking a map into a
+    dict and handing it back each cost O(entries), so a loop entered once per iteration of an outer
+    loop would pay them again and again; entered once per call, they cost no more than the updates
+    that made the map."""
+    for stmt in block:
+        if isinstance(stmt, ir.If) and (_inside_a_loop(stmt.then, loop) or _inside_a_loop(stmt.else_, loop)):
+            return True
+        if isinstance(stmt, ir.While | ir.ForRange) and any(inner is loop for inner in statements(stmt.body)):
+            return True
+    return False
 
 
 __all__ = ["READERS", "UPDATE", "owned_map"]

@@ -248,6 +248,12 @@ entrypoint fn main(n I32) -> I32 {
     for i in 0 .. n { seen = map.set(seen, i, seen == seen); }
     return map.count(seen);
 }""",
+    "a loop inside another loop": """module "m" version "1.0.0";
+entrypoint fn main(n I32) -> I32 {
+    seen = map.empty[Map<I32, I32>]();
+    for j in 0 .. n { for i in 0 .. 3 { seen = map.set(seen, i * j, i); } }
+    return map.count(seen);
+}""",
     "a map.remove": """module "m" version "1.0.0";
 entrypoint fn main(n I32) -> I32 {
     seen = map.empty[Map<I32, I32>]();
@@ -374,7 +380,10 @@ TAMPERED = {
     "cell as a dict": ("t6 = v4 in m0", "t6 = v4 in u0"),
     "exact path off its site": ("_s_mox(R, f, t4, 7, m0, 0, v4)", "_s_mox(R, f, t4, 99999, m0, 0, v4)"),
     "exact path of no operation": ("_s_mox(R, f, t4, 7, m0, 0, v4)", "_s_mox(R, f, t4, 7, m0, 9, v4)"),
-    "exact path with an extra operand": ("_s_mox(R, f, t4, 7, m0, 0, v4)", "_s_mox(R, f, t4, 7, m0, 0, v4, v4)"),
+    "exact path with an extra operand": (
+        "_s_mox(R, f, t4, 7, m0, 0, v4)",
+        "_s_mox(R, f, t4, 7, m0, 0, v4, v4)",
+    ),
     "exact path on a value": ("_s_mox(R, f, t4, 7, m0, 0, v4)", "_s_mox(R, f, t4, 7, v2, 0, v4)"),
     "dict never taken": ("t8 = m0[v4]", "t8 = m7[v4]"),
     "take called inside an expression": ("t2 = _p_mlen(m0)", "t2 = _p_min(_s_mown(R, v2), 1)"),
