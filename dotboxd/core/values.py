@@ -726,18 +726,32 @@ def _map_shape(entries: Mapping[KeyToken, tuple[Value, Value]]) -> Shape:
 
 
 def flat_map_over(table: Mapping[Value, Value]) -> MapValue:
-    """A new map holding ``table``'s entries, whose keys and values are all scalars of one key
-    class each (so a raw key is its own ``key_token``): for the optimized backend's owned maps,
-    which update a plain dict while no version of it can be observed and hand it out once. The
-    dict is copied into a new HAMT, so later changes to it never reach the value; a key or value
-    that is not a scalar (code that broke the owned-map rules) fails closed."""
+    """A new map holding ``table``'s entries, whose values are scalars and whose keys are all
+    scalars or all texts, each key of one class (so a raw key is its own ``key_token``): for the
+    optimized backend's owned maps, which update a plain dict while no version of it can be
+    observed and hand it out once. The dict is copied into a new HAMT, so later changes to it never
+    reach the value; anything else (code that broke the owned-map rules) fails closed."""
+    longest = units = 0
+    texts = 0
     with _EMPTY_ENTRIES.mutate() as building:
         for k, v in table.items():
-            if type(k) not in _SCALAR_CLASSES or type(v) not in _SCALAR_CLASSES:
-                raise TypeError("an owned map holds only scalar keys and values")
-            building[(type(k), k)] = (k, v)
+            key_class = type(k)
+            if isinstance(k, str):
+                length = utf16_len(k)
+                units += length
+                longest = length if length > longest else longest
+                texts += 1
+            elif key_class not in _SCALAR_CLASSES:
+                raise TypeError("an owned map's keys are scalars or texts")
+            if type(v) not in _SCALAR_CLASSES:
+                raise TypeError("an owned map's values are scalars")
+            building[(key_class, k)] = (k, v)
         entries = building.finish()
-    return MapValue._from_entries(entries, flat_map_shape(len(entries)))
+    count = len(entries)
+    if texts and texts != count:
+        raise TypeError("an owned map's keys are all texts or all scalars")
+    shape = text_keyed_map_shape(count, longest, units) if texts else flat_map_shape(count)
+    return MapValue._from_entries(entries, shape)
 
 
 class RecordValue:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from dotboxd.core import ast as ir
 from dotboxd.core import costs
-from dotboxd.core.types import F64, I32, I64, SandboxType
+from dotboxd.core.types import F64, I32, I64, STRING, MapType, SandboxType
 from dotboxd.core.values import I32_MAX, I32_MIN, I64_MAX, I64_MIN
 from dotboxd.runtime.locations import NO_ORDINAL, operation_ordinals
 from dotboxd.validator.plan import CallKind, ExecutionPlan
@@ -752,9 +752,9 @@ class _FunctionEmitter:
         name = owned_map(self.plan, self.info, stmt, _INLINE_BUILTINS)
         if name is None:
             return None
-        slots = self.slots
-        room, most, size, units = (slots.new("t") for _ in range(4))
-        owned = (self.var(name), slots.new("m"), slots.new("u"), room, most, size, units)
+        local = self.info.local_types[name]
+        text_keys = isinstance(local, MapType) and local.key == STRING
+        owned = owned_map_code.allocate(self.var(name), self.slots.new, text_keys)
         for take in owned_map_code.take(owned):
             self.emit(take)
         return owned
@@ -766,7 +766,7 @@ class _FunctionEmitter:
         operands = [self.leaf(arg) for arg in args[1:]]
         total = sum(self.segment.charges) if self.segment is not None else 0
         site = self.take_located_segment(at)
-        out = owned[0] if builtin == UPDATE else dest if dest is not None else self.slots.new("t")
+        out = owned.slot if builtin == UPDATE else dest if dest is not None else self.slots.new("t")
         head = [_R, _F, self.lref(), P.Constant(site)]
         for stmt in owned_map_code.operation(
             builtin, owned, operands, out, total, head, lambda: self.slots.new("t")
@@ -1118,9 +1118,9 @@ class _FunctionEmitter:
         if (
             chunk is not None
             and chunk.owned_map is not None
-            and (builtin in READERS or (builtin == UPDATE and dest == chunk.owned_map[0]))
+            and (builtin in READERS or (builtin == UPDATE and dest == chunk.owned_map.slot))
             and type(args[0]) in _NAME_NODES
-            and args[0].id == chunk.owned_map[0]  # type: ignore[attr-defined]
+            and args[0].id == chunk.owned_map.slot  # type: ignore[attr-defined]
         ):
             return self.owned_map_op(builtin, chunk.owned_map, args, dest, at)
         if (

@@ -62,15 +62,17 @@ EXACT_OPERANDS: Final = (1, 1, 2, 0)
 
 class OwnedMap:
     """A map a bulk loop holds as a dict: the value it was taken from, the dict, the cell of
-    units the generated code has counted, and the units already settled."""
+    units (and, with text keys, key bytes) the generated code has counted, and what of them is
+    already settled."""
 
-    __slots__ = ("cell", "settled", "table", "value")
+    __slots__ = ("cell", "settled", "settled_bytes", "table", "value")
 
     def __init__(self, value: MapValue, table: dict[Value, Value], cell: list[int]) -> None:
         self.value = value
         self.table = table
         self.cell = cell
         self.settled = 0
+        self.settled_bytes = 0
 
 
 def _internal(message: str) -> SandboxError:
@@ -81,11 +83,16 @@ def settle_owned_map(state: Any) -> None:
     """Charge the allocation and collection elements of the updates counted since the last
     settlement (their fuel is already out of the generated code's ``f``)."""
     record: OwnedMap = state.owned_map
-    used = record.cell[0]
+    cell = record.cell
+    used = cell[0]
     units = used - record.settled
     if units:
-        state.meter.settle_owned(MAP_UNIT_ALLOC * units, units, 0)
+        key_bytes = cell[1] - record.settled_bytes  # with text keys: the new maps' key text bytes
+        meter = state.meter
+        meter.settle_owned(MAP_UNIT_ALLOC * units + key_bytes, units, 0)
+        meter.string_bytes += key_bytes
         record.settled = used
+        record.settled_bytes = cell[1]
 
 
 def owned_map_room(meter: Meter) -> tuple[int, int]:
@@ -107,10 +114,34 @@ def take_owned_map(state: Any, value: MapValue) -> tuple[dict[Value, Value], lis
     if state.owned_map is not None:
         settle_owned_map(state)
     table = {key: item for key, item in value.entries.values()}
-    cell = [0]
+    cell = [0, 0]
     state.owned_map = OwnedMap(value, table, cell)
     units, most = owned_map_room(state.meter)
     return table, cell, units, most
+
+
+def take_text_keyed_map(
+    state: Any, value: MapValue
+) -> tuple[dict[Value, Value], list[int], int, int, int, int, int, int, int]:
+    """``take_owned_map`` for a map with text keys (``_s_mtown``), whose updates also charge the
+    new map's key texts (its shape's string bytes: as allocation and total string bytes; its
+    longest key against the text length limit). Also gives: the allocation room (bytes), the
+    string-bytes room, the longest text allowed, and the map's key bytes and longest key now."""
+    table, cell, _, most = take_owned_map(state, value)
+    meter = state.meter
+    limits = meter.limits
+    shape = value.shape
+    return (
+        table,
+        cell,
+        limits.max_total_collection_elements - meter.collection_elements,
+        most,
+        limits.max_allocated_bytes - meter.allocated_bytes,
+        limits.max_total_string_bytes - meter.string_bytes,
+        limits.max_string_length,
+        shape.string_bytes,
+        shape.max_string,
+    )
 
 
 def owned_map_value(state: Any, table: dict[Value, Value]) -> MapValue:
@@ -156,4 +187,5 @@ __all__ = [
     "owned_map_value",
     "settle_owned_map",
     "take_owned_map",
+    "take_text_keyed_map",
 ]

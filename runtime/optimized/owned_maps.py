@@ -33,7 +33,7 @@ from collections.abc import Container
 from functools import partial
 
 from dotboxd.core import ast as ir
-from dotboxd.core.types import BOOL, I32, I64, MapType
+from dotboxd.core.types import BOOL, I32, I64, STRING, MapType
 from dotboxd.validator.plan import ExecutionPlan, FunctionInfo
 
 from .owned import (
@@ -46,11 +46,12 @@ from .owned import (
     statements,
 )
 
-_KEYS = frozenset({BOOL, I32, I64})
-"""Key types whose values are one Python type each (``bool`` or ``int``)."""
+_KEYS = frozenset({BOOL, I32, I64, STRING})
+"""Key types whose values are one Python type each (``bool``, ``int`` or ``str``)."""
 READERS = frozenset({"map.get", "map.containsKey", "map.count"})
 """The built-ins that may read an owned map (inside and outside the loop)."""
 UPDATE = "map.set"
+_ITEM_READ = "list.get"
 
 
 def _is_var(node: ir.Expr, name: str) -> bool:
@@ -89,17 +90,23 @@ def _self_set(plan: ExecutionPlan, stmt: ir.Stmt) -> str | None:
     return stmt.name
 
 
-def _quiet_expr(plan: ExecutionPlan, inline: Container[str], root: ir.Expr, owned: str) -> bool:
+def _quiet_expr(
+    plan: ExecutionPlan, inline: Container[str], assigned: Container[str], root: ir.Expr, owned: str
+) -> bool:
     """Whether ``root`` charges nothing but fuel apart from the owned map's readers, and reads the
-    owned map only through them."""
+    owned map only through them. ``list.get`` of a list local the loop never assigns (``assigned``:
+    the names it does) is allowed too: it charges fuel only and hands out an item that exists
+    already (how a loop reads the words it counts)."""
     if not _receiver_reads(plan, root, owned):
         return False
     for sub in expr_nodes(root):
         if not plain_node(plan, sub):
             return False
         if isinstance(sub, ir.Call):
-            reader = sub.name in READERS and bool(sub.args) and _is_var(sub.args[0], owned)
-            if not ((reader or sub.name in inline) and builtin_call(plan, sub, sub.name)):
+            receiver = sub.args[0] if sub.args else None
+            reader = sub.name in READERS and receiver is not None and _is_var(receiver, owned)
+            item = sub.name == _ITEM_READ and isinstance(receiver, ir.Var) and receiver.name not in assigned
+            if not ((reader or item or sub.name in inline) and builtin_call(plan, sub, sub.name)):
                 return False
     return True
 
@@ -121,10 +128,13 @@ def owned_map(
     room is computed alone and no other charge may share the limits."""
     if _inside_a_loop(info.function.body, loop):
         return None
+    assigned = {stmt.name for stmt in statements(loop.body) if isinstance(stmt, ir.Set)}
+    if isinstance(loop, ir.ForRange):
+        assigned.add(loop.local)
     return owned_local(
         loop,
         partial(_self_set, plan),
-        partial(_quiet_expr, plan, inline),
+        partial(_quiet_expr, plan, inline, frozenset(assigned)),
         partial(_owned_in_function, plan, info),
     )
 

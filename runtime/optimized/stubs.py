@@ -44,6 +44,7 @@ from dotboxd.runtime.optimized.owned_map_stubs import (
     owned_map_value,
     settle_owned_map,
     take_owned_map,
+    take_text_keyed_map,
 )
 from dotboxd.runtime.optimized.work import CHUNK_WORK, chunk_limit, heavy_weight, iteration_units
 
@@ -404,6 +405,8 @@ def _exact_stub(impl: Intrinsic, name: str) -> Callable[..., tuple[Value, int]]:
             value = impl(meter, args)
         except Exception as error:
             _refund(meter, lref)
+            if state.owned_map is not None:  # a list.get failing in an owned-map loop
+                settle_owned_map(state)
             _locate(state, error, site)
             raise
         return value, meter.max_fuel - meter.fuel_used
@@ -586,6 +589,7 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_lmat": owned_value,
         "_s_lox": owned_add_exact,
         "_s_mown": take_owned_map,
+        "_s_mtown": take_text_keyed_map,
         "_s_mmat": owned_map_value,
         "_s_mox": owned_map_exact(_intrinsic_stub),
         **{intrinsic_stub_name(name): _builtin_stub(name) for name in INTRINSICS},

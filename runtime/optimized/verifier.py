@@ -771,8 +771,8 @@ class _AstVerifier:
         if callee in verify_maps.TABLE_ARGS:
             args = self.maps.table_call(self, callee, args, node)
             self.nodes += 1
-        elif callee == verify_maps.TAKE:
-            raise _fail("_s_mown is only unpacked into an owned map's dict and cell", node)
+        elif callee in verify_maps.TAKES:
+            raise _fail(f"{callee} is only unpacked into an owned map's dict, cell and slots", node)
         taker = _BUFFER_ARGS.get(callee)
         if taker is not None:
             position, count = taker

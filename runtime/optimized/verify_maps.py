@@ -30,7 +30,10 @@ TABLE = re.compile(r"m(?:0|[1-9][0-9]{0,6})\Z")
 """An owned map's dict (``codegen.take_owned_map``)."""
 CELL = re.compile(r"u(?:0|[1-9][0-9]{0,6})\Z")
 """An owned map's units cell, a one-item list of the units its updates counted."""
-TAKE = "_s_mown"
+TAKES = {"_s_mown": 4, "_s_mtown": 9}
+"""The take stubs -> the length of the tuple each is unpacked into (a dict, a cell, then slots)."""
+CELL_ITEMS = 2
+"""A cell holds the units of the updates and (text keys) their key bytes: ``u[0]``, ``u[1]``."""
 TABLE_ARGS = {"_p_mlen": (0, 1), "_s_mmat": (1, 2), "_s_mox": (4, None)}
 """Callee -> (position of its dict argument, its argument count; None: by operation)."""
 
@@ -80,7 +83,7 @@ def _key(node: Any) -> bool:
 
 def is_take(stmt: Any) -> bool:
     value: Any = getattr(stmt, "value", None)
-    return type(value) in _CALLS and type(value.func) in _NAMES and value.func.id == TAKE
+    return type(value) in _CALLS and type(value.func) in _NAMES and value.func.id in TAKES
 
 
 def is_item_store(stmt: Any) -> bool:
@@ -96,24 +99,25 @@ class MapRules:
         self.cells: set[str] = set()
 
     def take(self, host: Host, stmt: ast.Assign) -> list[ast.expr]:
-        """``m, u, t, t = _s_mown(R, v)``; returns the call's operands for the general walker."""
+        """``m, u, t, t = _s_mown(R, v)`` (``_s_mtown``: five more slots); returns the call's
+        operands for the general walker."""
         targets = stmt.targets
         target: Any = targets[0] if len(targets) == 1 else None
         call: Any = stmt.value
         if not (
             type(target) in _TUPLES
             and type(target.ctx) is ast.Store
-            and len(target.elts) == 4
+            and len(target.elts) == TAKES[call.func.id]
             and _named(target.elts[0], TABLE, self.tables, ast.Store)
             and _named(target.elts[1], CELL, self.cells, ast.Store)
             and not getattr(stmt, "type_comment", None)
         ):
-            raise _fail("_s_mown is unpacked into a dict, a cell and two slots", stmt)
+            raise _fail("a take is unpacked into a dict, a cell and its slots", stmt)
         if call.keywords or len(call.args) != 2 or not _is_run_state(call.args[0]):
-            raise _fail("_s_mown takes the run state and one map", stmt)
-        host.target(target.elts[2])
-        host.target(target.elts[3])
-        host.count(6)
+            raise _fail("a take gets the run state and one map", stmt)
+        for slot in target.elts[2:]:
+            host.target(slot)
+        host.count(2 + len(target.elts))
         self.tables.add(target.elts[0].id)
         self.cells.add(target.elts[1].id)
         return [call.args[1]]
@@ -139,7 +143,7 @@ class MapRules:
             _named(container, CELL, self.cells, ast.Load)
             and type(index) in _CONSTS
             and type(index.value) is int
-            and index.value == 0
+            and 0 <= index.value < CELL_ITEMS
         ):
             return []
         raise _fail("subscripts only read or store an owned map's item or cell", node)
@@ -189,11 +193,13 @@ LOCALS = (TABLE, CELL)
 
 __all__ = [
     "CELL",
+    "CELL_ITEMS",
     "LOCALS",
     "NODES",
     "OPCODES",
     "TABLE",
     "TABLE_ARGS",
+    "TAKES",
     "MapRules",
     "is_item_store",
     "is_membership",

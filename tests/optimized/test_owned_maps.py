@@ -14,6 +14,7 @@ verifier refuses tampered dict and cell forms.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -27,7 +28,7 @@ from dotboxd.conformance.stage_validate import validate_case
 from dotboxd.conformance.workspace import case_root
 from dotboxd.core import costs
 from dotboxd.core.ast import Module
-from dotboxd.core.values import MapValue
+from dotboxd.core.values import ListValue, MapValue
 from dotboxd.host import SandboxHost
 from dotboxd.runtime.meter import Meter, MeterLimits
 from dotboxd.runtime.optimized import compile_plan
@@ -77,6 +78,18 @@ fn build(n I32) -> Map<Bool, F64> {
 }
 entrypoint fn main(n I32) -> Map<Bool, F64> { return build(n); }"""
 
+WORDS = """module "words" version "1.0.0";
+entrypoint fn main(words List<String>, extra I32) -> I32 {
+    counts = map.empty[Map<String, I32>]();
+    for i in 0 .. list.count(words) + extra {
+        w = list.get(words, i);
+        if map.containsKey(counts, w) { counts = map.set(counts, w, map.get(counts, w) + 1); }
+        else { counts = map.set(counts, w, 1); }
+    }
+    return map.count(counts) * 1000 + map.get(counts, "the");
+}"""
+_WORDS = ListValue(["the", "cat", "saw", "the", "dog", "and", "the", "bird", "ünïcode", "😀", "the", "end"])
+
 VECTORS = [[0, 1], [1, 1], [7, 2], [40, 3], [3000, 5], [5000, 1]]
 
 
@@ -119,13 +132,55 @@ def test_a_returned_owned_map_is_the_reference_value() -> None:
     assert_agree(run_plan_both(prepare(RETURNED), "main", [[0], [1], [2], [2500]]), "returned owned map")
 
 
+def test_counting_words_keeps_a_text_keyed_map_owned() -> None:
+    """Text keys read from a list the loop never assigns: the map is owned (``_s_mtown``), the
+    list read is inline, and every result agrees - a list index out of range inside the loop
+    (``extra`` 1) too, whose exact stub settles the updates before it."""
+    source = _source(WORDS)
+    assert "_s_mtown(" in source and "_s_i_map_set" not in source, source
+    many = ListValue([*(f"w{i % 300}é" for i in range(5000)), "the"])
+    vectors = [[_WORDS, 0], [_WORDS, 1], [ListValue(["the"]), 0], [many, 0], [many, 1]]
+    roomy = policy(
+        max_fuel=10**9,
+        max_loop_iterations=10**6,
+        max_total_collection_elements=10**9,
+        max_allocated_bytes=10**10,
+        max_total_string_bytes=10**9,
+    )
+    pairs = run_plan_both(
+        dataclasses.replace(prepare(WORDS), policy=roomy), "main", vectors, encoding="python"
+    )
+    assert_agree(pairs, "word counts")
+    assert pairs[0][0]["ok"] and pairs[3][0]["ok"]
+    assert pairs[1][0]["error"] is not None and pairs[1][0]["error"][1] == "R-LIST-INDEX"
+
+
+@pytest.mark.parametrize(
+    ("limit", "field", "step"),
+    [
+        ("max_total_string_bytes", "stringBytes", 1),
+        ("max_allocated_bytes", "allocatedBytes", 3),
+        ("max_fuel", "fuelUsed", 1),
+        ("max_total_collection_elements", "collectionElements", 1),
+    ],
+)
+def test_a_text_keyed_owned_map_refuses_where_the_reference_does(limit: str, field: str, step: int) -> None:
+    needed = _needed(WORDS, field, [_WORDS, 0])
+    sweep_limit(prepare(WORDS), [_WORDS, 0], limit, range(0, needed + 5, step))
+
+
+def test_a_text_keyed_owned_map_refuses_long_keys_and_many_entries_like_the_reference() -> None:
+    sweep_limit(prepare(WORDS), [_WORDS, 0], "max_string_length", range(0, 10))
+    sweep_limit(prepare(WORDS), [_WORDS, 0], "max_map_entries", range(0, 12))
+
+
 def test_owned_map_fails_at_the_same_charge_for_every_fuel_budget() -> None:
     host = SandboxHost(backends={"optimized": backend()})
     needed = host.execute(prepare(BUILD), "main", [14, 3]).usage.fuel_used
     sweep_limit(prepare(BUILD), [14, 3], "max_fuel", range(0, needed + 2))
 
 
-def _needed(text: str, field: str, args: list[int], **limits: int) -> int:
+def _needed(text: str, field: str, args: list[Any], **limits: int) -> int:
     plan = dataclasses.replace(prepare(text), policy=policy(**limits))
     result = SandboxHost().execute(plan, "main", args)
     assert result.ok, result.error
@@ -215,7 +270,7 @@ entrypoint fn main(n I32) -> I32 {
     for i in 0 .. n { seen = map.set(seen, i, i); }
     return map.count(seen) + map.count(other);
 }""",
-    "text keys": """module "m" version "1.0.0";
+    "text keys made in the loop": """module "m" version "1.0.0";
 entrypoint fn main(n I32) -> I32 {
     seen = map.empty[Map<String, I32>]();
     for i in 0 .. n { seen = map.set(seen, "a", i); }
@@ -270,7 +325,9 @@ def test_maps_the_proof_cannot_own_keep_the_exact_stubs(name: str) -> None:
     source = _source(text)
     assert "_s_mown" not in source and "_s_i_map_set" in source, source
     args = [[MapValue([(1, 2)]), 40]] if name == "a parameter" else [[40], [3000]]
-    assert_agree(run_plan_both(prepare(text), "main", args), name)
+    pairs = run_plan_both(prepare(text), "main", args, encoding="python")
+    assert_agree(pairs, name)
+    assert pairs[0][0]["ok"], name
 
 
 def _meter(**limits: int) -> Meter:
@@ -288,7 +345,7 @@ def test_taking_a_map_copies_its_entries() -> None:
     table[3] = 30
     table[1] = 99
     assert original.get(1) == 10 and len(original) == 2
-    assert not original.contains(3) and (cell, room, most) == ([0], *owned_map_room(state.meter))
+    assert not original.contains(3) and (cell, room, most) == ([0, 0], *owned_map_room(state.meter))
 
 
 @pytest.mark.parametrize(
@@ -373,9 +430,9 @@ TAMPERED = {
     "item store into a value": ("m0[v4] = t10", "v2[v4] = t10"),
     "item store keyed by an expression": ("m0[v4] = t10", "m0[v4 + 1] = t10"),
     "item read of a value": ("t8 = m0[v4]", "t8 = v2[v4]"),
-    "cell at another index": ("u0[0] = t13", "u0[1] = t13"),
-    "cell read as a value": ("t13 = t3 + t12", "t13 = u0 + t12"),
-    "cell rebound": ("u0[0] = t13", "u0 = t13"),
+    "cell past its two items": ("u0[0] = t15", "u0[2] = t15"),
+    "cell read as a value": ("t15 = t3 + t13", "t15 = u0 + t13"),
+    "cell rebound": ("u0[0] = t15", "u0 = t15"),
     "membership in a value": ("t6 = v4 in m0", "t6 = v4 in v2"),
     "cell as a dict": ("t6 = v4 in m0", "t6 = v4 in u0"),
     "exact path off its site": ("_s_mox(R, f, t4, 7, m0, 0, v4)", "_s_mox(R, f, t4, 99999, m0, 0, v4)"),
@@ -390,11 +447,30 @@ TAMPERED = {
 }
 
 
-def test_the_untampered_owned_map_module_passes() -> None:
-    _TAMPERING.bind()
+_TEXT_TAMPERING = Tampering(WORDS)
+TEXT_TAMPERED = {
+    "text take with slots missing": (
+        "m0, u0, t8, t9, t2, t3, t4, t5, t6 = _s_mtown(R, v2)",
+        "m0, u0, t8, t9 = _s_mtown(R, v2)",
+    ),
+    "scalar take with text slots": (
+        "m0, u0, t8, t9, t2, t3, t4, t5, t6 = _s_mtown(R, v2)",
+        "m0, u0, t8, t9, t2, t3, t4, t5, t6 = _s_mown(R, v2)",
+    ),
+    "text cell past its two items": ("u0[1] = t27", "u0[2] = t27"),
+    "key text length of the dict": ("_p_u16len(v4)", "_p_u16len(m0)"),
+}
+_CASES = {**{name: (_TAMPERING, edit) for name, edit in TAMPERED.items()}}
+_CASES.update((name, (_TEXT_TAMPERING, edit)) for name, edit in TEXT_TAMPERED.items())
 
 
-@pytest.mark.parametrize("name", sorted(TAMPERED))
+@pytest.mark.parametrize("tampering", [_TAMPERING, _TEXT_TAMPERING], ids=["scalar keys", "text keys"])
+def test_the_untampered_owned_map_modules_pass(tampering: Tampering) -> None:
+    tampering.bind()
+
+
+@pytest.mark.parametrize("name", sorted(_CASES))
 def test_a_tampered_owned_map_form_is_rejected(name: str) -> None:
+    tampering, edit = _CASES[name]
     with pytest.raises(VerifierFailure):
-        _TAMPERING.bind(*TAMPERED[name])
+        tampering.bind(*edit)
