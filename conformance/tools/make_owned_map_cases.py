@@ -36,6 +36,13 @@ for i in 0 .. n {
 }
 return map.get(counts, 3) * 100 + map.count(counts);"""
 
+TWO_KEYS = """counts = map.empty[Map<String, I32>]();
+for i in 0 .. n {
+    if i % 3 == 0 { counts = map.set(counts, a, i); }
+    else { counts = map.set(counts, b, map.count(counts)); }
+}
+return map.count(counts);"""
+
 GROW = """seen = map.empty[Map<I64, Bool>]();
 i = 0;
 while i < n { seen = map.set(seen, numeric.toI64(i % w), i % 3 == 0); i = i + 1; }
@@ -55,6 +62,12 @@ class Tally:
         self.fuel = 0
         self.alloc = 0
         self.elements = 0
+        self.strings = 0
+
+    def text_input(self, text: str) -> None:
+        """A text argument: its bytes, as allocation and string bytes (its shape's walk is 0 fuel)."""
+        self.alloc += _bytes(text)
+        self.strings += _bytes(text)
 
     def empty(self) -> None:
         self.fuel += S + E + C.map_empty().fuel + _walk(0)  # statement, the call, its charge and shape
@@ -72,6 +85,34 @@ class Tally:
         self.alloc += C.map_set(size, new).alloc
         self.elements += size + new  # the new flat map's elements
         table[key] = value
+        key_bytes = sum(_bytes(k) for k in table if isinstance(k, str))  # the new map's key texts
+        self.alloc += key_bytes
+        self.strings += key_bytes
+
+
+def _bytes(text: str) -> int:
+    return C.string_bytes(len(text.encode("utf-16-le")) // 2)
+
+
+def two_keys_run(n: int, a: str, b: str) -> tuple[int, Tally]:
+    t = Tally()
+    t.text_input(a)
+    t.text_input(b)
+    t.empty()
+    t.fuel += S + 2 * E  # for, its start and end
+    counts: dict[str, int] = {}
+    for i in range(n):
+        t.fuel += LOOP + S + 5 * E  # if i % 3 == 0
+        if i % 3 == 0:
+            t.fuel += S + E + 3 * E  # counts = map.set(counts, a, i)
+            t.set(counts, a, i)
+        else:
+            t.fuel += S + E + 2 * E  # counts = map.set(counts, b, map.count(counts))
+            t.read(len(counts), 1)
+            t.set(counts, b, len(counts))
+    t.fuel += S  # return map.count(counts)
+    t.read(len(counts), 1)
+    return len(counts), t
 
 
 def count_run(n: int) -> tuple[int, Tally]:
@@ -138,7 +179,8 @@ def _case(
 
 
 def _usage(t: Tally, iterations: int) -> dict[str, int]:
-    return {"loopIterations": iterations, "allocatedBytes": t.alloc, "collectionElements": t.elements}
+    usage = {"loopIterations": iterations, "allocatedBytes": t.alloc, "collectionElements": t.elements}
+    return {**usage, "stringBytes": t.strings} if t.strings else usage
 
 
 _REFUSALS = (
@@ -206,6 +248,39 @@ def build() -> list[Case]:
     # n = 3: keys 0, 2 and 4 only, so the read of key 3 after the loop is NotFound
     missing = run_expect(error="NotFound", code="R-MAP-KEY-MISSING")
     cases.append(_case("count-3-missing-key", count_text, [3], {}, missing))
+    two_text = kernel(TWO_KEYS, "main(n I32, a String, b String) -> I32")
+    for n, a, b in ((7, "apple", "pear"), (40, "héllo", "wörld😀"), (30, "same", "same")):
+        value, tally = two_keys_run(n, a, b)
+        expect = run_expect(value=value, fuel=tally.fuel, usage=_usage(tally, n))
+        cases.append(_case(f"text-keys-{n}", two_text, [n, a, b], {}, expect))
+    value, tally = two_keys_run(40, "héllo", "wörld😀")
+    args = [40, "héllo", "wörld😀"]
+    cases.extend(
+        _at_and_over(
+            "text-keys-40",
+            two_text,
+            args,
+            "maxTotalStringBytes",
+            tally.strings,
+            tally,
+            value,
+            40,
+            "R-QUOTA-STRING-BYTES",
+        )
+    )
+    cases.extend(
+        _at_and_over(
+            "text-keys-40",
+            two_text,
+            args,
+            "maxAllocatedBytes",
+            tally.alloc,
+            tally,
+            value,
+            40,
+            "R-QUOTA-ALLOCATION",
+        )
+    )
     grow_text = kernel(GROW, "main(n I32, w I32) -> I32")
     for n, w in ((130, 45), (300, 300)):  # 32 entries and more: the shape walk costs fuel
         value, tally = grow_run(n, w)

@@ -15,6 +15,9 @@ the units cell, ``room`` the units the updates may count and ``most`` the entry 
 * ``m = map.set(m, k, v)``: ``c = s + (k not in m)``, fuel ``s + 3 + total + c // 32`` (copy,
   then the walk of ``flat_map_shape(c)``'s ``1 + 2 c`` nodes, ``(1 + 2 c) // 64``), and ``c <= most``
   and ``units + c <= room`` join the check; then ``m[k] = v`` and ``units = u[0] = units + c``.
+  With text keys (``TextSlots``) a new key also adds its bytes and may raise the longest key, and
+  the new map's key bytes count into the cell's second item against the allocation and
+  string-bytes rooms, the longest against ``maxStringLength``.
 """
 
 from __future__ import annotations

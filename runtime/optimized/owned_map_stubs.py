@@ -23,6 +23,10 @@ the update (``c = s + 1`` when the key is new, else ``s``; always >= 1):
   ``c`` collection elements. So allocation is 32 x elements, and one count - the *units*, the sum
   of ``c`` over the updates - settles both (``MAP_UNIT_ALLOC``).
 * ``map.get`` / ``map.containsKey`` / ``map.count``: fuel ``read_fuel(s) = 2 + s``.
+* with text keys, ``map.set`` also charges the new map's key texts (``text_keyed_map_shape``): their
+  bytes ``B`` as allocation and as total string bytes, their longest against the text length
+  limit. The cell's second item counts the sum of ``B`` over the updates (``take_text_keyed_map``
+  gives the rooms these need).
 
 The room (``owned_map_room``): the updates fit allocation and collection elements while their units
 stay within ``min(elements left, allocation left // 32)``, and each fits the entry and depth limits

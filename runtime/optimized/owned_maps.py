@@ -10,8 +10,9 @@ the immutable value once, after the loop.
 
 The proof, over the plan's IR (conservative: anything else is simply not owned):
 
-* the local is a ``Map<K, V>`` with ``K`` in Bool, I32, I64 (one Python type per map, so a raw
-  key is its own key token) and a scalar ``V`` (the map stays flat: its shape is ``flat_map_shape``);
+* the local is a ``Map<K, V>`` with ``K`` in Bool, I32, I64, String (one Python type per map, so a
+  raw key is its own key token) and a scalar ``V`` (its shape is ``flat_map_shape``, or with text
+  keys ``text_keyed_map_shape``);
 * it is not a parameter or a loop counter, and every assignment to it in the function is
   ``map.empty`` or ``m = map.set(m, k, v)`` (so it always holds a version made in this function);
 * every other read of it is the map argument of ``map.get``, ``map.containsKey`` or ``map.count``
@@ -19,8 +20,9 @@ The proof, over the plan's IR (conservative: anything else is simply not owned):
   binding, stored in another value or copied to another local;
 * inside the loop, besides those reads and updates (whose other arguments may read it only through
   the same readers), the body and condition do nothing that charges the meter beyond fuel: scalar
-  literals, locals, unary and binary operations on scalars, the inline numeric conversions, ``if``,
-  ``break`` and ``continue`` (no other calls, no text, no ``return``, no nested loop), so the room
+  literals, locals, unary and binary operations on scalars, the inline numeric conversions,
+  ``list.get`` of a list local the loop never assigns, ``if``, ``break`` and ``continue`` (no other
+  calls, no new text, no ``return``, no nested loop), so the room
   computed before the loop from the meter stays exact until the map is materialized;
 * the loop does not stand inside another loop (taking the map and handing it back cost O(entries)
   each: once per call they are paid for by the updates that made the map, once per outer iteration
