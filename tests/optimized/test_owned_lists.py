@@ -180,7 +180,9 @@ def test_lists_the_proof_cannot_own_keep_the_exact_stub(name: str) -> None:
     source = _source(text)
     assert "_s_lown" not in source and "_s_i_list_add" in source, source
     args = [[ListValue([1, 2]), 40]] if name == "a parameter" else [[40], [3000]]
-    assert_agree(run_plan_both(prepare(text), "main", args), name)
+    pairs = run_plan_both(prepare(text), "main", args, encoding="python")  # a ListValue argument
+    assert_agree(pairs, name)
+    assert pairs[0][0]["ok"], name
 
 
 def test_taking_a_list_that_is_not_the_newest_version_copies_it() -> None:
