@@ -725,6 +725,35 @@ def _map_shape(entries: Mapping[KeyToken, tuple[Value, Value]]) -> Shape:
     return _combine(children(), len(entries), True)
 
 
+def flat_map_over(table: Mapping[Value, Value]) -> MapValue:
+    """A new map holding ``table``'s entries, whose values are scalars and whose keys are all
+    scalars or all texts, each key of one class (so a raw key is its own ``key_token``): for the
+    optimized backend's owned maps, which update a plain dict while no version of it can be
+    observed and hand it out once. The dict is copied into a new HAMT, so later changes to it never
+    reach the value; anything else (code that broke the owned-map rules) fails closed."""
+    longest = units = 0
+    texts = 0
+    with _EMPTY_ENTRIES.mutate() as building:
+        for k, v in table.items():
+            key_class = type(k)
+            if isinstance(k, str):
+                length = utf16_len(k)
+                units += length
+                longest = length if length > longest else longest
+                texts += 1
+            elif key_class not in _SCALAR_CLASSES:
+                raise TypeError("an owned map's keys are scalars or texts")
+            if type(v) not in _SCALAR_CLASSES:
+                raise TypeError("an owned map's values are scalars")
+            building[(key_class, k)] = (k, v)
+        entries = building.finish()
+    count = len(entries)
+    if texts and texts != count:
+        raise TypeError("an owned map's keys are all texts or all scalars")
+    shape = text_keyed_map_shape(count, longest, units) if texts else flat_map_shape(count)
+    return MapValue._from_entries(entries, shape)
+
+
 class RecordValue:
     """An immutable positional record; budgeted like a fixed-size list (fields are elements)."""
 

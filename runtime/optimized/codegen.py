@@ -39,11 +39,12 @@ from dataclasses import dataclass
 
 from dotboxd.core import ast as ir
 from dotboxd.core import costs
-from dotboxd.core.types import F64, I32, I64, SandboxType
+from dotboxd.core.types import F64, I32, I64, STRING, MapType, SandboxType
 from dotboxd.core.values import I32_MAX, I32_MIN, I64_MAX, I64_MIN
 from dotboxd.runtime.locations import NO_ORDINAL, operation_ordinals
 from dotboxd.validator.plan import CallKind, ExecutionPlan
 
+from . import owned_map_code
 from . import pyast as P
 from .cold import LEAVE, NEXT, RETURN, ColdLoop, cold_name, describe, find_loop, loop_ordinals
 from .counter_rooms import collect_counters
@@ -51,6 +52,7 @@ from .errors import CompileFailure
 from .facts import COMPOSITES, TEXT_LITERALS, PlanFacts, analyze, live
 from .ledger import Chunk, Inline, Loop, Segment
 from .owned import owned_list
+from .owned_maps import READERS, UPDATE, owned_map
 from .signs import nonnegative_nodes
 from .stubs import intrinsic_stub_name
 from .tables import Tables, function_name, guid_name
@@ -569,6 +571,7 @@ class _FunctionEmitter:
         assigned = frozenset({ivar, *(self.var(name) for name in _assigned_names(stmt.body))})
         chunk = Chunk(fast=fast, n=n, ivar=ivar, start=k, assigned=assigned, counted=counted)
         chunk.owned = self.take_owned(stmt, fast)
+        chunk.owned_map = self.take_owned_map(stmt, fast, chunk.owned is None)
         chunk_body, body_live = self.chunk_body(stmt.body, chunk)
         base = chunk.finish(body_live)
         self.tables.set_chunk_base(chunk.fault_sites, base)
@@ -681,6 +684,7 @@ class _FunctionEmitter:
         assigned = frozenset(self.var(name) for name in _assigned_names(stmt.body))
         chunk = Chunk(fast=fast, n=n, ivar=j, start=None, started=0, assigned=assigned, counted=counted)
         chunk.owned = self.take_owned(stmt, fast)
+        chunk.owned_map = self.take_owned_map(stmt, fast, chunk.owned is None)
 
         def condition() -> None:
             chunk.started = 0
@@ -730,10 +734,54 @@ class _FunctionEmitter:
         return slot, buffer, room
 
     def release_owned(self, chunk: Chunk) -> None:
-        """After the loop: the list's value again (``v = _s_lmat(R, b)``, which settles its adds)."""
+        """After the loop: the list's value again (``v = _s_lmat(R, b)``, which settles its adds),
+        or the map's (``v = _s_mmat(R, m)``)."""
         if chunk.owned is not None:
             slot, buffer, _ = chunk.owned
             self.emit(P.assign(slot, P.call("_s_lmat", _R, P.name(buffer))))
+        if chunk.owned_map is not None:
+            self.emit(owned_map_code.release(chunk.owned_map))
+
+    def take_owned_map(
+        self, stmt: ir.While | ir.ForRange, fast: bool, free: bool
+    ) -> owned_map_code.Owned | None:
+        """A checked bulk loop that updates an owned map (``owned_maps.owned_map``): take it into a
+        dict before the loop (``m, u, room, most = _s_mown(R, v)``); None when the loop has no
+        such map, is fast, or already owns a list (``free`` False)."""
+        if fast or not free or not self.gen.options.bulk_loops:
+            return None
+        name = owned_map(self.plan, self.info, stmt, _INLINE_BUILTINS)
+        if name is None:
+            return None
+        local = self.info.local_types[name]
+        text_keys = isinstance(local, MapType) and local.key == STRING
+        owned = owned_map_code.allocate(self.var(name), self.slots.new, text_keys)
+        for take in owned_map_code.take(owned):
+            self.emit(take)
+        return owned
+
+    def owned_map_op(
+        self, builtin: str, owned: owned_map_code.Owned, args: list[ast.expr], dest: str | None, at: int
+    ) -> ast.expr:
+        """An operation on the chunk's owned map, inline (``owned_map_code.operation``)."""
+        operands = [self.leaf(arg) for arg in args[1:]]
+        total = sum(self.segment.charges) if self.segment is not None else 0
+        site = self.take_located_segment(at)
+        out = owned.slot if builtin == UPDATE else dest if dest is not None else self.slots.new("t")
+        head = [_R, _F, self.lref(), P.Constant(site)]
+        for stmt in owned_map_code.operation(
+            builtin, owned, operands, out, total, head, lambda: self.slots.new("t")
+        ):
+            self.emit(stmt)
+        return P.name(out)
+
+    def leaf(self, value: ast.expr) -> ast.expr:
+        """``value`` as a name or constant, evaluated once (into a temporary when it is neither)."""
+        if type(value) in _NAME_NODES or type(value) in (ast.Constant, P.Constant):
+            return value
+        temp = self.slots.new("t")
+        self.emit(P.assign(temp, value))
+        return P.name(temp)
 
     def owned_add(self, owned: tuple[str, str, str], item: ast.expr, at: int) -> ast.expr:
         """``v = list.add(v, x)`` on the chunk's owned list: the size is the buffer's length ``s``,
@@ -1068,6 +1116,14 @@ class _FunctionEmitter:
             and args[0].id == dest  # type: ignore[attr-defined]
         ):
             return self.owned_add(chunk.owned, args[1], at)
+        if (
+            chunk is not None
+            and chunk.owned_map is not None
+            and (builtin in READERS or (builtin == UPDATE and dest == chunk.owned_map.slot))
+            and type(args[0]) in _NAME_NODES
+            and args[0].id == chunk.owned_map.slot  # type: ignore[attr-defined]
+        ):
+            return self.owned_map_op(builtin, chunk.owned_map, args, dest, at)
         if (
             builtin == "list.get"
             and chunk is not None

@@ -22,6 +22,7 @@ import ast
 from dataclasses import dataclass, field
 
 from . import pyast as P
+from .owned_map_code import Owned
 
 
 @dataclass(slots=True)
@@ -68,6 +69,9 @@ class Chunk:
     owned: tuple[str, str, str] | None = None
     """(list slot, buffer slot, room slot) of the list this checked chunk appends to in place
     (``owned.owned_list``, ``codegen.owned_add``), or None."""
+    owned_map: Owned | None = None
+    """The slots of the map this checked chunk
+    keeps as a dict (``owned_maps.owned_map``, ``codegen.owned_map_op``), or None."""
     started: int = 1
     """1 once the current iteration counts as one (always for forRange; for while only after its
     condition held): a failure gives back ``n - j - started`` reserved iterations."""

@@ -25,7 +25,7 @@ The proof, over the plan's IR (conservative: anything else is simply not owned):
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterator
+from collections.abc import Callable, Container, Iterator
 
 from dotboxd.core import ast as ir
 from dotboxd.core.types import BOOL, F64, GUID, I32, I64, UNIT, ListType
@@ -96,21 +96,24 @@ def _statement_exprs(stmt: ir.Stmt) -> tuple[ir.Expr, ...]:
     return ()
 
 
+def plain_node(plan: ExecutionPlan, sub: ir.Expr) -> bool:
+    """False for a literal other than a plain scalar and for a binary operation on non-scalars
+    (text, composites): nodes whose evaluation may charge more than fuel."""
+    if isinstance(sub, ir.Literal):
+        return sub.kind in _PLAIN_LITERALS
+    if isinstance(sub, ir.Binary):
+        return plan.type_of(sub.left) in _SCALAR_OPERANDS and plan.type_of(sub.right) in _SCALAR_OPERANDS
+    return True
+
+
 def _quiet_expr(plan: ExecutionPlan, node: ir.Expr, owned: str, inline: Container[str]) -> bool:
     """Whether ``node`` charges nothing but fuel and never reads ``owned`` (``inline``: the
     built-ins the code generator compiles inline, which charge only their base fuel)."""
     for sub in _expr_nodes(node):
-        if isinstance(sub, ir.Literal):
-            if sub.kind not in _PLAIN_LITERALS:
-                return False
-        elif isinstance(sub, ir.Var):
+        if not plain_node(plan, sub):
+            return False
+        if isinstance(sub, ir.Var):
             if sub.name == owned:
-                return False
-        elif isinstance(sub, ir.Binary):
-            if (
-                plan.type_of(sub.left) not in _SCALAR_OPERANDS
-                or plan.type_of(sub.right) not in _SCALAR_OPERANDS
-            ):
                 return False
         elif isinstance(sub, ir.Call) and not (
             sub.name in inline and plan.call_target(sub).kind is CallKind.BUILTIN
@@ -119,20 +122,47 @@ def _quiet_expr(plan: ExecutionPlan, node: ir.Expr, owned: str, inline: Containe
     return True
 
 
-def _quiet_body(plan: ExecutionPlan, body: tuple[ir.Stmt, ...], owned: str, inline: Container[str]) -> bool:
+SelfUpdate = Callable[[ir.Stmt], "str | None"]
+"""The local a statement ``v = <update>(v, ...)`` updates in the owned way, else None."""
+Quiet = Callable[[ir.Expr, str], bool]
+"""Whether an expression charges nothing but fuel and reads the owned local only as allowed."""
+
+
+def _quiet_body(body: tuple[ir.Stmt, ...], owned: str, self_update: SelfUpdate, quiet: Quiet) -> bool:
     for stmt in _statements(body):
-        if isinstance(stmt, ir.Set) and _self_add(plan, stmt) == owned:
+        if isinstance(stmt, ir.Set) and self_update(stmt) == owned:
             assert isinstance(stmt.value, ir.Call)
-            if not _quiet_expr(plan, stmt.value.args[1], owned, inline):
-                return False
+            operands: tuple[ir.Expr, ...] = stmt.value.args[1:]
         elif isinstance(stmt, ir.Set | ir.ExprStmt | ir.If):
             if isinstance(stmt, ir.Set) and stmt.name == owned:
                 return False
-            if not all(_quiet_expr(plan, e, owned, inline) for e in _statement_exprs(stmt)):
-                return False
-        elif not isinstance(stmt, ir.Break | ir.Continue):
+            operands = _statement_exprs(stmt)
+        elif isinstance(stmt, ir.Break | ir.Continue):
+            continue
+        else:
             return False  # return, or a nested loop
+        if not all(quiet(e, owned) for e in operands):
+            return False
     return True
+
+
+def owned_local(
+    loop: ir.While | ir.ForRange, self_update: SelfUpdate, quiet: Quiet, in_function: Callable[[str], bool]
+) -> str | None:
+    """The one local the body of ``loop`` updates in the owned way (``self_update``) when the
+    loop charges nothing else beyond fuel (``quiet``) and the function never shares it
+    (``in_function``); else None. Shared by owned lists and owned maps (``owned_maps``)."""
+    found = {name for stmt in _statements(loop.body) if (name := self_update(stmt)) is not None}
+    if len(found) != 1:
+        return None
+    name = found.pop()
+    if isinstance(loop, ir.While) and not quiet(loop.condition, name):
+        return None
+    if isinstance(loop, ir.ForRange) and loop.local == name:
+        return None
+    if not _quiet_body(loop.body, name, self_update, quiet):
+        return None
+    return name if in_function(name) else None
 
 
 def _reader_of(plan: ExecutionPlan, node: ir.Expr, name: str) -> bool:
@@ -146,32 +176,51 @@ def _reader_of(plan: ExecutionPlan, node: ir.Expr, name: str) -> bool:
     )
 
 
+def _reads_only_through(plan: ExecutionPlan, root: ir.Expr, name: str) -> bool:
+    """Whether every read of ``name`` in ``root`` is the list argument of a reader."""
+    allowed: set[int] = set()
+    for sub in _expr_nodes(root):
+        if isinstance(sub, ir.Call) and _reader_of(plan, sub, name):
+            allowed.add(id(sub.args[0]))
+        if _is_var(sub, name) and id(sub) not in allowed:
+            return False
+    return True
+
+
+def owned_in_function(
+    plan: ExecutionPlan,
+    info: FunctionInfo,
+    name: str,
+    creator: str,
+    self_update: SelfUpdate,
+    reads: Callable[[ir.Expr, str], bool],
+) -> bool:
+    """Whether local ``name`` of function ``info`` (not a parameter or loop counter) is only ever
+    made by ``creator``, updated by ``self_update`` statements, returned, or read where ``reads``
+    allows: no other version of it can exist outside this function's code."""
+    if any(param.name == name for param in info.function.parameters):
+        return False
+    for stmt in _statements(info.function.body):
+        if isinstance(stmt, ir.ForRange) and stmt.local == name:
+            return False
+        if isinstance(stmt, ir.Set) and stmt.name == name:
+            if _builtin(plan, stmt.value, creator) or self_update(stmt) == name:
+                continue  # an update reads the local only as its own receiver (``self_update``)
+            return False
+        if isinstance(stmt, ir.Return) and _is_var(stmt.value, name):
+            continue
+        if not all(reads(root, name) for root in _statement_exprs(stmt)):
+            return False
+    return True
+
+
 def _owned_in_function(plan: ExecutionPlan, info: FunctionInfo, name: str) -> bool:
     local = info.local_types.get(name)
     if not (isinstance(local, ListType) and local.element in _FLAT_ELEMENTS):
         return False
-    if any(param.name == name for param in info.function.parameters):
-        return False
-    for stmt in _statements(info.function.body):
-        allowed: set[int] = set()
-        if isinstance(stmt, ir.ForRange) and stmt.local == name:
-            return False
-        if isinstance(stmt, ir.Set) and stmt.name == name:
-            if _builtin(plan, stmt.value, "list.empty"):
-                continue
-            if _self_add(plan, stmt) != name:
-                return False
-            assert isinstance(stmt.value, ir.Call)
-            allowed.add(id(stmt.value.args[0]))
-        elif isinstance(stmt, ir.Return) and _is_var(stmt.value, name):
-            continue
-        for root in _statement_exprs(stmt):
-            for sub in _expr_nodes(root):
-                if isinstance(sub, ir.Call) and _reader_of(plan, sub, name):
-                    allowed.add(id(sub.args[0]))
-                if _is_var(sub, name) and id(sub) not in allowed:
-                    return False
-    return True
+    self_add: SelfUpdate = lambda stmt: _self_add(plan, stmt)  # noqa: E731
+    reads: Quiet = lambda root, local: _reads_only_through(plan, root, local)  # noqa: E731
+    return owned_in_function(plan, info, name, "list.empty", self_add, reads)
 
 
 def owned_list(
@@ -180,17 +229,29 @@ def owned_list(
     """The IR local the bulk ``loop`` of function ``info`` may append to in place, or None
     (``inline``: the built-ins compiled inline, ``codegen._INLINE_BUILTINS``). One list per loop:
     its room is computed alone, so no other charge may share the limits."""
-    found = {name for stmt in _statements(loop.body) if (name := _self_add(plan, stmt)) is not None}
-    if len(found) != 1:
-        return None
-    name = found.pop()
-    if isinstance(loop, ir.While) and not _quiet_expr(plan, loop.condition, name, inline):
-        return None
-    if isinstance(loop, ir.ForRange) and loop.local == name:
-        return None
-    if not _quiet_body(plan, loop.body, name, inline):
-        return None
-    return name if _owned_in_function(plan, info, name) else None
+    return owned_local(
+        loop,
+        lambda stmt: _self_add(plan, stmt),
+        lambda node, name: _quiet_expr(plan, node, name, inline),
+        lambda name: _owned_in_function(plan, info, name),
+    )
 
 
-__all__ = ["owned_list"]
+FLAT_ELEMENTS = _FLAT_ELEMENTS
+builtin_call = _builtin
+expr_nodes = _expr_nodes
+statements = _statements
+statement_exprs = _statement_exprs
+"""The pieces of the proof that owned maps (``owned_maps``) share."""
+
+__all__ = [
+    "FLAT_ELEMENTS",
+    "builtin_call",
+    "expr_nodes",
+    "owned_in_function",
+    "owned_list",
+    "owned_local",
+    "plain_node",
+    "statement_exprs",
+    "statements",
+]

@@ -38,6 +38,14 @@ from dotboxd.runtime.intrinsics import CONCAT_CHARGES, INTRINSICS, Intrinsic
 from dotboxd.runtime.locations import locate_ordinal
 from dotboxd.runtime.meter import Meter
 from dotboxd.runtime.optimized.fastops import FAST_PATHS, concat_charges, list_item, list_size
+from dotboxd.runtime.optimized.owned_map_stubs import (
+    OwnedMap,
+    owned_map_exact,
+    owned_map_value,
+    settle_owned_map,
+    take_owned_map,
+    take_text_keyed_map,
+)
 from dotboxd.runtime.optimized.work import CHUNK_WORK, chunk_limit, heavy_weight, iteration_units
 
 CHUNK: Final = 2048
@@ -72,6 +80,7 @@ class RunState:
         "meter",
         "nodes",
         "owned",
+        "owned_map",
         "run",
         "sites",
         "texts",
@@ -108,6 +117,8 @@ class RunState:
         self.owned: list[Any] | None = None
         """[buffer, settled size] of the owned list a bulk loop is appending to in place, or None
         (``take_owned``): ``sync`` settles its adds before anything reads the meter."""
+        self.owned_map: OwnedMap | None = None
+        """The owned map a bulk loop is updating as a dict, or None (``owned_map_stubs``)."""
 
 
 def sync(state: RunState, f: int, lref: int) -> Meter:
@@ -118,6 +129,8 @@ def sync(state: RunState, f: int, lref: int) -> Meter:
         meter.loop_iterations -= lref
     if state.owned is not None:
         settle_owned(state)
+    if state.owned_map is not None:
+        settle_owned_map(state)
     return meter
 
 
@@ -392,6 +405,8 @@ def _exact_stub(impl: Intrinsic, name: str) -> Callable[..., tuple[Value, int]]:
             value = impl(meter, args)
         except Exception as error:
             _refund(meter, lref)
+            if state.owned_map is not None:  # a list.get failing in an owned-map loop
+                settle_owned_map(state)
             _locate(state, error, site)
             raise
         return value, meter.max_fuel - meter.fuel_used
@@ -542,12 +557,14 @@ PURE_HELPERS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_p_lget": list_item,
         "_p_len": len,
         "_p_push": list.append,
+        "_p_mlen": len,
     }
 )
 """Shared definitions generated code calls directly. ``_p_abs``, ``_p_clamp`` and ``_p_sqrt`` can
 fail, so generated code calls them only after the inline check that rules the failure out (the
 failure itself goes through a fault stub). ``_p_len`` and ``_p_push`` only ever receive an owned
 list's raw buffer (``b<n>`` slots, which the verifier confines to them and the owned-list stubs).
+``_p_mlen`` only ever receives an owned map's dict (``m<n>``, confined likewise: ``verify_maps``).
 ``_p_lget`` reads a list item without a range check, so
 generated code calls it only after checking ``0 <= index < _p_lsize(list)`` (``codegen.list_read``)."""
 
@@ -571,6 +588,10 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_lown": take_owned,
         "_s_lmat": owned_value,
         "_s_lox": owned_add_exact,
+        "_s_mown": take_owned_map,
+        "_s_mtown": take_text_keyed_map,
+        "_s_mmat": owned_map_value,
+        "_s_mox": owned_map_exact(_intrinsic_stub),
         **{intrinsic_stub_name(name): _builtin_stub(name) for name in INTRINSICS},
     }
 )

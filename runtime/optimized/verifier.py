@@ -41,6 +41,7 @@ from typing import Any
 from dotboxd.validator.plan import ExecutionPlan
 
 from . import pyast as P
+from . import verify_maps
 from .codegen import FIXED_PARAMS
 from .cold import cold_name, describe, find_loop
 from .counter_rooms import check_room
@@ -51,7 +52,7 @@ from .stubs import FAULT_ARITIES, PURE_HELPERS, RANGE_NAME, STUBS
 from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 from .ticks import Tick, expected_ticks
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-8"  # 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-9"  # 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -117,6 +118,7 @@ _PLAIN_NODES: frozenset[type[ast.AST]] = frozenset(
 
 _KIND: dict[type[ast.AST], type[ast.AST]] = {kind: kind for kind in _PLAIN_NODES}
 _KIND.update((cls, base) for cls, base in P.POSITIONED.items() if base in _PLAIN_NODES)
+_KIND.update((kind, kind) for kind in verify_maps.NODES)  # owned maps' forms, checked by verify_maps
 """Concrete node class -> the ``ast`` node type it is: the plain classes (``ast.parse`` output, the
 disk cache) and the code generator's positioned twins (``pyast``: the same class plus a class-level
 source position). The verifier dispatches on this exact-class table, never on ``isinstance``."""
@@ -179,7 +181,7 @@ _CODE_OPS = frozenset(
 """Opcodes generated code compiles to; anything else (imports, attribute and subscript access,
 globals writes, closures, exception handling, class building, ...) fails the code check."""
 
-_CODE_OPCODES = frozenset(dis.opmap[name] for name in _CODE_OPS if name in dis.opmap)
+_CODE_OPCODES = frozenset(dis.opmap[name] for name in (*_CODE_OPS, *verify_maps.OPCODES) if name in dis.opmap)
 
 _FORBIDDEN_FLAGS = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200
 """CO_VARARGS, CO_VARKEYWORDS, CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR."""
@@ -255,6 +257,8 @@ class _AstVerifier:
         self.buffers: set[str] = set()
         """Owned-list buffers the function being checked has stored so far (``b<n>``, only from
         ``_s_lown``; a buffer name of another function is not one of them)."""
+        self.maps = verify_maps.MapRules()
+        """Owned-map dicts and cells stored so far (``m<n>``, ``u<n>``, only from ``_s_mown``)."""
         self.charge_sites: frozenset[int] = frozenset()
         self.paid_sites: frozenset[int] = frozenset()
         self.op_sites: frozenset[int] = frozenset()
@@ -381,6 +385,7 @@ class _AstVerifier:
         self.pending_ticks = list(self.ticks.get(fn.name, ()))
         self.pending_ticks.reverse()
         self.buffers = set()
+        self.maps = verify_maps.MapRules()  # like buffers: a dict or cell another function took is not one
         self.owned_reservations = {}
         self.tick_at(fn.body, _unbound_prefix(fn.body))
         self.block(fn.body, 0)
@@ -438,6 +443,10 @@ class _AstVerifier:
             kind = _KIND.get(type(stmt))
             if kind is ast.Assign and _calls_stub(stmt.value, "_s_lown"):
                 self.take_buffer(stmt)
+            elif kind is ast.Assign and verify_maps.is_take(stmt):
+                self.operands(self.maps.take(self, stmt))
+            elif kind is ast.Assign and verify_maps.is_item_store(stmt):
+                self.operands(self.maps.item_store(self, stmt))
             elif kind is ast.Assign:
                 targets = stmt.targets
                 target: Any = targets[0] if len(targets) == 1 else None
@@ -525,6 +534,10 @@ class _AstVerifier:
         self.count(3)
         self.buffers.add(target.elts[0].id)
         self.call_tree(stmt.value)  # type: ignore[arg-type]
+
+    def operands(self, nodes: list[ast.expr]) -> None:
+        for node in nodes:
+            self.expr(node)
 
     def buffer_arg(self, node: ast.expr, owner: ast.Call) -> None:
         if not (
@@ -737,6 +750,10 @@ class _AstVerifier:
                     raise _fail(f"operator {type(node.op).__name__}", node)
                 push(node.right)
                 push(node.left)
+            elif kind is ast.Subscript:
+                stack.extend(self.maps.subscript(node))
+            elif kind is ast.Compare and verify_maps.is_membership(node):
+                stack.extend(self.maps.membership(node))
             elif kind is ast.Compare:
                 ops = node.ops
                 comparators = node.comparators
@@ -820,6 +837,11 @@ class _AstVerifier:
         if type(func.ctx) is not ast.Load or node.keywords:
             raise _fail("calls are positional", node)
         args = node.args
+        if callee in verify_maps.TABLE_ARGS:
+            args = self.maps.table_call(self, callee, args, node)
+            self.nodes += 1
+        elif callee in verify_maps.TAKES:
+            raise _fail(f"{callee} is only unpacked into an owned map's dict, cell and slots", node)
         taker = _BUFFER_ARGS.get(callee)
         if taker is not None:
             position, count = taker
@@ -1152,7 +1174,12 @@ def verify_code(code: CodeType, plan_globals: frozenset[str]) -> None:
             ident = next(n for n in current.co_names if n not in plan_globals)
             raise _fail(f"code object {where} names {ident!r}")
         for ident in current.co_varnames:
-            if not (ident in FIXED_PARAMS or SLOT.match(ident) or BUFFER.match(ident)):
+            if not (
+                ident in FIXED_PARAMS
+                or SLOT.match(ident)
+                or BUFFER.match(ident)
+                or any(kind.match(ident) for kind in verify_maps.LOCALS)
+            ):
                 raise _fail(f"code object {where} has local {ident!r}")
         for const in current.co_consts:
             if type(const) is int and -MAX_FOLDED_INT <= const <= MAX_FOLDED_INT:

@@ -12,6 +12,7 @@ of the ``RunSummary`` event, which names the backend.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from dotboxd.conformance.stage_validate import validate_case
@@ -21,6 +22,8 @@ from dotboxd.host import ExecutionResult, SandboxHost
 from dotboxd.runtime.fixtures import FixtureInvoker
 from dotboxd.runtime.optimized import ArtifactCache, GenOptions, OptimizedBackend
 from dotboxd.validator.plan import ExecutionPlan
+
+from .kernels import policy
 
 SHARED_CACHE = ArtifactCache(capacity=64)
 
@@ -144,6 +147,21 @@ def eval_replace(value: Any, replacements: Mapping[str, str]) -> Any:
     if isinstance(value, list | tuple):
         return type(value)(eval_replace(v, replacements) for v in value)
     return value
+
+
+def sweep_limit(base: ExecutionPlan, args: list[Any], limit: str, values: range, **room: int) -> None:
+    """Run ``main(*args)`` of ``base`` with policy limit ``limit`` at each of ``values`` (the other
+    limits: ``room``, else the default policy's) on both backends; every observable must agree,
+    and the sweep must cross the refusal point (some runs refused, some not)."""
+    host = SandboxHost(backends={"optimized": backend()})
+    refused = 0
+    for value in values:
+        plan = replace(base, policy=policy(**{**room, limit: value}))
+        reference = observe(host.execute(plan, "main", args))
+        optimized = observe(host.execute(plan, "main", args, backend="optimized"))
+        assert reference == optimized, (limit, value, differences(reference, optimized))
+        refused += reference["error"] is not None
+    assert 0 < refused < len(values), "the sweep must cross the refusal point"
 
 
 def assert_agree(pairs: Sequence[tuple[Observation, Observation]], what: str = "") -> None:

@@ -12,25 +12,18 @@ refuses tampered buffer forms.
 
 from __future__ import annotations
 
-import ast
-import copy
-import dataclasses
-import threading
-
 import pytest
 
 from dotboxd.core import costs
 from dotboxd.core.values import ListValue
 from dotboxd.host import SandboxHost
-from dotboxd.runtime.meter import CancelToken
 from dotboxd.runtime.optimized import compile_plan
-from dotboxd.runtime.optimized.artifact import ArtifactKey, bind
-from dotboxd.runtime.optimized.codegen import GenOptions, generate
 from dotboxd.runtime.optimized.errors import VerifierFailure
 from dotboxd.runtime.optimized.stubs import RunState, owned_room, take_owned
 
-from .differential import assert_agree, backend, observe, run_plan_both
+from .differential import assert_agree, backend, run_plan_both, sweep_limit
 from .kernels import policy, prepare
+from .owned_harness import Tampering, cancelled_run
 
 BUILD = """module "build" version "1.0.0";
 entrypoint fn main(n I32, m I32) -> I32 {
@@ -74,16 +67,7 @@ def test_owned_list_builds_agree_with_the_reference() -> None:
 
 
 def _sweep(text: str, args: list[int], limit: str, values: range, **room: int) -> None:
-    base = prepare(text)
-    host = SandboxHost(backends={"optimized": backend()})
-    refused = 0
-    for value in values:
-        plan = dataclasses.replace(base, policy=policy(**{**room, limit: value}))
-        reference = observe(host.execute(plan, "main", args))
-        optimized = observe(host.execute(plan, "main", args, backend="optimized"))
-        assert reference == optimized, (limit, value)
-        refused += reference["error"] is not None
-    assert 0 < refused < len(values), "the sweep must cross the refusal point"
+    sweep_limit(prepare(text), args, limit, values, **room)
 
 
 def test_owned_list_fails_at_the_same_charge_for_every_fuel_budget() -> None:
@@ -196,7 +180,9 @@ def test_lists_the_proof_cannot_own_keep_the_exact_stub(name: str) -> None:
     source = _source(text)
     assert "_s_lown" not in source and "_s_i_list_add" in source, source
     args = [[ListValue([1, 2]), 40]] if name == "a parameter" else [[40], [3000]]
-    assert_agree(run_plan_both(prepare(text), "main", args), name)
+    pairs = run_plan_both(prepare(text), "main", args, encoding="python")  # a ListValue argument
+    assert_agree(pairs, name)
+    assert pairs[0][0]["ok"], name
 
 
 def test_taking_a_list_that_is_not_the_newest_version_copies_it() -> None:
@@ -250,25 +236,7 @@ entrypoint fn main(n I32) -> I32 {
     for i in 0 .. n { xs = list.add(xs, i); }
     return list.count(xs);
 }"""
-    plan = dataclasses.replace(
-        prepare(text),
-        policy=policy(
-            max_fuel=2**62,
-            max_loop_iterations=10**9,
-            max_list_length=10**8,
-            max_total_collection_elements=2**62,
-            max_allocated_bytes=2**62,
-            max_wall_time_ms=600_000,
-        ),
-    )
-    host = SandboxHost(backends={"optimized": backend()})
-    token = CancelToken()
-    timer = threading.Timer(0.05, token.cancel)
-    timer.start()
-    try:
-        result = host.execute(plan, "main", [50_000_000], backend="optimized", cancel=token)
-    finally:
-        timer.cancel()
+    result = cancelled_run(text, 50_000_000, max_list_length=10**8)
     assert result.error is not None and result.error.code == "R-CANCELLED"
     usage = result.usage.to_json()
     adds = usage["loopIterations"]  # one add per iteration; the cancelled reservation charged none
@@ -279,15 +247,7 @@ entrypoint fn main(n I32) -> I32 {
 
 # --- the verifier ------------------------------------------------------------------------------
 
-_PLAN = prepare(BUILD)
-_BASE = generate(_PLAN)
-_KEY = ArtifactKey.for_plan(_PLAN, GenOptions())
-
-
-def _tamper(rewrite: str, replacement: str) -> ast.Module:
-    source = ast.unparse(_BASE.module)
-    assert rewrite in source, rewrite
-    return ast.parse(source.replace(rewrite, replacement, 1))
+_TAMPERING = Tampering(BUILD)
 
 
 TAMPERED = {
@@ -304,11 +264,10 @@ TAMPERED = {
 
 
 def test_the_untampered_owned_module_passes() -> None:
-    bind(_PLAN, _KEY, copy.deepcopy(_BASE.module), copy.deepcopy(_BASE.tables), _BASE.ir_nodes)
+    _TAMPERING.bind()
 
 
 @pytest.mark.parametrize("name", sorted(TAMPERED))
 def test_a_tampered_owned_buffer_form_is_rejected(name: str) -> None:
-    module = _tamper(*TAMPERED[name])
     with pytest.raises(VerifierFailure):
-        bind(_PLAN, _KEY, module, copy.deepcopy(_BASE.tables), _BASE.ir_nodes)
+        _TAMPERING.bind(*TAMPERED[name])
