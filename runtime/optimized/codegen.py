@@ -45,6 +45,7 @@ from dotboxd.runtime.locations import NO_ORDINAL, operation_ordinals
 from dotboxd.validator.plan import CallKind, ExecutionPlan
 
 from . import pyast as P
+from .codegen_text import owned_concat, release_owned_text, take_owned_text
 from .cold import LEAVE, NEXT, RETURN, ColdLoop, cold_name, describe, find_loop, loop_ordinals
 from .errors import CompileFailure
 from .facts import COMPOSITES, TEXT_LITERALS, PlanFacts, analyze, live
@@ -568,6 +569,8 @@ class _FunctionEmitter:
         assigned = frozenset({ivar, *(self.var(name) for name in _assigned_names(stmt.body))})
         chunk = Chunk(fast=fast, n=n, ivar=ivar, start=k, assigned=assigned, counted=counted)
         chunk.owned = self.take_owned(stmt, fast)
+        if chunk.owned is None and not fast and self.gen.options.bulk_loops:
+            chunk.owned_text = take_owned_text(self, stmt, _INLINE_BUILTINS)
         chunk_body, body_live = self.chunk_body(stmt.body, chunk)
         base = chunk.finish(body_live)
         self.tables.set_chunk_base(chunk.fault_sites, base)
@@ -680,6 +683,8 @@ class _FunctionEmitter:
         assigned = frozenset(self.var(name) for name in _assigned_names(stmt.body))
         chunk = Chunk(fast=fast, n=n, ivar=j, start=None, started=0, assigned=assigned, counted=counted)
         chunk.owned = self.take_owned(stmt, fast)
+        if chunk.owned is None and not fast and self.gen.options.bulk_loops:
+            chunk.owned_text = take_owned_text(self, stmt, _INLINE_BUILTINS)
 
         def condition() -> None:
             chunk.started = 0
@@ -733,6 +738,8 @@ class _FunctionEmitter:
         if chunk.owned is not None:
             slot, buffer, _ = chunk.owned
             self.emit(P.assign(slot, P.call("_s_lmat", _R, P.name(buffer))))
+        if chunk.owned_text is not None:
+            release_owned_text(self, chunk.owned_text)
 
     def owned_add(self, owned: tuple[str, str, str], item: ast.expr, at: int) -> ast.expr:
         """``v = list.add(v, x)`` on the chunk's owned list: the size is the buffer's length ``s``,
@@ -1025,6 +1032,9 @@ class _FunctionEmitter:
     # --- calls ------------------------------------------------------------------------------------
 
     def call(self, node: ir.Call, dest: str | None = None) -> ast.expr:
+        owned = self.chunk.owned_text if self.chunk is not None else None
+        if owned is not None and dest == owned.slot and node.name == "string.concatBudgeted":
+            return owned_concat(self, owned, node)  # the proof: every such Set in the loop is one
         target = self.plan.call_target(node)
         if target.kind is CallKind.FUNCTION and self.chunk is not None and self.chunk.fast:
             return self.inline_call(node, target.name)

@@ -72,6 +72,7 @@ class LazyRunState(RunState):
         self.chunk = (0, 0, 0, 0)
         self.work = 0
         self.owned = None
+        self.owned_text = None
         self.lazy = ()
 
     def build(self) -> RunContext:

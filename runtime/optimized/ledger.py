@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import pyast as P
 
@@ -68,6 +69,8 @@ class Chunk:
     owned: tuple[str, str, str] | None = None
     """(list slot, buffer slot, room slot) of the list this checked chunk appends to in place
     (``owned.owned_list``, ``codegen.owned_add``), or None."""
+    owned_text: Any = None
+    """The ``codegen_text.OwnedText`` this checked chunk builds in a parts list, or None."""
     started: int = 1
     """1 once the current iteration counts as one (always for forRange; for while only after its
     condition held): a failure gives back ``n - j - started`` reserved iterations."""

@@ -25,7 +25,7 @@ The proof, over the plan's IR (conservative: anything else is simply not owned):
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterator
+from collections.abc import Callable, Container, Iterator
 
 from dotboxd.core import ast as ir
 from dotboxd.core.types import BOOL, F64, GUID, I32, I64, UNIT, ListType
@@ -50,10 +50,15 @@ def _is_var(node: ir.Expr, name: str) -> bool:
 
 def _self_add(plan: ExecutionPlan, stmt: ir.Stmt) -> str | None:
     """The local of ``v = list.add(v, e)`` (``e`` not reading ``v``), else None."""
+    return self_rebind(plan, stmt, "list.add")
+
+
+def self_rebind(plan: ExecutionPlan, stmt: ir.Stmt, builtin: str) -> str | None:
+    """The local of ``v = builtin(v, e)`` (``e`` not reading ``v``), else None."""
     if not isinstance(stmt, ir.Set):
         return None
     value = stmt.value
-    if not (isinstance(value, ir.Call) and _builtin(plan, value, "list.add")):
+    if not (isinstance(value, ir.Call) and _builtin(plan, value, builtin)):
         return None
     if len(value.args) != 2 or not _is_var(value.args[0], stmt.name):
         return None
@@ -119,20 +124,32 @@ def _quiet_expr(plan: ExecutionPlan, node: ir.Expr, owned: str, inline: Containe
     return True
 
 
-def _quiet_body(plan: ExecutionPlan, body: tuple[ir.Stmt, ...], owned: str, inline: Container[str]) -> bool:
+def quiet_body(
+    plan: ExecutionPlan,
+    body: tuple[ir.Stmt, ...],
+    owned: str,
+    inline: Container[str],
+    piece_ok: Callable[[ir.Set], bool],
+) -> bool:
+    """Whether ``body`` assigns ``owned`` only by statements ``piece_ok`` accepts and otherwise
+    charges nothing but fuel (quiet expressions, ``if``, ``break``, ``continue``; no return, no loop)."""
     for stmt in _statements(body):
-        if isinstance(stmt, ir.Set) and _self_add(plan, stmt) == owned:
-            assert isinstance(stmt.value, ir.Call)
-            if not _quiet_expr(plan, stmt.value.args[1], owned, inline):
+        if isinstance(stmt, ir.Set) and stmt.name == owned:
+            if not piece_ok(stmt):
                 return False
         elif isinstance(stmt, ir.Set | ir.ExprStmt | ir.If):
-            if isinstance(stmt, ir.Set) and stmt.name == owned:
-                return False
             if not all(_quiet_expr(plan, e, owned, inline) for e in _statement_exprs(stmt)):
                 return False
         elif not isinstance(stmt, ir.Break | ir.Continue):
             return False  # return, or a nested loop
     return True
+
+
+def _quiet_add(plan: ExecutionPlan, stmt: ir.Set, owned: str, inline: Container[str]) -> bool:
+    if _self_add(plan, stmt) != owned:
+        return False
+    assert isinstance(stmt.value, ir.Call)
+    return _quiet_expr(plan, stmt.value.args[1], owned, inline)
 
 
 def _reader_of(plan: ExecutionPlan, node: ir.Expr, name: str) -> bool:
@@ -146,10 +163,19 @@ def _reader_of(plan: ExecutionPlan, node: ir.Expr, name: str) -> bool:
     )
 
 
-def _owned_in_function(plan: ExecutionPlan, info: FunctionInfo, name: str) -> bool:
-    local = info.local_types.get(name)
-    if not (isinstance(local, ListType) and local.element in _FLAT_ELEMENTS):
-        return False
+def confined(
+    plan: ExecutionPlan,
+    info: FunctionInfo,
+    name: str,
+    made: Callable[[ir.Expr], bool],
+    rebinds: Callable[[ir.Set], bool],
+    reader: Callable[[ir.Call], bool],
+) -> bool:
+    """Whether local ``name`` of ``info`` is only this function's: not a parameter or loop counter,
+    assigned only values that ``made`` accepts (a fresh value) or by statements that ``rebinds``
+    accepts (``name = op(name, ...)``, its receiver the call's first argument), and otherwise read
+    only as the first argument of calls ``reader`` accepts or by ``return name``. Shared by the
+    ownership proofs of lists (here) and strings (``owned_text``)."""
     if any(param.name == name for param in info.function.parameters):
         return False
     for stmt in _statements(info.function.body):
@@ -157,9 +183,9 @@ def _owned_in_function(plan: ExecutionPlan, info: FunctionInfo, name: str) -> bo
         if isinstance(stmt, ir.ForRange) and stmt.local == name:
             return False
         if isinstance(stmt, ir.Set) and stmt.name == name:
-            if _builtin(plan, stmt.value, "list.empty"):
+            if made(stmt.value):
                 continue
-            if _self_add(plan, stmt) != name:
+            if not rebinds(stmt):
                 return False
             assert isinstance(stmt.value, ir.Call)
             allowed.add(id(stmt.value.args[0]))
@@ -167,11 +193,44 @@ def _owned_in_function(plan: ExecutionPlan, info: FunctionInfo, name: str) -> bo
             continue
         for root in _statement_exprs(stmt):
             for sub in _expr_nodes(root):
-                if isinstance(sub, ir.Call) and _reader_of(plan, sub, name):
+                if isinstance(sub, ir.Call) and reader(sub):
                     allowed.add(id(sub.args[0]))
                 if _is_var(sub, name) and id(sub) not in allowed:
                     return False
     return True
+
+
+def _owned_in_function(plan: ExecutionPlan, info: FunctionInfo, name: str) -> bool:
+    local = info.local_types.get(name)
+    if not (isinstance(local, ListType) and local.element in _FLAT_ELEMENTS):
+        return False
+    return confined(
+        plan,
+        info,
+        name,
+        lambda value: _builtin(plan, value, "list.empty"),
+        lambda stmt: _self_add(plan, stmt) == name,
+        lambda call: _reader_of(plan, call, name),
+    )
+
+
+def loop_target(
+    plan: ExecutionPlan,
+    loop: ir.While | ir.ForRange,
+    rebinds: Callable[[ExecutionPlan, ir.Stmt], str | None],
+    inline: Container[str],
+) -> str | None:
+    """The one local the ``loop``'s statements rebind (``rebinds``: the local of ``x = op(x, e)``),
+    when the loop has exactly one, it is not the loop's counter and the loop's condition is quiet."""
+    found = {name for stmt in _statements(loop.body) if (name := rebinds(plan, stmt)) is not None}
+    if len(found) != 1:
+        return None
+    name = found.pop()
+    if isinstance(loop, ir.While) and not _quiet_expr(plan, loop.condition, name, inline):
+        return None
+    if isinstance(loop, ir.ForRange) and loop.local == name:
+        return None
+    return name
 
 
 def owned_list(
@@ -180,17 +239,12 @@ def owned_list(
     """The IR local the bulk ``loop`` of function ``info`` may append to in place, or None
     (``inline``: the built-ins compiled inline, ``codegen._INLINE_BUILTINS``). One list per loop:
     its room is computed alone, so no other charge may share the limits."""
-    found = {name for stmt in _statements(loop.body) if (name := _self_add(plan, stmt)) is not None}
-    if len(found) != 1:
+    name = loop_target(plan, loop, _self_add, inline)
+    if name is None:
         return None
-    name = found.pop()
-    if isinstance(loop, ir.While) and not _quiet_expr(plan, loop.condition, name, inline):
-        return None
-    if isinstance(loop, ir.ForRange) and loop.local == name:
-        return None
-    if not _quiet_body(plan, loop.body, name, inline):
+    if not quiet_body(plan, loop.body, name, inline, lambda stmt: _quiet_add(plan, stmt, name, inline)):
         return None
     return name if _owned_in_function(plan, info, name) else None
 
 
-__all__ = ["owned_list"]
+__all__ = ["confined", "loop_target", "owned_list", "quiet_body", "self_rebind"]

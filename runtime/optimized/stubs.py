@@ -38,6 +38,10 @@ from dotboxd.runtime.intrinsics import CONCAT_CHARGES, INTRINSICS, Intrinsic
 from dotboxd.runtime.locations import locate_ordinal
 from dotboxd.runtime.meter import Meter
 from dotboxd.runtime.optimized.fastops import FAST_PATHS, concat_charges, list_item, list_size
+from dotboxd.runtime.optimized.text_parts import TextParts, exact_fallback, int_text, literal_text
+from dotboxd.runtime.optimized.text_parts import materialize as materialize_text
+from dotboxd.runtime.optimized.text_parts import settle as settle_text
+from dotboxd.runtime.optimized.text_parts import take as take_text
 from dotboxd.runtime.optimized.work import CHUNK_WORK, chunk_limit, heavy_weight, iteration_units
 
 CHUNK: Final = 2048
@@ -72,6 +76,7 @@ class RunState:
         "meter",
         "nodes",
         "owned",
+        "owned_text",
         "run",
         "sites",
         "texts",
@@ -108,6 +113,9 @@ class RunState:
         self.owned: list[Any] | None = None
         """[buffer, settled size] of the owned list a bulk loop is appending to in place, or None
         (``take_owned``): ``sync`` settles its adds before anything reads the meter."""
+        self.owned_text: TextParts | None = None
+        """The parts of the text a bulk loop is building (``text_parts.take``), or None: ``sync``
+        settles its concatenations before anything reads the meter."""
 
 
 def sync(state: RunState, f: int, lref: int) -> Meter:
@@ -118,6 +126,8 @@ def sync(state: RunState, f: int, lref: int) -> Meter:
         meter.loop_iterations -= lref
     if state.owned is not None:
         settle_owned(state)
+    if state.owned_text is not None:
+        settle_text(meter, state.owned_text)
     return meter
 
 
@@ -542,12 +552,17 @@ PURE_HELPERS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_p_lget": list_item,
         "_p_len": len,
         "_p_push": list.append,
+        "_p_part": list.append,
+        "_p_i2s": int_text,
+        "_p_slen": len,
     }
 )
 """Shared definitions generated code calls directly. ``_p_abs``, ``_p_clamp`` and ``_p_sqrt`` can
 fail, so generated code calls them only after the inline check that rules the failure out (the
 failure itself goes through a fault stub). ``_p_len`` and ``_p_push`` only ever receive an owned
-list's raw buffer (``b<n>`` slots, which the verifier confines to them and the owned-list stubs).
+list's raw buffer (``b<n>`` slots, which the verifier confines to them and the owned-list stubs);
+``_p_part`` only an owned text's parts list (``p<n>``, ``text_parts``). ``_p_i2s`` is
+``int32.toStringInvariant`` of an int, ``_p_slen`` the length of the (ASCII) text it returns.
 ``_p_lget`` reads a list item without a range check, so
 generated code calls it only after checking ``0 <= index < _p_lsize(list)`` (``codegen.list_read``)."""
 
@@ -571,6 +586,10 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_lown": take_owned,
         "_s_lmat": owned_value,
         "_s_lox": owned_add_exact,
+        "_s_sown": take_text,
+        "_s_smat": materialize_text,
+        "_s_tlit": literal_text,
+        "_s_sox": exact_fallback(_intrinsic_stub("int32.toStringInvariant"), text, concat_charges_exact),
         **{intrinsic_stub_name(name): _builtin_stub(name) for name in INTRINSICS},
     }
 )

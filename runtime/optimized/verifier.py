@@ -47,8 +47,9 @@ from .errors import VerifierFailure
 from .reservations import Reservation, expected_reservations
 from .stubs import FAULT_ARITIES, PURE_HELPERS, RANGE_NAME, STUBS
 from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
+from .verify_parts import PARTS, TAKE, literal_text_args, parts_call, take_parts
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-7"  # 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-8"  # 8: owned-text parts (p<n>); 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -251,6 +252,8 @@ class _AstVerifier:
         """Names already found to be good assignment targets (the fuel and slots)."""
         self.buffers: set[str] = set()
         """Owned-list buffers stored so far (``b<n>``, only from ``_s_lown``)."""
+        self.parts: set[str] = set()
+        """Owned-text parts lists stored so far (``p<n>``, only from ``_s_sown``: ``verify_parts``)."""
         self.charge_sites: frozenset[int] = frozenset()
         self.paid_sites: frozenset[int] = frozenset()
         self.op_sites: frozenset[int] = frozenset()
@@ -382,6 +385,8 @@ class _AstVerifier:
             kind = _KIND.get(type(stmt))
             if kind is ast.Assign and _calls_stub(stmt.value, "_s_lown"):
                 self.take_buffer(stmt)
+            elif kind is ast.Assign and _calls_stub(stmt.value, TAKE):
+                take_parts(self, stmt, self.parts)
             elif kind is ast.Assign:
                 targets = stmt.targets
                 target: Any = targets[0] if len(targets) == 1 else None
@@ -762,6 +767,10 @@ class _AstVerifier:
             if callee == "_s_lox":
                 _index(args, 3, self.charge_sites, node)
             args = [*args[:position], *args[position + 1 :]]
+        rest = parts_call(callee, node, self.parts, self.charge_sites)
+        if rest is not None:
+            self.nodes += 1
+            args = rest
         if callee in PURE_HELPERS:
             return args
         first = args[0] if args else None
@@ -800,6 +809,8 @@ class _AstVerifier:
                 raise _fail(f"{callee} outside the start of a bulk loop the plan has", node)
         elif callee == "_s_lback":
             self.give_back(args, node)
+        elif callee == "_s_tlit":
+            literal_text_args(args, len(self.tables.texts), node)
         elif callee in PAYING_STUBS:
             if site not in self.charge_sites:
                 _index(args, 3, self.charge_sites, node)
@@ -1070,7 +1081,7 @@ def verify_code(code: CodeType, plan_globals: frozenset[str]) -> None:
             ident = next(n for n in current.co_names if n not in plan_globals)
             raise _fail(f"code object {where} names {ident!r}")
         for ident in current.co_varnames:
-            if not (ident in FIXED_PARAMS or SLOT.match(ident) or BUFFER.match(ident)):
+            if not (ident in FIXED_PARAMS or SLOT.match(ident) or BUFFER.match(ident) or PARTS.match(ident)):
                 raise _fail(f"code object {where} has local {ident!r}")
         for const in current.co_consts:
             if type(const) is int and -MAX_FOLDED_INT <= const <= MAX_FOLDED_INT:
