@@ -327,6 +327,8 @@ class _FunctionEmitter:
         if chunk is None:
             return _LR
         if chunk.started and chunk.refund_at is not None:
+            if chunk.owned_text is not None and chunk.owned_text.counter_fixed:
+                return P.add(_LR, chunk.unstarted(1))  # only failure paths read it: not per iteration
             # the same in every use of one iteration: computed once, where the iteration starts
             if chunk.refund is None:
                 chunk.refund = self.slots.new("t")

@@ -37,6 +37,7 @@ from dotboxd.core.values import utf16_len
 from dotboxd.runtime.locations import NO_ORDINAL
 
 from . import pyast as P
+from .owned import _statements
 from .owned_text import FROM_INT, FROM_LITERAL, FROM_LOCAL, owned_text
 from .text_parts import CONCAT_FIXED_FUEL, LITERAL_FUEL, PRODUCER_CALLS, TO_STRING_FUEL, UNIT_FUEL
 
@@ -66,6 +67,10 @@ class OwnedText:
     """``t<n>``: UTF-16 units of new text that still fit both the string-byte and allocation budgets."""
     kind: int
     """The producer kind of every piece (``owned_text.PRODUCERS``)."""
+    counter_fixed: bool
+    """The loop's body never assigns its counter, so a failure's refund of reserved iterations can
+    be computed where it happens (``codegen.lref``) instead of at the start of every iteration: in
+    an owned-text loop only failure paths call stubs."""
 
 
 def take_owned_text(
@@ -77,7 +82,10 @@ def take_owned_text(
         return None
     name, kind = found
     new = emitter.slots.new
-    owned = OwnedText(emitter.var(name), new("p"), new("t"), new("t"), new("t"), new("t"), kind)
+    fixed = isinstance(stmt, ir.While) or not any(
+        isinstance(inner, ir.Set) and inner.name == stmt.local for inner in _statements(stmt.body)
+    )
+    owned = OwnedText(emitter.var(name), new("p"), new("t"), new("t"), new("t"), new("t"), kind, fixed)
     targets: list[ast.expr] = [
         P.store(owned.parts),
         *(P.store(s) for s in (owned.length, owned.calls, owned.longest, owned.room)),
@@ -139,7 +147,10 @@ def owned_concat(emitter: _FunctionEmitter, owned: OwnedText, node: ir.Call) -> 
     result, fuel = new("t"), new("t")
     emitter.emit(P.assign(result, P.add(P.name(owned.length), length)))
     emitter.emit(P.assign(fuel, P.add(P.const(fixed), P.mul(P.const(UNIT_FUEL), P.name(result)))))
-    units = P.add(P.name(result), length) if kind != FROM_LOCAL else P.name(result)
+    units: ast.expr = P.name(result)
+    if kind != FROM_LOCAL:
+        units = P.name(new("t"))
+        emitter.emit(P.assign(units.id, P.add(P.name(result), length)))
     calls = PRODUCER_CALLS[kind] + costs.HOST_CALL_COUNT
     fits = P.and_(
         P.compare(_F, P.GTE, P.name(fuel)),

@@ -38,7 +38,7 @@ from dotboxd.runtime.intrinsics import CONCAT_CHARGES, INTRINSICS, Intrinsic
 from dotboxd.runtime.locations import locate_ordinal
 from dotboxd.runtime.meter import Meter
 from dotboxd.runtime.optimized.fastops import FAST_PATHS, concat_charges, list_item, list_size
-from dotboxd.runtime.optimized.text_parts import TextParts, exact_fallback, int_text, literal_text
+from dotboxd.runtime.optimized.text_parts import TextParts, exact_fallback, literal_text
 from dotboxd.runtime.optimized.text_parts import materialize as materialize_text
 from dotboxd.runtime.optimized.text_parts import settle as settle_text
 from dotboxd.runtime.optimized.text_parts import take as take_text
@@ -553,7 +553,7 @@ PURE_HELPERS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_p_len": len,
         "_p_push": list.append,
         "_p_part": list.append,
-        "_p_i2s": int_text,
+        "_p_i2s": int.__repr__,
         "_p_slen": len,
     }
 )
@@ -562,7 +562,8 @@ fail, so generated code calls them only after the inline check that rules the fa
 failure itself goes through a fault stub). ``_p_len`` and ``_p_push`` only ever receive an owned
 list's raw buffer (``b<n>`` slots, which the verifier confines to them and the owned-list stubs);
 ``_p_part`` only an owned text's parts list (``p<n>``, ``text_parts``). ``_p_i2s`` is
-``int32.toStringInvariant`` of an int, ``_p_slen`` the length of the (ASCII) text it returns.
+``int32.toStringInvariant`` of an int (``int.__repr__``: the decimal text, and a TypeError rather
+than a text for anything that is not an int), ``_p_slen`` the length of the ASCII text it returns.
 ``_p_lget`` reads a list item without a range check, so
 generated code calls it only after checking ``0 <= index < _p_lsize(list)`` (``codegen.list_read``)."""
 

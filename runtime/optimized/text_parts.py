@@ -23,7 +23,9 @@ This module is that bookkeeping:
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any, Final
 
 from dotboxd.core import costs
@@ -90,17 +92,12 @@ def settle(meter: Meter, record: TextParts) -> None:
     count = len(parts) - done
     if count <= 0:
         return
-    length = record.length
-    units = 0
-    nonempty = 0
-    ascii_pieces = kind == FROM_INT  # decimal digits and sign: one unit per character
-    produced = kind != FROM_LOCAL
-    for index in range(done, len(parts)):
-        piece = parts[index]
-        piece_units = len(piece) if ascii_pieces else utf16_len(piece)
-        length += piece_units
-        units += length + (piece_units if produced else 0)
-        nonempty += 1 if length else 0
+    measure = len if kind == FROM_INT else utf16_len  # decimal digits and sign: one unit each
+    pieces = list(map(measure, parts[done:]))
+    lengths = list(accumulate(pieces, initial=record.length))  # the text's length after each piece
+    length = lengths[-1]
+    units = sum(lengths) - lengths[0] + (sum(pieces) if kind != FROM_LOCAL else 0)
+    nonempty = count - bisect_right(lengths, 0, 1)  # results of length 0 have no per-byte fuel
     ticks = count * (_PRODUCER_TICKS[kind] + _CONCAT_TICKS) + (nonempty if UNIT_FUEL else 0)
     producer_calls = count * PRODUCER_CALLS[kind] * costs.HOST_CALL_COUNT
     calls = ((TO_STRING, producer_calls),) if producer_calls else ()
@@ -182,14 +179,6 @@ def literal_text(state: Any, index: int) -> str:
     return text
 
 
-def int_text(value: int) -> str:
-    """``int32.toStringInvariant`` for generated code (``_p_i2s``): the decimal text of an int (an
-    ``I32`` in well-formed code; any other operand is refused rather than turned into text)."""
-    if type(value) is not int:
-        raise _internal("int32.toStringInvariant of a non-integer")
-    return str(value)
-
-
 __all__ = [
     "CONCAT_FIXED_FUEL",
     "FROM_INT",
@@ -201,7 +190,6 @@ __all__ = [
     "UNIT_FUEL",
     "TextParts",
     "exact_fallback",
-    "int_text",
     "literal_text",
     "materialize",
     "settle",
