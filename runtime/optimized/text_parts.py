@@ -97,7 +97,7 @@ def settle(meter: Meter, record: TextParts) -> None:
     lengths = list(accumulate(pieces, initial=record.length))  # the text's length after each piece
     length = lengths[-1]
     units = sum(lengths) - lengths[0] + (sum(pieces) if kind != FROM_LOCAL else 0)
-    nonempty = count - bisect_right(lengths, 0, 1)  # results of length 0 have no per-byte fuel
+    nonempty = len(lengths) - bisect_right(lengths, 0, 1)  # results of length 0: no per-byte fuel
     ticks = count * (_PRODUCER_TICKS[kind] + _CONCAT_TICKS) + (nonempty if UNIT_FUEL else 0)
     producer_calls = count * PRODUCER_CALLS[kind] * costs.HOST_CALL_COUNT
     calls = ((TO_STRING, producer_calls),) if producer_calls else ()

@@ -8,7 +8,8 @@ outside the inline concatenation form, it could hand out a mutable object or cha
 get charged. So the verifier (which does not trust the code generator) confines the name:
 
 * it is stored only by ``p<n>, t<n>, t<n>, t<n>, t<n> = _s_sown(R, v<n>, kind)`` (exactly that
-  shape, three arguments, ``kind`` one of ``owned_text.PRODUCERS``);
+  shape, three arguments, ``kind`` one of ``owned_text.PRODUCERS``), and ``_s_sown`` is called
+  nowhere else;
 * it is loaded only as the parts argument of ``PARTS_ARGS``'s callees (``_p_part(p, x)``,
   ``_s_smat(R, p)``, ``_s_sox(R, f, lr, site, site, p, x)``, argument counts checked, the sites
   fuel segments of this artifact), and only after a ``_s_sown`` stored it;
@@ -73,13 +74,21 @@ def take_parts(verifier: Any, stmt: ast.Assign, parts: set[str]) -> None:
     ):
         raise _fail("_s_sown is unpacked into a parts list and four slots", stmt)
     value: Any = stmt.value
-    if len(value.args) != 3 or _int_const(value.args[2]) not in PRODUCERS:
+    args = value.args
+    if not (
+        type(value.func.ctx) is ast.Load
+        and not value.keywords
+        and len(args) == 3
+        and _name(args[0], ast.Load)
+        and args[0].id == "R"
+        and _int_const(args[2]) in PRODUCERS
+    ):
         raise _fail("_s_sown takes the run state, a text slot and a producer kind", stmt)
     for element in target.elts[1:]:
         verifier.target(element)
-    verifier.count(1 + _TAKEN)
+    verifier.count(4 + _TAKEN)
+    verifier.expr(args[1])
     parts.add(target.elts[0].id)
-    verifier.call_tree(value)
 
 
 def parts_call(callee: str, node: ast.Call, parts: set[str], charge_sites: Any) -> list[ast.expr] | None:
@@ -87,6 +96,8 @@ def parts_call(callee: str, node: ast.Call, parts: set[str], charge_sites: Any) 
     None when ``callee`` takes no parts list. Any parts list elsewhere fails the name rules."""
     taker = PARTS_ARGS.get(callee)
     args = node.args
+    if callee == TAKE:
+        raise _fail("_s_sown is only ever unpacked into a parts list and four slots", node)
     if taker is None:
         return None
     position, count = taker
