@@ -11,7 +11,8 @@ of the ``RunSummary`` event, which names the backend.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from dotboxd.conformance.stage_validate import validate_case
@@ -104,6 +105,23 @@ def run_plan_both(
             observed.append(observe(result))
         pairs.append((observed[0], observed[1]))
     return pairs
+
+
+def sweep_limit(
+    base: ExecutionPlan, args: Sequence[Any], limit: str, values: Iterable[int], policy: Callable[..., Any]
+) -> None:
+    """Run ``base`` under ``policy(limit=value)`` for each of ``values`` on both backends and compare
+    every observable; the sweep must cross the refusal point (some values refused, some not)."""
+    host = SandboxHost(backends={"optimized": backend()})
+    refused = total = 0
+    for value in values:
+        plan = dataclasses.replace(base, policy=policy(**{limit: value}))
+        reference = observe(host.execute(plan, "main", list(args)))
+        optimized = observe(host.execute(plan, "main", list(args), backend="optimized"))
+        assert reference == optimized, (limit, value)
+        refused += reference["error"] is not None
+        total += 1
+    assert 0 < refused < total, "the sweep must cross the refusal point"
 
 
 def run_case_both(

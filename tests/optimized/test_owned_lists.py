@@ -12,8 +12,6 @@ refuses tampered buffer forms.
 
 from __future__ import annotations
 
-import ast
-import copy
 import dataclasses
 import threading
 
@@ -24,13 +22,11 @@ from dotboxd.core.values import ListValue
 from dotboxd.host import SandboxHost
 from dotboxd.runtime.meter import CancelToken
 from dotboxd.runtime.optimized import compile_plan
-from dotboxd.runtime.optimized.artifact import ArtifactKey, bind
-from dotboxd.runtime.optimized.codegen import GenOptions, generate
-from dotboxd.runtime.optimized.errors import VerifierFailure
 from dotboxd.runtime.optimized.stubs import RunState, owned_room, take_owned
 
-from .differential import assert_agree, backend, observe, run_plan_both
+from .differential import assert_agree, backend, run_plan_both, sweep_limit
 from .kernels import policy, prepare
+from .tampering import Generated
 
 BUILD = """module "build" version "1.0.0";
 entrypoint fn main(n I32, m I32) -> I32 {
@@ -74,16 +70,7 @@ def test_owned_list_builds_agree_with_the_reference() -> None:
 
 
 def _sweep(text: str, args: list[int], limit: str, values: range, **room: int) -> None:
-    base = prepare(text)
-    host = SandboxHost(backends={"optimized": backend()})
-    refused = 0
-    for value in values:
-        plan = dataclasses.replace(base, policy=policy(**{**room, limit: value}))
-        reference = observe(host.execute(plan, "main", args))
-        optimized = observe(host.execute(plan, "main", args, backend="optimized"))
-        assert reference == optimized, (limit, value)
-        refused += reference["error"] is not None
-    assert 0 < refused < len(values), "the sweep must cross the refusal point"
+    sweep_limit(prepare(text), args, limit, values, lambda **swept: policy(**{**room, **swept}))
 
 
 def test_owned_list_fails_at_the_same_charge_for_every_fuel_budget() -> None:
@@ -279,15 +266,7 @@ entrypoint fn main(n I32) -> I32 {
 
 # --- the verifier ------------------------------------------------------------------------------
 
-_PLAN = prepare(BUILD)
-_BASE = generate(_PLAN)
-_KEY = ArtifactKey.for_plan(_PLAN, GenOptions())
-
-
-def _tamper(rewrite: str, replacement: str) -> ast.Module:
-    source = ast.unparse(_BASE.module)
-    assert rewrite in source, rewrite
-    return ast.parse(source.replace(rewrite, replacement, 1))
+_BUILD = Generated(BUILD)
 
 
 TAMPERED = {
@@ -304,11 +283,9 @@ TAMPERED = {
 
 
 def test_the_untampered_owned_module_passes() -> None:
-    bind(_PLAN, _KEY, copy.deepcopy(_BASE.module), copy.deepcopy(_BASE.tables), _BASE.ir_nodes)
+    _BUILD.bind_untampered()
 
 
 @pytest.mark.parametrize("name", sorted(TAMPERED))
 def test_a_tampered_owned_buffer_form_is_rejected(name: str) -> None:
-    module = _tamper(*TAMPERED[name])
-    with pytest.raises(VerifierFailure):
-        bind(_PLAN, _KEY, module, copy.deepcopy(_BASE.tables), _BASE.ir_nodes)
+    _BUILD.assert_rejected(*TAMPERED[name])

@@ -14,8 +14,6 @@ tampered parts-list forms.
 
 from __future__ import annotations
 
-import ast
-import copy
 import dataclasses
 import random
 
@@ -25,15 +23,13 @@ from dotboxd.core import costs
 from dotboxd.host import SandboxHost
 from dotboxd.runtime.meter import Meter, MeterLimits
 from dotboxd.runtime.optimized import compile_plan
-from dotboxd.runtime.optimized.artifact import ArtifactKey, bind
-from dotboxd.runtime.optimized.codegen import GenOptions, generate
-from dotboxd.runtime.optimized.errors import VerifierFailure
 from dotboxd.runtime.optimized.owned_text import FROM_INT, FROM_LITERAL, FROM_LOCAL
 from dotboxd.runtime.optimized.text_parts import TextParts, settle
 from tests.benchmarks.workloads import STRBUILD
 
-from .differential import assert_agree, backend, observe, run_plan_both
+from .differential import assert_agree, run_plan_both, sweep_limit
 from .kernels import policy, prepare
+from .tampering import Generated
 
 DIGITS = """module "digits" version "1.0.0";
 entrypoint fn main(n I32, m I32) -> I32 {
@@ -118,16 +114,7 @@ def test_owned_string_builds_agree_with_the_reference(name: str) -> None:
 
 
 def _sweep(text: str, args: list[object], limit: str, values: range, **room: int) -> None:
-    base = prepare(text)
-    host = SandboxHost(backends={"optimized": backend()})
-    refused = 0
-    for value in values:
-        plan = dataclasses.replace(base, policy=policy(**{**room, limit: value}))
-        reference = observe(host.execute(plan, "main", args))
-        optimized = observe(host.execute(plan, "main", args, backend="optimized"))
-        assert reference == optimized, (limit, value)
-        refused += reference["error"] is not None
-    assert 0 < refused < len(values), "the sweep must cross the refusal point"
+    sweep_limit(prepare(text), args, limit, values, lambda **swept: policy(**{**room, **swept}))
 
 
 _SMALL_ARGS: dict[str, list[object]] = {"digits": [30, 7], "literals": [31], "locals": [30, "\U0001f601z"]}
@@ -315,18 +302,8 @@ def test_texts_the_proof_cannot_own_keep_the_exact_stubs(name: str) -> None:
 
 # --- the verifier ------------------------------------------------------------------------------
 
-_PLAN = prepare(DIGITS)
-_BASE = generate(_PLAN)
-_KEY = ArtifactKey.for_plan(_PLAN, GenOptions())
-_LITERAL_PLAN = prepare(LITERALS)
-_LITERAL_BASE = generate(_LITERAL_PLAN)
-_LITERAL_KEY = ArtifactKey.for_plan(_LITERAL_PLAN, GenOptions())
-
-
-def _tamper(base: ast.Module, rewrite: str, replacement: str) -> ast.Module:
-    source = ast.unparse(base)
-    assert rewrite in source, rewrite
-    return ast.parse(source.replace(rewrite, replacement, 1))
+_DIGITS = Generated(DIGITS)
+_LITERALS = Generated(LITERALS)
 
 
 TAMPERED = {
@@ -362,21 +339,13 @@ TAMPERED = {
 
 
 def test_the_untampered_owned_text_modules_pass() -> None:
-    bind(_PLAN, _KEY, copy.deepcopy(_BASE.module), copy.deepcopy(_BASE.tables), _BASE.ir_nodes)
-    bind(
-        _LITERAL_PLAN,
-        _LITERAL_KEY,
-        copy.deepcopy(_LITERAL_BASE.module),
-        copy.deepcopy(_LITERAL_BASE.tables),
-        _LITERAL_BASE.ir_nodes,
-    )
+    _DIGITS.bind_untampered()
+    _LITERALS.bind_untampered()
 
 
 @pytest.mark.parametrize("name", sorted(TAMPERED))
 def test_a_tampered_parts_list_form_is_rejected(name: str) -> None:
-    module = _tamper(_BASE.module, *TAMPERED[name])
-    with pytest.raises(VerifierFailure):
-        bind(_PLAN, _KEY, module, copy.deepcopy(_BASE.tables), _BASE.ir_nodes)
+    _DIGITS.assert_rejected(*TAMPERED[name])
 
 
 @pytest.mark.parametrize(
@@ -388,6 +357,4 @@ def test_a_tampered_parts_list_form_is_rejected(name: str) -> None:
     ],
 )
 def test_a_tampered_literal_text_fetch_is_rejected(rewrite: str, replacement: str) -> None:
-    module = _tamper(_LITERAL_BASE.module, rewrite, replacement)
-    with pytest.raises(VerifierFailure):
-        bind(_LITERAL_PLAN, _LITERAL_KEY, module, copy.deepcopy(_LITERAL_BASE.tables), _LITERAL_BASE.ir_nodes)
+    _LITERALS.assert_rejected(rewrite, replacement)
