@@ -72,6 +72,8 @@ FILE_AREAS: dict[str, str] = {
     "strings/ext-text-builtins.json": "strings",
     # string.lastIndexOf, the first built-in added as one record (conformance/tools/make_last_index_cases.py)
     "strings/last-index-of.json": "strings",
+    # strings built by a concatenation loop, at each limit it can reach (make_owned_string_cases.py)
+    "strings/owned-string-loops.json": "strings",
 }
 
 

@@ -97,6 +97,7 @@ def test_only_timeout_cases_run_under_a_tight_wall_clock() -> None:
         "make_ext_builtin_cases.py",
         "make_ext_text_cases.py",
         "make_last_index_cases.py",
+        "make_owned_string_cases.py",
     ],
 )
 def test_generator_scripts_reproduce_the_committed_files(tool: str) -> None:
