@@ -9,4 +9,4 @@ Protocol 1 was the first, unversioned protocol (no ``hello`` exchange).
 from __future__ import annotations
 
 PROTOCOL_VERSION = 2
-CORPUS_VERSION = "1.2.0"
+CORPUS_VERSION = "1.3.0"
