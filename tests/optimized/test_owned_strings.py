@@ -16,18 +16,19 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import threading
 
 import pytest
 
 from dotboxd.core import costs
 from dotboxd.host import SandboxHost
-from dotboxd.runtime.meter import Meter, MeterLimits
+from dotboxd.runtime.meter import CancelToken, Meter, MeterLimits
 from dotboxd.runtime.optimized import compile_plan
 from dotboxd.runtime.optimized.owned_text import FROM_INT, FROM_LITERAL, FROM_LOCAL
 from dotboxd.runtime.optimized.text_parts import TextParts, settle
 from tests.benchmarks.workloads import STRBUILD
 
-from .differential import assert_agree, run_plan_both, sweep_limit
+from .differential import assert_agree, backend, run_plan_both, sweep_limit
 from .kernels import policy, prepare
 from .tampering import Generated
 
@@ -176,6 +177,29 @@ def test_an_arithmetic_fault_inside_an_owned_chunk_settles_the_pieces_before_it(
     pairs = run_plan_both(prepare(DIGITS), "main", [[3000, 2_000_000], [100, 2**31 - 1]])
     assert_agree(pairs, "fault in an owned chunk")
     assert all(reference["error"] is not None for reference, _ in pairs)
+
+
+def test_cancellation_during_an_owned_string_loop_leaves_usage_settled() -> None:
+    """A run cancelled while it concatenates stops at a chunk reservation with every piece made so
+    far charged: its string bytes, allocation and host calls are exactly those of its pieces."""
+    plan = dataclasses.replace(prepare(STRBUILD), policy=policy(**{**_ROOMY, "max_loop_iterations": 10**9}))
+    host = SandboxHost(backends={"optimized": backend()})
+    token = CancelToken()
+    timer = threading.Timer(0.05, token.cancel)
+    timer.start()
+    try:
+        result = host.execute(plan, "main", [50_000_000], backend="optimized", cancel=token)
+    finally:
+        timer.cancel()
+    assert result.error is not None and result.error.code == "R-CANCELLED"
+    usage = result.usage.to_json()
+    pieces = usage[
+        "loopIterations"
+    ]  # one one-digit piece per iteration; the cancelled reservation charged none
+    assert pieces > 0
+    text_bytes = sum(costs.string_bytes(1) + costs.string_bytes(length) for length in range(1, pieces + 1))
+    assert usage["stringBytes"] == usage["allocatedBytes"] == text_bytes
+    assert usage["hostCalls"] == 2 * pieces
 
 
 # --- the settlement against the meter's own stepwise answer ------------------------------------
