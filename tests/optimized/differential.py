@@ -12,6 +12,7 @@ of the ``RunSummary`` event, which names the backend.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -20,6 +21,7 @@ from dotboxd.conformance.workspace import case_root
 from dotboxd.core import ast
 from dotboxd.host import ExecutionResult, SandboxHost
 from dotboxd.runtime.fixtures import FixtureInvoker
+from dotboxd.runtime.meter import CancelToken
 from dotboxd.runtime.optimized import ArtifactCache, GenOptions, OptimizedBackend
 from dotboxd.validator.plan import ExecutionPlan
 
@@ -122,6 +124,22 @@ def sweep_limit(
         refused += reference["error"] is not None
         total += 1
     assert 0 < refused < total, "the sweep must cross the refusal point"
+
+
+def cancelled_usage(plan: ExecutionPlan, args: Sequence[Any], after: float = 0.05) -> dict[str, Any]:
+    """The usage of a long optimized run of ``main`` cancelled ``after`` seconds in: it must end
+    R-CANCELLED (the caller then checks that what the run did so far is exactly what it was charged)."""
+    host = SandboxHost(backends={"optimized": backend()})
+    token = CancelToken()
+    timer = threading.Timer(after, token.cancel)
+    timer.start()
+    try:
+        result = host.execute(plan, "main", list(args), backend="optimized", cancel=token)
+    finally:
+        timer.cancel()
+    assert result.error is not None and result.error.code == "R-CANCELLED"
+    usage: dict[str, Any] = result.usage.to_json()
+    return usage
 
 
 def run_case_both(

@@ -16,19 +16,18 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import threading
 
 import pytest
 
 from dotboxd.core import costs
 from dotboxd.host import SandboxHost
-from dotboxd.runtime.meter import CancelToken, Meter, MeterLimits
+from dotboxd.runtime.meter import Meter, MeterLimits
 from dotboxd.runtime.optimized import compile_plan
 from dotboxd.runtime.optimized.owned_text import FROM_INT, FROM_LITERAL, FROM_LOCAL
 from dotboxd.runtime.optimized.text_parts import TextParts, settle
 from tests.benchmarks.workloads import STRBUILD
 
-from .differential import assert_agree, backend, run_plan_both, sweep_limit
+from .differential import assert_agree, cancelled_usage, run_plan_both, sweep_limit
 from .kernels import policy, prepare
 from .tampering import Generated
 
@@ -183,16 +182,7 @@ def test_cancellation_during_an_owned_string_loop_leaves_usage_settled() -> None
     """A run cancelled while it concatenates stops at a chunk reservation with every piece made so
     far charged: its string bytes, allocation and host calls are exactly those of its pieces."""
     plan = dataclasses.replace(prepare(STRBUILD), policy=policy(**{**_ROOMY, "max_loop_iterations": 10**9}))
-    host = SandboxHost(backends={"optimized": backend()})
-    token = CancelToken()
-    timer = threading.Timer(0.05, token.cancel)
-    timer.start()
-    try:
-        result = host.execute(plan, "main", [50_000_000], backend="optimized", cancel=token)
-    finally:
-        timer.cancel()
-    assert result.error is not None and result.error.code == "R-CANCELLED"
-    usage = result.usage.to_json()
+    usage = cancelled_usage(plan, [50_000_000])
     pieces = usage[
         "loopIterations"
     ]  # one one-digit piece per iteration; the cancelled reservation charged none
