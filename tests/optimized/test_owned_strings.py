@@ -18,6 +18,8 @@ import dataclasses
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dotboxd.core import costs
 from dotboxd.host import SandboxHost
@@ -27,7 +29,7 @@ from dotboxd.runtime.optimized.owned_text import FROM_INT, FROM_LITERAL, FROM_LO
 from dotboxd.runtime.optimized.text_parts import TextParts, settle
 from tests.benchmarks.workloads import STRBUILD
 
-from .differential import assert_agree, cancelled_usage, run_plan_both, sweep_limit
+from .differential import assert_agree, backend, cancelled_usage, observe, run_plan_both, sweep_limit
 from .kernels import policy, prepare
 from .tampering import Generated
 
@@ -190,6 +192,44 @@ def test_cancellation_during_an_owned_string_loop_leaves_usage_settled() -> None
     text_bytes = sum(costs.string_bytes(1) + costs.string_bytes(length) for length in range(1, pieces + 1))
     assert usage["stringBytes"] == usage["allocatedBytes"] == text_bytes
     assert usage["hostCalls"] == 2 * pieces
+
+
+_PIECE_LIMITS = (
+    "max_fuel",
+    "max_host_calls",
+    "max_string_length",
+    "max_total_string_bytes",
+    "max_allocated_bytes",
+)
+_LOCALS_PLAN = prepare(LOCALS)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    sep=st.text(alphabet="a\u00e9\U0001f601", max_size=3),
+    n=st.integers(0, 60),
+    limit=st.sampled_from(_PIECE_LIMITS),
+    cut=st.integers(0, 10_000),
+)
+def test_random_pieces_and_limits_agree(sep: str, n: int, limit: str, cut: int) -> None:
+    """Any local piece (astral characters, empty) under any one limit set anywhere up to what the
+    run needs: the same value or error, location and usage on both backends."""
+    host = SandboxHost(backends={"optimized": backend()})
+    room = {k: v for k, v in _ROOMY.items() if k != limit}
+    plan = dataclasses.replace(_LOCALS_PLAN, policy=policy(**room))
+    field = {
+        "max_fuel": "fuelUsed",
+        "max_host_calls": "hostCalls",
+        "max_total_string_bytes": "stringBytes",
+        "max_allocated_bytes": "allocatedBytes",
+    }.get(limit)
+    full = host.execute(plan, "main", [n, sep])
+    needed = full.usage.to_json()[field] if field else (full.value or 0)
+    value = cut % (needed + 2)
+    plan = dataclasses.replace(_LOCALS_PLAN, policy=policy(**{**room, limit: value}))
+    reference = observe(host.execute(plan, "main", [n, sep]))
+    optimized = observe(host.execute(plan, "main", [n, sep], backend="optimized"))
+    assert reference == optimized, (limit, value)
 
 
 # --- the settlement against the meter's own stepwise answer ------------------------------------
