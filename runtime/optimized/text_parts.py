@@ -101,9 +101,18 @@ def settle(meter: Meter, record: TextParts) -> None:
     ticks = count * (_PRODUCER_TICKS[kind] + _CONCAT_TICKS) + (nonempty if UNIT_FUEL else 0)
     producer_calls = count * PRODUCER_CALLS[kind] * costs.HOST_CALL_COUNT
     calls = ((TO_STRING, producer_calls),) if producer_calls else ()
-    meter.settle_owned_text(
-        _STRING_BYTES_PER_UNIT * units, ticks, (*calls, (CONCAT, count * costs.HOST_CALL_COUNT))
-    )
+    text_bytes = _STRING_BYTES_PER_UNIT * units
+    limits = meter.limits
+    if (
+        length > limits.max_string_length
+        or meter.string_bytes + text_bytes > limits.max_total_string_bytes
+        or meter.allocated_bytes + text_bytes > limits.max_allocated_bytes
+        or meter.host_calls + producer_calls + count * costs.HOST_CALL_COUNT > limits.max_host_calls
+    ):
+        # the inline checks refuse every piece that would not fit, so only code that skipped them
+        # gets here (the verifier admits none): refuse the run rather than record or join the text
+        raise _internal("owned text went past a limit its inline checks enforce")
+    meter.settle_owned_text(text_bytes, ticks, (*calls, (CONCAT, count * costs.HOST_CALL_COUNT)))
     record.done = len(parts)
     record.length = length
 

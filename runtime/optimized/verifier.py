@@ -47,7 +47,7 @@ from .errors import VerifierFailure
 from .reservations import Reservation, expected_reservations
 from .stubs import FAULT_ARITIES, PURE_HELPERS, RANGE_NAME, STUBS
 from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
-from .verify_parts import PARTS, TAKE, literal_text_args, parts_call, take_parts
+from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 
 VERIFIER_VERSION = "dotboxd-py-opt-verifier-8"  # 8: owned-text parts (p<n>); 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
@@ -252,8 +252,8 @@ class _AstVerifier:
         """Names already found to be good assignment targets (the fuel and slots)."""
         self.buffers: set[str] = set()
         """Owned-list buffers stored so far (``b<n>``, only from ``_s_lown``)."""
-        self.parts: set[str] = set()
-        """Owned-text parts lists stored so far (``p<n>``, only from ``_s_sown``: ``verify_parts``)."""
+        self.parts = PartsRules()
+        """Owned-text parts lists stored so far and the calls approved to use them (``verify_parts``)."""
         self.charge_sites: frozenset[int] = frozenset()
         self.paid_sites: frozenset[int] = frozenset()
         self.op_sites: frozenset[int] = frozenset()
@@ -386,7 +386,7 @@ class _AstVerifier:
             if kind is ast.Assign and _calls_stub(stmt.value, "_s_lown"):
                 self.take_buffer(stmt)
             elif kind is ast.Assign and _calls_stub(stmt.value, TAKE):
-                take_parts(self, stmt, self.parts)
+                self.parts.take(self, stmt)
             elif kind is ast.Assign:
                 targets = stmt.targets
                 target: Any = targets[0] if len(targets) == 1 else None
@@ -418,6 +418,7 @@ class _AstVerifier:
                 else:
                     self.expr(value)
             elif kind is ast.If:
+                self.parts.approve(stmt)
                 self.expr(stmt.test)
                 self.block(stmt.body, depth)
                 if stmt.orelse:
@@ -767,7 +768,7 @@ class _AstVerifier:
             if callee == "_s_lox":
                 _index(args, 3, self.charge_sites, node)
             args = [*args[:position], *args[position + 1 :]]
-        rest = parts_call(callee, node, self.parts, self.charge_sites)
+        rest = self.parts.call(callee, node, self.charge_sites)
         if rest is not None:
             self.nodes += 1
             args = rest

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from dotboxd.core import costs
 from dotboxd.host import SandboxHost
+from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.meter import Meter, MeterLimits
 from dotboxd.runtime.optimized import compile_plan
 from dotboxd.runtime.optimized.owned_text import FROM_INT, FROM_LITERAL, FROM_LOCAL
@@ -295,6 +296,22 @@ def test_settlement_is_the_sum_of_the_concatenations_one_by_one(kind: int, seed:
     assert record.length == (len(start.encode("utf-16-le")) + sum(units) * 2) // 2
 
 
+@pytest.mark.parametrize(
+    "limit", ["max_string_length", "max_total_string_bytes", "max_allocated_bytes", "max_host_calls"]
+)
+def test_settlement_refuses_pieces_that_skipped_the_inline_checks(limit: str) -> None:
+    """Defence in depth for the verifier: pieces appended past a limit (as only code that skipped the
+    inline checks could) make the settlement refuse the run, leaving the meter as it was."""
+    meter = Meter(MeterLimits.from_object(policy(**{**_ROOMY, limit: 20}).limits))
+    record = TextParts(["\U0001f601"], FROM_LITERAL)
+    record.parts.extend(["abcd"] * 24)
+    before = _counters(meter)
+    with pytest.raises(SandboxError) as refused:
+        settle(meter, record)
+    assert refused.value.code == "R-HOST-INTERNAL"
+    assert _counters(meter) == before and record.done == 1
+
+
 # --- what the proof refuses --------------------------------------------------------------------
 
 NOT_OWNED = {
@@ -386,6 +403,19 @@ TAMPERED = {
     "parts measured as a value": ("t7 = _p_slen(t6)", "t7 = _p_slen(p0)"),
     "parts given to a pure helper": ("t6 = _p_i2s(t5)", "t6 = _p_i2s(p0)"),
     "parts rebound under another parts name": ("v2 = _s_smat(R, p0)", "p5 = p0"),
+    "a piece appended without its checks": (
+        "if f >= t9 and t1 >= 2 and (t8 <= t2) and (t3 >= t10):",
+        "if f >= t9:",
+    ),
+    "length checked against the room": ("(t8 <= t2)", "(t8 <= t3)"),
+    "room not moved on": ("t3 = t3 - t10", "t3 = t3 - 0"),
+    "length not moved on": ("t0 = t8", "t0 = t0"),
+    "host calls not counted": ("t1 = t1 - 2", "t1 = t1 - 0"),
+    "fuel not charged": ("f = f - t9", "f = f - 0"),
+    "a second piece after the checks": (
+        "_p_part(p0, t6)",
+        "_p_part(p0, t6)\n                    _p_part(p0, t6)",
+    ),
     "take called for its value": ("v2 = _s_smat(R, p0)", "v2 = _s_sown(R, v2, 0)"),
     "take without the run state": ("_s_sown(R, v2, 0)", "_s_sown(f, v2, 0)"),
     "take of a stub": ("_s_sown(R, v2, 0)", "_s_sown(R, _s_smat, 0)"),
