@@ -109,7 +109,7 @@ class Loop:
     name: str
     n: int
     start: str
-    piece: str  # "digit" (i % 10), "signed" (i - 5), "literal" or "local"
+    piece: str  # "digit" (i % 10), "signed" (i - 5), "literal", "local", or "mixed" (i - 5, then the literal)
     text: str = ""  # the literal or the local's text
 
     def source(self) -> str:
@@ -120,11 +120,38 @@ class Loop:
             "local": "sep",
         }
         local = f'    sep = "{self.text}";\n' if self.piece == "local" else ""
+        if self.piece == "mixed":
+            body = f"s = {CONCAT}(s, {pieces['signed']}); s = {CONCAT}(s, {pieces['literal']});"
+        else:
+            body = f"s = {CONCAT}(s, {pieces[self.piece]});"
         return kernel(
             f'    s = "{self.start}";\n{local}'
-            f"    for i in 0 .. {self.n} {{ s = {CONCAT}(s, {pieces[self.piece]}); }}\n"
+            f"    for i in 0 .. {self.n} {{ {body} }}\n"
             f"    return {LENGTH}(s);"
         )
+
+    def concatenate(self, model: _Model, kind: str, i: int, length: int) -> int:
+        """One ``s = string.concatBudgeted(s, piece)`` onto a text of ``length`` units: its units."""
+        base = C.BUILTIN_COSTS
+        model.nodes(3)  # the statement, the concat call node, the read of s
+        if kind in ("digit", "signed"):
+            model.nodes(4)  # the call node, the binary node, the read of i, the literal
+            piece = str(i % 10 if kind == "digit" else i - 5)
+            model.host(TO_STRING)
+            model.fuel(base[TO_STRING].base)
+            model.text(units(piece))
+        elif kind == "literal":
+            model.nodes(1)
+            piece = self.text
+            model.text(units(piece))
+        else:
+            model.nodes(1)  # a read: nothing new
+            piece = self.text
+        model.host(CONCAT)
+        model.fuel(base[CONCAT].base)
+        model.text(length + units(piece))
+        model.fuel(base[CONCAT].per_result_byte * C.string_bytes(length + units(piece)))
+        return units(piece)
 
     def run(self, model: _Model) -> int:
         """Charge the kernel on ``model``; its value (raises ``Refused`` where a limit refuses)."""
@@ -138,25 +165,9 @@ class Loop:
         length = units(self.start)
         for i in range(self.n):
             model.iteration()
-            model.nodes(3)  # the statement, the concat call node, the read of s
-            if self.piece in ("digit", "signed"):
-                model.nodes(4)  # the call node, the binary node, the read of i, the literal
-                piece = str(i % 10 if self.piece == "digit" else i - 5)
-                model.host(TO_STRING)
-                model.fuel(base[TO_STRING].base)
-                model.text(units(piece))
-            elif self.piece == "literal":
-                model.nodes(1)
-                piece = self.text
-                model.text(units(piece))
-            else:
-                model.nodes(1)  # a read: nothing new
-                piece = self.text
-            model.host(CONCAT)
-            model.fuel(base[CONCAT].base)
-            model.text(length + units(piece))
-            model.fuel(base[CONCAT].per_result_byte * C.string_bytes(length + units(piece)))
-            length += units(piece)
+            kinds = ("signed", "literal") if self.piece == "mixed" else (self.piece,)
+            for kind in kinds:
+                length += self.concatenate(model, kind, i, length)
         model.nodes(3)  # return, the call node, the read of s
         model.host(LENGTH)
         model.fuel(base[LENGTH].base)
@@ -169,6 +180,7 @@ LOOPS = [
     Loop("astral-literal", 50, "\U0001d11e", "literal", "\u00e9\U0001f601"),
     Loop("astral-local", 50, "", "local", "\U0001d11e-"),
     Loop("empty-pieces", 30, "ab", "literal", ""),
+    Loop("numbers-and-separators", 40, "[", "mixed", ", \U0001f601"),
 ]
 
 LIMITS = {
@@ -229,7 +241,7 @@ def build() -> list[Case]:
     cases: list[Case] = []
     for loop in LOOPS:
         cases.append(_case(loop, "ok", dict(ROOMY), f"{loop.name}: the whole loop, every charge"))
-    for loop in LOOPS[:4]:
+    for loop in (*LOOPS[:4], LOOPS[5]):
         for limit in LIMITS:
             needed = _needed(loop, limit)
             for label, value in (("at", needed), ("below", needed - 1), ("mid", needed // 2)):

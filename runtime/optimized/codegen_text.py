@@ -13,6 +13,7 @@ after the loop (``text_parts``):
         f = f - q; h = h - 2; r = r - (c + n); L = c; _p_part(p, x)
     else:
         _s_sox(R, f, lr, producer_site, concat_site, p, e)   # settles, then the exact stubs raise
+                                                     # (_s_soxl for a literal, _s_soxv for a local)
     ...
     v = _s_smat(R, p)                            # after the loop
 
@@ -38,7 +39,7 @@ from dotboxd.runtime.locations import NO_ORDINAL
 
 from . import pyast as P
 from .owned import _statements
-from .owned_text import FROM_INT, FROM_LITERAL, FROM_LOCAL, owned_text
+from .owned_text import FROM_INT, FROM_LITERAL, FROM_LOCAL, owned_text, piece_kind
 from .text_parts import CONCAT_FIXED_FUEL, LITERAL_FUEL, PRODUCER_CALLS, TO_STRING_FUEL, UNIT_FUEL
 
 if TYPE_CHECKING:
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
     from .codegen import _FunctionEmitter
 
 _R, _F = P.name("R"), P.name("f")
+FALLBACKS = {FROM_INT: "_s_sox", FROM_LITERAL: "_s_soxl", FROM_LOCAL: "_s_soxv"}
+"""The exact fallback of a concatenation, by its piece's kind (``text_parts.exact_fallbacks``)."""
 
 
 @dataclass(slots=True)
@@ -109,7 +112,7 @@ def owned_concat(emitter: _FunctionEmitter, owned: OwnedText, node: ir.Call) -> 
     """``s = string.concatBudgeted(s, x)`` onto the chunk's owned text (the module docstring's form)."""
     receiver, piece = node.args
     emitter.expr(receiver)  # its expression fuel; the stale operand is not read
-    kind = owned.kind
+    kind = piece_kind(piece)  # the loop's kind, or for FROM_MIXED this statement's own
     new = emitter.slots.new
     length: ast.expr
     value: ast.expr
@@ -166,7 +169,7 @@ def owned_concat(emitter: _FunctionEmitter, owned: OwnedText, node: ir.Call) -> 
         P.expr_stmt(P.call("_p_part", P.name(owned.parts), value)),
     ]
     exact = P.call(
-        "_s_sox",
+        FALLBACKS[kind],
         _R,
         _F,
         emitter.lref(),

@@ -18,8 +18,9 @@ The proof, over the plan's IR (conservative: anything else keeps the exact stubs
 * inside the loop it is only the target and receiver of such concatenations, all of one producer
   kind (``PRODUCERS``): ``int32.toStringInvariant`` of a quiet ``I32`` expression (its charges are a
   function of its digit count), a ``String`` literal (its length is known when the code is
-  generated) or another ``String`` local (it charges nothing); one kind per loop, so the charges of
-  the pieces can be settled from the pieces alone (``text_parts.settle``);
+  generated) or another ``String`` local (it charges nothing); one kind per loop, or numbers' texts
+  and literals none of which reads as a number (``FROM_MIXED``), so the charges of the pieces can be
+  settled from the pieces alone (``text_parts.settle``);
 * everything else in the loop body and condition charges nothing beyond fuel (``owned._quiet_expr``:
   scalar literals, locals, scalar operations, inline numeric conversions, ``if``, ``break``,
   ``continue``), so the host-call, string-byte and allocation rooms taken before the loop stay
@@ -28,6 +29,7 @@ The proof, over the plan's IR (conservative: anything else keeps the exact stubs
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container
 
 from dotboxd.core import ast as ir
@@ -54,7 +56,13 @@ FROM_LITERAL = 1
 """Producer kind: a ``String`` literal (charged as a new text each time it is evaluated)."""
 FROM_LOCAL = 2
 """Producer kind: another ``String`` local (a read: no charge beyond its fuel)."""
-PRODUCERS = (FROM_INT, FROM_LITERAL, FROM_LOCAL)
+FROM_MIXED = 3
+"""Producer kind of a loop whose pieces are ``int32.toStringInvariant`` texts and literals (``a,b``
+lists): no literal of the loop reads as a decimal integer, so the settlement tells a literal piece
+from a number's text by the text alone (``text_parts.settle``)."""
+PRODUCERS = (FROM_INT, FROM_LITERAL, FROM_LOCAL, FROM_MIXED)
+_DECIMAL = re.compile(r"-?[0-9]+\Z")
+"""What ``int32.toStringInvariant`` can return (a literal like this keeps a loop from mixing)."""
 
 
 def _self_concat(plan: ExecutionPlan, stmt: ir.Stmt) -> str | None:
@@ -77,6 +85,13 @@ def producer_kind(plan: ExecutionPlan, piece: ir.Expr, owned: str, inline: Conta
     ):
         return FROM_INT
     return None
+
+
+def piece_kind(piece: ir.Expr) -> int:
+    """The producer kind of one piece of a loop ``owned_text`` accepted (its node says it)."""
+    if isinstance(piece, ir.Literal):
+        return FROM_LITERAL
+    return FROM_LOCAL if isinstance(piece, ir.Var) else FROM_INT
 
 
 def _length_of(plan: ExecutionPlan, node: ir.Expr, name: str) -> bool:
@@ -105,13 +120,22 @@ def _owned_in_function(plan: ExecutionPlan, info: FunctionInfo, name: str) -> bo
 def _producer_kind(
     plan: ExecutionPlan, body: tuple[ir.Stmt, ...], owned: str, inline: Container[str]
 ) -> int | None:
-    """The one producer kind of the loop's concatenations onto ``owned``, else None."""
-    kinds = {
-        producer_kind(plan, stmt.value.args[1], owned, inline)
+    """The producer kind of the loop's concatenations onto ``owned`` (one kind, or numbers' texts
+    and literals none of which reads as a number: ``FROM_MIXED``), else None."""
+    pieces = [
+        stmt.value.args[1]
         for stmt in _statements(body)
         if isinstance(stmt, ir.Set) and isinstance(stmt.value, ir.Call) and _self_concat(plan, stmt) == owned
-    }
-    return kinds.pop() if len(kinds) == 1 else None
+    ]
+    kinds = {producer_kind(plan, piece, owned, inline) for piece in pieces}
+    if len(kinds) == 1:
+        return kinds.pop()
+    if kinds == {FROM_INT, FROM_LITERAL} and not any(
+        isinstance(piece, ir.Literal) and isinstance(piece.value, str) and _DECIMAL.match(piece.value)
+        for piece in pieces
+    ):
+        return FROM_MIXED
+    return None
 
 
 def owned_text(
@@ -131,4 +155,4 @@ def owned_text(
     return (name, kind) if _owned_in_function(plan, info, name) else None
 
 
-__all__ = ["FROM_INT", "FROM_LITERAL", "FROM_LOCAL", "PRODUCERS", "owned_text"]
+__all__ = ["FROM_INT", "FROM_LITERAL", "FROM_LOCAL", "FROM_MIXED", "PRODUCERS", "owned_text", "piece_kind"]

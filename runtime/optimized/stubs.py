@@ -38,7 +38,7 @@ from dotboxd.runtime.intrinsics import CONCAT_CHARGES, INTRINSICS, Intrinsic
 from dotboxd.runtime.locations import locate_ordinal
 from dotboxd.runtime.meter import Meter
 from dotboxd.runtime.optimized.fastops import FAST_PATHS, concat_charges, list_item, list_size
-from dotboxd.runtime.optimized.text_parts import TextParts, exact_fallback, literal_text
+from dotboxd.runtime.optimized.text_parts import TextParts, exact_fallbacks, literal_text
 from dotboxd.runtime.optimized.text_parts import materialize as materialize_text
 from dotboxd.runtime.optimized.text_parts import settle as settle_text
 from dotboxd.runtime.optimized.text_parts import take as take_text
@@ -590,7 +590,7 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_sown": take_text,
         "_s_smat": materialize_text,
         "_s_tlit": literal_text,
-        "_s_sox": exact_fallback(_intrinsic_stub("int32.toStringInvariant"), text, concat_charges_exact),
+        **exact_fallbacks(_intrinsic_stub("int32.toStringInvariant"), text, concat_charges_exact),
         **{intrinsic_stub_name(name): _builtin_stub(name) for name in INTRINSICS},
     }
 )

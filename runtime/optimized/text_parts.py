@@ -33,7 +33,7 @@ from dotboxd.core.values import utf16_len
 from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.meter import Meter
 
-from .owned_text import CONCAT, FROM_INT, FROM_LITERAL, FROM_LOCAL, PRODUCERS, TO_STRING
+from .owned_text import _DECIMAL, CONCAT, FROM_INT, FROM_LITERAL, FROM_LOCAL, FROM_MIXED, PRODUCERS, TO_STRING
 
 _CONCAT_COST: Final = costs.BUILTIN_COSTS[CONCAT]
 _TO_STRING_COST: Final = costs.BUILTIN_COSTS[TO_STRING]
@@ -56,18 +56,18 @@ _CONCAT_TICKS: Final = (1 if _CONCAT_COST.base else 0) + (1 if _TEXT_WALK else 0
 _PRODUCER_TICKS: Final = {
     FROM_INT: (1 if _TO_STRING_COST.base else 0) + (1 if _TEXT_WALK else 0),
     FROM_LITERAL: 1 if _TEXT_WALK else 0,
-    FROM_LOCAL: 0,
 }
 """Fuel charges (the deadline cadence's unit) of a producer: what the fast stubs settle for it."""
 PRODUCER_CALLS: Final = {FROM_INT: 1, FROM_LITERAL: 0, FROM_LOCAL: 0}
-"""Host calls a producer makes (``int32.toStringInvariant`` is a pure built-in)."""
+"""Host calls a piece's producer makes, by the piece's kind (``int32.toStringInvariant`` is a pure
+built-in)."""
 _STRING_BYTES_PER_UNIT: Final = costs.string_bytes(1)
 
 
 class TextParts:
     """The pieces of an owned text and how much of them the meter has been charged for."""
 
-    __slots__ = ("done", "kind", "length", "parts")
+    __slots__ = ("done", "kind", "length", "literals", "parts")
 
     def __init__(self, parts: list[str], kind: int) -> None:
         self.parts = parts
@@ -78,6 +78,8 @@ class TextParts:
         """UTF-16 length of ``parts[:done]`` joined."""
         self.kind = kind
         """The producer kind of every piece after the first (``owned_text.PRODUCERS``)."""
+        self.literals: dict[str, int] = {}
+        """The loop's literal pieces and their UTF-16 lengths (``literal_text``)."""
 
 
 def _internal(message: str) -> SandboxError:
@@ -92,27 +94,45 @@ def settle(meter: Meter, record: TextParts) -> None:
     count = len(parts) - done
     if count <= 0:
         return
-    measure = len if kind == FROM_INT else utf16_len  # decimal digits and sign: one unit each
-    pieces = list(map(measure, parts[done:]))
+    new = parts[done:]
+    known = record.literals
+    literal_count = 0
+    if kind == FROM_INT:
+        pieces = list(map(len, new))  # decimal digits and sign: one unit each
+    elif kind == FROM_LOCAL:
+        pieces = list(map(utf16_len, new))
+    else:  # literals (measured when fetched), or numbers' texts and literals none of which is a number
+        pieces = list(map(known.get, new, map(len, new)))
+        literal_count = sum(map(known.__contains__, new))
+    number_count = count - literal_count if kind in (FROM_INT, FROM_MIXED) else 0
     lengths = list(accumulate(pieces, initial=record.length))  # the text's length after each piece
     length = lengths[-1]
     units = sum(lengths) - lengths[0] + (sum(pieces) if kind != FROM_LOCAL else 0)
     nonempty = len(lengths) - bisect_right(lengths, 0, 1)  # results of length 0: no per-byte fuel
-    ticks = count * (_PRODUCER_TICKS[kind] + _CONCAT_TICKS) + (nonempty if UNIT_FUEL else 0)
-    producer_calls = count * PRODUCER_CALLS[kind] * costs.HOST_CALL_COUNT
-    calls = ((TO_STRING, producer_calls),) if producer_calls else ()
+    ticks = (
+        number_count * _PRODUCER_TICKS[FROM_INT]
+        + literal_count * _PRODUCER_TICKS[FROM_LITERAL]
+        + count * _CONCAT_TICKS
+        + (nonempty if UNIT_FUEL else 0)
+    )
+    producer_calls = number_count * PRODUCER_CALLS[FROM_INT] * costs.HOST_CALL_COUNT
+    concat_calls = (CONCAT, count * costs.HOST_CALL_COUNT)
+    calls: tuple[tuple[str, int], ...] = (concat_calls,)
+    if producer_calls:  # the built-in the first piece calls first is recorded first, as the reference does
+        number = (TO_STRING, producer_calls)
+        calls = (number, concat_calls) if new[0] not in known else (concat_calls, number)
     text_bytes = _STRING_BYTES_PER_UNIT * units
     limits = meter.limits
     if (
         length > limits.max_string_length
         or meter.string_bytes + text_bytes > limits.max_total_string_bytes
         or meter.allocated_bytes + text_bytes > limits.max_allocated_bytes
-        or meter.host_calls + producer_calls + count * costs.HOST_CALL_COUNT > limits.max_host_calls
+        or meter.host_calls + producer_calls + concat_calls[1] > limits.max_host_calls
     ):
         # the inline checks refuse every piece that would not fit, so only code that skipped them
         # gets here (the verifier admits none): refuse the run rather than record or join the text
         raise _internal("owned text went past a limit its inline checks enforce")
-    meter.settle_owned_text(text_bytes, ticks, (*calls, (CONCAT, count * costs.HOST_CALL_COUNT)))
+    meter.settle_owned_text(text_bytes, ticks, calls)
     record.done = len(parts)
     record.length = length
 
@@ -154,37 +174,42 @@ def materialize(state: Any, parts: list[str]) -> str:
     return "".join(parts)
 
 
-def exact_fallback(
+def exact_fallbacks(
     to_string: Callable[..., tuple[Any, int]],
     literal: Callable[..., tuple[Any, int]],
     concat: Callable[..., int],
-) -> Callable[..., None]:
-    """``_s_sox(R, f, lr, producer_site, concat_site, parts, x)``: an owned concatenation whose inline
-    check declined. Settles and materializes the text, then charges the producer (``to_string`` of
-    the int ``x``, ``literal`` of text index ``x``, nothing for a local ``x``) and the concatenation
-    through the exact stubs, which raise exactly where the reference does."""
+) -> dict[str, Callable[..., None]]:
+    """``_s_sox`` / ``_s_soxl`` / ``_s_soxv(R, f, lr, producer_site, concat_site, parts, x)``: an owned
+    concatenation whose inline check declined, with a number's text (``to_string`` of the int
+    ``x``), a literal (``literal`` of text index ``x``) or a local (``x`` itself, nothing to charge)
+    as its piece. Each settles and materializes the text, then charges the producer and the
+    concatenation through the exact stubs, which raise exactly where the reference does."""
 
-    def fallback(
-        state: Any, f: int, lref: int, site: int, concat_site: int, parts: list[str], x: Any
-    ) -> None:
-        record = state.owned_text
-        kind = record.kind if record is not None else None
-        text = materialize(state, parts)
-        piece = x
-        if kind == FROM_INT:
-            piece, f = to_string(state, f, lref, site, x)
-        elif kind == FROM_LITERAL:
-            piece, f = literal(state, f, lref, site, x)
-        concat(state, f, lref, concat_site, text, piece)
-        raise _internal("owned concatenation check disagreed with the meter")
+    def fallback(producer: Callable[..., tuple[Any, int]] | None) -> Callable[..., None]:
+        def run(state: Any, f: int, lref: int, site: int, concat_site: int, parts: list[str], x: Any) -> None:
+            text = materialize(state, parts)
+            piece = x
+            if producer is not None:
+                piece, f = producer(state, f, lref, site, x)
+            concat(state, f, lref, concat_site, text, piece)
+            raise _internal("owned concatenation check disagreed with the meter")
 
-    return fallback
+        return run
+
+    return {"_s_sox": fallback(to_string), "_s_soxl": fallback(literal), "_s_soxv": fallback(None)}
 
 
 def literal_text(state: Any, index: int) -> str:
     """``_s_tlit``: the text of literal ``index`` of the artifact's table, uncharged - for a loop
-    that appends the literal as a piece and charges its shape inline each time it is evaluated."""
+    that appends the literal as a piece and charges its shape inline each time it is evaluated. The
+    owned text being built learns the literal's UTF-16 length (``settle`` measures its pieces by it)."""
+    record = state.owned_text
+    if record is None:
+        raise _internal("a literal piece outside an owned text")
     text: str = state.texts[index][0]
+    if record.kind == FROM_MIXED and _DECIMAL.match(text):
+        raise _internal("a literal piece that reads as a number in a mixed owned text")
+    record.literals[text] = utf16_len(text)
     return text
 
 
@@ -198,7 +223,7 @@ __all__ = [
     "TO_STRING_FUEL",
     "UNIT_FUEL",
     "TextParts",
-    "exact_fallback",
+    "exact_fallbacks",
     "literal_text",
     "materialize",
     "settle",

@@ -11,7 +11,8 @@ get charged. So the verifier (which does not trust the code generator) confines 
   shape, three arguments, ``kind`` one of ``owned_text.PRODUCERS``), and ``_s_sown`` is called
   nowhere else;
 * it is loaded only as the parts argument of ``PARTS_ARGS``'s callees (``_p_part(p, x)``,
-  ``_s_smat(R, p)``, ``_s_sox(R, f, lr, site, site, p, x)``, argument counts checked, the sites
+  ``_s_smat(R, p)``, ``_s_sox(R, f, lr, site, site, p, x)`` (or ``_s_soxl``, ``_s_soxv``: the
+  fallbacks of a literal and a local piece), argument counts checked, the sites
   fuel segments of this artifact), and only after a ``_s_sown`` stored it;
 * any other load (a value, a return, an assignment, a slot passed where the list goes) fails the
   ordinary name rules: ``p<n>`` is not a slot, so it is neither a good load nor a good store;
@@ -35,7 +36,9 @@ from .owned_text import PRODUCERS
 
 PARTS: Final = re.compile(r"p(?:0|[1-9][0-9]{0,6})\Z")
 """An owned text's parts list: never a value, only an argument of ``PARTS_ARGS``'s callees."""
-PARTS_ARGS: Final = {"_p_part": (0, 2), "_s_smat": (1, 2), "_s_sox": (5, 7)}
+FALLBACKS: Final = frozenset({"_s_sox", "_s_soxl", "_s_soxv"})
+"""The exact fallbacks of an owned concatenation (a number's text, a literal, a local piece)."""
+PARTS_ARGS: Final = {"_p_part": (0, 2), "_s_smat": (1, 2), **dict.fromkeys(FALLBACKS, (5, 7))}
 """Callee -> (position of its parts argument, its argument count)."""
 TAKE: Final = "_s_sown"
 _TAKEN: Final = 5
@@ -110,6 +113,13 @@ def _call_of(stmt: Any, callee: str) -> Any:
     return None
 
 
+def _fallback_of(stmt: Any) -> Any:
+    """The call of an expression statement calling one of ``FALLBACKS``, else None."""
+    call: Any = stmt.value if type(stmt) in _EXPRS else None
+    name = _load_name(call.func) if type(call) in _CALLS else None
+    return call if name is not None and name in FALLBACKS else None
+
+
 class PartsRules:
     """The parts lists of the function being verified, and the calls found to use them rightly."""
 
@@ -168,7 +178,7 @@ class PartsRules:
         test: Any = stmt.test
         if len(body) != 5 or len(orelse) != 1:
             return
-        part, fallback = _call_of(body[4], "_p_part"), _call_of(orelse[0], "_s_sox")
+        part, fallback = _call_of(body[4], "_p_part"), _fallback_of(orelse[0])
         if part is None or fallback is None or len(part.args) != 2 or len(fallback.args) != 7:
             return
         parts = _load_name(part.args[0])
@@ -224,10 +234,10 @@ class PartsRules:
             raise _fail(f"{callee} needs a parts list taken by _s_sown", node)
         if callee != "_s_smat" and id(node) not in self.approved:
             raise _fail(f"{callee} outside the inline concatenation form", node)
-        if callee == "_s_sox":
+        if callee in FALLBACKS:
             for at in (3, 4):
                 if _int_const(args[at]) not in charge_sites:
-                    raise _fail("_s_sox names fuel segments of this artifact", node)
+                    raise _fail(f"{callee} names fuel segments of this artifact", node)
         return [*args[:position], *args[position + 1 :]]
 
 

@@ -26,7 +26,7 @@ from dotboxd.host import SandboxHost
 from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.meter import Meter, MeterLimits
 from dotboxd.runtime.optimized import compile_plan
-from dotboxd.runtime.optimized.owned_text import FROM_INT, FROM_LITERAL, FROM_LOCAL
+from dotboxd.runtime.optimized.owned_text import FROM_INT, FROM_LITERAL, FROM_LOCAL, FROM_MIXED
 from dotboxd.runtime.optimized.text_parts import TextParts, settle
 from tests.benchmarks.workloads import STRBUILD
 
@@ -78,10 +78,22 @@ _ROOMY = {
 }
 """Limits none of the sweeps' runs reaches but the one swept."""
 
+MIXED = """module "mixed" version "1.0.0";
+entrypoint fn main(n I32, m I32) -> I32 {
+    s = "[";
+    for i in 0 .. n {
+        if i > 0 { s = string.concatBudgeted(s, ", \U0001f601"); }
+        s = string.concatBudgeted(s, int32.toStringInvariant(i * m - 50));
+    }
+    s = string.concatBudgeted(s, "]");
+    return string.length(s);
+}"""
+
 KERNELS = {
     "digits": (DIGITS, [[0, 1], [1, 1], [40, 7], [3000, 5], [5000, -3]]),
     "literals": (LITERALS, [[0], [1], [2], [41], [3000]]),
     "locals": (LOCALS, [[0, "ab"], [5, ""], [40, "\U0001f601-"], [3000, "\u00e9"], [9000, "x"]]),
+    "mixed": (MIXED, [[0, 1], [1, 3], [40, 7], [3000, -11]]),
 }
 
 
@@ -93,10 +105,11 @@ def _source(text: str) -> str:
 def test_every_producer_kind_takes_the_owned_path(name: str) -> None:
     """Each kernel's loops build in parts lists (else the sweeps below prove nothing new)."""
     source = _source(KERNELS[name][0])
-    loops = 2 if name == "digits" else 1
+    loops, pieces = {"digits": (2, 3), "literals": (1, 2), "locals": (1, 1), "mixed": (1, 2)}[name]
     assert source.count("_s_sown(") == loops, source
-    assert source.count("_p_part(") == (3 if name == "digits" else loops + (name == "literals")), source
-    assert "_s_cat(" not in source and "_s_i_int32_toStringInvariant" not in source, source
+    assert source.count("_p_part(") == pieces, source
+    assert source.count("_s_cat(") == (name == "mixed"), source  # mixed: its closing "]" after the loop
+    assert "_s_i_int32_toStringInvariant" not in source, source
 
 
 def test_the_string_build_workload_takes_the_owned_path() -> None:
@@ -120,7 +133,12 @@ def _sweep(text: str, args: list[object], limit: str, values: range, **room: int
     sweep_limit(prepare(text), args, limit, values, lambda **swept: policy(**{**room, **swept}))
 
 
-_SMALL_ARGS: dict[str, list[object]] = {"digits": [30, 7], "literals": [31], "locals": [30, "\U0001f601z"]}
+_SMALL_ARGS: dict[str, list[object]] = {
+    "digits": [30, 7],
+    "literals": [31],
+    "locals": [30, "\U0001f601z"],
+    "mixed": [30, 9],
+}
 
 
 def _needed(name: str, field: str) -> int:
@@ -157,7 +175,7 @@ def test_owned_strings_refuse_each_text_limit_exactly_where_the_reference_does(
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_owned_strings_refuse_the_string_length_exactly_where_the_reference_does(name: str) -> None:
     room = {k: v for k, v in _ROOMY.items() if k != "max_string_length"}
-    _sweep(KERNELS[name][0], _SMALL_ARGS[name], "max_string_length", range(0, 140), **room)
+    _sweep(KERNELS[name][0], _SMALL_ARGS[name], "max_string_length", range(0, 260), **room)
 
 
 def test_owned_string_refusals_past_a_chunk_boundary_agree() -> None:
@@ -240,17 +258,22 @@ def _meter() -> Meter:
     return Meter(MeterLimits.from_object(policy(**_ROOMY).limits))
 
 
+_NUMBERS = ["0", "-12", "7", "2147483647"]
+_TEXTS = ["a", "", ",", "\u00e9", "\U0001d11e", "x-y"]
+
+
 def _stepwise(meter: Meter, start: int, pieces: list[str], kind: int, units: list[int]) -> None:
-    """Each piece as the fast stubs charge it, one call at a time (``Meter.settle_text_call``)."""
+    """Each piece as the fast stubs charge it, one call at a time (``Meter.settle_text_call``);
+    in a mixed loop a piece that reads as a number came from ``int32.toStringInvariant``."""
     concat = costs.BUILTIN_COSTS["string.concatBudgeted"]
     to_string = costs.BUILTIN_COSTS["int32.toStringInvariant"]
     walk = costs.shape_walk_fuel(1)
     length = start
     for piece, size in zip(pieces, units, strict=True):
-        if kind == FROM_INT:
+        if kind == FROM_INT or (kind == FROM_MIXED and piece in _NUMBERS):
             fixed = (1 if to_string.base else 0) + (1 if walk else 0)
             assert meter.settle_text_call("int32.toStringInvariant", 10**9, fixed, size)
-        elif kind == FROM_LITERAL:
+        elif kind in (FROM_LITERAL, FROM_MIXED):
             assert meter.settle_text(10**9, 1 if walk else 0, size)
         length += size
         byte_fuel = concat.per_result_byte * costs.string_bytes(length)
@@ -268,23 +291,23 @@ def _counters(meter: Meter) -> tuple[object, ...]:
     )
 
 
-@pytest.mark.parametrize("kind", [FROM_INT, FROM_LITERAL, FROM_LOCAL])
+@pytest.mark.parametrize("kind", [FROM_INT, FROM_LITERAL, FROM_LOCAL, FROM_MIXED])
 @pytest.mark.parametrize("seed", range(6))
 def test_settlement_is_the_sum_of_the_concatenations_one_by_one(kind: int, seed: int) -> None:
     """``text_parts.settle`` (closed over the pieces, in chunks) against the meter charging each
     concatenation through ``settle_text_call``: string bytes, allocation, host calls by built-in and
     the deadline cadence, with empty pieces, astral characters and empty starts."""
     rng = random.Random(seed * 7 + kind)
-    alphabet = (
-        ["a", "", "-7", "\u00e9", "\U0001d11e", "123"]
-        if kind != FROM_INT
-        else ["0", "-12", "7", "2147483647"]
-    )
+    alphabet = {FROM_INT: _NUMBERS, FROM_MIXED: _NUMBERS + _TEXTS}.get(kind, [*_TEXTS, "-7", "123"])
     start = rng.choice(["", "x", "\U0001f601"])
     pieces = [rng.choice(alphabet) for _ in range(rng.randrange(0, 300))]
     units = [len(piece.encode("utf-16-le")) // 2 for piece in pieces]  # measured independently
     chunked, stepwise = _meter(), _meter()
     record = TextParts([start], kind)
+    if kind in (FROM_LITERAL, FROM_MIXED):  # what _s_tlit records as it fetches the loop's literals
+        record.literals.update(
+            (text, len(text.encode("utf-16-le")) // 2) for text in alphabet if text not in _NUMBERS
+        )
     cut = 0
     while cut < len(pieces):
         more = rng.randrange(1, 80)
@@ -333,10 +356,17 @@ entrypoint fn main(n I32) -> I32 {
     for i in 0 .. n { s = string.concatBudgeted(s, int32.toStringInvariant(string.length(s))); }
     return string.length(s);
 }""",
-    "two producer kinds": """module "m" version "1.0.0";
+    "a numeric literal among numbers": """module "m" version "1.0.0";
 entrypoint fn main(n I32) -> I32 {
     s = "";
-    for i in 0 .. n { s = string.concatBudgeted(s, int32.toStringInvariant(i)); s = string.concatBudgeted(s, ","); }
+    for i in 0 .. n { s = string.concatBudgeted(s, int32.toStringInvariant(i)); s = string.concatBudgeted(s, "7"); }
+    return string.length(s);
+}""",
+    "a local among numbers": """module "m" version "1.0.0";
+entrypoint fn main(n I32) -> I32 {
+    s = "";
+    t = ",";
+    for i in 0 .. n { s = string.concatBudgeted(s, int32.toStringInvariant(i)); s = string.concatBudgeted(s, t); }
     return string.length(s);
 }""",
     "a function argument": """module "m" version "1.0.0";
