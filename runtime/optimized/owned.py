@@ -21,6 +21,9 @@ The proof, over the plan's IR (conservative: anything else is simply not owned):
   operations on scalars, the inline numeric conversions, ``if``, ``break`` and ``continue`` (no other
   calls, no text, no ``return``), so the
   room computed before the loop from the meter stays exact until the list is materialized.
+
+The walks that are not about lists (``self_rebind``, ``loop_target``, ``quiet_body``, ``confined``)
+also serve the ownership proof of strings (``owned_text``), so both proofs read the IR one way.
 """
 
 from __future__ import annotations
