@@ -75,6 +75,8 @@ FILE_AREAS: dict[str, str] = {
     # loops that append to a list they own, run to the end or stopped mid-loop at each limit
     # (conformance/tools/make_owned_list_cases.py)
     "collections/owned-lists.json": "collections",
+    # strings built by a concatenation loop, at each limit it can reach (make_owned_string_cases.py)
+    "strings/owned-string-loops.json": "strings",
 }
 
 

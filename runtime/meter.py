@@ -520,6 +520,21 @@ class Meter:
         self.collection_elements += elements
         self._fuel_ticks = (self._fuel_ticks + charges) % _DEADLINE_EVERY_FUEL_CHARGES
 
+    def settle_owned_text(self, text_bytes: int, charges: int, calls: tuple[tuple[str, int], ...]) -> None:
+        """Record charges that the caller has already proved fit: the optimized backend's owned
+        strings (spec/optimized.md, owned strings) check host calls, string length, string bytes
+        and allocation inline against rooms taken from this meter, and settle here the new texts'
+        bytes (string bytes and the same allocation), the host calls by built-in (``calls``, in the
+        order the reference first makes them) and the deadline cadence of their fuel charges. No
+        clock read: the bulk chunk's reservation is the deadline check of the work it covers."""
+        self.string_bytes += text_bytes
+        self.allocated_bytes += text_bytes
+        self._fuel_ticks = (self._fuel_ticks + charges) % _DEADLINE_EVERY_FUEL_CHARGES
+        by_binding = self.calls_by_binding
+        for binding_id, count in calls:
+            self.host_calls += count
+            by_binding[binding_id] = by_binding.get(binding_id, 0) + count
+
     # --- facade counters (file, network, log) ---------------------------------------------
 
     def file_read(self, amount: int) -> None:

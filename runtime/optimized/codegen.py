@@ -46,6 +46,7 @@ from dotboxd.validator.plan import CallKind, ExecutionPlan
 
 from . import owned_map_code
 from . import pyast as P
+from .codegen_text import owned_concat, release_owned_text, take_owned_text
 from .cold import LEAVE, NEXT, RETURN, ColdLoop, cold_name, describe, find_loop, loop_ordinals
 from .counter_rooms import collect_counters
 from .errors import CompileFailure
@@ -329,6 +330,8 @@ class _FunctionEmitter:
         if chunk is None:
             return _LR
         if chunk.started and chunk.refund_at is not None:
+            if chunk.owned_text is not None and chunk.owned_text.counter_fixed:
+                return P.add(_LR, chunk.unstarted(1))  # only failure paths read it: not per iteration
             # the same in every use of one iteration: computed once, where the iteration starts
             if chunk.refund is None:
                 chunk.refund = self.slots.new("t")
@@ -572,6 +575,8 @@ class _FunctionEmitter:
         chunk = Chunk(fast=fast, n=n, ivar=ivar, start=k, assigned=assigned, counted=counted)
         chunk.owned = self.take_owned(stmt, fast)
         chunk.owned_map = self.take_owned_map(stmt, fast, chunk.owned is None)
+        if chunk.owned is None and chunk.owned_map is None and not fast and self.gen.options.bulk_loops:
+            chunk.owned_text = take_owned_text(self, stmt, _INLINE_BUILTINS)
         chunk_body, body_live = self.chunk_body(stmt.body, chunk)
         base = chunk.finish(body_live)
         self.tables.set_chunk_base(chunk.fault_sites, base)
@@ -685,6 +690,8 @@ class _FunctionEmitter:
         chunk = Chunk(fast=fast, n=n, ivar=j, start=None, started=0, assigned=assigned, counted=counted)
         chunk.owned = self.take_owned(stmt, fast)
         chunk.owned_map = self.take_owned_map(stmt, fast, chunk.owned is None)
+        if chunk.owned is None and chunk.owned_map is None and not fast and self.gen.options.bulk_loops:
+            chunk.owned_text = take_owned_text(self, stmt, _INLINE_BUILTINS)
 
         def condition() -> None:
             chunk.started = 0
@@ -741,6 +748,8 @@ class _FunctionEmitter:
             self.emit(P.assign(slot, P.call("_s_lmat", _R, P.name(buffer))))
         if chunk.owned_map is not None:
             self.emit(owned_map_code.release(chunk.owned_map))
+        if chunk.owned_text is not None:
+            release_owned_text(self, chunk.owned_text)
 
     def take_owned_map(
         self, stmt: ir.While | ir.ForRange, fast: bool, free: bool
@@ -1074,6 +1083,9 @@ class _FunctionEmitter:
     # --- calls ------------------------------------------------------------------------------------
 
     def call(self, node: ir.Call, dest: str | None = None) -> ast.expr:
+        owned = self.chunk.owned_text if self.chunk is not None else None
+        if owned is not None and dest == owned.slot and node.name == "string.concatBudgeted":
+            return owned_concat(self, owned, node)  # the proof: every such Set in the loop is one
         target = self.plan.call_target(node)
         if target.kind is CallKind.FUNCTION and self.chunk is not None and self.chunk.fast:
             return self.inline_call(node, target.name)

@@ -73,6 +73,7 @@ class LazyRunState(RunState):
         self.work = 0
         self.owned = None
         self.owned_map = None
+        self.owned_text = None
         self.lazy = ()
 
     def build(self) -> RunContext:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import pyast as P
 from .owned_map_code import Owned
@@ -72,6 +73,8 @@ class Chunk:
     owned_map: Owned | None = None
     """The slots of the map this checked chunk
     keeps as a dict (``owned_maps.owned_map``, ``codegen.owned_map_op``), or None."""
+    owned_text: Any = None
+    """The ``codegen_text.OwnedText`` this checked chunk builds in a parts list, or None."""
     started: int = 1
     """1 once the current iteration counts as one (always for forRange; for while only after its
     condition held): a failure gives back ``n - j - started`` reserved iterations."""

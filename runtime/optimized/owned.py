@@ -21,6 +21,9 @@ The proof, over the plan's IR (conservative: anything else is simply not owned):
   operations on scalars, the inline numeric conversions, ``if``, ``break`` and ``continue`` (no other
   calls, no text, no ``return``), so the
   room computed before the loop from the meter stays exact until the list is materialized.
+
+The walks that are not about lists (``self_rebind``, ``loop_target``, ``quiet_body``, ``confined``)
+also serve the ownership proof of strings (``owned_text``), so both proofs read the IR one way.
 """
 
 from __future__ import annotations
@@ -50,10 +53,15 @@ def _is_var(node: ir.Expr, name: str) -> bool:
 
 def _self_add(plan: ExecutionPlan, stmt: ir.Stmt) -> str | None:
     """The local of ``v = list.add(v, e)`` (``e`` not reading ``v``), else None."""
+    return self_rebind(plan, stmt, "list.add")
+
+
+def self_rebind(plan: ExecutionPlan, stmt: ir.Stmt, builtin: str) -> str | None:
+    """The local of ``v = builtin(v, e)`` (``e`` not reading ``v``), else None."""
     if not isinstance(stmt, ir.Set):
         return None
     value = stmt.value
-    if not (isinstance(value, ir.Call) and _builtin(plan, value, "list.add")):
+    if not (isinstance(value, ir.Call) and _builtin(plan, value, builtin)):
         return None
     if len(value.args) != 2 or not _is_var(value.args[0], stmt.name):
         return None
@@ -237,6 +245,83 @@ def owned_list(
     )
 
 
+def quiet_body(
+    plan: ExecutionPlan,
+    body: tuple[ir.Stmt, ...],
+    owned: str,
+    inline: Container[str],
+    piece_ok: Callable[[ir.Set], bool],
+) -> bool:
+    """Whether ``body`` assigns ``owned`` only by statements ``piece_ok`` accepts and otherwise
+    charges nothing but fuel (quiet expressions, ``if``, ``break``, ``continue``; no return, no loop)."""
+    for stmt in _statements(body):
+        if isinstance(stmt, ir.Set) and stmt.name == owned:
+            if not piece_ok(stmt):
+                return False
+        elif isinstance(stmt, ir.Set | ir.ExprStmt | ir.If):
+            if not all(_quiet_expr(plan, e, owned, inline) for e in _statement_exprs(stmt)):
+                return False
+        elif not isinstance(stmt, ir.Break | ir.Continue):
+            return False  # return, or a nested loop
+    return True
+
+
+def confined(
+    plan: ExecutionPlan,
+    info: FunctionInfo,
+    name: str,
+    made: Callable[[ir.Expr], bool],
+    rebinds: Callable[[ir.Set], bool],
+    reader: Callable[[ir.Call], bool],
+) -> bool:
+    """Whether local ``name`` of ``info`` is only this function's: not a parameter or loop counter,
+    assigned only values that ``made`` accepts (a fresh value) or by statements that ``rebinds``
+    accepts (``name = op(name, ...)``, its receiver the call's first argument), and otherwise read
+    only as the first argument of calls ``reader`` accepts or by ``return name``. Shared by the
+    ownership proofs of lists (here) and strings (``owned_text``)."""
+    if any(param.name == name for param in info.function.parameters):
+        return False
+    for stmt in _statements(info.function.body):
+        allowed: set[int] = set()
+        if isinstance(stmt, ir.ForRange) and stmt.local == name:
+            return False
+        if isinstance(stmt, ir.Set) and stmt.name == name:
+            if made(stmt.value):
+                continue
+            if not rebinds(stmt):
+                return False
+            assert isinstance(stmt.value, ir.Call)
+            allowed.add(id(stmt.value.args[0]))
+        elif isinstance(stmt, ir.Return) and _is_var(stmt.value, name):
+            continue
+        for root in _statement_exprs(stmt):
+            for sub in _expr_nodes(root):
+                if isinstance(sub, ir.Call) and reader(sub):
+                    allowed.add(id(sub.args[0]))
+                if _is_var(sub, name) and id(sub) not in allowed:
+                    return False
+    return True
+
+
+def loop_target(
+    plan: ExecutionPlan,
+    loop: ir.While | ir.ForRange,
+    rebinds: Callable[[ExecutionPlan, ir.Stmt], str | None],
+    inline: Container[str],
+) -> str | None:
+    """The one local the ``loop``'s statements rebind (``rebinds``: the local of ``x = op(x, e)``),
+    when the loop has exactly one, it is not the loop's counter and the loop's condition is quiet."""
+    found = {name for stmt in _statements(loop.body) if (name := rebinds(plan, stmt)) is not None}
+    if len(found) != 1:
+        return None
+    name = found.pop()
+    if isinstance(loop, ir.While) and not _quiet_expr(plan, loop.condition, name, inline):
+        return None
+    if isinstance(loop, ir.ForRange) and loop.local == name:
+        return None
+    return name
+
+
 FLAT_ELEMENTS = _FLAT_ELEMENTS
 builtin_call = _builtin
 expr_nodes = _expr_nodes
@@ -247,11 +332,15 @@ statement_exprs = _statement_exprs
 __all__ = [
     "FLAT_ELEMENTS",
     "builtin_call",
+    "confined",
     "expr_nodes",
+    "loop_target",
     "owned_in_function",
     "owned_list",
     "owned_local",
     "plain_node",
+    "quiet_body",
+    "self_rebind",
     "statement_exprs",
     "statements",
 ]

@@ -46,6 +46,10 @@ from dotboxd.runtime.optimized.owned_map_stubs import (
     take_owned_map,
     take_text_keyed_map,
 )
+from dotboxd.runtime.optimized.text_parts import TextParts, exact_fallbacks, literal_text
+from dotboxd.runtime.optimized.text_parts import materialize as materialize_text
+from dotboxd.runtime.optimized.text_parts import settle as settle_text
+from dotboxd.runtime.optimized.text_parts import take as take_text
 from dotboxd.runtime.optimized.work import CHUNK_WORK, chunk_limit, heavy_weight, iteration_units
 
 CHUNK: Final = 2048
@@ -81,6 +85,7 @@ class RunState:
         "nodes",
         "owned",
         "owned_map",
+        "owned_text",
         "run",
         "sites",
         "texts",
@@ -119,6 +124,9 @@ class RunState:
         (``take_owned``): ``sync`` settles its adds before anything reads the meter."""
         self.owned_map: OwnedMap | None = None
         """The owned map a bulk loop is updating as a dict, or None (``owned_map_stubs``)."""
+        self.owned_text: TextParts | None = None
+        """The parts of the text a bulk loop is building (``text_parts.take``), or None: ``sync``
+        settles its concatenations before anything reads the meter."""
 
 
 def sync(state: RunState, f: int, lref: int) -> Meter:
@@ -131,6 +139,8 @@ def sync(state: RunState, f: int, lref: int) -> Meter:
         settle_owned(state)
     if state.owned_map is not None:
         settle_owned_map(state)
+    if state.owned_text is not None:
+        settle_text(meter, state.owned_text)
     return meter
 
 
@@ -558,13 +568,19 @@ PURE_HELPERS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_p_len": len,
         "_p_push": list.append,
         "_p_mlen": len,
+        "_p_part": list.append,
+        "_p_i2s": int.__repr__,
+        "_p_slen": len,
     }
 )
 """Shared definitions generated code calls directly. ``_p_abs``, ``_p_clamp`` and ``_p_sqrt`` can
 fail, so generated code calls them only after the inline check that rules the failure out (the
 failure itself goes through a fault stub). ``_p_len`` and ``_p_push`` only ever receive an owned
-list's raw buffer (``b<n>`` slots, which the verifier confines to them and the owned-list stubs).
-``_p_mlen`` only ever receives an owned map's dict (``m<n>``, confined likewise: ``verify_maps``).
+list's raw buffer (``b<n>`` slots, which the verifier confines to them and the owned-list stubs);
+``_p_mlen`` only an owned map's dict (``m<n>``, confined likewise: ``verify_maps``);
+``_p_part`` only an owned text's parts list (``p<n>``, ``text_parts``). ``_p_i2s`` is
+``int32.toStringInvariant`` of an int (``int.__repr__``: the decimal text, and a TypeError rather
+than a text for anything that is not an int), ``_p_slen`` the length of the ASCII text it returns.
 ``_p_lget`` reads a list item without a range check, so
 generated code calls it only after checking ``0 <= index < _p_lsize(list)`` (``codegen.list_read``)."""
 
@@ -592,6 +608,10 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_mtown": take_text_keyed_map,
         "_s_mmat": owned_map_value,
         "_s_mox": owned_map_exact(_intrinsic_stub),
+        "_s_sown": take_text,
+        "_s_smat": materialize_text,
+        "_s_tlit": literal_text,
+        **exact_fallbacks(_intrinsic_stub("int32.toStringInvariant"), text, concat_charges_exact),
         **{intrinsic_stub_name(name): _builtin_stub(name) for name in INTRINSICS},
     }
 )

@@ -51,8 +51,9 @@ from .reservations import Reservation, expected_reservations, plan_facts, proofs
 from .stubs import FAULT_ARITIES, PURE_HELPERS, RANGE_NAME, STUBS
 from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 from .ticks import Tick, expected_ticks
+from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-9"  # 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-10"  # 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -259,6 +260,8 @@ class _AstVerifier:
         ``_s_lown``; a buffer name of another function is not one of them)."""
         self.maps = verify_maps.MapRules()
         """Owned-map dicts and cells stored so far (``m<n>``, ``u<n>``, only from ``_s_mown``)."""
+        self.parts = PartsRules()
+        """Owned-text parts lists stored so far and the calls approved to use them (``verify_parts``)."""
         self.charge_sites: frozenset[int] = frozenset()
         self.paid_sites: frozenset[int] = frozenset()
         self.op_sites: frozenset[int] = frozenset()
@@ -386,6 +389,7 @@ class _AstVerifier:
         self.pending_ticks.reverse()
         self.buffers = set()
         self.maps = verify_maps.MapRules()  # like buffers: a dict or cell another function took is not one
+        self.parts = PartsRules()  # and a parts list another function took is not one either
         self.owned_reservations = {}
         self.tick_at(fn.body, _unbound_prefix(fn.body))
         self.block(fn.body, 0)
@@ -447,6 +451,8 @@ class _AstVerifier:
                 self.operands(self.maps.take(self, stmt))
             elif kind is ast.Assign and verify_maps.is_item_store(stmt):
                 self.operands(self.maps.item_store(self, stmt))
+            elif kind is ast.Assign and _calls_stub(stmt.value, TAKE):
+                self.parts.take(self, stmt)
             elif kind is ast.Assign:
                 targets = stmt.targets
                 target: Any = targets[0] if len(targets) == 1 else None
@@ -478,6 +484,7 @@ class _AstVerifier:
                 else:
                     self.expr(value)
             elif kind is ast.If:
+                self.parts.approve(stmt)
                 self.expr(stmt.test)
                 self.block(stmt.body, depth)
                 if stmt.orelse:
@@ -852,6 +859,10 @@ class _AstVerifier:
             if callee == "_s_lox":
                 _index(args, 3, self.charge_sites, node)
             args = [*args[:position], *args[position + 1 :]]
+        rest = self.parts.call(callee, node, self.charge_sites)
+        if rest is not None:
+            self.nodes += 1
+            args = rest
         if callee in PURE_HELPERS:
             return args
         first = args[0] if args else None
@@ -892,6 +903,8 @@ class _AstVerifier:
                 raise _fail("a work tick away from a function's entry and a loop's iteration charge", node)
         elif callee == "_s_lback":
             self.give_back(args, node)
+        elif callee == "_s_tlit":
+            literal_text_args(args, len(self.tables.texts), node)
         elif callee in PAYING_STUBS:
             if site not in self.charge_sites:
                 _index(args, 3, self.charge_sites, node)
@@ -1178,6 +1191,7 @@ def verify_code(code: CodeType, plan_globals: frozenset[str]) -> None:
                 ident in FIXED_PARAMS
                 or SLOT.match(ident)
                 or BUFFER.match(ident)
+                or PARTS.match(ident)
                 or any(kind.match(ident) for kind in verify_maps.LOCALS)
             ):
                 raise _fail(f"code object {where} has local {ident!r}")

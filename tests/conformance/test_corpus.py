@@ -99,6 +99,7 @@ def test_only_timeout_cases_run_under_a_tight_wall_clock() -> None:
         "make_last_index_cases.py",
         "make_owned_list_cases.py",
         "make_owned_map_cases.py",
+        "make_owned_string_cases.py",
     ],
 )
 def test_generator_scripts_reproduce_the_committed_files(tool: str) -> None:

@@ -11,8 +11,9 @@ of the ``RunSummary`` event, which names the backend.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+import dataclasses
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from dotboxd.conformance.stage_validate import validate_case
@@ -20,6 +21,7 @@ from dotboxd.conformance.workspace import case_root
 from dotboxd.core import ast
 from dotboxd.host import ExecutionResult, SandboxHost
 from dotboxd.runtime.fixtures import FixtureInvoker
+from dotboxd.runtime.meter import CancelToken
 from dotboxd.runtime.optimized import ArtifactCache, GenOptions, OptimizedBackend
 from dotboxd.validator.plan import ExecutionPlan
 
@@ -109,6 +111,22 @@ def run_plan_both(
     return pairs
 
 
+def cancelled_usage(plan: ExecutionPlan, args: Sequence[Any], after: float = 0.05) -> dict[str, Any]:
+    """The usage of a long optimized run of ``main`` cancelled ``after`` seconds in: it must end
+    R-CANCELLED (the caller then checks that what the run did so far is exactly what it was charged)."""
+    host = SandboxHost(backends={"optimized": backend()})
+    token = CancelToken()
+    timer = threading.Timer(after, token.cancel)
+    timer.start()
+    try:
+        result = host.execute(plan, "main", list(args), backend="optimized", cancel=token)
+    finally:
+        timer.cancel()
+    assert result.error is not None and result.error.code == "R-CANCELLED"
+    usage: dict[str, Any] = result.usage.to_json()
+    return usage
+
+
 def run_case_both(
     module: ast.Module, raw: Mapping[str, Any], entry: str, args: Sequence[Any]
 ) -> tuple[Observation, Observation]:
@@ -149,19 +167,30 @@ def eval_replace(value: Any, replacements: Mapping[str, str]) -> Any:
     return value
 
 
-def sweep_limit(base: ExecutionPlan, args: list[Any], limit: str, values: range, **room: int) -> None:
-    """Run ``main(*args)`` of ``base`` with policy limit ``limit`` at each of ``values`` (the other
-    limits: ``room``, else the default policy's) on both backends; every observable must agree,
-    and the sweep must cross the refusal point (some runs refused, some not)."""
+def sweep_limit(
+    base: ExecutionPlan,
+    args: Sequence[Any],
+    limit: str,
+    values: Iterable[int],
+    make_policy: Callable[..., Any] | None = None,
+    **room: int,
+) -> None:
+    """Run ``main(*args)`` of ``base`` with policy limit ``limit`` at each of ``values`` on both
+    backends (the policy: ``make_policy(limit=value)``, else the default policy with the other
+    limits at ``room``); every observable must agree, and the sweep must cross the refusal point
+    (some runs refused, some not)."""
     host = SandboxHost(backends={"optimized": backend()})
-    refused = 0
+    refused = total = 0
     for value in values:
-        plan = replace(base, policy=policy(**{**room, limit: value}))
-        reference = observe(host.execute(plan, "main", args))
-        optimized = observe(host.execute(plan, "main", args, backend="optimized"))
+        limits = {limit: value}
+        chosen = make_policy(**limits) if make_policy is not None else policy(**{**room, **limits})
+        plan = dataclasses.replace(base, policy=chosen)
+        reference = observe(host.execute(plan, "main", list(args)))
+        optimized = observe(host.execute(plan, "main", list(args), backend="optimized"))
         assert reference == optimized, (limit, value, differences(reference, optimized))
         refused += reference["error"] is not None
-    assert 0 < refused < len(values), "the sweep must cross the refusal point"
+        total += 1
+    assert 0 < refused < total, "the sweep must cross the refusal point"
 
 
 def assert_agree(pairs: Sequence[tuple[Observation, Observation]], what: str = "") -> None:

@@ -1,0 +1,49 @@
+"""Tampered-AST checks shared by the verifier tests of the owned forms (lists, strings).
+
+Why: the verifier must not trust the code generator, so each new form of generated code gets tests
+that rewrite one spot of a real generated module and expect ``bind`` (which verifies before it
+compiles) to refuse it, next to a test that the untouched module passes.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+import pytest
+
+from dotboxd.runtime.optimized.artifact import ArtifactKey, bind
+from dotboxd.runtime.optimized.codegen import GenOptions, generate
+from dotboxd.runtime.optimized.errors import VerifierFailure
+
+from .kernels import prepare
+
+
+class Generated:
+    """One kernel's plan, its generated module and the artifact key to bind it under."""
+
+    def __init__(self, text: str) -> None:
+        self.plan = prepare(text)
+        self.generated = generate(self.plan)
+        self.key = ArtifactKey.for_plan(self.plan, GenOptions())
+
+    def source(self) -> str:
+        return ast.unparse(self.generated.module)
+
+    def bind(self, module: ast.Module) -> None:
+        generated = self.generated
+        bind(self.plan, self.key, module, copy.deepcopy(generated.tables), generated.ir_nodes)
+
+    def bind_untampered(self) -> None:
+        self.bind(copy.deepcopy(self.generated.module))
+
+    def assert_rejected(self, rewrite: str, replacement: str) -> None:
+        """Replace the first ``rewrite`` in the module's source by ``replacement``: refused."""
+        source = self.source()
+        assert rewrite in source, rewrite
+        module = ast.parse(source.replace(rewrite, replacement, 1))
+        with pytest.raises(VerifierFailure):
+            self.bind(module)
+
+
+__all__ = ["Generated"]
