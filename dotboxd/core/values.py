@@ -105,6 +105,7 @@ def frozen_constructor(cls: type[_Record]) -> Callable[..., _Record]:
     twin = dataclasses.make_dataclass(
         f"_{cls.__name__}Builder",
         specs,
+        bases=cls.__bases__,  # a slotted base (e.g. ``host.settled.SettledLater``) keeps the layouts equal
         slots=True,
         eq=False,
         repr=False,

@@ -40,7 +40,7 @@ from dotboxd.core.types import to_type_ref
 from dotboxd.core.utf16 import close_scope, open_scope
 from dotboxd.core.values import Value, shape_of
 from dotboxd.runtime.audit import AuditTrail
-from dotboxd.runtime.context import RunContext, new_run_id, next_run_number, run_id_text, run_number_source
+from dotboxd.runtime.context import RunContext, next_run_number, run_id_text, run_number_source
 from dotboxd.runtime.errors import ErrorInfo, SandboxError
 from dotboxd.runtime.execution import NO_CALLS, EntryCall, RunRecord, failure_info
 from dotboxd.runtime.meter import ResourceUsage, fuel_only_usage
@@ -239,11 +239,20 @@ class FastLane:
         self._bound = bound
         return bound
 
-    def run(self, args: Sequence[object], run_id: str | None, finish: Finish[_Out]) -> _Out | None:
+    def run(
+        self,
+        args: Sequence[object],
+        run_id: str | None,
+        finish: Finish[_Out],
+        defer: Callable[[Value, ErrorInfo | None, Compact], _Out] | None = None,
+    ) -> _Out | None:
         """Run the entrypoint with ``args`` and hand the fields of its ``RunRecord``, in order, to
-        ``finish`` (the caller's result constructor: no intermediate record is built); None
-        (nothing done) when the plan is not compiled in the backend right now - the ordinary
-        path then compiles it."""
+        ``finish`` (the caller's result constructor: no intermediate record is built) - or, for a
+        run that consumed fuel only, its value, error and ``Compact`` form to ``defer`` when given
+        (a constructor that builds the rest from ``record`` when it is read: the per-event path of a
+        host). None (nothing done) when the plan is not compiled in the backend right now - the
+        ordinary path then compiles it. The run id of a run given none is taken as a number and
+        spelled only if it is read."""
         recent = self._recent.get(self.plan_id)
         if recent is None or recent[0] is not self.plan:
             return None
@@ -256,12 +265,14 @@ class FastLane:
             state = spares.pop()  # atomic: two threads never share a state
         except IndexError:
             state = LazyRunState(bound)
-        done = bound[1](args, new_run_id() if run_id is None else run_id, state)
+        done = bound[1](args, next_run_number() if run_id is None else run_id, state)
         if state.lazy is not None and len(spares) < _SPARES:  # never built: reusable
             state.lazy = ()
             spares.append(state)
         if len(done) == 9:
             return finish(*done)
+        if defer is not None:
+            return defer(done[1], done[2], done)  # type: ignore[arg-type]
         # a Compact (6 fields): ``record``, written out here - this is the per-event path of a host
         run_key, value, error, used, stamp, ran = done  # type: ignore[misc]
         text = run_key if type(run_key) is str else run_id_text(run_key)  # type: ignore[arg-type]

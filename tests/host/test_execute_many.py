@@ -73,7 +73,7 @@ def test_each_row_equals_a_separate_execute(backend: str, source: str, entry: st
     plan = host.prepare(source, policy)
     for _ in range(2):  # the first row compiles; the optimized fast lane takes the rest
         batch = host.execute_many(plan, entry, rows, backend=backend)
-        assert (batch._record_of is not None) == (backend == "optimized")
+        assert (batch._defer is not None) == (backend == "optimized")
         singles = [host.execute(plan, entry, row, backend=backend) for row in rows]
         assert len(batch) == len(rows)
         for got, expected in zip(batch, singles, strict=True):

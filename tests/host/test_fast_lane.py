@@ -58,8 +58,8 @@ class _Spy:
         self.taken += record is not None
         return record
 
-    def run(self, args: Sequence[object], run_id: str | None, finish: Any) -> Any:
-        result = self.lane.run(args, run_id, finish)
+    def run(self, args: Sequence[object], run_id: str | None, finish: Any, defer: Any = None) -> Any:
+        result = self.lane.run(args, run_id, finish, defer)
         self.taken += result is not None
         return result
 
