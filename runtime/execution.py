@@ -49,6 +49,7 @@ from dotboxd.core.values import (
     decode_typed,
     frozen_constructor,
     shape_of,
+    text_keyed_map,
     text_keyed_map_shape,
     utf16_len,
 )
@@ -253,8 +254,9 @@ def _collection_reader(ref: TypeRef, general: InputReader) -> InputReader | None
 def _text_keyed_map_reader(value_ok: _ElementTest, general: InputReader) -> InputReader:
     """The reader of a ``Map<String, scalar>`` input given as a dict (a host event with named
     fields): as ``_collection_reader``'s, and the map's shape is summed in the same pass over the
-    snapshot (``text_keyed_map_shape``) instead of being derived from every entry afterwards.
-    ASCII keys only: their UTF-16 length is their length."""
+    snapshot (``text_keyed_map_shape``, kept per key set) instead of being derived from every entry
+    afterwards; the map is built from the checked snapshot with its keys' tokens inlined
+    (``text_keyed_map``). ASCII keys only: their UTF-16 length is their length."""
 
     def read_map(raw: object) -> Value:
         if type(raw) is dict:
@@ -267,7 +269,7 @@ def _text_keyed_map_reader(value_ok: _ElementTest, general: InputReader) -> Inpu
                 units += size
                 if size > longest:
                     longest = size
-            return MapValue(pairs, text_keyed_map_shape(len(pairs), longest, units))
+            return text_keyed_map(pairs, text_keyed_map_shape(len(pairs), longest, units))
         return general(raw)
 
     return read_map

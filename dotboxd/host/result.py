@@ -331,13 +331,14 @@ def deferred_builder(
     """``result_of(plan, backend, record_of(compact))`` for a run known by a compact record (a fast
     lane's run that consumed fuel only), called as ``build(value, error, compact)``: the result
     stores ``ok``, ``value`` and ``error`` and keeps ``compact``; its other fields are settled from
-    ``record_of(compact)`` when one of them is first read (``host.settled``). Equal, field by field,
+    ``record_of(compact)`` when one of them is first read (``host.settled``). A full ``RunRecord``
+    (9 fields, every one immutable) may be given for ``compact``: it is its own record. Equal, field by field,
     to the eager result (``tests/host/test_result_builder.py``). One class call per result, as for
     ``result_builder``'s direct builder; where the retype is refused the result is built eagerly."""
     identity = (plan.module_hash, plan.plan_hash, plan.policy_hash)
 
     def settle(compact: Any) -> tuple[Any, ...]:
-        return _field_values(identity, backend, record_of(compact))
+        return _field_values(identity, backend, compact if len(compact) == 9 else record_of(compact))
 
     twin = new_execution_result
     if twin is not ExecutionResult and isinstance(twin, type):

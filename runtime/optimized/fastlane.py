@@ -253,14 +253,15 @@ class FastLane:
         finish: Finish[_Out],
         defer: Callable[[Value, ErrorInfo | None, Compact], _Out] | None = None,
     ) -> _Out | None:
-        """``run`` for any artifact: run the entrypoint with ``args`` and hand the fields of its ``RunRecord``, in order, to
-        ``finish`` (the caller's result constructor: no intermediate record is built) - or, for a
-        run that consumed fuel only, its value, error and ``Compact`` form to ``defer`` when given
-        (a constructor that builds the rest from ``record`` when it is read: the per-event path of a
-        host). None (nothing done) when the plan is not compiled in the backend right now - the
-        ordinary path then compiles it. The run id of a run given none is taken as a number and
-        spelled only if it is read. ``run`` is this method until an artifact is bound whose entry
-        needs no per-run setup; it is then that artifact's own closure (``_runner``)."""
+        """``run`` for any artifact: run the entrypoint with ``args`` and hand the fields of its
+        ``RunRecord``, in order, to ``finish`` (the caller's result constructor: no intermediate
+        record is built) - or its value, error and ``RunRecord`` (``Compact`` form for a run that
+        consumed fuel only) to ``defer`` when given (a constructor that builds the rest from them,
+        through ``record`` for a compact one, when it is read: the per-event path of a host). None
+        (nothing done) when the plan is not compiled in the backend right now - the ordinary path
+        then compiles it. The run id of a run given none is taken as a number and spelled only if
+        it is read. ``run`` is this method until an artifact is bound whose entry needs no per-run
+        setup; it is then that artifact's own closure (``_runner``)."""
         recent = self._recent.get(self.plan_id)
         if recent is None or recent[0] is not self.plan:
             return None
@@ -277,10 +278,10 @@ class FastLane:
         if state.lazy is not None and len(spares) < _SPARES:  # never built: reusable
             state.lazy = ()
             spares.append(state)
-        if len(done) == 9:
-            return finish(*done)
         if defer is not None:
             return defer(done[1], done[2], done)  # type: ignore[arg-type]
+        if len(done) == 9:
+            return finish(*done)
         return self.record(done, finish)  # type: ignore[arg-type]
 
     def __call__(self, args: Sequence[object], run_id: str | None = None) -> RunRecord | None:
@@ -470,7 +471,8 @@ class FastLane:
             except Exception as exc:
                 error = failure_info(exc)
             if state.lazy is None:  # that run built its context: close it (the state is its own)
-                return finish(*close(state, value, error, fuel, ran))
+                record = close(state, value, error, fuel, ran)
+                return finish(*record) if defer is None else defer(record[1], record[2], record)  # type: ignore[arg-type]
             state.lazy = ()
             state.work = 0
             if len(spares) < _SPARES:

@@ -106,6 +106,29 @@ def test_deferred_result_settles_to_the_eager_result(args: Any, first: str) -> N
     assert result.to_json() == expected.to_json() and result.fuel_used == expected.fuel_used
 
 
+_EVENT = (
+    'module "e" version "1.0.0";\nentrypoint fn check(ev Map<String, I32>) -> Bool '
+    '{ return map.get(ev, "hp") > 0 && map.get(ev, "level") >= 10; }\n'
+)
+
+
+@pytest.mark.parametrize("event", [{"hp": 3, "level": 12}, {"hp": 0, "level": 12}, {"level": 1}, {"hp": "x"}])
+def test_deferred_result_of_a_run_that_built_its_context(event: dict[str, Any]) -> None:
+    """A lane run that needed its meter (a charged map input, text literals) ends with a full
+    ``RunRecord``; its result is deferred too and settles to ``result_of`` of that record."""
+    host = SandboxHost(backends={"optimized": OptimizedBackend(cache=ArtifactCache(capacity=4))})
+    plan = host.prepare(_EVENT)
+    host.execute(plan, "check", [{"hp": 1, "level": 1}], backend="optimized")  # compiles
+    result = host.execute(plan, "check", [event], backend="optimized")
+    assert _is_deferred(result)
+    record = object.__getattribute__(result, "_pending")
+    assert len(record) == 9, "a full run record"
+    expected = result_of(plan, "optimized", record)
+    for name in _NAMES:
+        assert getattr(result, name) == getattr(expected, name), name
+    assert result == expected and result.to_json() == expected.to_json()
+
+
 def test_deferred_result_given_a_run_id_keeps_it() -> None:
     host, plan = _deferred_host()
     result = host.execute(plan, "check", [7, 12], backend="optimized", run_id="host-run-1")
