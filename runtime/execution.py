@@ -450,6 +450,7 @@ class EntryCall:
         "entrypoint",
         "facts",
         "gated",
+        "int_ranges",
         "known",
         "plan",
         "read_inputs",
@@ -473,15 +474,20 @@ class EntryCall:
         self.arity = 0
         self.read_inputs: AllInputs = _all_inputs((), (), entrypoint)
         self.charged: tuple[int, ...] = ()
+        self.int_ranges: tuple[tuple[int, int], ...] | None = None
+        """When every parameter is an integer: each one's accepted range. For an input row that is
+        a list or tuple of as many exact ``int`` values in these ranges, ``read_inputs`` gives those
+        very values (its first test), so a caller may test such a row inline and skip the call."""
         self.bounds: tuple[tuple[int, str, int, int], ...] = ()
         if info is not None and self.known:
             refs = [to_type_ref(t) for t in info.parameter_types]
             self.arity = len(refs)
+            ranges = tuple(_integer_range(ref) for ref in refs)
             self.read_inputs = _all_inputs(
-                tuple(_input_reader(ref, encoding) for ref in refs),
-                tuple(_integer_range(ref) for ref in refs),
-                entrypoint,
+                tuple(_input_reader(ref, encoding) for ref in refs), ranges, entrypoint
             )
+            if all(limits is not None for limits in ranges):
+                self.int_ranges = tuple(limits for limits in ranges if limits is not None)
             self.charged = tuple(i for i, ref in enumerate(refs) if ref.name not in _SCALAR_INPUT_TYPES)
             declared = plan.policy.input_bounds.get(entrypoint) or {}
             self.bounds = tuple(

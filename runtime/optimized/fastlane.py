@@ -350,6 +350,11 @@ class FastLane:
         audit_clock, return_type, backend_name = self.audit_clock, self.return_type, self.backend_name
         lane = self
         monotonic = _monotonic
+        # one or two integer parameters (a predicate over an event's numbers): the rows that
+        # ``read_inputs`` would give back as they are are tested inline (``EntryCall.int_ranges``)
+        ranges = self.entry.int_ranges
+        ints = len(ranges) if ranges is not None and len(ranges) in (1, 2) else 0
+        (lo0, hi0), (lo1, hi1) = (ranges[0], ranges[-1]) if ranges and ints else ((0, -1), (0, -1))
 
         def one(args: Sequence[object], run_key: RunKey, lazy: LazyRunState) -> LaneRecord:
             state: RunState
@@ -418,10 +423,24 @@ class FastLane:
                 error: ErrorInfo | None = None
                 ran = False
                 try:
-                    values = read_inputs(args)
+                    values = None
+                    cls = type(args)
+                    if ints and (cls is list or cls is tuple) and len(args) == ints:
+                        a0, a1 = args[0], args[-1]  # the same input twice for one parameter
+                        if not (
+                            type(a0) is int and lo0 <= a0 <= hi0 and type(a1) is int and lo1 <= a1 <= hi1
+                        ):
+                            values = read_inputs(args)
+                    else:
+                        values = read_inputs(args)
                     state.lazy = (lane, run_key, monotonic())  # the run starts: see ``_runner``
                     ran = True
-                    value, fuel = function(state, fuel, depth_left, 0, *values)
+                    if values is not None:
+                        value, fuel = function(state, fuel, depth_left, 0, *values)
+                    elif ints == 2:
+                        value, fuel = function(state, fuel, depth_left, 0, a0, a1)
+                    else:
+                        value, fuel = function(state, fuel, depth_left, 0, a0)
                 except Exception as exc:
                     error = failure_info(exc)
                 if state.lazy is None:  # that run built its context: the next needs a new state
@@ -464,10 +483,22 @@ class FastLane:
             fuel = max_fuel
             ran = False
             try:
-                values = read_inputs(args)
+                values = None
+                cls = type(args)
+                if ints and (cls is list or cls is tuple) and len(args) == ints:
+                    a0, a1 = args[0], args[-1]  # the same input twice for one parameter
+                    if not (type(a0) is int and lo0 <= a0 <= hi0 and type(a1) is int and lo1 <= a1 <= hi1):
+                        values = read_inputs(args)
+                else:
+                    values = read_inputs(args)
                 state.lazy = (lane, run_key, monotonic())  # the run starts: see ``_runner``
                 ran = True
-                value, fuel = function(state, fuel, depth_left, 0, *values)
+                if values is not None:
+                    value, fuel = function(state, fuel, depth_left, 0, *values)
+                elif ints == 2:
+                    value, fuel = function(state, fuel, depth_left, 0, a0, a1)
+                else:
+                    value, fuel = function(state, fuel, depth_left, 0, a0)
             except Exception as exc:
                 error = failure_info(exc)
             if state.lazy is None:  # that run built its context: close it (the state is its own)

@@ -38,6 +38,7 @@ BACKENDS = ("reference", "optimized")
 # good rows, refused inputs (type, range, arity, not a sequence), one per kind
 PRED_ROWS: list[Any] = [[7, 12], [0, 12], ["7", 1], [2**31, 1], [7], [7, 12, 1], "ab", [-3, 10], [True, 10]]
 LOOP_ROWS: list[Any] = [[0], [5], [3], [100_000], [2000], [-1]]  # 3: division by zero; 100000: fuel
+LOOP_ROWS += [(4,), [2**31], [True], [], [1, 2], ["5"]]  # a tuple row, then refused inputs
 
 
 def _host(**options: Any) -> SandboxHost:
