@@ -178,7 +178,9 @@ def test_fast_lane_inputs_fail_and_pass_as_on_the_ordinary_path(args: Any) -> No
 
 
 ONE_I64 = 'module "o" version "1.0.0";\nentrypoint fn main(n I64) -> Bool { return n > 3L; }\n'
-MIXED = 'module "m" version "1.0.0";\nentrypoint fn main(n I64, k I32) -> Bool { return n > numeric.toI64(k); }\n'
+MIXED = (
+    'module "m" version "1.0.0";\nentrypoint fn main(n I64, k I32) -> Bool { return n > numeric.toI64(k); }\n'
+)
 
 
 @pytest.mark.parametrize(
