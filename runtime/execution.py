@@ -601,26 +601,53 @@ class EntryCall:
         if error is not None:
             value = None
         commands = run.finish_commands(error is None)
+        if not run.observers:
+            return self.closed_record(
+                run, value, error, return_type, executed_by, self.facts.audit_clock(), commands
+            )
         meter = run.meter
         usage = meter.usage(self.facts.usage_memo)
         calls = meter.calls_by_binding
-        if run.observers:
-            events = self._observed_summary(run, executed_by, error, usage)
-        else:
-            # nobody watches live: the RunSummary is built on first read, from what is fixed now
-            log = run.audit_log
-            logged = log.events if log is not None else ()
-            events = AuditTrail(
-                logged,
-                self.summary_builder,
-                (run.run_id, self.facts.audit_clock(), len(logged), executed_by, error, usage),
-            )
         return (
             run.run_id,
             value,
             error,
             usage,
-            events,
+            self._observed_summary(run, executed_by, error, usage),
+            commands,
+            MappingProxyType(dict(calls)) if calls else NO_CALLS,
+            return_type,
+            executed_by,
+        )
+
+    def closed_record(
+        self,
+        run: RunContext,
+        value: Value,
+        error: ErrorInfo | None,
+        return_type: SandboxType | None,
+        executed_by: str,
+        stamp: float,
+        commands: tuple[Command, ...],
+    ) -> RunRecord:
+        """The record of an unobserved run that ``finish`` closed at ``stamp`` (on the audit clock)
+        with ``commands`` handed over (``value`` None when it failed). Everything it reads - the
+        meter's counters, the audit log - is fixed once the run has ended, so it may be called then
+        or later (the optimized fast lane builds a deferred result's record on first read)."""
+        meter = run.meter
+        usage = meter.usage(self.facts.usage_memo)
+        calls = meter.calls_by_binding
+        # nobody watches live: the RunSummary is built on first read, from what is fixed now
+        log = run.audit_log
+        logged = log.events if log is not None else ()
+        return (
+            run.run_id,
+            value,
+            error,
+            usage,
+            AuditTrail(
+                logged, self.summary_builder, (run.run_id, stamp, len(logged), executed_by, error, usage)
+            ),
             commands,
             MappingProxyType(dict(calls)) if calls else NO_CALLS,
             return_type,

@@ -126,13 +126,21 @@ Compact = tuple[RunKey, Value, ErrorInfo | None, int, float, bool]
 key, value (None when it failed), error, fuel used, ``RunSummary`` timestamp, and whether the
 compiled function was entered (then the run was executed by ``optimized``)."""
 
-LaneRecord = RunRecord | Compact
-"""What one run of the lane leaves: a full ``RunRecord`` when it built its run context, else the
-``Compact`` form (9 fields and 6: ``len`` tells them apart)."""
+Closed = tuple["RunContext", Value, "ErrorInfo | None", Any, str, float, tuple[Any, ...]]
+"""A run that built its run context, ended and closed (its fuel settled, its commands handed over,
+its ``RunSummary`` timestamp read) but whose ``RunRecord`` is read from its context only when wanted
+(``EntryCall.closed_record``, through ``FastLane.record``): run, value, error, return type, executed
+by, timestamp, commands. A deferred result keeps it, and with it the run's context, until read."""
+
+LaneRecord = RunRecord | Compact | Closed
+"""What one run of the lane leaves: a full ``RunRecord`` when it built its run context (or its
+``Closed`` form, when asked), else the ``Compact`` form (9, 7 or 6 fields: ``len`` tells them
+apart)."""
 
 
-OneRun = Callable[[Sequence[object], RunKey, LazyRunState], LaneRecord]
-"""One row's run against one artifact (``FastLane._runner``)."""
+OneRun = Callable[[Sequence[object], RunKey, LazyRunState, bool], LaneRecord]
+"""One row's run against one artifact (``FastLane._runner``); the flag asks for a ``Closed`` form
+instead of a full record if the run builds its context."""
 
 ManyRuns = Callable[[Iterator[Sequence[object]], bool, _Bound], list[LaneRecord]]
 """Every row's run against one artifact, stopping after a failed row if asked (``FastLane._runner``)."""
@@ -274,7 +282,7 @@ class FastLane:
             state = spares.pop()  # atomic: two threads never share a state
         except IndexError:
             state = LazyRunState(bound)
-        done = bound[1](args, next_run_number() if run_id is None else run_id, state)
+        done = bound[1](args, next_run_number() if run_id is None else run_id, state, defer is not None)
         if state.lazy is not None and len(spares) < _SPARES:  # never built: reusable
             state.lazy = ()
             spares.append(state)
@@ -306,7 +314,7 @@ class FastLane:
         state = LazyRunState(bound)
         if stop_on_error:
             for args in rows:
-                record = one(args, next_run_number(), state)
+                record = one(args, next_run_number(), state, False)  # rows keep no run context
                 keep(record)
                 if state.lazy is None:
                     state = LazyRunState(bound)  # that run built its context: the next needs a new state
@@ -314,7 +322,7 @@ class FastLane:
                     break
             return done
         for args in rows:
-            keep(one(args, next_run_number(), state))
+            keep(one(args, next_run_number(), state, False))
             if state.lazy is None:
                 state = LazyRunState(bound)
         return done
@@ -356,7 +364,9 @@ class FastLane:
         ints = len(ranges) if ranges is not None and len(ranges) in (1, 2) else 0
         (lo0, hi0), (lo1, hi1) = (ranges[0], ranges[-1]) if ranges and ints else ((0, -1), (0, -1))
 
-        def one(args: Sequence[object], run_key: RunKey, lazy: LazyRunState) -> LaneRecord:
+        def one(
+            args: Sequence[object], run_key: RunKey, lazy: LazyRunState, later: bool = False
+        ) -> LaneRecord:
             state: RunState
             if charged:
                 started = monotonic()
@@ -390,7 +400,9 @@ class FastLane:
                 if scoped:
                     close_scope()
             if state.lazy is None:  # the run built its context (or had it from the start): close it
-                return close(state, value, error, fuel, ran)
+                return (
+                    closed(state, value, error, fuel, ran) if later else close(state, value, error, fuel, ran)
+                )
             lazy.work = 0
             if error is not None:  # nothing was charged: it failed before, or without, any stub
                 return (run_key, None, error, 0, audit_clock(), ran)
@@ -404,6 +416,28 @@ class FastLane:
                 meter.fuel_used = max_fuel - fuel
                 meter.exit_call()
             return finish_run(run, value, error, return_type, "optimized" if ran else backend_name)
+
+        def closed(state: RunState, value: Value, error: ErrorInfo | None, fuel: int, ran: bool) -> Closed:
+            """``close`` up to the point where everything the record holds is fixed: the fuel is
+            settled, the commands handed over and the timestamp read, as ``EntryCall.finish`` does;
+            the usage and audit trail are read from the context later (``FastLane.record``)."""
+            run = state.run
+            if error is None:
+                meter = run.meter
+                meter.fuel_used = max_fuel - fuel
+                meter.exit_call()
+            else:
+                value = None
+            executed_by = "optimized" if ran else backend_name
+            return (
+                run,
+                value,
+                error,
+                return_type,
+                executed_by,
+                audit_clock(),
+                run.finish_commands(error is None),
+            )
 
         if charged or scoped or check_bounds is not None:
             return one, None, None
@@ -518,11 +552,15 @@ class FastLane:
 
         return one, many, run
 
-    def record(self, compact: Compact, finish: Finish[_Out] | None = None) -> _Out:
+    def record(self, compact: Compact | Closed, finish: Finish[_Out] | None = None) -> _Out:
         """The ``RunRecord`` fields of a compact run, handed to ``finish`` (default: the record
         itself): what ``EntryCall.finish`` gives for a run that consumed fuel only (the shared
         usage record, no commands, no binding calls, an audit trail of just its ``RunSummary``,
-        built when read)."""
+        built when read). A ``Closed`` run's record is read from its context
+        (``EntryCall.closed_record``)."""
+        if len(compact) == 7:
+            record = self.entry.closed_record(*compact)
+            return (finish or _as_record)(*record)
         run_key, value, error, used, stamp, ran = compact
         run_id = run_key if type(run_key) is str else run_id_text(run_key)  # type: ignore[arg-type]
         usage = fuel_only_usage(self.usage_memo, used, self.max_fuel)

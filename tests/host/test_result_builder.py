@@ -114,19 +114,30 @@ _EVENT = (
 
 @pytest.mark.parametrize("event", [{"hp": 3, "level": 12}, {"hp": 0, "level": 12}, {"level": 1}, {"hp": "x"}])
 def test_deferred_result_of_a_run_that_built_its_context(event: dict[str, Any]) -> None:
-    """A lane run that needed its meter (a charged map input, text literals) ends with a full
-    ``RunRecord``; its result is deferred too and settles to ``result_of`` of that record."""
+    """A lane run that needed its meter (a charged map input, text literals) ends closed but with
+    its record unread (``fastlane.Closed``: the run's context is read when the result is); settled,
+    it is the record's eager result, and the ordinary path's result but for the run id."""
     host = SandboxHost(backends={"optimized": OptimizedBackend(cache=ArtifactCache(capacity=4))})
+    ordinary = SandboxHost(
+        backends={"optimized": OptimizedBackend(cache=ArtifactCache(capacity=4))}, fast_lanes=False
+    )
     plan = host.prepare(_EVENT)
     host.execute(plan, "check", [{"hp": 1, "level": 1}], backend="optimized")  # compiles
     result = host.execute(plan, "check", [event], backend="optimized")
     assert _is_deferred(result)
-    record = object.__getattribute__(result, "_pending")
-    assert len(record) == 9, "a full run record"
-    expected = result_of(plan, "optimized", record)
+    closed = object.__getattribute__(result, "_pending")
+    assert len(closed) == 7, "a closed run, its record not read yet"
+    lane = host._dispatch[(id(plan), "check", "optimized", "python")].fast
+    assert lane is not None
+    expected = result_of(plan, "optimized", lane.record(closed))
     for name in _NAMES:
         assert getattr(result, name) == getattr(expected, name), name
     assert result == expected and result.to_json() == expected.to_json()
+    plain = ordinary.execute(plan, "check", [event], backend="optimized")
+    assert {k: v for k, v in result.to_json().items() if k != "runId"} == {
+        k: v for k, v in plain.to_json().items() if k != "runId"
+    }
+    assert result.audit_events[-1].fields == plain.audit_events[-1].fields
 
 
 def test_deferred_result_given_a_run_id_keeps_it() -> None:
