@@ -206,6 +206,25 @@ def _concat(exact: Stub) -> Stub:
     return stub
 
 
+def text_literal(exact: Stub) -> Stub:
+    """``_s_text``, a text literal evaluated: a new value charged as one (its shape: one node, its
+    text), settled at once (``Meter.settle_value`` with no allocation besides the shape's text, as
+    ``Meter.shape`` charges it) when everything fits. Otherwise - and whenever an owned list's adds
+    wait to be settled by ``sync`` (``stubs.settle_owned``), which the meter's counters must include
+    first - the exact stub (``stubs.text``). A host event's predicate evaluates its field names so."""
+
+    def stub(state: Any, f: int, lref: int, site: int, index: int) -> tuple[Value, int]:
+        value, shape = state.texts[index]
+        nodes = shape.nodes
+        walk = _WALK_FUEL[nodes] if nodes < _TABLED else _walk_fuel(nodes)
+        after = f - state.totals[site] - walk
+        if state.owned is None and state.meter.settle_value(after, 1 if walk else 0, 0, shape):
+            return value, after
+        return exact(state, f, lref, site, index)
+
+    return stub
+
+
 def concat_charges(exact: Callable[..., int]) -> Callable[..., int]:
     """``_concat`` without building the text, for ``s = string.concatBudgeted(s, x)``, which the
     generated code finishes with ``s = s + x`` (an in-place append when ``s`` is the text's only
@@ -332,4 +351,4 @@ FAST_PATHS: Mapping[str, Callable[[Stub], Stub]] = MappingProxyType(_fast_paths(
 """Built-in name -> a wrapper that takes the exact stub and returns the fast one."""
 
 
-__all__ = ["FAST_FORMS", "FAST_PATHS", "concat_charges", "list_item", "list_size"]
+__all__ = ["FAST_FORMS", "FAST_PATHS", "concat_charges", "list_item", "list_size", "text_literal"]
