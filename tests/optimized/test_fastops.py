@@ -309,7 +309,7 @@ literals = st.one_of(
 )
 
 
-@settings(max_examples=400)
+@settings(max_examples=250)
 @given(
     literal=literals,
     lim=limits,
