@@ -337,7 +337,8 @@ class FastLane:
 
         ``lazy`` is the state to run with; it is left unarmed when inputs with a shape are charged
         (the run then needs its meter from the start and gets an ordinary state). The result is
-        the run's ``RunRecord`` when it built its context, else its ``Compact`` form.
+        the run's ``RunRecord`` when it built its context (its ``Closed`` form if ``later``: the
+        caller defers the result), else its ``Compact`` form.
 
         A run without charged inputs has scalar inputs only, read in constant time: its clock
         starts once they are read (and checked), so the deadline check before the first statement
@@ -536,8 +537,10 @@ class FastLane:
             except Exception as exc:
                 error = failure_info(exc)
             if state.lazy is None:  # that run built its context: close it (the state is its own)
-                record = close(state, value, error, fuel, ran)
-                return finish(*record) if defer is None else defer(record[1], record[2], record)  # type: ignore[arg-type]
+                if defer is None:
+                    return finish(*close(state, value, error, fuel, ran))
+                held = closed(state, value, error, fuel, ran)
+                return defer(held[1], held[2], held)  # type: ignore[arg-type]
             state.lazy = ()
             state.work = 0
             if len(spares) < _SPARES:
