@@ -564,7 +564,7 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_capm": reserve,
         "_s_tick": tick,
         "_s_lback": give_back,
-        "_s_text": text_literal(text),
+        "_s_text": text_literal(text, sync),
         "_s_ceq": composite_equal,
         "_s_bind": binding,
         "_s_cat": concat_charges(concat_charges_exact),

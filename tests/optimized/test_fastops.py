@@ -292,7 +292,7 @@ def _literal_state(lim: MeterLimits, flags: tuple[int, bool, bool], literal: Val
     state = _state(lim, *flags)
     state.texts = ((literal, shape_of(literal)),)
     if owned:  # an owned list with one add not settled yet: ``sync`` charges it before the text
-        state.owned = [[1, 2, 3], 2]
+        state.owned = [[1, 2, 3], 2]  # (the fast path must sync as the exact stub does)
     return state
 
 
