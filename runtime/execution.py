@@ -49,6 +49,7 @@ from dotboxd.core.values import (
     decode_typed,
     frozen_constructor,
     shape_of,
+    text_keyed_map,
     text_keyed_map_shape,
     utf16_len,
 )
@@ -253,8 +254,9 @@ def _collection_reader(ref: TypeRef, general: InputReader) -> InputReader | None
 def _text_keyed_map_reader(value_ok: _ElementTest, general: InputReader) -> InputReader:
     """The reader of a ``Map<String, scalar>`` input given as a dict (a host event with named
     fields): as ``_collection_reader``'s, and the map's shape is summed in the same pass over the
-    snapshot (``text_keyed_map_shape``) instead of being derived from every entry afterwards.
-    ASCII keys only: their UTF-16 length is their length."""
+    snapshot (``text_keyed_map_shape``, kept per key set) instead of being derived from every entry
+    afterwards; the map is built from the checked snapshot with its keys' tokens inlined
+    (``text_keyed_map``). ASCII keys only: their UTF-16 length is their length."""
 
     def read_map(raw: object) -> Value:
         if type(raw) is dict:
@@ -267,7 +269,7 @@ def _text_keyed_map_reader(value_ok: _ElementTest, general: InputReader) -> Inpu
                 units += size
                 if size > longest:
                     longest = size
-            return MapValue(pairs, text_keyed_map_shape(len(pairs), longest, units))
+            return text_keyed_map(pairs, text_keyed_map_shape(len(pairs), longest, units))
         return general(raw)
 
     return read_map
@@ -448,6 +450,7 @@ class EntryCall:
         "entrypoint",
         "facts",
         "gated",
+        "int_ranges",
         "known",
         "plan",
         "read_inputs",
@@ -471,15 +474,20 @@ class EntryCall:
         self.arity = 0
         self.read_inputs: AllInputs = _all_inputs((), (), entrypoint)
         self.charged: tuple[int, ...] = ()
+        self.int_ranges: tuple[tuple[int, int], ...] | None = None
+        """When every parameter is an integer: each one's accepted range. For an input row that is
+        a list or tuple of as many exact ``int`` values in these ranges, ``read_inputs`` gives those
+        very values (its first test), so a caller may test such a row inline and skip the call."""
         self.bounds: tuple[tuple[int, str, int, int], ...] = ()
         if info is not None and self.known:
             refs = [to_type_ref(t) for t in info.parameter_types]
             self.arity = len(refs)
+            ranges = tuple(_integer_range(ref) for ref in refs)
             self.read_inputs = _all_inputs(
-                tuple(_input_reader(ref, encoding) for ref in refs),
-                tuple(_integer_range(ref) for ref in refs),
-                entrypoint,
+                tuple(_input_reader(ref, encoding) for ref in refs), ranges, entrypoint
             )
+            if all(limits is not None for limits in ranges):
+                self.int_ranges = tuple(limits for limits in ranges if limits is not None)
             self.charged = tuple(i for i, ref in enumerate(refs) if ref.name not in _SCALAR_INPUT_TYPES)
             declared = plan.policy.input_bounds.get(entrypoint) or {}
             self.bounds = tuple(
@@ -593,26 +601,53 @@ class EntryCall:
         if error is not None:
             value = None
         commands = run.finish_commands(error is None)
+        if not run.observers:
+            return self.closed_record(
+                run, value, error, return_type, executed_by, self.facts.audit_clock(), commands
+            )
         meter = run.meter
         usage = meter.usage(self.facts.usage_memo)
         calls = meter.calls_by_binding
-        if run.observers:
-            events = self._observed_summary(run, executed_by, error, usage)
-        else:
-            # nobody watches live: the RunSummary is built on first read, from what is fixed now
-            log = run.audit_log
-            logged = log.events if log is not None else ()
-            events = AuditTrail(
-                logged,
-                self.summary_builder,
-                (run.run_id, self.facts.audit_clock(), len(logged), executed_by, error, usage),
-            )
         return (
             run.run_id,
             value,
             error,
             usage,
-            events,
+            self._observed_summary(run, executed_by, error, usage),
+            commands,
+            MappingProxyType(dict(calls)) if calls else NO_CALLS,
+            return_type,
+            executed_by,
+        )
+
+    def closed_record(
+        self,
+        run: RunContext,
+        value: Value,
+        error: ErrorInfo | None,
+        return_type: SandboxType | None,
+        executed_by: str,
+        stamp: float,
+        commands: tuple[Command, ...],
+    ) -> RunRecord:
+        """The record of an unobserved run that ``finish`` closed at ``stamp`` (on the audit clock)
+        with ``commands`` handed over (``value`` None when it failed). Everything it reads - the
+        meter's counters, the audit log - is fixed once the run has ended, so it may be called then
+        or later (the optimized fast lane builds a deferred result's record on first read)."""
+        meter = run.meter
+        usage = meter.usage(self.facts.usage_memo)
+        calls = meter.calls_by_binding
+        # nobody watches live: the RunSummary is built on first read, from what is fixed now
+        log = run.audit_log
+        logged = log.events if log is not None else ()
+        return (
+            run.run_id,
+            value,
+            error,
+            usage,
+            AuditTrail(
+                logged, self.summary_builder, (run.run_id, stamp, len(logged), executed_by, error, usage)
+            ),
             commands,
             MappingProxyType(dict(calls)) if calls else NO_CALLS,
             return_type,

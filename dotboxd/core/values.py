@@ -27,6 +27,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import islice
 from typing import Any, Protocol, TypeAlias, TypeVar
 
@@ -105,6 +106,7 @@ def frozen_constructor(cls: type[_Record]) -> Callable[..., _Record]:
     twin = dataclasses.make_dataclass(
         f"_{cls.__name__}Builder",
         specs,
+        bases=cls.__bases__,  # a slotted base (e.g. ``host.settled.SettledLater``) keeps the layouts equal
         slots=True,
         eq=False,
         repr=False,
@@ -264,14 +266,28 @@ def flat_map_shape(count: int) -> Shape:
     return new_shape(1 + 2 * count, count, 0, count, 1, 0, 0)
 
 
+@lru_cache(maxsize=256)
 def text_keyed_map_shape(count: int, longest_key: int, key_units: int) -> Shape:
     """The shape of a map of ``count`` text keys and scalar values, whose longest key has
     ``longest_key`` UTF-16 units and whose keys have ``key_units`` in all: what ``_combine`` gives
     for those children (each key a text node, each value a scalar one), without walking them. A
-    host event (``Map<String, I32>``) is such a map, converted once per call."""
+    host event (``Map<String, I32>``) is such a map, converted once per call; the events of one
+    stream mostly have the same few key sets, so the (immutable) shapes are kept by their three
+    numbers instead of being built per event."""
     if count == 0:
         return flat_map_shape(0)
     return new_shape(1 + 2 * count, count, 0, count, 1, longest_key, 2 * key_units)
+
+
+def text_keyed_map(pairs: Iterable[tuple[str, Value]], shape: Shape) -> MapValue:
+    """The map of ``pairs`` - distinct ``str`` keys, values that are not ``str`` - whose shape the
+    caller has summed (``text_keyed_map_shape``): ``MapValue(pairs, shape)`` without its per-key
+    ``key_token`` calls and frozen stores (a host event is converted once per call)."""
+    with _EMPTY_ENTRIES.mutate() as building:
+        for key, value in pairs:
+            building[(str, key)] = (key, value)  # key_token, inlined
+        entries = building.finish()
+    return MapValue._from_entries(entries, shape)
 
 
 def _combine(children: Iterable[Shape], count: int, is_map: bool) -> Shape:

@@ -4,7 +4,8 @@ Why lazily: an event stream runs one small kernel per row, and the ``ExecutionRe
 17-field record, its usage record, its audit trail) costs more than the run itself. A row that ran
 on the optimized backend's fast lane and consumed only fuel is kept in a compact form (run id
 number, value, error, fuel used, summary timestamp) and turned into its ``ExecutionResult`` - equal
-to the one ``execute`` would have returned for that run - on first read; ``values()`` and
+to the one ``execute`` would have returned for that run - on first read (and that result builds its
+usage, audit trail and run id text only when they are read: ``host.settled``); ``values()`` and
 ``errors()`` read the compact form directly. Every other row is an ``ExecutionResult`` from the
 start.
 """
@@ -12,16 +13,12 @@ start.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
 from dotboxd.core.values import Value
-from dotboxd.host.result import ExecutionResult, ResultBuilder, result_builder
+from dotboxd.host.result import DeferredBuilder, ExecutionResult, ResultBuilder
 from dotboxd.runtime.errors import ErrorInfo
-from dotboxd.validator.plan import ExecutionPlan
-
-RecordOf = Callable[[Any, ResultBuilder], ExecutionResult]
-"""Turns a compact row into its result, through the builder given (``FastLane.record``)."""
 
 
 class BatchResults(Sequence[ExecutionResult]):
@@ -31,14 +28,15 @@ class BatchResults(Sequence[ExecutionResult]):
     failed row) and ``errors()`` every row's error (None for a row that succeeded), without building
     the result objects."""
 
-    __slots__ = ("_build", "_lock", "_record_of", "_rows")
+    __slots__ = ("_build", "_defer", "_lock", "_rows")
 
-    def __init__(
-        self, plan: ExecutionPlan, backend: str, rows: list[Any], record_of: RecordOf | None
-    ) -> None:
-        self._build = result_builder(plan, backend)
-        self._rows = rows  # ExecutionResult, a lane's full RunRecord (9 fields) or compact row (6)
-        self._record_of = record_of
+    def __init__(self, rows: list[Any], build: ResultBuilder | None, defer: DeferredBuilder | None) -> None:
+        """``rows``: per row an ``ExecutionResult``, a lane's full ``RunRecord`` (9 fields, made a
+        result by ``build``) or compact row (6, made one by ``defer``): the entry's builders
+        (``sandbox_host._Dispatch``), None when every row is a result."""
+        self._build = build
+        self._rows = rows
+        self._defer = defer
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -52,10 +50,11 @@ class BatchResults(Sequence[ExecutionResult]):
             row = self._rows[index]
             if type(row) is not ExecutionResult:
                 if len(row) == 9:
+                    assert self._build is not None
                     row = self._build(*row)
                 else:
-                    assert self._record_of is not None
-                    row = self._record_of(row, self._build)
+                    assert self._defer is not None
+                    row = self._defer(row[1], row[2], row)
                 self._rows[index] = row
             return row
 

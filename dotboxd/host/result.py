@@ -14,6 +14,7 @@ from typing import Any
 
 from dotboxd.core.types import SandboxType, to_type_ref
 from dotboxd.core.values import Value, encode_typed, frozen_constructor
+from dotboxd.host.settled import SettledLater
 from dotboxd.runtime.audit import AuditEvent, Observer
 from dotboxd.runtime.command_batch import apply_batch
 from dotboxd.runtime.commands import Command
@@ -24,7 +25,7 @@ from dotboxd.validator.plan import ExecutionPlan
 
 
 @dataclass(frozen=True, slots=True)
-class ExecutionResult:
+class ExecutionResult(SettledLater):
     """The outcome of ``SandboxHost.execute``: a value or a sanitized error, never both.
 
     ``audit_events`` is the run's events in order (an immutable sequence equal to the tuple of the
@@ -37,6 +38,10 @@ class ExecutionResult:
     ``dotboxd.runtime.command_batch``) and ``commands_applied`` how many that is. ``backend`` is the backend the host was asked for; ``executed_by`` the
     execution tier that actually ran the entrypoint (``reference`` when an optimized backend fell
     back or ran a cold plan interpreted; empty when no run started).
+
+    A result of a run that consumed fuel only may hold its fields other than ``ok``, ``value`` and
+    ``error`` as its run's compact record until one of them is first read (``deferred_builder``,
+    ``host.settled``): nothing a host can observe tells it from one built with every field.
     """
 
     ok: bool
@@ -118,16 +123,30 @@ def result_of(
     """The result of one run of ``plan`` on ``backend`` from its ``RunRecord`` (``applied``: the
     commands whose effect the host left in place, see ``ExecutionResult``; ``isolation_layers``:
     those of the worker that ran it, if any)."""
+    identity = (plan.module_hash, plan.plan_hash, plan.policy_hash)
+    return new_execution_result(*_field_values(identity, backend, record, applied, isolation_layers))
+
+
+def _field_values(
+    identity: tuple[str, str, str],
+    backend: str,
+    record: RunRecord,
+    applied: tuple[Command, ...] = (),
+    isolation_layers: tuple[str, ...] = (),
+) -> tuple[Any, ...]:
+    """Every field of the result of ``record``, in ``ExecutionResult``'s field order (``identity``:
+    the plan's module, plan and policy hashes)."""
     run_id, value, error, usage, events, commands, calls, return_type, executed_by = record
-    return new_execution_result(
+    module_hash, plan_hash, policy_hash = identity
+    return (
         error is None,
         value,
         error,
         usage,
         events,
-        plan.module_hash,
-        plan.plan_hash,
-        plan.policy_hash,
+        module_hash,
+        plan_hash,
+        policy_hash,
         run_id,
         backend,
         "run",
@@ -300,3 +319,48 @@ def _direct_builder(
     if type(probe) is not final or not all(hasattr(probe, f.name) for f in fields(final)):
         return None  # a field ``init`` does not know (added to the class since): keep the wrapper
     return direct
+
+
+DeferredBuilder = Callable[[Value, "ErrorInfo | None", Any], ExecutionResult]
+"""Builds the result of a run from its value, error and compact record (``deferred_builder``)."""
+
+
+def deferred_builder(
+    plan: ExecutionPlan, backend: str, record_of: Callable[[Any], RunRecord]
+) -> DeferredBuilder:
+    """``result_of(plan, backend, record_of(compact))`` for a run known by a compact record (a fast
+    lane's run that consumed fuel only), called as ``build(value, error, compact)``: the result
+    stores ``ok``, ``value`` and ``error`` and keeps ``compact``; its other fields are settled from
+    ``record_of(compact)`` when one of them is first read (``host.settled``). A full ``RunRecord``
+    (9 fields, every one immutable) may be given for ``compact``: it is its own record. Equal, field by field,
+    to the eager result (``tests/host/test_result_builder.py``). One class call per result, as for
+    ``result_builder``'s direct builder; where the retype is refused the result is built eagerly."""
+    identity = (plan.module_hash, plan.plan_hash, plan.policy_hash)
+
+    def settle(compact: Any) -> tuple[Any, ...]:
+        return _field_values(identity, backend, compact if len(compact) == 9 else record_of(compact))
+
+    twin = new_execution_result
+    if twin is not ExecutionResult and isinstance(twin, type):
+        final = ExecutionResult
+
+        def init(self: Any, value: Value, error: ErrorInfo | None, compact: Any) -> None:
+            self.ok = error is None
+            self.value = value
+            self.error = error
+            self._pending = compact
+            self._settle = settle
+            self.__class__ = final
+
+        direct: DeferredBuilder = type("_DeferredResultBuilder", (twin,), {"__slots__": (), "__init__": init})
+        try:
+            probe = direct(None, None, None)
+        except TypeError:
+            probe = None
+        if type(probe) is final:
+            return direct
+
+    def eager(value: Value, error: ErrorInfo | None, compact: Any) -> ExecutionResult:
+        return new_execution_result(*settle(compact))
+
+    return eager

@@ -49,10 +49,12 @@ from dotboxd.core.bindings import BindingCatalog, BindingDescriptor, BindingRegi
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.host.batch import BatchResults
 from dotboxd.host.result import (
+    DeferredBuilder,
     ExecutionResult,
     ResultBuilder,
     applied_result,
     commands_to_apply,
+    deferred_builder,
     refused_result,
     result_builder,
 )
@@ -89,27 +91,29 @@ class FastRun(Protocol):
     """A backend's fast lane for one entrypoint (``OptimizedBackend.fast_lane``). Calling it runs
     one row: its record, or None when the lane cannot take the run right now (the ordinary path
     then runs it); ``run`` does the same but hands the record's fields to ``finish`` (the host's
-    result builder). ``run_many`` runs rows until they end (None, taking no row, if it cannot);
-    ``record`` turns one of its compact rows into a result through ``finish``."""
+    result builder), or a compact run's value, error and compact form to ``defer`` (the host's
+    deferred builder). ``run_many`` runs rows until they end (None, taking no row, if it cannot);
+    ``record`` gives the ``RunRecord`` of one of its compact rows."""
 
     def __call__(self, args: Sequence[object], run_id: str | None = None) -> RunRecord | None: ...
 
     def run(
-        self, args: Sequence[object], run_id: str | None, finish: ResultBuilder
+        self, args: Sequence[object], run_id: str | None, finish: ResultBuilder, defer: DeferredBuilder
     ) -> ExecutionResult | None: ...
 
     def run_many(self, rows: Iterator[Sequence[object]], stop_on_error: bool) -> list[Any] | None: ...
 
-    def record(self, compact: Any, finish: ResultBuilder) -> ExecutionResult: ...
+    def record(self, compact: Any) -> RunRecord: ...
 
 
 class _Dispatch:
     """What a host keeps between calls of one entrypoint: the plan and catalogue it was checked
     against (compared by identity on every call), the backend object, the runtime's EntryCall, the
     backend's fast lane for it, if it has one (only for hosts without live observers: a lane
-    never writes the ``RunSummary`` to an observer), and the builder of its results."""
+    never writes the ``RunSummary`` to an observer), and the builders of its results (the deferred
+    one, for the lane's runs that consumed fuel only, only with a lane)."""
 
-    __slots__ = ("backend", "catalog", "entry", "fast", "plan", "result")
+    __slots__ = ("backend", "catalog", "defer", "entry", "fast", "plan", "result")
 
     def __init__(
         self,
@@ -126,6 +130,9 @@ class _Dispatch:
         self.entry = entry
         self.fast = fast
         self.result: ResultBuilder = result_builder(plan, backend_name)
+        self.defer: DeferredBuilder | None = (
+            None if fast is None else deferred_builder(plan, backend_name, fast.record)
+        )
 
 
 class SandboxHost:
@@ -238,7 +245,7 @@ class SandboxHost:
             dispatch = hot[5]
             fast = dispatch.fast
             if fast is not None:  # the lane's runs queue no commands: nothing to apply
-                result = fast.run(args, run_id, dispatch.result)
+                result = fast.run(args, run_id, dispatch.result, dispatch.defer)  # type: ignore[arg-type]
                 if result is not None:
                     return result
         if isolation != "none" or worker_pool is not None:
@@ -275,7 +282,7 @@ class SandboxHost:
         reaches no binding; another entry of the plan may call bindings) runs its rows there,
         without a per-row dispatch lookup."""
         items: list[Any] = []
-        record_of = None
+        lane_of: _Dispatch | None = None  # the entry whose lane ran the rows after the first
         remaining = iter(rows)
         for args in remaining:
             result = self._execute(
@@ -293,9 +300,11 @@ class SandboxHost:
             done = lane.run_many(remaining, stop_on_error)
             if done is not None:  # the lane took every remaining row
                 items.extend(done)
-                record_of = lane.record
+                lane_of = dispatch
                 break
-        return BatchResults(plan, backend, items, record_of)
+        if lane_of is None:
+            return BatchResults(items, None, None)
+        return BatchResults(items, lane_of.result, lane_of.defer)
 
     async def execute_async(
         self,
@@ -381,18 +390,19 @@ class SandboxHost:
             dispatch = prepared
         self._hot = (plan, entrypoint, backend, encoding, catalog, dispatch)
         fast = dispatch.fast
-        record = None
         if fast is not None and cancel is None and (awaiter is None or awaiter is _no_await):
-            record = fast(args, run_id)  # the entry reaches no binding: nothing is awaited
-        if record is None:
-            record = dispatch.entry.run_record(
-                args,
-                dispatch.backend,
-                cancel,
-                self._observers,
-                run_id,
-                awaiter=self._sync_awaiter if awaiter is None else awaiter,
-            )
+            # the entry reaches no binding: nothing is awaited, no command queued
+            result = fast.run(args, run_id, dispatch.result, dispatch.defer)  # type: ignore[arg-type]
+            if result is not None:
+                return result
+        record = dispatch.entry.run_record(
+            args,
+            dispatch.backend,
+            cancel,
+            self._observers,
+            run_id,
+            awaiter=self._sync_awaiter if awaiter is None else awaiter,
+        )
         if record[5] and commands_to_apply(record, apply_commands_on_success):  # [5]: commands
             return applied_result(plan, backend, record, dispatch.entry.facts.audit_clock, self._observers)
         return dispatch.result(*record)

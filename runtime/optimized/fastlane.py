@@ -40,8 +40,8 @@ from dotboxd.core.types import to_type_ref
 from dotboxd.core.utf16 import close_scope, open_scope
 from dotboxd.core.values import Value, shape_of
 from dotboxd.runtime.audit import AuditTrail
-from dotboxd.runtime.context import RunContext, new_run_id, next_run_number, run_id_text, run_number_source
-from dotboxd.runtime.errors import ErrorInfo, SandboxError
+from dotboxd.runtime.context import RunContext, next_run_number, run_id_text, run_number_source
+from dotboxd.runtime.errors import ErrorInfo
 from dotboxd.runtime.execution import NO_CALLS, EntryCall, RunRecord, failure_info
 from dotboxd.runtime.meter import ResourceUsage, fuel_only_usage
 from dotboxd.runtime.stack import HOST_RESERVE_FRAMES
@@ -128,16 +128,27 @@ Compact = tuple[RunKey, Value, ErrorInfo | None, int, float, bool]
 key, value (None when it failed), error, fuel used, ``RunSummary`` timestamp, and whether the
 compiled function was entered (then the run was executed by ``optimized``)."""
 
-LaneRecord = RunRecord | Compact
-"""What one run of the lane leaves: a full ``RunRecord`` when it built its run context, else the
-``Compact`` form (9 fields and 6: ``len`` tells them apart)."""
+Closed = tuple["RunContext", Value, "ErrorInfo | None", Any, str, float, tuple[Any, ...]]
+"""A run that built its run context, ended and closed (its fuel settled, its commands handed over,
+its ``RunSummary`` timestamp read) but whose ``RunRecord`` is read from its context only when wanted
+(``EntryCall.closed_record``, through ``FastLane.record``): run, value, error, return type, executed
+by, timestamp, commands. A deferred result keeps it, and with it the run's context, until read."""
+
+LaneRecord = RunRecord | Compact | Closed
+"""What one run of the lane leaves: a full ``RunRecord`` when it built its run context (or its
+``Closed`` form, when asked), else the ``Compact`` form (9, 7 or 6 fields: ``len`` tells them
+apart)."""
 
 
-OneRun = Callable[[Sequence[object], RunKey, LazyRunState], LaneRecord]
-"""One row's run against one artifact (``FastLane._runner``)."""
+OneRun = Callable[[Sequence[object], RunKey, LazyRunState, bool], LaneRecord]
+"""One row's run against one artifact (``FastLane._runner``); the flag asks for a ``Closed`` form
+instead of a full record if the run builds its context."""
 
 ManyRuns = Callable[[Iterator[Sequence[object]], bool, _Bound], list[LaneRecord]]
 """Every row's run against one artifact, stopping after a failed row if asked (``FastLane._runner``)."""
+
+LaneRun = Callable[..., Any]
+"""``FastLane.run``: (args, run id or None, finish, defer or None) -> the result, or None."""
 
 
 class FastLane:
@@ -160,10 +171,10 @@ class FastLane:
         "plan_id",
         "read_inputs",
         "return_type",
+        "run",
         "summary_builder",
         "text_free_inputs",
         "usage_memo",
-        "wall",
     )
 
     def __init__(self, entry: EntryCall, recent: RecentArtifacts, backend_name: str) -> None:
@@ -175,7 +186,6 @@ class FastLane:
         facts = entry.facts
         limits = facts.limits
         self.max_fuel = limits.max_fuel
-        self.wall = limits.wall_time_ms / 1000.0
         self.depth_left = limits.max_call_depth - CALL_DEPTH_STEP  # what the entry call leaves
         self.read_inputs = entry.read_inputs
         self.bounds = entry.bounds
@@ -192,6 +202,7 @@ class FastLane:
         info = entry.plan.functions[entry.entrypoint]
         self.text_free_inputs = all(_text_free(to_type_ref(t)) for t in info.parameter_types)
         self._bound: _Bound | None = None
+        self.run: LaneRun = self._run  # this artifact's own closure once one is bound (``_current``)
 
     @staticmethod
     def eligible(entry: EntryCall) -> bool:
@@ -225,7 +236,9 @@ class FastLane:
             return bound
         artifact = recent[1]
         scoped = bool(artifact.texts) or not self.text_free_inputs
-        one, many = self._runner(artifact, scoped)
+        spares: list[LazyRunState] = []
+        cell: list[_Bound] = []
+        one, many, run = self._runner(artifact, scoped, cell)
         bound = (
             artifact,
             one,
@@ -234,18 +247,31 @@ class FastLane:
             artifact.texts,
             artifact.bindings,
             artifact.site_nodes,
-            [],
+            spares,
             scoped,
             many,
         )
+        cell.append(bound)
         self._bound = bound
+        self.run = self._run if run is None else run
         return bound
 
-    def run(self, args: Sequence[object], run_id: str | None, finish: Finish[_Out]) -> _Out | None:
-        """Run the entrypoint with ``args`` and hand the fields of its ``RunRecord``, in order, to
-        ``finish`` (the caller's result constructor: no intermediate record is built); None
-        (nothing done) when the plan is not compiled in the backend right now - the ordinary
-        path then compiles it."""
+    def _run(
+        self,
+        args: Sequence[object],
+        run_id: str | None,
+        finish: Finish[_Out],
+        defer: Callable[[Value, ErrorInfo | None, Compact], _Out] | None = None,
+    ) -> _Out | None:
+        """``run`` for any artifact: run the entrypoint with ``args`` and hand the fields of its
+        ``RunRecord``, in order, to ``finish`` (the caller's result constructor: no intermediate
+        record is built) - or its value, error and ``RunRecord`` (``Compact`` form for a run that
+        consumed fuel only) to ``defer`` when given (a constructor that builds the rest from them,
+        through ``record`` for a compact one, when it is read: the per-event path of a host). None
+        (nothing done) when the plan is not compiled in the backend right now - the ordinary path
+        then compiles it. The run id of a run given none is taken as a number and spelled only if
+        it is read. ``run`` is this method until an artifact is bound whose entry needs no per-run
+        setup; it is then that artifact's own closure (``_runner``)."""
         recent = self._recent.get(self.plan_id)
         if recent is None or recent[0] is not self.plan:
             return None
@@ -258,25 +284,20 @@ class FastLane:
             state = spares.pop()  # atomic: two threads never share a state
         except IndexError:
             state = LazyRunState(bound)
-        done = bound[1](args, new_run_id() if run_id is None else run_id, state)
+        done = bound[1](args, next_run_number() if run_id is None else run_id, state, defer is not None)
         if state.lazy is not None and len(spares) < _SPARES:  # never built: reusable
             state.lazy = ()
             spares.append(state)
+        if defer is not None:
+            return defer(done[1], done[2], done)  # type: ignore[arg-type]
         if len(done) == 9:
             return finish(*done)
-        # a Compact (6 fields): ``record``, written out here - this is the per-event path of a host
-        run_key, value, error, used, stamp, ran = done  # type: ignore[misc]
-        text = run_key if type(run_key) is str else run_id_text(run_key)  # type: ignore[arg-type]
-        usage = self.usage_memo.get(used)
-        if usage is None:
-            usage = fuel_only_usage(self.usage_memo, used, self.max_fuel)
-        executed_by = "optimized" if ran else self.backend_name
-        events = AuditTrail((), self.summary_builder, (text, stamp, 0, executed_by, error, usage))
-        return finish(text, value, error, usage, events, (), NO_CALLS, self.return_type, executed_by)
+        return self.record(done, finish)  # type: ignore[arg-type]
 
     def __call__(self, args: Sequence[object], run_id: str | None = None) -> RunRecord | None:
         """``run`` giving the ``RunRecord`` itself."""
-        return self.run(args, run_id, _as_record)
+        record: RunRecord | None = self.run(args, run_id, _as_record)
+        return record
 
     def run_many(self, rows: Iterator[Sequence[object]], stop_on_error: bool) -> list[LaneRecord] | None:
         """Run the entrypoint once per row of ``rows``, each its own run, until the rows end (or,
@@ -295,7 +316,7 @@ class FastLane:
         state = LazyRunState(bound)
         if stop_on_error:
             for args in rows:
-                record = one(args, next_run_number(), state)
+                record = one(args, next_run_number(), state, False)  # rows keep no run context
                 keep(record)
                 if state.lazy is None:
                     state = LazyRunState(bound)  # that run built its context: the next needs a new state
@@ -303,12 +324,14 @@ class FastLane:
                     break
             return done
         for args in rows:
-            keep(one(args, next_run_number(), state))
+            keep(one(args, next_run_number(), state, False))
             if state.lazy is None:
                 state = LazyRunState(bound)
         return done
 
-    def _runner(self, artifact: Artifact, scoped: bool) -> tuple[OneRun, ManyRuns | None]:
+    def _runner(
+        self, artifact: Artifact, scoped: bool, cell: list[_Bound]
+    ) -> tuple[OneRun, ManyRuns | None, LaneRun | None]:
         """The run of one row against ``artifact``: the steps of ``EntryCall.run_record`` after its
         plan-level checks (which the lane's eligibility settles once), with the run context built
         only on demand. A closure over everything that is fixed for the artifact and the
@@ -316,26 +339,42 @@ class FastLane:
 
         ``lazy`` is the state to run with; it is left unarmed when inputs with a shape are charged
         (the run then needs its meter from the start and gets an ordinary state). The result is
-        the run's ``RunRecord`` when it built its context, else its ``Compact`` form. The second
-        closure, when the entry needs no per-run setup beyond its inputs, runs a whole stream of rows
-        (``run_many``); None otherwise."""
+        the run's ``RunRecord`` when it built its context (its ``Closed`` form if ``later``: the
+        caller defers the result), else its ``Compact`` form.
+
+        A run without charged inputs has scalar inputs only, read in constant time: its clock
+        starts once they are read (and checked), so the deadline check before the first statement
+        is the start itself, which a non-zero budget (the lane's condition) always passes - one
+        monotonic clock read per run (spec/semantics.md section 11).
+
+        When the entry needs no per-run setup beyond its inputs (no charged input, no bounds, no
+        UTF-16 scope), two more closures: one that runs a whole stream of rows (``run_many``), and
+        ``run`` itself for this artifact, ``one`` and the result written out in one frame (the
+        per-event path of a host; ``cell`` receives the artifact's ``_Bound``, spares included,
+        once the caller has made it); None otherwise."""
         function = artifact.functions[self.entry.entrypoint]
         tables = (artifact.sites, artifact.totals, artifact.texts, artifact.bindings, artifact.site_nodes)
         finish_run = self.entry.finish
         check_bounds = self.entry._check_bounds if self.bounds else None
         context, read_inputs, charged = self.context, self.read_inputs, self.charged
-        max_fuel, depth_left, wall = self.max_fuel, self.depth_left, self.wall
+        max_fuel, depth_left = self.max_fuel, self.depth_left
         audit_clock, return_type, backend_name = self.audit_clock, self.return_type, self.backend_name
         lane = self
         monotonic = _monotonic
+        # one or two integer parameters (a predicate over an event's numbers): the rows that
+        # ``read_inputs`` would give back as they are are tested inline (``EntryCall.int_ranges``)
+        ranges = self.entry.int_ranges
+        ints = len(ranges) if ranges is not None and len(ranges) in (1, 2) else 0
+        (lo0, hi0), (lo1, hi1) = (ranges[0], ranges[-1]) if ranges and ints else ((0, -1), (0, -1))
 
-        def one(args: Sequence[object], run_key: RunKey, lazy: LazyRunState) -> LaneRecord:
-            started = monotonic()
+        def one(
+            args: Sequence[object], run_key: RunKey, lazy: LazyRunState, later: bool = False
+        ) -> LaneRecord:
             state: RunState
             if charged:
+                started = monotonic()
                 state = RunState(context(run_key, started), *tables)
             else:
-                lazy.lazy = (lane, run_key, started)
                 state = lazy
             fuel = max_fuel
             value: Value = None
@@ -354,8 +393,8 @@ class FastLane:
                         shape(shape_of(values[index]))
                     meter.check_deadline()
                     fuel = max_fuel - meter.fuel_used
-                elif monotonic() >= started + wall:  # ``Meter.check_deadline`` (nothing to cancel)
-                    raise SandboxError("R-TIMEOUT", "wall-time budget exhausted")
+                else:  # scalar inputs: the run starts now, its deadline check is this instant
+                    lazy.lazy = (lane, run_key, monotonic())
                 ran = True
                 value, fuel = function(state, fuel, depth_left, 0, *values)
             except Exception as exc:
@@ -364,21 +403,16 @@ class FastLane:
                 if scoped:
                     close_scope()
             if state.lazy is None:  # the run built its context (or had it from the start): close it
-                # ``close`` written out: every run with a charged input ends here
-                run = state.run
-                if error is None:
-                    meter = run.meter
-                    meter.fuel_used = max_fuel - fuel
-                    meter.exit_call()
-                return finish_run(run, value, error, return_type, "optimized" if ran else backend_name)
+                return (
+                    closed(state, value, error, fuel, ran) if later else close(state, value, error, fuel, ran)
+                )
             lazy.work = 0
             if error is not None:  # nothing was charged: it failed before, or without, any stub
                 return (run_key, None, error, 0, audit_clock(), ran)
             return (run_key, value, None, max_fuel - fuel, audit_clock(), True)
 
         def close(state: RunState, value: Value, error: ErrorInfo | None, fuel: int, ran: bool) -> RunRecord:
-            """Close a run that built its run context: the ordinary run's end (``EntryCall.finish``;
-            ``one`` has the same lines inline)."""
+            """Close a run that built its run context: the ordinary run's end (``EntryCall.finish``)."""
             run = state.run
             if error is None:
                 meter = run.meter
@@ -386,8 +420,30 @@ class FastLane:
                 meter.exit_call()
             return finish_run(run, value, error, return_type, "optimized" if ran else backend_name)
 
+        def closed(state: RunState, value: Value, error: ErrorInfo | None, fuel: int, ran: bool) -> Closed:
+            """``close`` up to the point where everything the record holds is fixed: the fuel is
+            settled, the commands handed over and the timestamp read, as ``EntryCall.finish`` does;
+            the usage and audit trail are read from the context later (``FastLane.record``)."""
+            run = state.run
+            if error is None:
+                meter = run.meter
+                meter.fuel_used = max_fuel - fuel
+                meter.exit_call()
+            else:
+                value = None
+            executed_by = "optimized" if ran else backend_name
+            return (
+                run,
+                value,
+                error,
+                return_type,
+                executed_by,
+                audit_clock(),
+                run.finish_commands(error is None),
+            )
+
         if charged or scoped or check_bounds is not None:
-            return one, None
+            return one, None, None
 
         def many(rows: Iterator[Sequence[object]], stop_on_error: bool, bound: _Bound) -> list[LaneRecord]:
             """``one`` over every row, its body written out in the loop (no call per row), for the
@@ -399,18 +455,29 @@ class FastLane:
             state = LazyRunState(bound)
             for args in rows:
                 run_key = take()
-                started = monotonic()
-                state.lazy = (lane, run_key, started)
                 fuel = max_fuel
                 value: Value = None
                 error: ErrorInfo | None = None
                 ran = False
                 try:
-                    values = read_inputs(args)
-                    if monotonic() >= started + wall:  # ``Meter.check_deadline`` (nothing to cancel)
-                        raise SandboxError("R-TIMEOUT", "wall-time budget exhausted")
+                    values = None
+                    cls = type(args)
+                    if ints and (cls is list or cls is tuple) and len(args) == ints:
+                        a0, a1 = args[0], args[-1]  # the same input twice for one parameter
+                        if not (
+                            type(a0) is int and lo0 <= a0 <= hi0 and type(a1) is int and lo1 <= a1 <= hi1
+                        ):
+                            values = read_inputs(args)
+                    else:
+                        values = read_inputs(args)
+                    state.lazy = (lane, run_key, monotonic())  # the run starts: see ``_runner``
                     ran = True
-                    value, fuel = function(state, fuel, depth_left, 0, *values)
+                    if values is not None:
+                        value, fuel = function(state, fuel, depth_left, 0, *values)
+                    elif ints == 2:
+                        value, fuel = function(state, fuel, depth_left, 0, a0, a1)
+                    else:
+                        value, fuel = function(state, fuel, depth_left, 0, a0)
                 except Exception as exc:
                     error = failure_info(exc)
                 if state.lazy is None:  # that run built its context: the next needs a new state
@@ -426,13 +493,79 @@ class FastLane:
                     break
             return done
 
-        return one, many
+        recent_get, plan, general = self._recent.get, self.plan_id, self._run
+        plan_object = self.plan
+        take = run_number_source()
 
-    def record(self, compact: Compact, finish: Finish[_Out] | None = None) -> _Out:
+        def run(
+            args: Sequence[object],
+            run_id: str | None,
+            finish: Finish[_Out],
+            defer: Callable[[Value, ErrorInfo | None, Compact], _Out] | None = None,
+        ) -> _Out | None:
+            """``FastLane.run`` while ``artifact`` is the plan's: ``one`` written out, with its result
+            (must stay in step with ``one``; the fast-lane tests compare every corpus case)."""
+            recent = recent_get(plan)
+            if recent is None or recent[1] is not artifact or recent[0] is not plan_object:
+                return general(args, run_id, finish, defer)  # compiled anew, or dropped: rebind
+            bound = cell[0]
+            spares = bound[7]
+            try:
+                state = spares.pop()  # atomic: two threads never share a state
+            except IndexError:
+                state = LazyRunState(bound)
+            run_key: RunKey = take() if run_id is None else run_id
+            value: Value = None
+            error: ErrorInfo | None = None
+            fuel = max_fuel
+            ran = False
+            try:
+                values = None
+                cls = type(args)
+                if ints and (cls is list or cls is tuple) and len(args) == ints:
+                    a0, a1 = args[0], args[-1]  # the same input twice for one parameter
+                    if not (type(a0) is int and lo0 <= a0 <= hi0 and type(a1) is int and lo1 <= a1 <= hi1):
+                        values = read_inputs(args)
+                else:
+                    values = read_inputs(args)
+                state.lazy = (lane, run_key, monotonic())  # the run starts: see ``_runner``
+                ran = True
+                if values is not None:
+                    value, fuel = function(state, fuel, depth_left, 0, *values)
+                elif ints == 2:
+                    value, fuel = function(state, fuel, depth_left, 0, a0, a1)
+                else:
+                    value, fuel = function(state, fuel, depth_left, 0, a0)
+            except Exception as exc:
+                error = failure_info(exc)
+            if state.lazy is None:  # that run built its context: close it (the state is its own)
+                if defer is None:
+                    return finish(*close(state, value, error, fuel, ran))
+                held = closed(state, value, error, fuel, ran)
+                return defer(held[1], held[2], held)  # type: ignore[arg-type]
+            state.lazy = ()
+            state.work = 0
+            if len(spares) < _SPARES:
+                spares.append(state)
+            if error is None:
+                compact: Compact = (run_key, value, None, max_fuel - fuel, audit_clock(), True)
+            else:  # nothing was charged: it failed before, or without, any stub
+                compact = (run_key, None, error, 0, audit_clock(), ran)
+            if defer is not None:
+                return defer(compact[1], error, compact)
+            return lane.record(compact, finish)
+
+        return one, many, run
+
+    def record(self, compact: Compact | Closed, finish: Finish[_Out] | None = None) -> _Out:
         """The ``RunRecord`` fields of a compact run, handed to ``finish`` (default: the record
         itself): what ``EntryCall.finish`` gives for a run that consumed fuel only (the shared
         usage record, no commands, no binding calls, an audit trail of just its ``RunSummary``,
-        built when read)."""
+        built when read). A ``Closed`` run's record is read from its context
+        (``EntryCall.closed_record``)."""
+        if len(compact) == 7:
+            record = self.entry.closed_record(*compact)
+            return (finish or _as_record)(*record)
         run_key, value, error, used, stamp, ran = compact
         run_id = run_key if type(run_key) is str else run_id_text(run_key)  # type: ignore[arg-type]
         usage = fuel_only_usage(self.usage_memo, used, self.max_fuel)

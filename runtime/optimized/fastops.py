@@ -206,6 +206,30 @@ def _concat(exact: Stub) -> Stub:
     return stub
 
 
+def text_literal(exact: Stub, sync: Callable[[Any, int, int], Any]) -> Stub:
+    """``_s_text``, a text literal evaluated: a new value charged as one (its shape: one node, its
+    text). Once the segment's fuel is paid, ``sync`` (``stubs.sync``, as the exact stub calls it:
+    the fuel written back and whatever an owned value's loop left to settle settled, so the meter's
+    counters are complete) and then the shape's charges settled at once (``Meter.settle_value`` with
+    no allocation besides the shape's text, as ``Meter.shape`` charges it) when everything fits.
+    Otherwise the exact stub (``stubs.text``), whose own ``sync`` then finds nothing left to settle:
+    a refusal, a cancelled run, the deadline charge, a segment the fuel does not cover. A host
+    event's predicate evaluates its field names so."""
+
+    def stub(state: Any, f: int, lref: int, site: int, index: int) -> tuple[Value, int]:
+        paid = f - state.totals[site]
+        if paid >= 0:
+            value, shape = state.texts[index]
+            nodes = shape.nodes
+            walk = _WALK_FUEL[nodes] if nodes < _TABLED else _walk_fuel(nodes)
+            after = paid - walk
+            if sync(state, paid, 0).settle_value(after, 1 if walk else 0, 0, shape):
+                return value, after
+        return exact(state, f, lref, site, index)
+
+    return stub
+
+
 def concat_charges(exact: Callable[..., int]) -> Callable[..., int]:
     """``_concat`` without building the text, for ``s = string.concatBudgeted(s, x)``, which the
     generated code finishes with ``s = s + x`` (an in-place append when ``s`` is the text's only
@@ -332,4 +356,4 @@ FAST_PATHS: Mapping[str, Callable[[Stub], Stub]] = MappingProxyType(_fast_paths(
 """Built-in name -> a wrapper that takes the exact stub and returns the fast one."""
 
 
-__all__ = ["FAST_FORMS", "FAST_PATHS", "concat_charges", "list_item", "list_size"]
+__all__ = ["FAST_FORMS", "FAST_PATHS", "concat_charges", "list_item", "list_size", "text_literal"]

@@ -37,7 +37,7 @@ from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.intrinsics import CONCAT_CHARGES, INTRINSICS, Intrinsic
 from dotboxd.runtime.locations import locate_ordinal
 from dotboxd.runtime.meter import Meter
-from dotboxd.runtime.optimized.fastops import FAST_PATHS, concat_charges, list_item, list_size
+from dotboxd.runtime.optimized.fastops import FAST_PATHS, concat_charges, list_item, list_size, text_literal
 from dotboxd.runtime.optimized.owned_map_stubs import (
     OwnedMap,
     owned_map_exact,
@@ -597,7 +597,7 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_capm": reserve,
         "_s_tick": tick,
         "_s_lback": give_back,
-        "_s_text": text,
+        "_s_text": text_literal(text, sync),
         "_s_ceq": composite_equal,
         "_s_bind": binding,
         "_s_cat": concat_charges(concat_charges_exact),

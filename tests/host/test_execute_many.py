@@ -38,6 +38,7 @@ BACKENDS = ("reference", "optimized")
 # good rows, refused inputs (type, range, arity, not a sequence), one per kind
 PRED_ROWS: list[Any] = [[7, 12], [0, 12], ["7", 1], [2**31, 1], [7], [7, 12, 1], "ab", [-3, 10], [True, 10]]
 LOOP_ROWS: list[Any] = [[0], [5], [3], [100_000], [2000], [-1]]  # 3: division by zero; 100000: fuel
+LOOP_ROWS += [(4,), [2**31], [True], [], [1, 2], ["5"]]  # a tuple row, then refused inputs
 
 
 def _host(**options: Any) -> SandboxHost:
@@ -73,7 +74,7 @@ def test_each_row_equals_a_separate_execute(backend: str, source: str, entry: st
     plan = host.prepare(source, policy)
     for _ in range(2):  # the first row compiles; the optimized fast lane takes the rest
         batch = host.execute_many(plan, entry, rows, backend=backend)
-        assert (batch._record_of is not None) == (backend == "optimized")
+        assert (batch._defer is not None) == (backend == "optimized")
         singles = [host.execute(plan, entry, row, backend=backend) for row in rows]
         assert len(batch) == len(rows)
         for got, expected in zip(batch, singles, strict=True):

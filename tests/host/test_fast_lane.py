@@ -58,8 +58,8 @@ class _Spy:
         self.taken += record is not None
         return record
 
-    def run(self, args: Sequence[object], run_id: str | None, finish: Any) -> Any:
-        result = self.lane.run(args, run_id, finish)
+    def run(self, args: Sequence[object], run_id: str | None, finish: Any, defer: Any = None) -> Any:
+        result = self.lane.run(args, run_id, finish, defer)
         self.taken += result is not None
         return result
 
@@ -145,10 +145,13 @@ def test_fast_lane_results_equal_the_ordinary_path(case: Case) -> None:
         assert (spy is not None) == eligible, "the lane is offered exactly the runs it can take"
         if spy is None:
             return  # the ordinary path runs it: its results are the conformance tests' business
-        lane = laned.execute(plan, case.entrypoint, args, backend="optimized", encoding="json")
         plain = ordinary.execute(plan, case.entrypoint, args, backend="optimized", encoding="json")
-        assert spy.taken == 1, "the lane did not take the run"
-        _same(lane, plain)
+        # the first lane run binds the artifact (``FastLane._run``); later ones take the artifact's
+        # own ``run`` where the entry needs no per-run setup: both must answer as the ordinary path
+        for taken in (1, 2):
+            lane = laned.execute(plan, case.entrypoint, args, backend="optimized", encoding="json")
+            assert spy.taken == taken, "the lane did not take the run"
+            _same(lane, plain)
 
 
 def _warm(source: str, policy: Policy | None = None) -> tuple[SandboxHost, SandboxHost, Any, _Spy]:
@@ -156,7 +159,8 @@ def _warm(source: str, policy: Policy | None = None) -> tuple[SandboxHost, Sandb
     plan = laned.prepare(source, policy)
     entry = "check" if "check" in plan.entrypoints else "main"
     args = [1, 12] if entry == "check" else [5]
-    laned.execute(plan, entry, args, backend="optimized")
+    for _ in range(2):  # the first run compiles, the second binds (the artifact's own ``run``, if any)
+        laned.execute(plan, entry, args, backend="optimized")
     spy = _spy(laned, plan, entry, "python")
     assert spy is not None
     return laned, ordinary, plan, spy
@@ -170,6 +174,39 @@ def test_fast_lane_inputs_fail_and_pass_as_on_the_ordinary_path(args: Any) -> No
     laned, ordinary, plan, spy = _warm(PRED)
     lane = laned.execute(plan, "check", args, backend="optimized")
     _same(lane, ordinary.execute(plan, "check", args, backend="optimized"))
+    assert spy.taken == 1
+
+
+ONE_I64 = 'module "o" version "1.0.0";\nentrypoint fn main(n I64) -> Bool { return n > 3L; }\n'
+MIXED = (
+    'module "m" version "1.0.0";\nentrypoint fn main(n I64, k I32) -> Bool { return n > numeric.toI64(k); }\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("source", "args"),
+    [
+        (ONE_I64, row)
+        for row in ([7], (7,), [2**63 - 1], [2**63], [-(2**63)], [True], [7.0], [], [1, 2], "7", None)
+    ]
+    + [(MIXED, row) for row in ([2**40, 3], (1, 2), [2**40, 2**31], [3, 2**40], [1, False], [1])],
+)
+def test_fast_lane_integer_rows_tested_inline_fail_and_pass_as_on_the_ordinary_path(
+    source: str, args: Any
+) -> None:
+    """One or two integer parameters (I32 and I64 ranges): the rows the lane tests inline and the
+    ones it leaves to ``read_inputs`` answer as on the ordinary path."""
+    laned, ordinary = _hosts(None)
+    plan = laned.prepare(source)
+    for _ in range(2):  # the first run compiles, the second binds the artifact's own ``run``
+        laned.execute(plan, "main", [5] if source is ONE_I64 else [5, 1], backend="optimized")
+    spy = _spy(laned, plan, "main", "python")
+    assert spy is not None
+    assert spy.lane.run.__qualname__ == "FastLane._runner.<locals>.run", "the inline tests are used"
+    _same(
+        laned.execute(plan, "main", args, backend="optimized"),
+        ordinary.execute(plan, "main", args, backend="optimized"),
+    )
     assert spy.taken == 1
 
 

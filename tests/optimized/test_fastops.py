@@ -17,11 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dotboxd.core import costs
-from dotboxd.core.values import ListValue, MapValue, SandboxFault, Value, values_equal
+from dotboxd.core.values import ListValue, MapValue, SandboxFault, SandboxPath, Value, shape_of, values_equal
 from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.meter import Meter, MeterLimits
 from dotboxd.runtime.optimized.fastops import FAST_PATHS
 from dotboxd.runtime.optimized.stubs import STUBS, RunState, exact_intrinsic_stub, intrinsic_stub_name
+from dotboxd.runtime.optimized.stubs import text as text_stub
 
 SEGMENT = 3
 """The fuel of the generated code's own segment that the call closes (site 0)."""
@@ -57,6 +58,13 @@ limits = st.builds(
     max_total_string_bytes=st.integers(0, 80),
     max_host_calls=st.integers(0, 2) | st.just(100),
 )
+
+spent_fuel = st.integers(0, 10) | st.integers(0, 200)
+tick_positions = st.integers(
+    costs.DEADLINE_EVERY_FUEL_CHARGES - 3, costs.DEADLINE_EVERY_FUEL_CHARGES - 1
+) | st.integers(0, 8)
+"""Where the deadline-check cycle stands: just before the charge that checks the clock, or early."""
+cancellations = st.sampled_from([False] * 9 + [True])
 
 OPERANDS: dict[str, st.SearchStrategy[tuple[Value, ...]]] = {
     "list.count": st.tuples(st.one_of(small_lists, nested_lists)),
@@ -149,10 +157,9 @@ def test_every_fast_path_is_installed_in_front_of_its_exact_stub() -> None:
 @given(
     data=st.data(),
     lim=limits,
-    spent=st.integers(0, 10) | st.integers(0, 200),
-    ticks=st.integers(costs.DEADLINE_EVERY_FUEL_CHARGES - 3, costs.DEADLINE_EVERY_FUEL_CHARGES - 1)
-    | st.integers(0, 8),
-    cancelled=st.sampled_from([False] * 9 + [True]),
+    spent=spent_fuel,
+    ticks=tick_positions,
+    cancelled=cancellations,
     timed_out=st.booleans(),
 )
 def test_fast_path_agrees_with_the_exact_stub(
@@ -222,9 +229,8 @@ def _cat_outcome(state: RunState, f: int, args: tuple[Value, ...]) -> Any:
     operands=OPERANDS["string.concatBudgeted"],
     lim=limits,
     f=st.integers(0, 400),
-    ticks=st.integers(costs.DEADLINE_EVERY_FUEL_CHARGES - 3, costs.DEADLINE_EVERY_FUEL_CHARGES - 1)
-    | st.integers(0, 8),
-    cancelled=st.sampled_from([False] * 9 + [True]),
+    ticks=tick_positions,
+    cancelled=cancellations,
     timed_out=st.booleans(),
 )
 def test_in_place_concat_charges_agree_with_the_exact_built_in(
@@ -277,3 +283,68 @@ def test_flat_list_add_agrees_with_the_exact_stub_past_the_shared_shapes(size: i
     grown, _ = STUBS[intrinsic_stub_name("list.add")](state, 10**7, 0, 0, lst, 7)
     assert grown.flat and grown.shape == ListValue([*range(size), 7]).shape
     assert ListValue([*range(size), "x"]).flat is False
+
+
+# --- text literals (``_s_text``: ``fastops.text_literal`` in front of ``stubs.text``) -------------
+
+
+def _literal_state(lim: MeterLimits, flags: tuple[int, bool, bool], literal: Value, owned: bool) -> RunState:
+    state = _state(lim, *flags)
+    state.texts = ((literal, shape_of(literal)),)
+    if owned:  # an owned list with one add not settled yet: ``sync`` charges it before the text
+        state.owned = [[1, 2, 3], 2]  # (the fast path must sync as the exact stub does)
+    return state
+
+
+def _literal_outcome(stub: Callable[..., tuple[Value, int]], state: RunState, f: int) -> Any:
+    try:
+        value, left = stub(state, f, 0, 0, 0)
+    except (SandboxError, SandboxFault) as error:
+        return ("error", error.code, state.meter.fuel_used)
+    return ("ok", value, left)
+
+
+literals = st.one_of(
+    texts, st.text(max_size=40), st.builds(SandboxPath, st.sampled_from(["/a", "/dir/file.txt"]))
+)
+
+
+@settings(max_examples=250)
+@given(
+    literal=literals,
+    lim=limits,
+    spent=spent_fuel,
+    ticks=tick_positions,
+    cancelled=cancellations,
+    timed_out=st.booleans(),
+    owned=st.booleans(),
+)
+def test_text_literal_fast_path_agrees_with_the_exact_stub(
+    literal: Value, lim: MeterLimits, spent: int, ticks: int, cancelled: bool, timed_out: bool, owned: bool
+) -> None:
+    """A text literal's charge settled at once fails, and leaves fuel and every counter, exactly as
+    the exact stub's one by one: at the drawn fuel and one short of, at and one past what it needs,
+    across small limits, cancellation, the deadline check's position and an owned list in flight."""
+    flags = (ticks, cancelled, timed_out)
+    need = SEGMENT + costs.shape_walk_fuel(shape_of(literal).nodes)
+    for f in {lim.max_fuel - min(spent, lim.max_fuel), need - 1, need, need + 1}:
+        if not 0 <= f <= lim.max_fuel:
+            continue
+        fast_state = _literal_state(lim, flags, literal, owned)
+        exact_state = _literal_state(lim, flags, literal, owned)
+        fast = _literal_outcome(STUBS["_s_text"], fast_state, f)
+        exact = _literal_outcome(text_stub, exact_state, f)
+        assert fast[0] == exact[0] and fast[2] == exact[2], (f, fast, exact)
+        assert fast[1] == exact[1]
+        for counter in COUNTERS:
+            if counter == "fuel_used" and fast[0] == "ok":
+                continue  # on success the fuel lives in the returned local, compared above
+            assert getattr(fast_state.meter, counter) == getattr(exact_state.meter, counter), counter
+
+
+def test_text_literal_fast_path_is_installed() -> None:
+    assert STUBS["_s_text"] is not text_stub
+    state = _literal_state(MeterLimits(max_fuel=100), (0, False, False), "hp", False)
+    value, left = STUBS["_s_text"](state, 100, 0, 0, 0)
+    assert value == "hp" and left == 100 - SEGMENT
+    assert state.meter.string_bytes == state.meter.allocated_bytes == costs.string_bytes(2)

@@ -1,0 +1,104 @@
+"""CPU instructions per call of issue 16's dispatch paths, counted by ``valgrind --tool=cachegrind``.
+
+    python -m tests.benchmarks.dispatch_instructions            # every path
+    python -m tests.benchmarks.dispatch_instructions pred event # some of them
+
+Why instructions: the machine is shared and its load moves every timing, not the instruction count.
+Each path runs in a fresh interpreter under cachegrind: warmed up (compiled, dispatch record and
+lane made), the heap frozen (``gc.freeze``: the session's objects are not walked by collections),
+then N calls; the count for 1,000 calls is taken from the count for 3,000, so start-up, import and
+warm-up cancel out, and the difference over 2,000 is what one call costs. Same script before and
+after a change (the README's dispatch rows).
+
+Paths: ``pred`` (two-integer predicate per ``execute``), ``event`` (predicate over a dict event,
+``Map<String, I32>``, per ``execute``), ``many`` (the two-integer predicate per ``execute_many`` row,
+values read) and ``manyr`` (the same, every row's ``ExecutionResult`` read).
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+
+PATHS = ("pred", "event", "many", "manyr")
+_REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+
+
+def _workload(path: str, calls: int) -> Callable[[int], int]:
+    """The body that makes ``k`` calls of ``path`` (at most ``calls``), returning the hits."""
+    from .test_bench_dispatch_ratios import _EVENT, _HOST, _PRED
+
+    rows = [[hp % 40 - 5, 12] for hp in range(calls)]
+    events = [{"hp": hp % 40 - 5, "level": 12} for hp in range(calls)]
+    execute, many = _HOST.execute, _HOST.execute_many
+
+    def pred(k: int) -> int:
+        return sum(bool(execute(_PRED, "check", row, backend="optimized").value) for row in rows[:k])
+
+    def event(k: int) -> int:
+        return sum(bool(execute(_EVENT, "check", [ev], backend="optimized").value) for ev in events[:k])
+
+    def values(k: int) -> int:
+        return sum(bool(v) for v in many(_PRED, "check", rows[:k], backend="optimized").values())
+
+    def results(k: int) -> int:
+        return sum(bool(r.value) for r in many(_PRED, "check", rows[:k], backend="optimized"))
+
+    return {"pred": pred, "event": event, "many": values, "manyr": results}[path]
+
+
+def run_calls(path: str, calls: int) -> None:
+    """What runs under cachegrind: warm-up, frozen heap, ``calls`` calls."""
+    body = _workload(path, calls)
+    for _ in range(3):
+        body(200)
+    gc.collect()
+    gc.freeze()
+    body(calls)
+
+
+def instructions(path: str, calls: int) -> int:
+    """The instructions of a whole interpreter run of ``run_calls(path, calls)``."""
+    done = subprocess.run(
+        [
+            "valgrind",
+            "--tool=cachegrind",
+            "--cache-sim=no",
+            "--cachegrind-out-file=/dev/null",
+            sys.executable,
+            "-m",
+            "tests.benchmarks.dispatch_instructions",
+            "--run",
+            path,
+            str(calls),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = _REFS.search(done.stderr)
+    if found is None:
+        raise RuntimeError(f"no instruction count in cachegrind's output:\n{done.stderr}")
+    return int(found.group(1).replace(",", ""))
+
+
+def per_call(path: str) -> float:
+    """Instructions per call: (3,000 calls - 1,000 calls) / 2,000."""
+    return (instructions(path, 3000) - instructions(path, 1000)) / 2000
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["--run"]:
+        run_calls(argv[1], int(argv[2]))
+        return
+    for path in argv or PATHS:
+        if path not in PATHS:
+            raise SystemExit(f"unknown path {path!r}; one of {', '.join(PATHS)}")
+        print(f"{path}: {per_call(path):,.0f} instructions per call", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
