@@ -44,6 +44,7 @@ from dotboxd.core.values import I32_MAX, I32_MIN, I64_MAX, I64_MIN
 from dotboxd.runtime.locations import NO_ORDINAL, operation_ordinals
 from dotboxd.validator.plan import CallKind, ExecutionPlan
 
+from . import bounds
 from . import pyast as P
 from .cold import LEAVE, NEXT, RETURN, ColdLoop, cold_name, describe, find_loop, loop_ordinals
 from .errors import CompileFailure
@@ -68,6 +69,9 @@ _COMPARE: dict[ir.BinaryOp, ast.cmpop] = {
     ir.BinaryOp.EQ: P.EQ,
     ir.BinaryOp.NE: P.NOTEQ,
 }
+_NONNEG_CLOSED = frozenset({ir.BinaryOp.ADD, ir.BinaryOp.MUL, ir.BinaryOp.DIV, ir.BinaryOp.REM})
+"""Integer operations whose result is non-negative when both operands are (or which fail): the
+generator's operand-level sign facts, next to the plan-level ones of ``signs.py``."""
 _EXPRESSION_FUEL = costs.EXPRESSION_FUEL
 assert _EXPRESSION_FUEL > 0, "expr() charges it without the zero test of charge()"
 _OWNED_ADD_BASE = costs.COLLECTION_BASE_FUEL + 1
@@ -890,7 +894,7 @@ class _FunctionEmitter:
         op = "neg_" + _suffix(t)
         self.emit(
             P.if_(
-                P.compare(P.name(out), P.GT, P.const(high)),
+                bounds.above(P.name(out), high),
                 [P.assign(out, self.fault_call(op, self.ordinal(node), operand))],
             )
         )
@@ -910,7 +914,10 @@ class _FunctionEmitter:
             return P.compare(left, _COMPARE[op], right)
         if left_type == F64:
             return self.arith_f64(op.value, self.ordinal(node), left, right, dest)
-        return self.arith_int(node, left_type, left, right, dest)
+        value = self.arith_int(node, left_type, left, right, dest)
+        if op in _NONNEG_CLOSED and self.is_nonneg(left) and self.is_nonneg(right):
+            self.nonneg_ops[id(value)] = value  # e.g. an inlined ``x * x + 1`` called with ``i % 100``
+        return value
 
     def short_circuit(self, node: ir.Binary) -> ast.expr:
         first, second = (
@@ -950,7 +957,7 @@ class _FunctionEmitter:
             out = dest if dest is not None else self.slots.new("t")
             grows = (constant >= 0) == (op == "add")
             bound = high - abs(constant) if grows else low + abs(constant)
-            test = P.compare(left, P.GT if grows else P.LT, P.const(bound))
+            test = bounds.above(left, bound) if grows else bounds.below(left, bound)
             self.emit(
                 P.if_(
                     test,
@@ -973,9 +980,10 @@ class _FunctionEmitter:
             if safe or (op == "sub" and both_nonneg):
                 checks = None  # proved, or [0, max] - [0, max] always fits
             elif both_nonneg:
-                checks = P.compare(P.name(out), P.GT, P.const(high))
+                checks = bounds.above(P.name(out), high)
             else:
-                checks = _range_checks(op, out, right, low, high)
+                signs = (self.is_nonneg(left), self.is_nonneg(right))
+                checks = _range_checks(op, out, right, low, high, signs)
             if checks is not None:
                 self.emit(P.if_(checks, [P.assign(out, self.fault_call(fault, at, left, right))]))
             return P.name(out)
@@ -1167,7 +1175,10 @@ class _FunctionEmitter:
             if isinstance(arg, ast.Name | ast.Constant) and param.name not in assigned:
                 self.aliases[param.name] = (arg, self.is_nonneg(arg))  # read-only: use the argument
             else:
-                self.emit(P.assign(self.var(param.name), arg))
+                slot = self.var(param.name)
+                self.emit(P.assign(slot, arg))
+                if param.name not in assigned:  # its sign is the argument's (``i % 100`` >= 0)
+                    self.aliases[param.name] = (P.name(slot), self.is_nonneg(arg))
         statements = tuple(live(self.plan, callee.body))
         if _straight(statements):
             for stmt in statements[:-1]:
@@ -1280,15 +1291,24 @@ def _const_int(node: ast.expr) -> int | None:
     return None
 
 
-def _range_checks(op: str, out: str, right: ast.expr, low: int, high: int) -> ast.expr:
-    """The inline overflow test; one side suffices when the right operand is a known constant."""
-    above = P.compare(P.name(out), P.GT, P.const(high))
-    below = P.compare(P.name(out), P.LT, P.const(low))
+def _range_checks(
+    op: str, out: str, right: ast.expr, low: int, high: int, nonneg: tuple[bool, bool]
+) -> ast.expr:
+    """The inline overflow test; one side suffices when the right operand is a known constant, or
+    when a known sign (``nonneg``: left, right) bounds one side: ``x + y`` with either operand
+    non-negative is at least the other one, so at least ``MIN``; ``x - y`` with ``y >= 0`` is at
+    most ``x``; ``x - y`` with ``x >= 0`` is at least ``-MAX > MIN``."""
     constant = _const_int(right)
+    grows: bool | None = None
     if constant is not None and op in ("add", "sub"):
         grows = constant >= 0 if op == "add" else constant <= 0
-        return above if grows else below
-    return P.or_(above, below)
+    elif op == "add" and (nonneg[0] or nonneg[1]):
+        grows = True
+    elif op == "sub" and (nonneg[0] or nonneg[1]):
+        grows = not nonneg[1]
+    if grows is None:
+        return bounds.outside(P.name(out), low, high)
+    return bounds.above(P.name(out), high) if grows else bounds.below(P.name(out), low)
 
 
 _STUB_NAMES: dict[str, str] = {}
