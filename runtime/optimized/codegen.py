@@ -52,7 +52,7 @@ from .facts import COMPOSITES, TEXT_LITERALS, PlanFacts, analyze, live
 from .ledger import Chunk, Inline, Loop, Segment
 from .owned import owned_list
 from .signs import nonnegative_nodes
-from .stubs import intrinsic_stub_name
+from .stubs import CHUNK, intrinsic_stub_name
 from .tables import Tables, function_name, guid_name
 from .work import WorkCounter
 
@@ -771,7 +771,11 @@ class _FunctionEmitter:
         """The room of the body's *counters* and the update nodes it makes safe.
 
         A counter is an I32/I64 local that the (leaf) body assigns only as ``c = c + k`` or
-        ``c = c - k`` with constant ``k``. One iteration moves it by at most ``up`` (the sum of its
+        ``c = c - k`` with constant ``k``, or resets as ``c = x % m`` with constant ``m`` when
+        ``|m| - 1`` leaves a chunk's room of steps (``acc = (acc + i) % 1000003`` beside
+        ``acc = acc - 1``: after a reset the counter is within ``|m| - 1`` of zero, so from there a
+        whole chunk of steps cannot overflow and the room from the current value still bounds the
+        chunk). One iteration moves it by at most ``up`` (the sum of its
         positive steps, as if every branch ran) and ``down``; so a chunk of at most
         ``(MAX - c) // up`` and ``(c - MIN) // down`` iterations can overflow none of those updates,
         whose inline checks are then dropped (``arith_int``). The generated code computes that room
@@ -780,7 +784,8 @@ class _FunctionEmitter:
         Returns (None, empty) when the body has no counter to gain from."""
         steps: dict[str, list[tuple[int, ir.Binary]]] = {}
         other: set[str] = set() if loop_local is None else {loop_local}
-        _collect_counters(body, steps, other)
+        resets: dict[str, int] = {}
+        _collect_counters(body, steps, other, resets)
         rooms: list[ast.expr] = []
         counted: set[int] = set()
         safe = self.gen.safe_nodes
@@ -794,6 +799,9 @@ class _FunctionEmitter:
             low, high = _RANGES[t]
             up = sum(k for k, _ in steps[name] if k > 0)
             down = sum(-k for k, _ in steps[name] if k < 0)
+            reset = resets.get(name, 0)
+            if (up and (high - reset) // up < CHUNK) or (down and (-reset - low) // down < CHUNK):
+                continue  # a reset this large could leave less room than a chunk: checked steps
             value = P.name(self.var(name))
             if up:
                 rooms.append(_room(P.sub(P.const(high), value), up))
@@ -1240,14 +1248,22 @@ def _assigned_names(block: tuple[ir.Stmt, ...]) -> set[str]:
 
 
 def _collect_counters(
-    block: tuple[ir.Stmt, ...], steps: dict[str, list[tuple[int, ir.Binary]]], other: set[str]
+    block: tuple[ir.Stmt, ...],
+    steps: dict[str, list[tuple[int, ir.Binary]]],
+    other: set[str],
+    resets: dict[str, int],
 ) -> None:
-    """Sort the locals ``block`` assigns: ``c = c +/- <int literal>`` steps into ``steps``, every
-    other assignment's target into ``other`` (``counter_room``)."""
+    """Sort the locals ``block`` assigns: ``c = c +/- <int literal>`` steps into ``steps``,
+    ``c = <x> % <int literal k>`` resets into ``resets`` (the largest ``|k| - 1``: a truncating
+    remainder is smaller than its divisor), every other assignment's target into ``other``
+    (``counter_room``)."""
     for stmt in block:
         if isinstance(stmt, ir.Set):
             value = stmt.value
-            if (
+            divisor = _rem_by_literal(value)
+            if divisor:
+                resets[stmt.name] = max(resets.get(stmt.name, 0), abs(divisor) - 1)
+            elif (
                 isinstance(value, ir.Binary)
                 and value.op in (ir.BinaryOp.ADD, ir.BinaryOp.SUB)
                 and isinstance(value.left, ir.Var)
@@ -1263,10 +1279,23 @@ def _collect_counters(
             else:
                 other.add(stmt.name)
         elif isinstance(stmt, ir.If):
-            _collect_counters(stmt.then, steps, other)
-            _collect_counters(stmt.else_, steps, other)
+            _collect_counters(stmt.then, steps, other, resets)
+            _collect_counters(stmt.else_, steps, other, resets)
         elif isinstance(stmt, ir.While | ir.ForRange):
             other.update(_assigned_names((stmt,)))
+
+
+def _rem_by_literal(value: ir.Expr) -> int:
+    """``k`` when ``value`` is ``<x> % <int literal k>``, else 0."""
+    if (
+        isinstance(value, ir.Binary)
+        and value.op is ir.BinaryOp.REM
+        and isinstance(value.right, ir.Literal)
+        and value.right.kind in (ir.LiteralKind.I32, ir.LiteralKind.I64)
+        and type(value.right.value) is int
+    ):
+        return value.right.value
+    return 0
 
 
 def _room(span: ast.expr, step: int) -> ast.expr:
