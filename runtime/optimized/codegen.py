@@ -176,6 +176,9 @@ class _FunctionEmitter:
         """Operand nodes whose value is known >= 0 (from ``signs``), by ``id``. The node is kept as the
         value so that it stays alive: an operand the generator drops would otherwise free its ``id``
         for a later, unrelated node, which would then look non-negative."""
+        self.upper_check: tuple[ast.If, str, int] | None = None
+        """The last one-sided upper overflow test emitted in a fast chunk: (its ``if``, the slot it
+        tests, the bound), for ``fused_step`` to nest under the next step's test."""
         self.inline_depth = 0
         """Calls being inlined around the current point (the budget is spent by the outermost)."""
         self.cold_results: list[str] | None = None
@@ -942,6 +945,22 @@ class _FunctionEmitter:
         self.branch(test, evaluate_second)
         return P.name(out)
 
+    def fused_step(self, left: ast.expr, bound: int) -> list[ast.stmt]:
+        """``t = a * b`` then ``t + k`` (``3 * x + 1``): when ``t``'s own upper test is the statement
+        just emitted in a fast chunk, take it out and return it, to run only when the step's test
+        (``t > MAX - k``, implied by ``t > MAX``) passes. The common path then runs one test
+        instead of two; the rare one runs both in their order, so the first overflow still faults
+        first, with the same operands. Fast chunks only: there no fuel statement is ever emitted
+        between two statements, so nothing else can have been placed after the test."""
+        held, self.upper_check = self.upper_check, None
+        if held is None or not self.out or self.out[-1] is not held[0]:
+            return []
+        check, slot, checked = held
+        if not (isinstance(left, ast.Name) and left.id == slot and checked >= bound):
+            return []
+        self.out.pop()
+        return [check]
+
     def is_nonneg(self, operand: ast.expr) -> bool:
         if id(operand) in self.nonneg_ops:
             return True
@@ -966,13 +985,10 @@ class _FunctionEmitter:
             grows = (constant >= 0) == (op == "add")
             bound = high - abs(constant) if grows else low + abs(constant)
             test = bounds.above(left, bound) if grows else bounds.below(left, bound)
-            self.emit(
-                P.if_(
-                    test,
-                    [P.assign(out, self.fault_call(fault, at, left, right))],
-                    [P.assign(out, P.binop(left, _PY_OPS[op], right))],
-                )
-            )
+            failing = [P.assign(out, self.fault_call(fault, at, left, right))]
+            if grows:
+                failing = self.fused_step(left, bound) + failing
+            self.emit(P.if_(test, failing, [P.assign(out, P.binop(left, _PY_OPS[op], right))]))
             return P.name(out)
         if op in _PY_OPS and (safe or (op == "sub" and both_nonneg)):
             if dest is None:
@@ -993,7 +1009,10 @@ class _FunctionEmitter:
                 signs = (self.is_nonneg(left), self.is_nonneg(right))
                 checks = _range_checks(op, out, right, low, high, signs)
             if checks is not None:
-                self.emit(P.if_(checks, [P.assign(out, self.fault_call(fault, at, left, right))]))
+                check = P.if_(checks, [P.assign(out, self.fault_call(fault, at, left, right))])
+                self.emit(check)
+                if chunk is not None and chunk.fast and _upper_only(checks):
+                    self.upper_check = (check, out, high)
             return P.name(out)
         # div / rem: Python's // and % agree with truncation when both operands are >= 0
         py_op: ast.operator = P.FLOORDIV if op == "div" else P.MOD
@@ -1283,6 +1302,13 @@ def _collect_counters(
             _collect_counters(stmt.else_, steps, other, resets)
         elif isinstance(stmt, ir.While | ir.ForRange):
             other.update(_assigned_names((stmt,)))
+
+
+def _upper_only(test: ast.expr) -> bool:
+    """``test`` is a one-sided upper test (``bounds.above``): no ``<`` anywhere in it."""
+    return not any(
+        isinstance(op, ast.Lt) for node in ast.walk(test) if isinstance(node, ast.Compare) for op in node.ops
+    )
 
 
 def _rem_by_literal(value: ir.Expr) -> int:

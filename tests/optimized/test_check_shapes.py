@@ -134,3 +134,40 @@ def test_generated_code_takes_the_new_shapes() -> None:
 )
 def test_failure_is_at_the_same_charge_for_every_fuel_budget(text: str, args: list[int]) -> None:
     assert_agree_at_every_fuel_budget(prepare(text), "main", args)
+
+
+FUSED = """module "fused" version "1.0.0";
+fn five(x I32) -> I32 { return 3 * x + 5; }
+fn one(x I32) -> I32 { return 3 * x + 1; }
+entrypoint fn main(which I32, n I32) -> I32 {
+    total = 0;
+    for i in 0 .. n {
+        x = i + 715827870;
+        if which == 5 { total = five(x) % 1000 + total % 1000; }
+        else { total = one(x) % 1000 + total % 1000; }
+    }
+    return total;
+}"""
+"""``3 * x + k`` with ``x >= 0``: the product's upper test runs only under the step's
+(``codegen.fused_step``). ``3 * x + 5`` first overflows on the addition (x = 715827881: the product
+2147483643 fits), ``3 * x + 1`` on the multiplication (x = 715827883), never on its addition."""
+
+
+def test_fused_step_tests_fail_at_the_first_overflow() -> None:
+    vectors = [[5, 10], [5, 12], [5, 3000], [1, 13], [1, 14], [1, 3000]]
+    assert_agree(run_plan_both(prepare(FUSED), "main", vectors), "fused step tests")
+
+
+def test_fused_step_nests_the_product_test() -> None:
+    """Else the test above proves nothing new: each step's test holds the product's test."""
+    source = _chunk_body(compile_plan(prepare(FUSED), keep_module=True).source())
+    lines = [line.strip() for line in source.splitlines()]
+    for step in (5, 1):
+        heads = [i for i, line in enumerate(lines) if line.endswith(f"> {I32_MAX - step}:")]
+        assert len(heads) == 1, source
+        assert all(lines[i + 1].endswith(f"> {I32_MAX}:") for i in heads), source
+
+
+@pytest.mark.parametrize("args", [[5, 3000], [1, 3000]])
+def test_fused_step_failure_is_at_the_same_charge_for_every_fuel_budget(args: list[int]) -> None:
+    assert_agree_at_every_fuel_budget(prepare(FUSED), "main", args)
