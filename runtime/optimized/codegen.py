@@ -985,7 +985,7 @@ class _FunctionEmitter:
             grows = (constant >= 0) == (op == "add")
             bound = high - abs(constant) if grows else low + abs(constant)
             test = bounds.above(left, bound) if grows else bounds.below(left, bound)
-            failing = [P.assign(out, self.fault_call(fault, at, left, right))]
+            failing: list[ast.stmt] = [P.assign(out, self.fault_call(fault, at, left, right))]
             if grows:
                 failing = self.fused_step(left, bound) + failing
             self.emit(P.if_(test, failing, [P.assign(out, P.binop(left, _PY_OPS[op], right))]))
