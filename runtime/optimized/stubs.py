@@ -306,7 +306,7 @@ def reserve(
         n = left
     if room < n:
         n = room
-    if worst and f // worst < n:
+    if worst and f < n * worst:  # ``f // worst < n`` without dividing a large fuel on every chunk
         n = f // worst
     if n <= 0:
         state.work = spent
