@@ -41,8 +41,9 @@ from .tables import Tables, function_name
 from .verifier import VERIFIER_VERSION, allowed_globals, verify_code, verify_cold_module, verify_module
 
 COMPILER_VERSION = (
-    "dotboxd-py-opt-codegen-10"  # 10: compact-guarded, sign-aware overflow tests, counter resets; 9: owned lists
-    # (in-place list.add); 8: counter-capped chunks (_s_capm), inline list reads; 7: in-place concat
+    "dotboxd-py-opt-codegen-10"  # 10: compact-guarded, sign-aware overflow tests, counter resets,
+    # branch fuel tallies; 9: owned lists (in-place list.add); 8: counter-capped chunks (_s_capm),
+    # inline list reads; 7: in-place concat
 )
 
 

@@ -54,6 +54,7 @@ from .owned import owned_list
 from .signs import nonnegative_nodes
 from .stubs import CHUNK, intrinsic_stub_name
 from .tables import Tables, function_name, guid_name
+from .tally import tallied_fuel, tally_body, tally_unit
 from .work import WorkCounter
 
 FIXED_PARAMS = ("R", "f", "d", "lr")
@@ -578,9 +579,7 @@ class _FunctionEmitter:
         chunk_body, body_live = self.chunk_body(stmt.body, chunk)
         base = chunk.finish(body_live)
         self.tables.set_chunk_base(chunk.fault_sites, base)
-        done: list[ast.stmt] = []
-        if fast and base:
-            done.append(P.aug("f", P.SUB, P.mul(P.name(n), P.const(base))))
+        chunk_body, done = self.settle_chunk(chunk_body, fast, n, base)
         done.append(P.assign(k, P.add(P.name(k), P.name(n))))
         done.append(P.continue_())
         precise: list[ast.stmt] = [P.if_(P.name(n), done)]
@@ -599,6 +598,21 @@ class _FunctionEmitter:
         self.emit(P.While(test, [P.assign(n, reserve), bulk_loop, P.break_()], []))
         self.release_owned(chunk)
         self.live = True
+
+    def settle_chunk(
+        self, body: list[ast.stmt], fast: bool, n: str, base: int
+    ) -> tuple[list[ast.stmt], list[ast.stmt]]:
+        """(the chunk body, what a chunk that ran all ``n`` iterations pays): ``f -= n * base``. A
+        fast body's branch charges go to a tally (``tally.py``), set to 0 here, before the loop;
+        a completed chunk then also pays the tally and sets it back to 0."""
+        unit = tally_unit(body) if fast else 0
+        if not unit:
+            return body, [P.aug("f", P.SUB, P.mul(P.name(n), P.const(base)))] if fast and base else []
+        counter = self.slots.new("t")
+        self.emit(P.assign(counter, P.const(0)))
+        spent = tallied_fuel(counter, unit)
+        paid = P.add(P.mul(P.name(n), P.const(base)), spent) if base else spent
+        return tally_body(body, counter, unit), [P.aug("f", P.SUB, paid), P.assign(counter, P.const(0))]
 
     def loop_end(self, stmt: ir.ForRange, end: ast.expr, ivar: str) -> Callable[[], ast.expr]:
         """How the bulk loop reads its end: the operand itself when it is a constant, a temporary or
@@ -697,9 +711,7 @@ class _FunctionEmitter:
         chunk_body, body_live = self.chunk_body(stmt.body, chunk, condition)
         base = chunk.finish(body_live)
         self.tables.set_chunk_base(chunk.fault_sites, base)
-        done: list[ast.stmt] = []
-        if fast and base:
-            done.append(P.aug("f", P.SUB, P.mul(P.name(n), P.const(base))))
+        chunk_body, done = self.settle_chunk(chunk_body, fast, n, base)
         done.append(P.continue_())
 
         if fast:
