@@ -44,11 +44,11 @@ from dotboxd.core.values import I32_MAX, I32_MIN, I64_MAX, I64_MIN
 from dotboxd.runtime.locations import NO_ORDINAL, operation_ordinals
 from dotboxd.validator.plan import CallKind, ExecutionPlan
 
-from . import owned_map_code
+from . import bounds, owned_map_code
 from . import pyast as P
 from .codegen_text import owned_concat, release_owned_text, take_owned_text
 from .cold import LEAVE, NEXT, RETURN, ColdLoop, cold_name, describe, find_loop, loop_ordinals
-from .counter_rooms import collect_counters
+from .counter_rooms import chunk_fits, collect_counters
 from .errors import CompileFailure
 from .facts import COMPOSITES, TEXT_LITERALS, PlanFacts, analyze, live
 from .ledger import Chunk, Inline, Loop, Segment
@@ -57,6 +57,7 @@ from .owned_maps import READERS, UPDATE, owned_map
 from .signs import nonnegative_nodes
 from .stubs import intrinsic_stub_name
 from .tables import Tables, function_name, guid_name
+from .tally import tallied_fuel, tally_body, tally_unit
 from .work import WorkCounter
 
 FIXED_PARAMS = ("R", "f", "d", "lr")
@@ -72,6 +73,9 @@ _COMPARE: dict[ir.BinaryOp, ast.cmpop] = {
     ir.BinaryOp.EQ: P.EQ,
     ir.BinaryOp.NE: P.NOTEQ,
 }
+_NONNEG_CLOSED = frozenset({ir.BinaryOp.ADD, ir.BinaryOp.MUL, ir.BinaryOp.DIV, ir.BinaryOp.REM})
+"""Integer operations whose result is non-negative when both operands are (or which fail): the
+generator's operand-level sign facts, next to the plan-level ones of ``signs.py``."""
 _EXPRESSION_FUEL = costs.EXPRESSION_FUEL
 assert _EXPRESSION_FUEL > 0, "expr() charges it without the zero test of charge()"
 _OWNED_ADD_BASE = costs.COLLECTION_BASE_FUEL + 1
@@ -176,6 +180,9 @@ class _FunctionEmitter:
         """Operand nodes whose value is known >= 0 (from ``signs``), by ``id``. The node is kept as the
         value so that it stays alive: an operand the generator drops would otherwise free its ``id``
         for a later, unrelated node, which would then look non-negative."""
+        self.upper_check: tuple[ast.If, str, int] | None = None
+        """The last one-sided upper overflow test emitted in a fast chunk: (its ``if``, the slot it
+        tests, the bound), for ``fused_step`` to nest under the next step's test."""
         self.inline_depth = 0
         """Calls being inlined around the current point (the budget is spent by the outermost)."""
         self.cold_results: list[str] | None = None
@@ -580,9 +587,7 @@ class _FunctionEmitter:
         chunk_body, body_live = self.chunk_body(stmt.body, chunk)
         base = chunk.finish(body_live)
         self.tables.set_chunk_base(chunk.fault_sites, base)
-        done: list[ast.stmt] = []
-        if fast and base:
-            done.append(P.aug("f", P.SUB, P.mul(P.name(n), P.const(base))))
+        chunk_body, done = self.settle_chunk(chunk_body, fast, n, base)
         done.append(P.assign(k, P.add(P.name(k), P.name(n))))
         done.append(P.continue_())
         precise: list[ast.stmt] = [P.if_(P.name(n), done)]
@@ -601,6 +606,21 @@ class _FunctionEmitter:
         self.emit(P.While(test, [P.assign(n, reserve), bulk_loop, P.break_()], []))
         self.release_owned(chunk)
         self.live = True
+
+    def settle_chunk(
+        self, body: list[ast.stmt], fast: bool, n: str, base: int
+    ) -> tuple[list[ast.stmt], list[ast.stmt]]:
+        """(the chunk body, what a chunk that ran all ``n`` iterations pays): ``f -= n * base``. A
+        fast body's branch charges go to a tally (``tally.py``), set to 0 here, before the loop;
+        a completed chunk then also pays the tally and sets it back to 0."""
+        unit = tally_unit(body) if fast else 0
+        if not unit:
+            return body, [P.aug("f", P.SUB, P.mul(P.name(n), P.const(base)))] if fast and base else []
+        counter = self.slots.new("t")
+        self.emit(P.assign(counter, P.const(0)))
+        spent = tallied_fuel(counter, unit)
+        paid = P.add(P.mul(P.name(n), P.const(base)), spent) if base else spent
+        return tally_body(body, counter, unit), [P.aug("f", P.SUB, paid), P.assign(counter, P.const(0))]
 
     def loop_end(self, stmt: ir.ForRange, end: ast.expr, ivar: str) -> Callable[[], ast.expr]:
         """How the bulk loop reads its end: the operand itself when it is a constant, a temporary or
@@ -702,9 +722,7 @@ class _FunctionEmitter:
         chunk_body, body_live = self.chunk_body(stmt.body, chunk, condition)
         base = chunk.finish(body_live)
         self.tables.set_chunk_base(chunk.fault_sites, base)
-        done: list[ast.stmt] = []
-        if fast and base:
-            done.append(P.aug("f", P.SUB, P.mul(P.name(n), P.const(base))))
+        chunk_body, done = self.settle_chunk(chunk_body, fast, n, base)
         done.append(P.continue_())
 
         if fast:
@@ -825,7 +843,11 @@ class _FunctionEmitter:
         """The room of the body's *counters* and the update nodes it makes safe.
 
         A counter is an I32/I64 local that the (leaf) body assigns only as ``c = c + k`` or
-        ``c = c - k`` with constant ``k``. One iteration moves it by at most ``up`` (the sum of its
+        ``c = c - k`` with constant ``k``, or resets as ``c = x % m`` with constant ``m`` when
+        ``|m| - 1`` leaves a chunk's room of steps (``acc = (acc + i) % 1000003`` beside
+        ``acc = acc - 1``: after a reset the counter is within ``|m| - 1`` of zero, so from there a
+        whole chunk of steps cannot overflow and the room from the current value still bounds the
+        chunk). One iteration moves it by at most ``up`` (the sum of its
         positive steps, as if every branch ran) and ``down``; so a chunk of at most
         ``(MAX - c) // up`` and ``(c - MIN) // down`` iterations can overflow none of those updates,
         whose inline checks are then dropped (``arith_int``). The generated code computes that room
@@ -834,7 +856,8 @@ class _FunctionEmitter:
         Returns (None, empty) when the body has no counter to gain from."""
         steps: dict[str, list[tuple[int, ir.Binary]]] = {}
         other: set[str] = set() if loop_local is None else {loop_local}
-        collect_counters(body, steps, other)
+        resets: dict[str, int] = {}
+        collect_counters(body, steps, other, resets)
         rooms: list[ast.expr] = []
         counted: set[int] = set()
         safe = self.gen.safe_nodes
@@ -848,6 +871,8 @@ class _FunctionEmitter:
             low, high = _RANGES[t]
             up = sum(k for k, _ in steps[name] if k > 0)
             down = sum(-k for k, _ in steps[name] if k < 0)
+            if not chunk_fits(low, high, up, down, resets.get(name, 0)):
+                continue  # a reset this large could leave less room than a chunk: checked steps
             value = P.name(self.var(name))
             if up:
                 rooms.append(_room(P.sub(P.const(high), value), up))
@@ -948,7 +973,7 @@ class _FunctionEmitter:
         op = "neg_" + _suffix(t)
         self.emit(
             P.if_(
-                P.compare(P.name(out), P.GT, P.const(high)),
+                bounds.above(P.name(out), high),
                 [P.assign(out, self.fault_call(op, self.ordinal(node), operand))],
             )
         )
@@ -968,7 +993,10 @@ class _FunctionEmitter:
             return P.compare(left, _COMPARE[op], right)
         if left_type == F64:
             return self.arith_f64(op.value, self.ordinal(node), left, right, dest)
-        return self.arith_int(node, left_type, left, right, dest)
+        value = self.arith_int(node, left_type, left, right, dest)
+        if op in _NONNEG_CLOSED and self.is_nonneg(left) and self.is_nonneg(right):
+            self.nonneg_ops[id(value)] = value  # e.g. an inlined ``x * x + 1`` called with ``i % 100``
+        return value
 
     def short_circuit(self, node: ir.Binary) -> ast.expr:
         first, second = (
@@ -984,6 +1012,22 @@ class _FunctionEmitter:
 
         self.branch(test, evaluate_second)
         return P.name(out)
+
+    def fused_step(self, left: ast.expr, bound: int) -> list[ast.stmt]:
+        """``t = a * b`` then ``t + k`` (``3 * x + 1``): when ``t``'s own upper test is the statement
+        just emitted in a fast chunk, take it out and return it, to run only when the step's test
+        (``t > MAX - k``, implied by ``t > MAX``) passes. The common path then runs one test
+        instead of two; the rare one runs both in their order, so the first overflow still faults
+        first, with the same operands. Fast chunks only: there no fuel statement is ever emitted
+        between two statements, so nothing else can have been placed after the test."""
+        held, self.upper_check = self.upper_check, None
+        if held is None or not self.out or self.out[-1] is not held[0]:
+            return []
+        check, slot, checked = held
+        if not (isinstance(left, ast.Name) and left.id == slot and checked >= bound):
+            return []
+        self.out.pop()
+        return [check]
 
     def is_nonneg(self, operand: ast.expr) -> bool:
         if id(operand) in self.nonneg_ops:
@@ -1008,14 +1052,11 @@ class _FunctionEmitter:
             out = dest if dest is not None else self.slots.new("t")
             grows = (constant >= 0) == (op == "add")
             bound = high - abs(constant) if grows else low + abs(constant)
-            test = P.compare(left, P.GT if grows else P.LT, P.const(bound))
-            self.emit(
-                P.if_(
-                    test,
-                    [P.assign(out, self.fault_call(fault, at, left, right))],
-                    [P.assign(out, P.binop(left, _PY_OPS[op], right))],
-                )
-            )
+            test = bounds.above(left, bound) if grows else bounds.below(left, bound)
+            failing: list[ast.stmt] = [P.assign(out, self.fault_call(fault, at, left, right))]
+            if grows:
+                failing = self.fused_step(left, bound) + failing
+            self.emit(P.if_(test, failing, [P.assign(out, P.binop(left, _PY_OPS[op], right))]))
             return P.name(out)
         if op in _PY_OPS and (safe or (op == "sub" and both_nonneg)):
             if dest is None:
@@ -1031,11 +1072,15 @@ class _FunctionEmitter:
             if safe or (op == "sub" and both_nonneg):
                 checks = None  # proved, or [0, max] - [0, max] always fits
             elif both_nonneg:
-                checks = P.compare(P.name(out), P.GT, P.const(high))
+                checks = bounds.above(P.name(out), high)
             else:
-                checks = _range_checks(op, out, right, low, high)
+                signs = (self.is_nonneg(left), self.is_nonneg(right))
+                checks = _range_checks(op, out, right, low, high, signs)
             if checks is not None:
-                self.emit(P.if_(checks, [P.assign(out, self.fault_call(fault, at, left, right))]))
+                check = P.if_(checks, [P.assign(out, self.fault_call(fault, at, left, right))])
+                self.emit(check)
+                if chunk is not None and chunk.fast and _upper_only(checks):
+                    self.upper_check = (check, out, high)
             return P.name(out)
         # div / rem: Python's // and % agree with truncation when both operands are >= 0
         py_op: ast.operator = P.FLOORDIV if op == "div" else P.MOD
@@ -1236,7 +1281,10 @@ class _FunctionEmitter:
             if isinstance(arg, ast.Name | ast.Constant) and param.name not in assigned:
                 self.aliases[param.name] = (arg, self.is_nonneg(arg))  # read-only: use the argument
             else:
-                self.emit(P.assign(self.var(param.name), arg))
+                slot = self.var(param.name)
+                self.emit(P.assign(slot, arg))
+                if param.name not in assigned:  # its sign is the argument's (``i % 100`` >= 0)
+                    self.aliases[param.name] = (P.name(slot), self.is_nonneg(arg))
         statements = tuple(live(self.plan, callee.body))
         if _straight(statements):
             for stmt in statements[:-1]:
@@ -1297,6 +1345,13 @@ def _assigned_names(block: tuple[ir.Stmt, ...]) -> set[str]:
     return names
 
 
+def _upper_only(test: ast.expr) -> bool:
+    """``test`` is a one-sided upper test (``bounds.above``): no ``<`` anywhere in it."""
+    return not any(
+        isinstance(op, ast.Lt) for node in ast.walk(test) if isinstance(node, ast.Compare) for op in node.ops
+    )
+
+
 def _room(span: ast.expr, step: int) -> ast.expr:
     """Iterations a counter with ``span`` of room can take in steps of at most ``step``."""
     return span if step == 1 else P.binop(span, P.FLOORDIV, P.const(step))
@@ -1319,15 +1374,24 @@ def _const_int(node: ast.expr) -> int | None:
     return None
 
 
-def _range_checks(op: str, out: str, right: ast.expr, low: int, high: int) -> ast.expr:
-    """The inline overflow test; one side suffices when the right operand is a known constant."""
-    above = P.compare(P.name(out), P.GT, P.const(high))
-    below = P.compare(P.name(out), P.LT, P.const(low))
+def _range_checks(
+    op: str, out: str, right: ast.expr, low: int, high: int, nonneg: tuple[bool, bool]
+) -> ast.expr:
+    """The inline overflow test; one side suffices when the right operand is a known constant, or
+    when a known sign (``nonneg``: left, right) bounds one side: ``x + y`` with either operand
+    non-negative is at least the other one, so at least ``MIN``; ``x - y`` with ``y >= 0`` is at
+    most ``x``; ``x - y`` with ``x >= 0`` is at least ``-MAX > MIN``."""
     constant = _const_int(right)
+    grows: bool | None = None
     if constant is not None and op in ("add", "sub"):
         grows = constant >= 0 if op == "add" else constant <= 0
-        return above if grows else below
-    return P.or_(above, below)
+    elif op == "add" and (nonneg[0] or nonneg[1]):
+        grows = True
+    elif op == "sub" and (nonneg[0] or nonneg[1]):
+        grows = not nonneg[1]
+    if grows is None:
+        return bounds.outside(P.name(out), low, high)
+    return bounds.above(P.name(out), high) if grows else bounds.below(P.name(out), low)
 
 
 _STUB_NAMES: dict[str, str] = {}

@@ -31,7 +31,7 @@ counter.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +41,8 @@ from dotboxd.core.values import I32_MAX, I32_MIN, I64_MAX, I64_MIN
 from dotboxd.validator.plan import ExecutionPlan
 
 from .live import live
-from .shapes import ASSIGNS, BINOPS, CALLS, CONSTS, NAMES, UNARIES, statements, stored_names
+from .shapes import ASSIGNS, BINOPS, CALLS, CONSTS, IFS, NAMES, UNARIES, stored_names
+from .stubs import CHUNK
 
 _BOUNDS = {I32: (I32_MIN, I32_MAX), I64: (I64_MIN, I64_MAX)}
 MAX_MATCH_STEPS = 10_000
@@ -61,6 +62,9 @@ class Counter:
     high: int
     up: int
     down: int
+    reset: int = 0
+    """The largest ``|m| - 1`` of the counter's resets ``c = x % m`` (0 when it has none): a reset
+    leaves it within that distance of zero."""
 
     def terms(self) -> tuple[Term, ...]:
         """The room terms the counter needs, up before down."""
@@ -115,21 +119,50 @@ def _assigned(block: tuple[ir.Stmt, ...], into: set[str]) -> None:
                 into.add(stmt.local)
 
 
+def rem_divisor(value: ir.Expr) -> int:
+    """``m`` when ``value`` is ``<x> % <int literal m>``, else 0 (a reset of a counter)."""
+    if (
+        isinstance(value, ir.Binary)
+        and value.op is ir.BinaryOp.REM
+        and isinstance(value.right, ir.Literal)
+        and value.right.kind in (ir.LiteralKind.I32, ir.LiteralKind.I64)
+        and type(value.right.value) is int
+    ):
+        return value.right.value
+    return 0
+
+
+def chunk_fits(low: int, high: int, up: int, down: int, reset: int) -> bool:
+    """Whether a counter that a reset may bring back to within ``reset`` of zero still has room for
+    a whole chunk (``stubs.CHUNK`` iterations, the most ``_s_capm`` reserves) of its steps from
+    there: then the room computed from its value at the chunk's start bounds the chunk even when
+    a reset runs inside it. The generator and the verifier both decide counters with this."""
+    return not ((up and (high - reset) // up < CHUNK) or (down and (-reset - low) // down < CHUNK))
+
+
 def collect_counters(
-    block: tuple[ir.Stmt, ...], steps: dict[str, list[tuple[int, ir.Binary]]], other: set[str]
+    block: tuple[ir.Stmt, ...],
+    steps: dict[str, list[tuple[int, ir.Binary]]],
+    other: set[str],
+    resets: dict[str, int],
 ) -> None:
-    """Sort the locals ``block`` assigns: counter updates into ``steps``, every other assignment's
-    target into ``other``. Every statement, dead ones too (their steps widen ``up``/``down``): the
-    generator (``codegen.counter_room``) and the verifier both sort with this one function."""
+    """Sort the locals ``block`` assigns: counter updates into ``steps``, resets ``c = x % m`` into
+    ``resets`` (the largest ``|m| - 1``: a truncating remainder is smaller than its divisor), every
+    other assignment's target into ``other``. Every statement, dead ones too (their steps widen
+    ``up``/``down``): the generator (``codegen.counter_room``) and the verifier both sort with this
+    one function."""
     for stmt in block:
         found = counter_step(stmt)
+        divisor = rem_divisor(stmt.value) if isinstance(stmt, ir.Set) else 0
         if found is not None:
             steps.setdefault(found[0], []).append((found[1], found[2]))
+        elif isinstance(stmt, ir.Set) and divisor:
+            resets[stmt.name] = max(resets.get(stmt.name, 0), abs(divisor) - 1)
         elif isinstance(stmt, ir.Set):
             other.add(stmt.name)
         elif isinstance(stmt, ir.If):
-            collect_counters(stmt.then, steps, other)
-            collect_counters(stmt.else_, steps, other)
+            collect_counters(stmt.then, steps, other, resets)
+            collect_counters(stmt.else_, steps, other, resets)
         elif isinstance(stmt, ir.While | ir.ForRange):
             _assigned((stmt,), other)
 
@@ -150,7 +183,8 @@ def loop_counters(plan: ExecutionPlan, loop: ir.While | ir.ForRange) -> LoopCoun
     """The counters of a leaf loop's body, from the plan alone."""
     steps: dict[str, list[tuple[int, ir.Binary]]] = {}
     other: set[str] = {loop.local} if isinstance(loop, ir.ForRange) else set()
-    collect_counters(loop.body, steps, other)
+    resets: dict[str, int] = {}
+    collect_counters(loop.body, steps, other, resets)
     counters: list[Counter] = []
     for name in sorted(steps):
         if name in other:
@@ -160,7 +194,10 @@ def loop_counters(plan: ExecutionPlan, loop: ir.While | ir.ForRange) -> LoopCoun
             continue
         up = sum(k for k, _ in steps[name] if k > 0)
         down = sum(-k for k, _ in steps[name] if k < 0)
-        counters.append(Counter(name, bounds[0], bounds[1], up, down))
+        reset = resets.get(name, 0)
+        if not chunk_fits(bounds[0], bounds[1], up, down, reset):
+            continue  # the generator leaves its steps checked
+        counters.append(Counter(name, bounds[0], bounds[1], up, down, reset))
     names = {counter.name for counter in counters}
     return LoopCounters(tuple(counters), tuple(_live_updates(plan, loop.body, names)))
 
@@ -261,11 +298,94 @@ def _bare_step(stmt: Any, slots: set[str]) -> tuple[str, int] | bool | None:
     return str(target.id), (step if type(value.op) is ast.Add else -step)
 
 
+_REMAINDERS = frozenset({"rem_i32", "rem_i64"})
+_OP_STUBS = frozenset({"_s_c2", "_s_f2"})
+
+
+def _reset_value(value: Any, bound: int, op_of: Callable[[int], str | None]) -> bool:
+    """Whether ``value`` is within ``bound`` of zero whatever its operands: ``x % m`` (``x`` a name,
+    ``m`` a constant with ``|m| - 1 <= bound``; Python's ``%`` lands in ``[0, m)`` or ``(m, 0]``)
+    or the checked remainder's exact path ``_s_c2(...)`` / ``_s_f2(...)`` whose site (``op_of``) is
+    a remainder by such a constant (``core.arith``'s truncating remainder: smaller than its
+    divisor)."""
+    if type(value) in BINOPS and type(value.op) is ast.Mod and type(value.left) in NAMES:
+        divisor = _int(value.right)
+    elif (
+        type(value) in CALLS
+        and type(value.func) in NAMES
+        and value.func.id in _OP_STUBS
+        and not value.keywords
+        and len(value.args) == 6
+    ):
+        site = _int(value.args[3])
+        divisor = _int(value.args[5]) if site is not None and op_of(site) in _REMAINDERS else None
+    else:
+        return False
+    return divisor is not None and divisor != 0 and abs(divisor) - 1 <= bound
+
+
+def _single_store(stmt: Any) -> tuple[str, Any] | None:
+    """``(name, value)`` of ``name = value``, else None."""
+    if type(stmt) in ASSIGNS and len(stmt.targets) == 1 and type(stmt.targets[0]) in NAMES:
+        return str(stmt.targets[0].id), stmt.value
+    return None
+
+
+def _stores_reset(stmt: Any, name: str, bound: int, op_of: Callable[[int], str | None]) -> bool:
+    """``name = <reset value>``, or an ``if`` both of whose arms end with one."""
+    single = _single_store(stmt)
+    if single is not None:
+        return single[0] == name and _reset_value(single[1], bound, op_of)
+    if type(stmt) in IFS and stmt.body and stmt.orelse:
+        return all(_stores_reset(arm[-1], name, bound, op_of) for arm in (stmt.body, stmt.orelse))
+    return False
+
+
+def _with_previous(body: list[ast.stmt]) -> Iterator[tuple[ast.stmt, ast.stmt | None]]:
+    """Every statement of ``body``, nested ones too, in source order (``shapes.statements``), with
+    the statement just before it in its own block (None for a block's first)."""
+    previous: ast.stmt | None = None
+    for stmt in body:
+        yield stmt, previous
+        for field in ("body", "orelse"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list):
+                yield from _with_previous(inner)
+        previous = stmt
+
+
+def _reset_store(
+    stmt: Any, previous: Any, resets: dict[str, int], op_of: Callable[[int], str | None]
+) -> bool:
+    """Whether ``stmt`` stores into a counter slot ``v`` that has resets (``resets[v]``, its bound)
+    a value within that bound of zero: ``v = <reset value>`` (``_reset_value``), or ``v = t`` right
+    after the statement that set ``t`` to one (``t = x % m``, or an ``if`` whose arms both end so:
+    how the generator spells a reset it computes into a temporary first)."""
+    single = _single_store(stmt)
+    if single is None or single[0] not in resets:
+        return False
+    bound = resets[single[0]]
+    if _reset_value(single[1], bound, op_of):
+        return True
+    value = single[1]
+    return (
+        type(value) in NAMES
+        and previous is not None
+        and _stores_reset(previous, str(value.id), bound, op_of)
+    )
+
+
 def check_room(
-    loop: LoopCounters, stub: str, args: list[ast.expr], chunk: list[ast.stmt], proofs: bool
+    loop: LoopCounters,
+    stub: str,
+    args: list[ast.expr],
+    chunk: list[ast.stmt],
+    proofs: bool,
+    op_of: Callable[[int], str | None],
 ) -> str | None:
     """Why the reservation ``stub(*args)`` (its chunk's body ``chunk``) does not cap the plan's
-    counters, or None when it does."""
+    counters, or None when it does (``op_of``: the operation of a fault site, for a counter's
+    resets)."""
     if stub == "_s_cap":
         if loop.counters and not proofs:
             return "a loop with counters reserves without their room"
@@ -277,9 +397,12 @@ def check_room(
     if not slot_of or len(set(slot_of.values())) != len(slot_of):
         return "a room's terms are not the plan's counters' bounds and steps"
     slots = set(slot_of.values())
+    resets = {slot_of[c.name]: c.reset for c in loop.counters if c.name in slot_of and c.reset}
     found: list[tuple[str, int]] = []
-    for stmt in statements(chunk):
+    for stmt, previous in _with_previous(chunk):
         step = _bare_step(stmt, slots)
+        if step is False and _reset_store(stmt, previous, resets, op_of):
+            continue  # a reset: the counter ends within its reset bound of zero
         if step is False:
             return "a counter the room covers is stored other than by its steps"
         if step is not None:
@@ -291,4 +414,13 @@ def check_room(
     return None
 
 
-__all__ = ["Counter", "LoopCounters", "check_room", "collect_counters", "counter_step", "loop_counters"]
+__all__ = [
+    "Counter",
+    "LoopCounters",
+    "check_room",
+    "chunk_fits",
+    "collect_counters",
+    "counter_step",
+    "loop_counters",
+    "rem_divisor",
+]

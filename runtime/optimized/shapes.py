@@ -32,6 +32,7 @@ UNARIES = _either(ast.UnaryOp)
 WHILES = _either(ast.While)
 FORS = _either(ast.For)
 RETURNS = _either(ast.Return)
+IFS = _either(ast.If)
 
 
 def walk(node: ast.AST) -> Iterator[Any]:
@@ -92,6 +93,7 @@ __all__ = [
     "CALLS",
     "CONSTS",
     "FORS",
+    "IFS",
     "NAMES",
     "RETURNS",
     "TUPLES",

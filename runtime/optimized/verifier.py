@@ -53,7 +53,7 @@ from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 from .ticks import Tick, expected_ticks
 from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-10"  # 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-11"  # 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -694,7 +694,7 @@ class _AstVerifier:
         chunk: Any = loop.body[1] if len(loop.body) > 1 else None
         if _KIND.get(type(chunk)) is not ast.For:
             raise _fail("a reservation is followed by its chunk", stmt)
-        wrong_room = check_room(want.counters, call.func.id, args, chunk.body, self.proofs)  # type: ignore[attr-defined]
+        wrong_room = check_room(want.counters, call.func.id, args, chunk.body, self.proofs, self.site_op)  # type: ignore[attr-defined]
         if wrong_room is not None:
             raise _fail(wrong_room, stmt)
         self.owned_reservations[id(loop)] = want.owned
@@ -878,6 +878,18 @@ class _AstVerifier:
         else:
             self.stub_args(callee, args, node)
         return args[1:]
+
+    def site_op(self, site: int) -> str | None:
+        """The operation of fault site ``site`` of the artifact's tables, or None when it is not one."""
+        sites = self.tables.sites
+        if not 0 <= site < len(sites):
+            return None
+        kind, data = sites[site]
+        if kind == OP and type(data) is str:
+            return data
+        if kind == CHUNK_OP and type(data) is tuple and data and type(data[0]) is str:
+            return data[0]
+        return None
 
     def stub_args(self, callee: str, args: list[ast.expr], node: ast.Call) -> None:
         site: Any = args[3] if len(args) > 3 else None

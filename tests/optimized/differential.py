@@ -197,3 +197,17 @@ def assert_agree(pairs: Sequence[tuple[Observation, Observation]], what: str = "
     for index, (reference, optimized) in enumerate(pairs):
         diff = differences(reference, optimized)
         assert not diff, f"{what} input {index}:\n  " + "\n  ".join(diff)
+
+
+def assert_agree_at_every_fuel_budget(
+    base: ExecutionPlan, entry: str, args: list[Any], below: int = 40
+) -> None:
+    """Every fuel budget from ``below`` short of what the run needs to one past it: both backends stop
+    at the same charge (quota or fault, whichever the reference meets first) with the same usage."""
+    host = SandboxHost(backends={"optimized": backend()})
+    needed = host.execute(base, entry, args).usage.fuel_used
+    for fuel in range(max(0, needed - below), needed + 2):
+        plan = dataclasses.replace(base, policy=policy(max_fuel=fuel))
+        reference = observe(host.execute(plan, entry, args))
+        optimized = observe(host.execute(plan, entry, args, backend="optimized"))
+        assert reference == optimized, fuel

@@ -17,7 +17,7 @@ import pytest
 from dotboxd.host import SandboxHost
 from dotboxd.runtime.optimized import compile_plan
 
-from .differential import assert_agree, backend, observe, run_plan_both
+from .differential import assert_agree, assert_agree_at_every_fuel_budget, backend, observe, run_plan_both
 from .kernels import policy, prepare
 
 I32_MAX = 2**31 - 1
@@ -88,3 +88,92 @@ def test_counter_overflow_fails_at_the_same_charge_for_every_fuel_budget(start: 
         reference = observe(host.execute(plan, "main", [start, 3000]))
         optimized = observe(host.execute(plan, "main", [start, 3000], backend="optimized"))
         assert reference == optimized, fuel
+
+
+RESETS = """module "resets" version "1.0.0";
+entrypoint fn main(start I32, n I32, every I32) -> I32 {
+    acc = start;
+    up = start;
+    for i in 0 .. n {
+        if i % every == every - 1 { acc = (acc + i) % 1000; } else { acc = acc - 3; }
+        if i % every == 0 { up = up % 77; }
+        up = up + 5;
+    }
+    w = 0;
+    while w < n {
+        w = w + 1;
+        if w % every == 0 { acc = w % 100; }
+        acc = acc - 2;
+    }
+    return acc % 1000 + up % 1000;
+}"""
+"""Counters reset by a remainder (``codegen.counter_room``): ``acc`` steps down by 3 and is reset to
+within 999 of zero every ``every`` iterations, ``up`` steps up by 5 after a reset at iteration 0,
+and the ``while`` loop resets and steps ``acc`` again."""
+
+WIDE_RESET = """module "wideReset" version "1.0.0";
+entrypoint fn main(start I64, n I32, m I64) -> I64 {
+    c = start;
+    for i in 0 .. n {
+        if i % 7 == 6 { c = c % 1000L; } else { c = c + 1000000L; }
+        d = c % m;
+        c = c + d % 3L;
+    }
+    return c;
+}"""
+"""An I64 counter reset by a literal remainder, and ``d % m`` (a variable divisor: no reset, so
+``c = c + ...`` of a non-literal keeps its checks)."""
+
+BIG_RESET = """module "bigReset" version "1.0.0";
+entrypoint fn main(start I32, n I32) -> I32 {
+    c = 0;
+    for i in 0 .. n {
+        if i == 5 { c = start % 2147483000; }
+        c = c + 1000;
+    }
+    return c;
+}"""
+"""A reset whose divisor leaves less than a chunk of room (``2147482999 + 1000`` overflows): ``c``
+is no counter, its step keeps its check."""
+
+RESET_VECTORS = [
+    [0, 300, 50],
+    [I32_MIN + 100, 3000, 10000],  # ``acc`` underflows before its first reset, mid-chunk
+    [I32_MIN + 100, 3000, 20],  # reset in time: never underflows
+    [I32_MAX - 200, 3000, 10000],  # ``up`` is reset at 0 first: never overflows
+    [I32_MIN + 5000, 4000, 2500],  # the for loop survives; the while loop's ``acc - 2`` underflows
+    [7, 5000, 3],
+]
+
+
+def test_counter_resets_are_exact_on_both_backends() -> None:
+    assert_agree(run_plan_both(prepare(RESETS), "main", RESET_VECTORS), "counter resets")
+
+
+def test_wide_counter_resets_are_exact_on_both_backends() -> None:
+    vectors = [[0, 100, 5], [I64_MAX - 1000000 * 3, 10, 9], [I64_MAX - 10, 3, 1], [5, 40, -4]]
+    assert_agree(run_plan_both(prepare(WIDE_RESET), "main", vectors), "I64 counter resets")
+
+
+def test_counter_resets_drop_the_step_checks() -> None:
+    """The reset counters really are counters: every loop reserves with ``_s_capm`` and the steps
+    ``acc - 3``, ``up + 5`` and ``acc - 2`` are bare."""
+    source = compile_plan(prepare(RESETS), keep_module=True).source()
+    assert source.count("_s_capm(") == 2, source
+    assert "_s_cap(" not in source, source
+    for step in (" - 3", " + 5", " - 2"):
+        line = next(line.strip() for line in source.splitlines() if line.strip().endswith(step))
+        name = line.split(" = ")[0]
+        assert line == f"{name} = {name}{step}", source
+
+
+def test_a_reset_without_a_chunk_of_room_keeps_the_step_checked() -> None:
+    vectors = [[2147482999, 100], [-2147482999, 100], [12, 3000]]
+    assert_agree(run_plan_both(prepare(BIG_RESET), "main", vectors), "big reset")
+    source = compile_plan(prepare(BIG_RESET), keep_module=True).source()
+    assert "_s_capm(" not in source, source
+
+
+@pytest.mark.parametrize("args", [[I32_MIN + 100, 3000, 10000], [I32_MIN + 5000, 4000, 2500]])
+def test_counter_reset_failure_is_at_the_same_charge_for_every_fuel_budget(args: list[int]) -> None:
+    assert_agree_at_every_fuel_budget(prepare(RESETS), "main", args)

@@ -25,6 +25,7 @@ from dotboxd.runtime.optimized.errors import VerifierFailure
 from dotboxd.validator.plan import ExecutionPlan
 
 from .kernels import prepare
+from .test_counter_chunks import RESETS
 
 COUNTERS = """module "counters" version "1.0.0";
 entrypoint fn main(n I32) -> I64 {
@@ -91,7 +92,12 @@ class _Kernel:
         )
 
 
-KERNELS = {"counters": _Kernel(COUNTERS), "ticks": _Kernel(TICKS), "owned": _Kernel(OWNED)}
+KERNELS = {
+    "counters": _Kernel(COUNTERS),
+    "ticks": _Kernel(TICKS),
+    "owned": _Kernel(OWNED),
+    "resets": _Kernel(RESETS),
+}
 
 
 def _rewrite(source: str, *pairs: tuple[str, str]) -> str:
@@ -158,6 +164,26 @@ def test_overflow_unchecked_counter_room_tampered(name: str) -> None:
     """Threat: a room larger than the plan's counters allow lets an update whose overflow check was
     dropped leave I32/I64 silently (a wrong value, not an error)."""
     _refused("counters", ROOM_TAMPERINGS[name])
+
+
+# --- counters reset by a remainder ---------------------------------------------------------------
+
+RESET_TAMPERINGS: dict[str, tuple[tuple[str, str], ...]] = {
+    "a reset by a divisor larger than the plan's": (("v3 = t2 % 1000\n", "v3 = t2 % 100000000\n"),),
+    "a reset's exact path at a site that is not a remainder": (
+        ("v3 = _s_c2(R, f - 2 * t5, v5, 5, t2, 1000)", "v3 = _s_c2(R, f - 2 * t5, v5, 4, t2, 1000)"),
+    ),
+    "a reset through a temporary that is not a remainder": (("t4 = v4 % 77\n", "t4 = v4 * 77\n"),),
+    "a reset copied from a temporary set elsewhere": (("v4 = t4\n", "v4 = t1\n"),),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RESET_TAMPERINGS))
+def test_overflow_unchecked_counter_reset_tampered(name: str) -> None:
+    """Threat: a counter whose steps run unchecked is "reset" to a value far from zero (a larger
+    divisor, another operation's exact path, a temporary that is not a remainder), so the room
+    computed at the chunk's start no longer bounds the steps after it and one overflows silently."""
+    _refused("resets", RESET_TAMPERINGS[name])
 
 
 # --- the work ticks -----------------------------------------------------------------------------
