@@ -369,9 +369,7 @@ def _reset_store(
         return True
     value = single[1]
     return (
-        type(value) in NAMES
-        and previous is not None
-        and _stores_reset(previous, str(value.id), bound, op_of)
+        type(value) in NAMES and previous is not None and _stores_reset(previous, str(value.id), bound, op_of)
     )
 
 
