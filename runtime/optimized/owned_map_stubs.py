@@ -117,7 +117,7 @@ def take_owned_map(state: Any, value: MapValue) -> tuple[dict[Value, Value], lis
     ``owned_map_room``). The dict is a copy, so nothing done to it can reach ``value``."""
     if state.owned_map is not None:
         settle_owned_map(state)
-    table = {key: item for key, item in value.entries.values()}
+    table: dict[Value, Value] = dict(value.entries.values())
     cell = [0, 0]
     state.owned_map = OwnedMap(value, table, cell)
     units, most = owned_map_room(state.meter)
