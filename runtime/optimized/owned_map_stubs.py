@@ -149,8 +149,9 @@ def take_text_keyed_map(
 
 
 def owned_map_value(state: Any, table: dict[Value, Value]) -> MapValue:
-    """After the loop: settle the updates and hand the map out as an immutable value (the value
-    taken, when no update ran)."""
+    """After the loop: settle the updates and hand the map out as an immutable value - a copy of
+    the dict as its entries (``values.flat_map_over``: linear, no trie built until a later update
+    of that version), or the value taken, when no update ran."""
     record: OwnedMap | None = state.owned_map
     if record is None or record.table is not table:
         raise _internal("owned map was not taken")

@@ -444,6 +444,17 @@ TAMPERED = {
         _MOX7.replace("v4)", "v4, v4)"),
     ),
     "exact path on a value": (_MOX7, _MOX7.replace("m0, 0,", "v2, 0,")),
+    "exact path refunding past its chunk": (_MOX7, _MOX7.replace("- 1), 7", "+ 5), 7")),
+    "exact path refunding the whole chunk": (_MOX7, _MOX7.replace("lr + (n0 - (v3 - k0) - 1)", "lr + n0")),
+    "exact path refunding a constant": (_MOX7, _MOX7.replace("lr + (n0 - (v3 - k0) - 1)", "lr + 9")),
+    "exact path refunding without lr": (
+        _MOX7,
+        _MOX7.replace("lr + (n0 - (v3 - k0) - 1)", "n0 - (v3 - k0) - 1"),
+    ),
+    "exact path refunding another chunk": (
+        "_s_mox(R, f, lr + (n1 - j0 - 1), 24, m1, 2, t35, v5)",
+        "_s_mox(R, f, lr + (n0 - j0 - 1), 24, m1, 2, t35, v5)",
+    ),
     "dict never taken": ("t7 = m0[v4]", "t7 = m7[v4]"),
     "take called inside an expression": ("t2 = _p_mlen(m0)", "t2 = _p_min(_s_mown(R, v2), 1)"),
 }
