@@ -601,7 +601,7 @@ class MapValue:
 
     __slots__ = ("entries", "shape")
 
-    entries: HamtMap[KeyToken, tuple[Value, Value]]
+    entries: HamtMap[KeyToken, tuple[Value, Value]] | TableEntries
     shape: Shape
 
     def __init__(self, pairs: Iterable[tuple[Value, Value]] = (), shape: Shape | None = None) -> None:
@@ -613,7 +613,9 @@ class MapValue:
         object.__setattr__(self, "shape", shape if shape is not None else _map_shape(entries))
 
     @classmethod
-    def _from_entries(cls, entries: HamtMap[KeyToken, tuple[Value, Value]], shape: Shape) -> MapValue:
+    def _from_entries(
+        cls, entries: HamtMap[KeyToken, tuple[Value, Value]] | TableEntries, shape: Shape
+    ) -> MapValue:
         new: Any = _MapBuilder()  # see _ListBuilder: plain stores, then retyped
         new.entries = entries
         new.shape = shape
@@ -732,7 +734,7 @@ def _removed_shape(old: Shape, count: int, ks: Shape, vs: Shape) -> Shape | None
     )
 
 
-def _map_shape(entries: Mapping[KeyToken, tuple[Value, Value]]) -> Shape:
+def _map_shape(entries: HamtMap[KeyToken, tuple[Value, Value]] | TableEntries) -> Shape:
     def children() -> Iterator[Shape]:
         for k, v in entries.values():
             yield shape_of(k)
@@ -741,32 +743,99 @@ def _map_shape(entries: Mapping[KeyToken, tuple[Value, Value]]) -> Shape:
     return _combine(children(), len(entries), True)
 
 
+class TableEntries:
+    """A map's entries held as a plain dict of raw keys to values, all keys of one class (``int``
+    or ``str``, where equal keys are the same value, so a raw key stands for its ``key_token``):
+    what an owned map hands back (``flat_map_over``), in place of a HAMT built entry by entry.
+
+    Why: building a HAMT of ``n`` entries allocates tens of thousands of trie nodes the cyclic
+    collector tracks, and its cost per entry grows with ``n`` (cache misses, and full collections
+    walking the growing heap): handing a map out of a bulk loop was the super-linear part of a
+    growing map (issue 16). A dict of ints or texts to scalars is not tracked by the collector at
+    all and is copied at C speed. The reads a ``MapValue`` does (``in``, ``get``, ``len``,
+    ``values``, ``items``) answer from the dict exactly as the HAMT would; the first persistent
+    update (``set``/``delete``, i.e. ``map.set``/``map.remove`` of this version) builds the HAMT
+    once and keeps it here (a cache: the entries never change, so nothing can observe it), and the
+    new version is a HAMT again. Nothing else holds the dict: ``flat_map_over`` copies it."""
+
+    __slots__ = ("_key_class", "_table", "_trie")
+
+    def __init__(self, table: dict[Value, Value], key_class: type) -> None:
+        self._table = table
+        self._key_class = key_class
+        self._trie: HamtMap[KeyToken, tuple[Value, Value]] | None = None
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def __contains__(self, token: KeyToken) -> bool:
+        key_class, key = token
+        return key_class is self._key_class and key in self._table
+
+    def get(self, token: KeyToken) -> tuple[Value, Value] | None:
+        key_class, key = token
+        if key_class is not self._key_class:
+            return None
+        table = self._table
+        if key not in table:
+            return None
+        item: Value = key  # type: ignore[assignment]  # a key of the map's own class is a Value
+        return (item, table[item])
+
+    def values(self) -> Iterable[tuple[Value, Value]]:
+        """The ``(key, value)`` entries (as ``HamtMap.values`` gives them)."""
+        return self._table.items()
+
+    def items(self) -> Iterator[tuple[KeyToken, tuple[Value, Value]]]:
+        key_class = self._key_class
+        return (((key_class, key), (key, item)) for key, item in self._table.items())
+
+    def set(self, token: KeyToken, entry: tuple[Value, Value]) -> HamtMap[KeyToken, tuple[Value, Value]]:
+        return self.trie().set(token, entry)
+
+    def delete(self, token: KeyToken) -> HamtMap[KeyToken, tuple[Value, Value]]:
+        return self.trie().delete(token)
+
+    def trie(self) -> HamtMap[KeyToken, tuple[Value, Value]]:
+        """The same entries as a HAMT, built on first use and kept."""
+        trie = self._trie
+        if trie is None:
+            key_class = self._key_class
+            trie = _EMPTY_ENTRIES.update(((key_class, key), (key, item)) for key, item in self._table.items())
+            self._trie = trie
+        return trie
+
+
 def flat_map_over(table: Mapping[Value, Value]) -> MapValue:
     """A new map holding ``table``'s entries, whose values are scalars and whose keys are all
     scalars or all texts, each key of one class (so a raw key is its own ``key_token``): for the
     optimized backend's owned maps, which update a plain dict while no version of it can be
-    observed and hand it out once. The dict is copied into a new HAMT, so later changes to it never
-    reach the value; anything else (code that broke the owned-map rules) fails closed."""
-    longest = units = 0
-    texts = 0
+    observed and hand it out once. The dict is copied (at C speed, linear), so later changes to it
+    never reach the value; with keys all ints or all texts the copy is the value's entries
+    (``TableEntries``), otherwise a HAMT is built from it. Anything else (code that broke the
+    owned-map rules) fails closed."""
+    copy = dict(table)
+    count = len(copy)
+    value_classes = set(map(type, copy.values()))
+    if not value_classes <= _SCALAR_CLASSES:
+        raise TypeError("an owned map's values are scalars")
+    key_classes = set(map(type, copy))
+    if key_classes == {str}:
+        longest = units = 0
+        for key in copy:
+            length = utf16_len(key)  # type: ignore[arg-type]  # every key is a str
+            units += length
+            longest = length if length > longest else longest
+        return MapValue._from_entries(TableEntries(copy, str), text_keyed_map_shape(count, longest, units))
+    if not key_classes <= _SCALAR_CLASSES:  # composites, or texts mixed with scalars
+        raise TypeError("an owned map's keys are all scalars or all texts")
+    shape = flat_map_shape(count)
+    if key_classes == {int}:
+        return MapValue._from_entries(TableEntries(copy, int), shape)
     with _EMPTY_ENTRIES.mutate() as building:
-        for k, v in table.items():
-            key_class = type(k)
-            if isinstance(k, str):
-                length = utf16_len(k)
-                units += length
-                longest = length if length > longest else longest
-                texts += 1
-            elif key_class not in _SCALAR_CLASSES:
-                raise TypeError("an owned map's keys are scalars or texts")
-            if type(v) not in _SCALAR_CLASSES:
-                raise TypeError("an owned map's values are scalars")
-            building[(key_class, k)] = (k, v)
+        for key, item in copy.items():
+            building[(type(key), key)] = (key, item)
         entries = building.finish()
-    count = len(entries)
-    if texts and texts != count:
-        raise TypeError("an owned map's keys are all texts or all scalars")
-    shape = text_keyed_map_shape(count, longest, units) if texts else flat_map_shape(count)
     return MapValue._from_entries(entries, shape)
 
 

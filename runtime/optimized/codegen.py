@@ -190,6 +190,11 @@ class _FunctionEmitter:
         self.cold_bound: dict[str, None] = {}
         """Slots a cold call passes that must be bound at function entry (``slot = None``)."""
         self.top_bound: set[str] = set()
+        self.tested_key: tuple[str, str] | None = None
+        """(result slot, key slot) of the last inline ``map.containsKey`` on an owned map."""
+        self.known_key: owned_map_code.KnownKey | None = None
+        """Whether the owned map holds a key slot, known from the branch of a ``containsKey`` test
+        the current statements stand in (``owned_map_code.KnownKey``)."""
         """Slots bound before the current top-level statement of the function: parameters and the
         targets of earlier top-level assignments (a cold call there needs no ``slot = None``)."""
 
@@ -337,8 +342,12 @@ class _FunctionEmitter:
         if chunk is None:
             return _LR
         if chunk.started and chunk.refund_at is not None:
-            if chunk.owned_text is not None and chunk.owned_text.counter_fixed:
-                return P.add(_LR, chunk.unstarted(1))  # only failure paths read it: not per iteration
+            if (
+                chunk.owned_text is not None and chunk.owned_text.counter_fixed
+            ) or chunk.owned_map is not None:
+                # only failure paths read it (an owned map's forms pass it to ``_s_mox`` alone; any
+                # other stub such a loop calls adds three operations, less than a refund per iteration)
+                return P.add(_LR, chunk.unstarted(1))
             # the same in every use of one iteration: computed once, where the iteration starts
             if chunk.refund is None:
                 chunk.refund = self.slots.new("t")
@@ -433,12 +442,16 @@ class _FunctionEmitter:
     def statement(self, stmt: ir.Stmt) -> None:
         self.charge(costs.STATEMENT_FUEL)
         kind = type(stmt)  # IR node classes are final: dispatch on the exact class
+        if kind is not ir.Set and kind is not ir.ExprStmt:
+            self.known_key = None  # a nested branch or loop: what its code runs after is not known
         if kind is ir.Set:
             assert isinstance(stmt, ir.Set)
             target = self.var(stmt.name)
             value = self.expr(stmt.value, target)
             if not (type(value) is P.Name and value.id == target):
                 self.emit(P.assign(target, value))
+            if self.known_key is not None and self.known_key.key == target:
+                self.known_key = None  # the key slot now holds another key
         elif kind is ir.ExprStmt:
             assert isinstance(stmt, ir.ExprStmt)
             self.expr(stmt.value)
@@ -450,11 +463,13 @@ class _FunctionEmitter:
             test = self.expr(stmt.condition)
             dead = self.plan.dead_statements
             has_else = any(id(s) not in dead for s in stmt.else_)
+            key = self.tested_slot(stmt.condition, test)
             self.branch(
                 test,
-                lambda: self.block(stmt.then),
-                (lambda: self.block(stmt.else_)) if has_else else None,
+                lambda: self.known_block(stmt.then, key, True),
+                (lambda: self.known_block(stmt.else_, key, False)) if has_else else None,
             )
+            self.known_key = None
         elif kind is ir.Break:
             self.break_()
         elif kind is ir.Continue:
@@ -465,6 +480,24 @@ class _FunctionEmitter:
         else:
             assert isinstance(stmt, ir.While)
             self.while_(stmt)
+
+    def tested_slot(self, condition: ir.Expr, test: ast.expr) -> str | None:
+        """The key slot when ``condition`` is exactly an inline ``map.containsKey`` on the loop's
+        owned map (``test`` its result slot, straight from ``owned_map_op``), else None."""
+        tested = self.tested_key
+        self.tested_key = None
+        if not (
+            isinstance(condition, ir.Call) and condition.name == "map.containsKey" and tested is not None
+        ):
+            return None
+        return tested[1] if type(test) in _NAME_NODES and test.id == tested[0] else None  # type: ignore[attr-defined]
+
+    def known_block(self, statements: tuple[ir.Stmt, ...], key: str | None, present: bool) -> None:
+        """A branch of an ``if`` on ``containsKey(m, key)``: its owned-map forms may use that the key
+        is (not) in the dict (``owned_map_code.KnownKey``), until something can change that."""
+        self.known_key = owned_map_code.KnownKey(key, present) if key is not None else None
+        self.block(statements)
+        self.known_key = None
 
     def return_(self, value: ast.expr) -> None:
         if self.inlines:
@@ -796,10 +829,22 @@ class _FunctionEmitter:
         site = self.take_located_segment(at)
         out = owned.slot if builtin == UPDATE else dest if dest is not None else self.slots.new("t")
         head = [_R, _F, self.lref(), P.Constant(site)]
+        known = self.known_key
+        key = operands[0] if operands else None
+        present = (
+            known.present if known is not None and type(key) in _NAME_NODES and key.id == known.key else None  # type: ignore[union-attr]
+        )
         for stmt in owned_map_code.operation(
-            builtin, owned, operands, out, total, head, lambda: self.slots.new("t")
+            builtin, owned, operands, out, total, head, lambda: self.slots.new("t"), present
         ):
             self.emit(stmt)
+        if builtin == UPDATE and known is not None:
+            # a set never removes a key; setting the known-absent key makes it present
+            self.known_key = (
+                owned_map_code.KnownKey(known.key, True) if known.present or present is False else None
+            )
+        if builtin == "map.containsKey" and type(key) in _NAME_NODES and key.id.startswith("v"):  # type: ignore[union-attr]
+            self.tested_key = (out, key.id)  # type: ignore[union-attr]  # an IR local's slot (a temporary could be a computed key)
         return P.name(out)
 
     def leaf(self, value: ast.expr) -> ast.expr:
@@ -1266,6 +1311,7 @@ class _FunctionEmitter:
             if self.gen.inline_left < 0:
                 raise CompileFailure("inlining went over the plan's inline budget")
         self.inline_depth += 1
+        self.known_key = None
         try:
             return self.inline_body(node, callee_id)
         finally:

@@ -18,6 +18,11 @@ the units cell, ``room`` the units the updates may count and ``most`` the entry 
   With text keys (``TextSlots``) a new key also adds its bytes and may raise the longest key, and
   the new map's key bytes count into the cell's second item against the allocation and
   string-bytes rooms, the longest against ``maxStringLength``.
+
+Inside a branch of ``if map.containsKey(m, k)`` (``KnownKey``) the generator knows whether ``k`` is in
+the dict, and the forms on that key use it rather than test it again: ``map.get`` checks the fuel
+alone (the key is there), and ``map.set`` knows ``c`` (``s`` when the key is there, ``s + 1`` when
+not). The charges and every check on them are the same; only a repeated ``in`` goes.
 """
 
 from __future__ import annotations
@@ -52,6 +57,17 @@ assert all(
     and text_keyed_map_shape(c, longest, units).elements == c
     for c, longest, units in ((1, 1, 1), (3, 5, 9), (40, 2, 70), (5000, 7, 20000))
 ), "owned maps with text keys: the shape of such a map no longer matches what the inline form charges"
+
+
+@dataclass(frozen=True, slots=True)
+class KnownKey:
+    """Whether the owned map's dict holds the key in slot ``key``: known in a branch of an ``if`` on
+    the inline ``map.containsKey`` of that key, while neither the slot is assigned nor (for a key
+    known absent) the dict updated. Sets never remove a key, and a set of the key itself makes it
+    present; anything nested (a branch, a loop, an inlined call) drops what is known."""
+
+    key: str
+    present: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,21 +149,23 @@ def operation(
     total: int,
     exact_head: list[ast.expr],
     temp: Callable[[], str],
+    present: bool | None = None,
 ) -> list[ast.stmt]:
     """The statements of one inline form (``operands``: the key, and the value for ``map.set``, as
     leaves; ``exact_head``: ``R, f, lref, site`` of the ``_s_mox`` call; ``out`` receives the
-    result of a read)."""
+    result of a read; ``present``: whether the dict holds the key, when the generator knows it)."""
     f, table, size = P.name("f"), owned.table, owned.size
     fuel = temp()
     exact = P.expr_stmt(
         P.call("_s_mox", *exact_head, P.name(table), P.const(EXACT_OPS.index(builtin)), *operands)
     )
     if builtin == "map.set":
-        return _update(owned, operands, total, exact, temp)
+        return _update(owned, operands, total, exact, temp, present)
     code: list[ast.stmt] = [P.assign(fuel, P.add(P.name(size), P.const(_READ_BASE + total)))]
     fits: ast.expr = P.compare(f, P.GTE, P.name(fuel))
     if builtin == "map.get":
-        fits = P.and_(fits, contains(operands[0], table))
+        if present is not True:  # a key known present needs no test (known absent: the exact path)
+            fits = P.and_(fits, contains(operands[0], table))
         result: ast.expr = subscript(table, operands[0])
     elif builtin == "map.containsKey":
         result = contains(operands[0], table)
@@ -158,16 +176,29 @@ def operation(
 
 
 def _update(
-    owned: Owned, operands: list[ast.expr], total: int, exact: ast.stmt, temp: Callable[[], str]
+    owned: Owned,
+    operands: list[ast.expr],
+    total: int,
+    exact: ast.stmt,
+    temp: Callable[[], str],
+    present: bool | None,
 ) -> list[ast.stmt]:
     """``m = map.set(m, k, v)``: the count after it, its fuel and units, and (text keys) the key
-    texts' bytes and longest length after it; all checked, then the update."""
+    texts' bytes and longest length after it; all checked, then the update. With ``present``
+    known, the count is ``s`` or ``s + 1`` without testing the key."""
     (key, item), table, size, text = operands, owned.table, owned.size, owned.text
     f = P.name("f")
-    fresh, count, fuel, units = temp(), temp(), temp(), temp()
-    code: list[ast.stmt] = [
-        P.assign(fresh, contains(key, table, negated=True)),
-        P.assign(count, P.add(P.name(size), P.name(fresh))),
+    fresh, fuel, units = temp(), temp(), temp()
+    count = size if present else temp()  # a key known present leaves the count as it is
+    code: list[ast.stmt] = []
+    if present is None:
+        code = [
+            P.assign(fresh, contains(key, table, negated=True)),
+            P.assign(count, P.add(P.name(size), P.name(fresh))),
+        ]
+    elif not present:
+        code = [P.assign(count, P.add(P.name(size), P.const(1)))]
+    code += [
         P.assign(
             fuel,
             P.add(
@@ -187,24 +218,15 @@ def _update(
         P.Assign([subscript(table, key, store=True)], item),
         P.Assign([subscript(owned.cell, P.const(0), store=True)], P.name(units)),
         P.assign(owned.units, P.name(units)),
-        P.assign(size, P.name(count)),
     ]
+    if count != size:
+        done.append(P.assign(size, P.name(count)))
     if text is not None:
         key_bytes, longest, used, length = temp(), temp(), temp(), temp()
         code += [
             P.assign(key_bytes, P.name(text.key_bytes)),
             P.assign(longest, P.name(text.longest)),
-            P.if_(
-                P.name(fresh),
-                [
-                    P.assign(length, P.call("_p_u16len", key)),
-                    P.assign(
-                        key_bytes,
-                        P.add(P.name(text.key_bytes), P.mul(P.name(length), P.const(_BYTES_PER_UNIT))),
-                    ),
-                    P.assign(longest, P.call("_p_max", P.name(text.longest), P.name(length))),
-                ],
-            ),
+            *_new_key_text(present, fresh, key, key_bytes, longest, length, text),
             P.assign(used, P.add(P.name(text.used_bytes), P.name(key_bytes))),
         ]
         tests += [
@@ -225,4 +247,35 @@ def _update(
     return [*code, P.if_(P.and_(*tests), done, [exact])]
 
 
-__all__ = ["Owned", "TextSlots", "allocate", "contains", "operation", "release", "subscript", "take"]
+def _new_key_text(
+    present: bool | None,
+    fresh: str,
+    key: ast.expr,
+    key_bytes: str,
+    longest: str,
+    length: str,
+    text: TextSlots,
+) -> list[ast.stmt]:
+    """What a new text key adds to the key bytes and longest key: tested (``if fresh:``), always
+    (known absent), or nothing (known present)."""
+    adds: list[ast.stmt] = [
+        P.assign(length, P.call("_p_u16len", key)),
+        P.assign(key_bytes, P.add(P.name(text.key_bytes), P.mul(P.name(length), P.const(_BYTES_PER_UNIT)))),
+        P.assign(longest, P.call("_p_max", P.name(text.longest), P.name(length))),
+    ]
+    if present is None:
+        return [P.if_(P.name(fresh), adds)]
+    return [] if present else adds
+
+
+__all__ = [
+    "KnownKey",
+    "Owned",
+    "TextSlots",
+    "allocate",
+    "contains",
+    "operation",
+    "release",
+    "subscript",
+    "take",
+]

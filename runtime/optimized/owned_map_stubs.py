@@ -117,7 +117,7 @@ def take_owned_map(state: Any, value: MapValue) -> tuple[dict[Value, Value], lis
     ``owned_map_room``). The dict is a copy, so nothing done to it can reach ``value``."""
     if state.owned_map is not None:
         settle_owned_map(state)
-    table = {key: item for key, item in value.entries.values()}
+    table: dict[Value, Value] = dict(value.entries.values())
     cell = [0, 0]
     state.owned_map = OwnedMap(value, table, cell)
     units, most = owned_map_room(state.meter)
@@ -149,8 +149,9 @@ def take_text_keyed_map(
 
 
 def owned_map_value(state: Any, table: dict[Value, Value]) -> MapValue:
-    """After the loop: settle the updates and hand the map out as an immutable value (the value
-    taken, when no update ran)."""
+    """After the loop: settle the updates and hand the map out as an immutable value - a copy of
+    the dict as its entries (``values.flat_map_over``: linear, no trie built until a later update
+    of that version), or the value taken, when no update ran."""
     record: OwnedMap | None = state.owned_map
     if record is None or record.table is not table:
         raise _internal("owned map was not taken")

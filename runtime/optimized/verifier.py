@@ -53,7 +53,7 @@ from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 from .ticks import Tick, expected_ticks
 from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-11"  # 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-12"  # 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -845,6 +845,8 @@ class _AstVerifier:
             raise _fail("calls are positional", node)
         args = node.args
         if callee in verify_maps.TABLE_ARGS:
+            if callee == "_s_mox":
+                self.owned_map_refund(args, node)
             args = self.maps.table_call(self, callee, args, node)
             self.nodes += 1
         elif callee in verify_maps.TAKES:
@@ -930,10 +932,26 @@ class _AstVerifier:
     def give_back(self, args: list[ast.expr], node: ast.Call) -> None:
         """``_s_lback(R, n - j)``, ``n - (v - k)``, or either minus 1, inside the chunk of ``n``: it
         refunds iterations that chunk reserved and has not started, never more (``chunk_names``)."""
+        self.unstarted(args[1] if len(args) == 2 else None, node, "a give-back")
+
+    def owned_map_refund(self, args: list[ast.expr], node: ast.Call) -> None:
+        """``_s_mox(R, f, lr + u, ...)``, ``u`` the chunk's unstarted iterations as a give-back
+        counts them (rule 14): an owned map's exact path runs only inside a bulk chunk, and the
+        refund it hands the meter is computed right in its arguments, so it is checked here."""
+        refund: Any = args[2] if len(args) > 2 else None
+        if not (
+            _KIND.get(type(refund)) is ast.BinOp
+            and type(refund.op) is ast.Add
+            and _is_name(refund.left, "lr")
+        ):
+            raise _fail("_s_mox refunds lr plus the chunk's unstarted iterations", node)
+        self.unstarted(refund.right, node, "_s_mox's refund")
+
+    def unstarted(self, count: Any, node: ast.Call, what: str) -> None:
+        """``count`` is ``n - j``, ``n - (v - k)``, or either minus 1, for the innermost chunk of ``n``."""
         if self.chunk is None:
-            raise _fail("a give-back outside a bulk chunk", node)
+            raise _fail(f"{what} outside a bulk chunk", node)
         n, ivar, start = self.chunk
-        count: Any = args[1] if len(args) == 2 else None
         if _KIND.get(type(count)) is ast.BinOp and _is_const(count.right, 1) and type(count.op) is ast.Sub:
             count = count.left
         index: Any = count.right if _KIND.get(type(count)) is ast.BinOp else None
@@ -952,7 +970,7 @@ class _AstVerifier:
             and type(count.op) is ast.Sub
             and _is_name(count.left, n)
         ):
-            raise _fail("a give-back must be the chunk's unstarted iterations", node)
+            raise _fail(f"{what} must be the chunk's unstarted iterations", node)
 
 
 def _unbound_prefix(body: list[ast.stmt]) -> int:
