@@ -1177,7 +1177,8 @@ class _FunctionEmitter:
         """``list.get(xs, i)`` in a bulk chunk where ``xs`` holds one list for the whole loop: its size
         and read fuel (``2 + size``, ``costs.read_fuel``) are read once before the loop, with the
         segment the call closes (``need = fuel + segment``), and the call is
-        ``if f >= need and 0 <= i < size: f = f - need; t = _p_lget(xs, i)``, else the
+        ``if f >= need and i >= 0 and i < size: f = f - need; t = g[i]`` (``g = _p_lbuf(xs)``, the
+        list's buffer, taken right after its size: ``verify_reads``), else the
         stub, which charges and fails exactly (fuel short, index out of range). What the inline
         read skips is the meter's own bookkeeping of a successful read: its deadline cadence (the
         chunk's reservation checks the deadline and cancellation, and the read counts as one unit
@@ -1185,11 +1186,12 @@ class _FunctionEmitter:
         lst = args[0].id  # type: ignore[attr-defined]
         view = chunk.views.get(lst)
         if view is None:
-            size, fuel = self.slots.new("t"), self.slots.new("t")
-            view = chunk.views[lst] = (size, fuel)
+            size, fuel, items = self.slots.new("t"), self.slots.new("t"), self.slots.new("g")
+            view = chunk.views[lst] = (size, fuel, items)
             chunk.view_stmts.append(P.assign(size, P.call("_p_lsize", P.name(lst))))
+            chunk.view_stmts.append(P.assign(items, P.call("_p_lbuf", P.name(lst))))
             chunk.view_stmts.append(P.assign(fuel, P.call("_p_rfuel", P.name(size))))
-        size, fuel = view
+        size, fuel, items = view
         total = sum(self.segment.charges) if self.segment is not None else 0
         site = self.take_located_segment(at)
         need = fuel
@@ -1199,10 +1201,16 @@ class _FunctionEmitter:
                 need = chunk.needs[(fuel, total)] = self.slots.new("t")
                 chunk.view_stmts.append(P.assign(need, P.add(P.name(fuel), P.const(total))))
         index = args[1]
-        tests = [P.compare(_F, P.GTE, P.name(need))]
-        if not self.is_nonneg(index):
-            tests.append(P.compare(index, P.GTE, P.const(0)))
-        tests.append(P.compare(index, P.LT, P.name(size)))
+        if not isinstance(index, ast.Name):  # the verifier reads a view only at a name
+            named = self.slots.new("t")
+            self.emit(P.assign(named, index))
+            index = P.name(named)
+        # ``i >= 0`` even where the sign is known: the verifier admits no view read without it
+        tests = [
+            P.compare(_F, P.GTE, P.name(need)),
+            P.compare(index, P.GTE, P.const(0)),
+            P.compare(index, P.LT, P.name(size)),
+        ]
         out = dest if dest is not None else self.slots.new("t")
         stub = P.call("_s_i_list_get", _R, _F, self.lref(), P.Constant(site), *args)
         self.emit(
@@ -1210,7 +1218,7 @@ class _FunctionEmitter:
                 P.and_(*tests),
                 [
                     P.assign("f", P.sub(_F, P.name(need))),
-                    P.assign(out, P.call("_p_lget", P.name(lst), index)),
+                    P.assign(out, ast.Subscript(P.name(items), index, P.LOAD, **P.POSITION)),
                 ],
                 [P.Assign([P.Tuple([P.Name(out, P.STORE), _F_STORE], P.STORE)], stub)],
             )

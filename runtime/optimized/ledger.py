@@ -61,8 +61,9 @@ class Chunk:
     assigned: frozenset[str] = frozenset()
     """Slots the loop body assigns (its counter too): every other slot holds one value for the
     whole loop, so a read of a list held in one can be prepared once (``views``)."""
-    views: dict[str, tuple[str, str]] = field(default_factory=dict)
-    """List slot -> (its size slot, its read-fuel slot), set once before the loop (``view_stmts``)."""
+    views: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    """List slot -> (its size slot, its read-fuel slot, its buffer view ``g<n>``), set once before
+    the loop (``view_stmts``)."""
     view_stmts: list[ast.stmt] = field(default_factory=list)
     needs: dict[tuple[str, int], str] = field(default_factory=dict)
     """(read-fuel slot, segment) -> the slot holding their sum, set once before the loop, so an
