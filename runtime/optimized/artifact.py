@@ -41,9 +41,10 @@ from .tables import Tables, function_name
 from .verifier import VERIFIER_VERSION, allowed_globals, verify_code, verify_cold_module, verify_module
 
 COMPILER_VERSION = (
-    "dotboxd-py-opt-codegen-13"  # 13: owned maps use a containsKey branch's answer, refund computed
-    # on failure paths only; 12: sign-aware overflow tests, counter resets, branch fuel tallies; 11:
-    # owned strings (parts lists); 10: owned maps (dict inside bulk loops); 9: owned lists (in-place
+    "dotboxd-py-opt-codegen-14"  # 14: inline list reads subscript a buffer view (g<n>), loop refunds
+    # computed on failure paths, inline reads test one fuel slot; 13: owned maps use a containsKey
+    # branch's answer; 12: sign-aware overflow tests, counter resets, branch fuel tallies; 11: owned
+    # strings (parts lists); 10: owned maps (dict inside bulk loops); 9: owned lists (in-place
     # list.add); 8: counter-capped chunks (_s_capm), inline list reads; 7: in-place concat
 )
 

@@ -77,6 +77,9 @@ _NONNEG_CLOSED = frozenset({ir.BinaryOp.ADD, ir.BinaryOp.MUL, ir.BinaryOp.DIV, i
 """Integer operations whose result is non-negative when both operands are (or which fail): the
 generator's operand-level sign facts, next to the plan-level ones of ``signs.py``."""
 _EXPRESSION_FUEL = costs.EXPRESSION_FUEL
+LAZY_REFUNDS = 4
+"""Failure points of one chunk iteration that may each compute the loop refund themselves (a small
+hot body pays nothing for it); a body with more reads it from one slot set per iteration."""
 assert _EXPRESSION_FUEL > 0, "expr() charges it without the zero test of charge()"
 _OWNED_ADD_BASE = costs.COLLECTION_BASE_FUEL + 1
 _WALK_OFFSET = 2
@@ -342,15 +345,22 @@ class _FunctionEmitter:
         if chunk is None:
             return _LR
         if chunk.started and chunk.refund_at is not None:
-            if (
-                chunk.owned_text is not None and chunk.owned_text.counter_fixed
-            ) or chunk.owned_map is not None:
-                # only failure paths read it (an owned map's forms pass it to ``_s_mox`` alone; any
-                # other stub such a loop calls adds three operations, less than a refund per iteration)
+            if chunk.owned_map is not None:
+                # only failure paths read it (an owned map's forms pass it to ``_s_mox`` alone, which
+                # the verifier requires in this form; any other stub such a loop calls adds three
+                # operations, less than a refund per iteration)
                 return P.add(_LR, chunk.unstarted(1))
-            # the same in every use of one iteration: computed once, where the iteration starts
-            if chunk.refund is None:
+            # the same in every use of one iteration: computed once, where the iteration starts,
+            # or where a failure happens (``chunk_body`` picks, once it knows how many there are)
+            if chunk.refund is None and not (chunk.counter_fixed and chunk.owned_text is not None):
+                # numbered at the first failure point whether or not it is set in the end, so the
+                # slots after it keep their names (owned-text loops never had one)
                 chunk.refund = self.slots.new("t")
+            if chunk.counter_fixed:
+                refund = P.add(_LR, chunk.unstarted(1))
+                chunk.refund_uses.append(refund)
+                return refund
+            assert chunk.refund is not None
             return P.name(chunk.refund)
         return P.add(_LR, chunk.unstarted(chunk.started))
 
@@ -613,6 +623,7 @@ class _FunctionEmitter:
         )
         assigned = frozenset({ivar, *(self.var(name) for name in _assigned_names(stmt.body))})
         chunk = Chunk(fast=fast, n=n, ivar=ivar, start=k, assigned=assigned, counted=counted)
+        chunk.counter_fixed = stmt.local not in _assigned_names(stmt.body)
         chunk.owned = self.take_owned(stmt, fast)
         chunk.owned_map = self.take_owned_map(stmt, fast, chunk.owned is None)
         if chunk.owned is None and chunk.owned_map is None and not fast and self.gen.options.bulk_loops:
@@ -695,6 +706,12 @@ class _FunctionEmitter:
         out, body_live, _ = self.sub_block(body, 0)
         self.loops.pop()
         self.chunk = saved_chunk
+        if len(chunk.refund_uses) > LAZY_REFUNDS:
+            if chunk.refund is None:
+                chunk.refund = self.slots.new("t")
+            _ReadSlot(chunk.refund_uses, chunk.refund).visit_block(out)
+        elif chunk.refund_uses:
+            chunk.refund = None  # every failure point computes it: no slot to set per iteration
         if chunk.refund is not None and chunk.refund_at is not None:
             block, index = chunk.refund_at
             block.insert(index, P.assign(chunk.refund, P.add(_LR, chunk.unstarted(1))))
@@ -741,6 +758,7 @@ class _FunctionEmitter:
         )
         assigned = frozenset(self.var(name) for name in _assigned_names(stmt.body))
         chunk = Chunk(fast=fast, n=n, ivar=j, start=None, started=0, assigned=assigned, counted=counted)
+        chunk.counter_fixed = True  # ``j`` is the code generator's own counter
         chunk.owned = self.take_owned(stmt, fast)
         chunk.owned_map = self.take_owned_map(stmt, fast, chunk.owned is None)
         if chunk.owned is None and chunk.owned_map is None and not fast and self.gen.options.bulk_loops:
@@ -1248,8 +1266,10 @@ class _FunctionEmitter:
 
     def list_read(self, chunk: Chunk, args: list[ast.expr], dest: str | None, at: int) -> ast.expr:
         """``list.get(xs, i)`` in a bulk chunk where ``xs`` holds one list for the whole loop: its size
-        and read fuel (``2 + size``, ``costs.read_fuel``) are read once before the loop, and the call
-        is ``if f >= fuel + segment and 0 <= i < size: f = f - ...; t = _p_lget(xs, i)``, else the
+        and read fuel (``2 + size``, ``costs.read_fuel``) are read once before the loop, with the
+        segment the call closes (``need = fuel + segment``), and the call is
+        ``if f >= need and i >= 0 and i < size: f = f - need; t = g[i]`` (``g = _p_lbuf(xs)``, the
+        list's buffer, taken right after its size: ``verify_reads``), else the
         stub, which charges and fails exactly (fuel short, index out of range). What the inline
         read skips is the meter's own bookkeeping of a successful read: its deadline cadence (the
         chunk's reservation checks the deadline and cancellation, and the read counts as one unit
@@ -1257,25 +1277,40 @@ class _FunctionEmitter:
         lst = args[0].id  # type: ignore[attr-defined]
         view = chunk.views.get(lst)
         if view is None:
-            size, fuel = self.slots.new("t"), self.slots.new("t")
-            view = chunk.views[lst] = (size, fuel)
+            size, fuel, items = self.slots.new("t"), self.slots.new("t"), self.slots.new("g")
+            view = chunk.views[lst] = (size, fuel, items)
             chunk.view_stmts.append(P.assign(size, P.call("_p_lsize", P.name(lst))))
+            chunk.view_stmts.append(P.assign(items, P.call("_p_lbuf", P.name(lst))))
             chunk.view_stmts.append(P.assign(fuel, P.call("_p_rfuel", P.name(size))))
-        size, fuel = view
+        size, fuel, items = view
         total = sum(self.segment.charges) if self.segment is not None else 0
         site = self.take_located_segment(at)
-        need: ast.expr = P.add(P.name(fuel), P.const(total)) if total else P.name(fuel)
+        need = fuel
+        if total:  # the read fuel plus the segment the call closes, added once before the loop
+            need = chunk.needs.get((fuel, total), "")
+            if not need:
+                need = chunk.needs[(fuel, total)] = self.slots.new("t")
+                chunk.view_stmts.append(P.assign(need, P.add(P.name(fuel), P.const(total))))
         index = args[1]
-        tests = [P.compare(_F, P.GTE, need)]
-        if not self.is_nonneg(index):
-            tests.append(P.compare(index, P.GTE, P.const(0)))
-        tests.append(P.compare(index, P.LT, P.name(size)))
+        if not isinstance(index, ast.Name):  # the verifier reads a view only at a name
+            named = self.slots.new("t")
+            self.emit(P.assign(named, index))
+            index = P.name(named)
+        # ``i >= 0`` even where the sign is known: the verifier admits no view read without it
+        tests = [
+            P.compare(_F, P.GTE, P.name(need)),
+            P.compare(index, P.GTE, P.const(0)),
+            P.compare(index, P.LT, P.name(size)),
+        ]
         out = dest if dest is not None else self.slots.new("t")
         stub = P.call("_s_i_list_get", _R, _F, self.lref(), P.Constant(site), *args)
         self.emit(
             P.if_(
                 P.and_(*tests),
-                [P.assign("f", P.sub(_F, need)), P.assign(out, P.call("_p_lget", P.name(lst), index))],
+                [
+                    P.assign("f", P.sub(_F, P.name(need))),
+                    P.assign(out, ast.Subscript(P.name(items), index, P.LOAD, **P.POSITION)),
+                ],
                 [P.Assign([P.Tuple([P.Name(out, P.STORE), _F_STORE], P.STORE)], stub)],
             )
         )
@@ -1375,6 +1410,22 @@ def _reads(node: ast.expr, ident: str) -> bool:
     if kind is ast.UnaryOp:
         return _reads(node.operand, ident)  # type: ignore[attr-defined]
     return any(isinstance(n, ast.Name) and n.id == ident for n in ast.walk(node))
+
+
+class _ReadSlot(ast.NodeTransformer):
+    """Replaces the given expression nodes (by identity) with a load of ``slot``."""
+
+    def __init__(self, nodes: list[ast.expr], slot: str) -> None:
+        self.ids = {id(node) for node in nodes}
+        self.slot = slot
+
+    def visit_block(self, block: list[ast.stmt]) -> None:
+        block[:] = [self.visit(stmt) for stmt in block]
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        if id(node) in self.ids:
+            return P.name(self.slot)
+        return self.generic_visit(node)
 
 
 def _assigned_names(block: tuple[ir.Stmt, ...]) -> set[str]:

@@ -38,7 +38,6 @@ from dotboxd.core.values import utf16_len
 from dotboxd.runtime.locations import NO_ORDINAL
 
 from . import pyast as P
-from .owned import _statements
 from .owned_text import FROM_INT, FROM_LITERAL, FROM_LOCAL, owned_text, piece_kind
 from .text_parts import CONCAT_FIXED_FUEL, LITERAL_FUEL, PRODUCER_CALLS, TO_STRING_FUEL, UNIT_FUEL
 
@@ -70,10 +69,6 @@ class OwnedText:
     """``t<n>``: UTF-16 units of new text that still fit both the string-byte and allocation budgets."""
     kind: int
     """The producer kind of every piece (``owned_text.PRODUCERS``)."""
-    counter_fixed: bool
-    """The loop's body never assigns its counter, so a failure's refund of reserved iterations can
-    be computed where it happens (``codegen.lref``) instead of at the start of every iteration: in
-    an owned-text loop only failure paths call stubs."""
 
 
 def take_owned_text(
@@ -85,10 +80,7 @@ def take_owned_text(
         return None
     name, kind = found
     new = emitter.slots.new
-    fixed = isinstance(stmt, ir.While) or not any(
-        isinstance(inner, ir.Set) and inner.name == stmt.local for inner in _statements(stmt.body)
-    )
-    owned = OwnedText(emitter.var(name), new("p"), new("t"), new("t"), new("t"), new("t"), kind, fixed)
+    owned = OwnedText(emitter.var(name), new("p"), new("t"), new("t"), new("t"), new("t"), kind)
     targets: list[ast.expr] = [
         P.store(owned.parts),
         *(P.store(s) for s in (owned.length, owned.calls, owned.longest, owned.room)),

@@ -126,10 +126,11 @@ def list_size(lst: ListValue) -> int:
     return lst.size
 
 
-def list_item(lst: ListValue, index: int) -> Value:
-    """The item at ``index``, which the generated code has checked is within ``0 <= index < size``
-    (``_p_lget``; outside it this would be a raw ``IndexError`` or a later version's item)."""
-    return lst._buffer[index]
+def list_buffer(lst: ListValue) -> list[Value]:
+    """The buffer a list's items live in (``_p_lbuf``): the generated code keeps it in a ``g<n>``
+    view and subscripts it only within ``0 <= index < size`` of the same list (``verify_reads``;
+    past the size it would be a later version's item, and the buffer is mutable, never a value)."""
+    return lst._buffer
 
 
 # --- maps ----------------------------------------------------------------------------------------
@@ -356,4 +357,11 @@ FAST_PATHS: Mapping[str, Callable[[Stub], Stub]] = MappingProxyType(_fast_paths(
 """Built-in name -> a wrapper that takes the exact stub and returns the fast one."""
 
 
-__all__ = ["FAST_FORMS", "FAST_PATHS", "concat_charges", "list_item", "list_size", "text_literal"]
+__all__ = [
+    "FAST_FORMS",
+    "FAST_PATHS",
+    "concat_charges",
+    "list_buffer",
+    "list_size",
+    "text_literal",
+]

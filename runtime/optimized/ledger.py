@@ -61,9 +61,13 @@ class Chunk:
     assigned: frozenset[str] = frozenset()
     """Slots the loop body assigns (its counter too): every other slot holds one value for the
     whole loop, so a read of a list held in one can be prepared once (``views``)."""
-    views: dict[str, tuple[str, str]] = field(default_factory=dict)
-    """List slot -> (its size slot, its read-fuel slot), set once before the loop (``view_stmts``)."""
+    views: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    """List slot -> (its size slot, its read-fuel slot, its buffer view ``g<n>``), set once before
+    the loop (``view_stmts``)."""
     view_stmts: list[ast.stmt] = field(default_factory=list)
+    needs: dict[tuple[str, int], str] = field(default_factory=dict)
+    """(read-fuel slot, segment) -> the slot holding their sum, set once before the loop, so an
+    inline read tests and subtracts one name instead of adding the two on every iteration."""
     counted: frozenset[int] = frozenset()
     """The ``c + k`` nodes of the body's counter updates whose overflow checks the chunk's capped
     reservation makes unnecessary (``codegen.counter_room``)."""
@@ -75,6 +79,14 @@ class Chunk:
     keeps as a dict (``owned_maps.owned_map``, ``codegen.owned_map_op``), or None."""
     owned_text: Any = None
     """The ``codegen_text.OwnedText`` this checked chunk builds in a parts list, or None."""
+    counter_fixed: bool = False
+    """The loop's body never assigns its counter, so a failure's refund of reserved iterations
+    (``lr + n - j - 1``) is the same at every point of an iteration and can be computed where a
+    failure happens (``codegen.lref``) instead of at the start of every iteration, which would cost
+    the hot path five operations for a value only failure paths read."""
+    refund_uses: list[ast.expr] = field(default_factory=list)
+    """The refunds computed where failures happen; past ``LAZY_REFUNDS`` of them the body reads one
+    slot instead (``codegen.chunk_body``), so the generated code stays proportional to the IR."""
     started: int = 1
     """1 once the current iteration counts as one (always for forRange; for while only after its
     condition held): a failure gives back ``n - j - started`` reserved iterations."""

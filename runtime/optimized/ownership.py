@@ -14,7 +14,7 @@ for every slot a ``_s_lown`` takes (``check_ownership``):
   with ``x`` not reading ``v`` (the newest version of its own buffer), or ``v = _s_lmat(R, b)`` with
   ``b`` a buffer taken from ``v``;
 * **who reads it**: every other load of the slot is the list argument of a reader that keeps
-  nothing (``_s_i_list_count``, ``_s_i_list_get``, ``_p_lsize``, ``_p_lget``), the receiver of such a
+  nothing (``_s_i_list_count``, ``_s_i_list_get``, ``_p_lsize``, ``_p_lbuf``), the receiver of such a
   self-add, the argument of its ``_s_lown``, or the value of ``return (v, f)`` (which ends the
   function): never a copy to another slot, an argument of a function, cold path or binding, or an
   item of another value;
@@ -38,7 +38,7 @@ from typing import Any
 from .errors import VerifierFailure
 from .shapes import ASSIGNS, NAMES, RETURNS, TUPLES, WHILES, callee, statements, stored_names, walk
 
-_READERS = {"_s_i_list_count": 4, "_s_i_list_get": 4, "_p_lsize": 0, "_p_lget": 0}
+_READERS = {"_s_i_list_count": 4, "_s_i_list_get": 4, "_p_lsize": 0, "_p_lbuf": 0}
 """Callees that read a list and keep nothing of it -> the position of the list argument."""
 _ADD = "_s_i_list_add"
 _ADD_RECEIVER = 4

@@ -37,7 +37,7 @@ from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.intrinsics import CONCAT_CHARGES, INTRINSICS, Intrinsic
 from dotboxd.runtime.locations import locate_ordinal
 from dotboxd.runtime.meter import Meter
-from dotboxd.runtime.optimized.fastops import FAST_PATHS, concat_charges, list_item, list_size, text_literal
+from dotboxd.runtime.optimized.fastops import FAST_PATHS, concat_charges, list_buffer, list_size, text_literal
 from dotboxd.runtime.optimized.owned_map_stubs import (
     OwnedMap,
     owned_map_exact,
@@ -583,7 +583,7 @@ PURE_HELPERS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_p_tof64": arith.to_f64,
         "_p_lsize": list_size,
         "_p_rfuel": costs.read_fuel,
-        "_p_lget": list_item,
+        "_p_lbuf": list_buffer,
         "_p_len": len,
         "_p_push": list.append,
         "_p_mlen": len,
@@ -600,8 +600,8 @@ list's raw buffer (``b<n>`` slots, which the verifier confines to them and the o
 ``_p_part`` only an owned text's parts list (``p<n>``, ``text_parts``). ``_p_i2s`` is
 ``int32.toStringInvariant`` of an int (``int.__repr__``: the decimal text, and a TypeError rather
 than a text for anything that is not an int), ``_p_slen`` the length of the ASCII text it returns.
-``_p_lget`` reads a list item without a range check, so
-generated code calls it only after checking ``0 <= index < _p_lsize(list)`` (``codegen.list_read``)."""
+``_p_lbuf`` hands out a list's mutable buffer, so generated code keeps it only in a ``g<n>`` view,
+read behind ``0 <= index < _p_lsize(list)`` (``codegen.list_read``, ``verify_reads``)."""
 
 STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
     {

@@ -41,7 +41,7 @@ from typing import Any
 from dotboxd.validator.plan import ExecutionPlan
 
 from . import pyast as P
-from . import verify_maps
+from . import verify_maps, verify_reads
 from .codegen import FIXED_PARAMS
 from .cold import cold_name, describe, find_loop
 from .counter_rooms import check_room
@@ -53,7 +53,7 @@ from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 from .ticks import Tick, expected_ticks
 from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-12"  # 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-13"  # 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -262,6 +262,8 @@ class _AstVerifier:
         """Owned-map dicts and cells stored so far (``m<n>``, ``u<n>``, only from ``_s_mown``)."""
         self.parts = PartsRules()
         """Owned-text parts lists stored so far and the calls approved to use them (``verify_parts``)."""
+        self.reads = verify_reads.ReadRules()
+        """List-read views stored so far and the reads approved to use them (``verify_reads``)."""
         self.charge_sites: frozenset[int] = frozenset()
         self.paid_sites: frozenset[int] = frozenset()
         self.op_sites: frozenset[int] = frozenset()
@@ -390,9 +392,11 @@ class _AstVerifier:
         self.buffers = set()
         self.maps = verify_maps.MapRules()  # like buffers: a dict or cell another function took is not one
         self.parts = PartsRules()  # and a parts list another function took is not one either
+        self.reads = verify_reads.ReadRules()  # nor a view
         self.owned_reservations = {}
         self.tick_at(fn.body, _unbound_prefix(fn.body))
         self.block(fn.body, 0)
+        self.reads.check_stores(fn)
         if self.pending:
             raise _fail("a bulk loop of the plan has no reservation", fn)
         if self.pending_ticks:
@@ -453,6 +457,9 @@ class _AstVerifier:
                 self.operands(self.maps.item_store(self, stmt))
             elif kind is ast.Assign and _calls_stub(stmt.value, TAKE):
                 self.parts.take(self, stmt)
+            elif kind is ast.Assign and verify_reads.is_take(stmt):
+                self.count(1)
+                self.call_tree(self.reads.take(stmts, index, SLOT.match))
             elif kind is ast.Assign:
                 targets = stmt.targets
                 target: Any = targets[0] if len(targets) == 1 else None
@@ -485,6 +492,7 @@ class _AstVerifier:
                     self.expr(value)
             elif kind is ast.If:
                 self.parts.approve(stmt)
+                self.reads.approve(stmt)
                 self.expr(stmt.test)
                 self.block(stmt.body, depth)
                 if stmt.orelse:
@@ -757,6 +765,8 @@ class _AstVerifier:
                     raise _fail(f"operator {type(node.op).__name__}", node)
                 push(node.right)
                 push(node.left)
+            elif kind is ast.Subscript and verify_reads.is_view_read(node):
+                stack.extend(self.reads.subscript(node))
             elif kind is ast.Subscript:
                 stack.extend(self.maps.subscript(node))
             elif kind is ast.Compare and verify_maps.is_membership(node):
@@ -861,6 +871,8 @@ class _AstVerifier:
             if callee == "_s_lox":
                 _index(args, 3, self.charge_sites, node)
             args = [*args[:position], *args[position + 1 :]]
+        if callee == verify_reads.TAKE:
+            self.reads.call(node)
         rest = self.parts.call(callee, node, self.charge_sites)
         if rest is not None:
             self.nodes += 1
@@ -1222,6 +1234,7 @@ def verify_code(code: CodeType, plan_globals: frozenset[str]) -> None:
                 or SLOT.match(ident)
                 or BUFFER.match(ident)
                 or PARTS.match(ident)
+                or verify_reads.VIEW.match(ident)
                 or any(kind.match(ident) for kind in verify_maps.LOCALS)
             ):
                 raise _fail(f"code object {where} has local {ident!r}")

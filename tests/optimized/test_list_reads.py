@@ -8,6 +8,7 @@ and every observable (value, error and its location, fuel, usage) is compared wi
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 
 import pytest
@@ -17,6 +18,7 @@ from dotboxd.runtime.optimized import compile_plan
 
 from .differential import assert_agree, backend, observe, run_plan_both
 from .kernels import policy, prepare
+from .tampering import Generated
 
 READS = """module "reads" version "1.0.0";
 entrypoint fn main(n I32, k I32) -> I32 {
@@ -46,7 +48,7 @@ def test_invariant_list_reads_agree_with_the_reference_off_both_ends() -> None:
 def test_invariant_list_reads_are_inline() -> None:
     """Both reading loops take the inline path (else the other tests prove nothing new)."""
     source = compile_plan(prepare(READS), keep_module=True).source()
-    assert source.count("_p_lget(") == 2, source
+    assert source.count("_p_lbuf(") == 2, source
     assert source.count("_p_lsize(") == 2, source
 
 
@@ -77,3 +79,47 @@ def test_a_list_built_in_the_loop_is_never_read_through_a_stale_view() -> None:
     through the stub, never through a size taken before the loop (found by the generated-program
     differential test: the temporary was mistaken for a loop-invariant local)."""
     assert_agree(run_plan_both(prepare(TEMPORARY), "main", [[0], [5], [3000]]), "temporary list")
+
+
+# --- the verifier: list-read views (``verify_reads``) -------------------------------------------
+
+_GENERATED = Generated(READS)
+
+VIEW_TAMPERINGS = {
+    "no lower bound": ("t7 >= 0 and (t7 < t8)", "t7 >= -1 and (t7 < t8)"),
+    "lower bound dropped": ("if f >= t9 and t7 >= 0 and (t7 < t8):", "if f >= t9 and t7 < t8:"),
+    "bounded by another size": ("t7 >= 0 and (t7 < t8)", "t7 >= 0 and (t7 < t9)"),
+    "bounded by another name": ("t7 >= 0 and (t7 < t8)", "v5 >= 0 and (v5 < t8)"),
+    "charge not the tested fuel": (
+        "f = f - t9\n                t10 = g0[t7]",
+        "f = f - 0\n                t10 = g0[t7]",
+    ),
+    "read outside its guard": ("t11 = v4 + t10", "t11 = v4 + g0[t7]"),
+    "read at an expression": ("t10 = g0[t7]", "t10 = g0[t7 + 1]"),
+    "view as a value": ("t10 = g0[t7]", "t10 = g0"),
+    "view passed to a stub": ("10, v2, t7)", "10, g0, t7)"),
+    "view stored into": ("t10 = g0[t7]", "g0[t7] = t10"),
+    "view returned": ("    g1 = _p_lbuf(v2)\n", "    g1 = _p_lbuf(v2)\n    return (g1, f)\n"),
+    "view of another list": ("g0 = _p_lbuf(v2)", "g0 = _p_lbuf(v0)"),
+    "view taken before its size": (
+        "    t8 = _p_lsize(v2)\n    g0 = _p_lbuf(v2)\n",
+        "    g0 = _p_lbuf(v2)\n    t8 = _p_lsize(v2)\n",
+    ),
+    "size widened after the view": ("    t9 = _p_rfuel(t8)\n", "    t9 = _p_rfuel(t8)\n    t8 = t8 + 5\n"),
+    "view taken twice": (
+        "    g0 = _p_lbuf(v2)\n",
+        "    g0 = _p_lbuf(v2)\n    t8 = _p_lsize(v2)\n    g0 = _p_lbuf(v2)\n",
+    ),
+    "view taken into a slot": ("g0 = _p_lbuf(v2)", "t99 = _p_lbuf(v2)"),
+    "buffer taken as a value": ("t10 = g0[t7]", "t10 = _p_lbuf(v2)"),
+}
+
+
+def test_the_untampered_view_module_passes_as_generated_and_as_source() -> None:
+    _GENERATED.bind_untampered()
+    _GENERATED.bind(ast.parse(_GENERATED.source()))  # the tamperings below start from this
+
+
+@pytest.mark.parametrize("name", sorted(VIEW_TAMPERINGS))
+def test_a_tampered_list_read_view_is_rejected(name: str) -> None:
+    _GENERATED.assert_rejected(*VIEW_TAMPERINGS[name])

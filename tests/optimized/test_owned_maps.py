@@ -470,7 +470,7 @@ TEXT_TAMPERED = {
         "m0, u0, t8, t9, t2, t3, t4, t5, t6 = _s_mtown(R, v2)",
         "m0, u0, t8, t9, t2, t3, t4, t5, t6 = _s_mown(R, v2)",
     ),
-    "text cell past its two items": ("u0[1] = t25", "u0[2] = t25"),
+    "text cell past its two items": ("u0[1] = t26", "u0[2] = t26"),
     "key text length of the dict": ("_p_u16len(v4)", "_p_u16len(m0)"),
 }
 _CASES = {**{name: (_TAMPERING, edit) for name, edit in TAMPERED.items()}}

@@ -228,8 +228,8 @@ OWNED_TAMPERINGS: dict[str, tuple[tuple[str, str], ...]] = {
     "the list materialized nowhere": (("    v2 = _s_lmat(R, b0)\n", ""),),
     "the list read while its buffer grows": (
         (
-            "            t1 = lr + ",
-            "            t99, f = _s_i_list_count(R, f, lr, 5, v2)\n            t1 = lr + ",
+            "            t2 = _p_len(b0)",
+            "            t99, f = _s_i_list_count(R, f, lr, 5, v2)\n            t2 = _p_len(b0)",
         ),
     ),
     "the list taken twice": (
