@@ -35,6 +35,14 @@ def assert_kept_exact(
     return pairs
 
 
+CHUNK_ROOM = {
+    "max_fuel": 10**12,
+    "max_allocated_bytes": 10**12,
+    "max_total_collection_elements": 10**12,
+    "max_loop_iterations": 10**7,
+}
+"""Limits no owned loop of the past-a-chunk sweeps reaches, so only the swept limit refuses."""
+
 ROOMY = {
     "max_fuel": 2**62,
     "max_loop_iterations": 10**9,

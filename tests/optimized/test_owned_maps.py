@@ -38,7 +38,7 @@ from tests.corpus_cases import corpus_cases
 
 from .differential import assert_agree, backend, run_plan_both, sweep_limit
 from .kernels import policy, prepare
-from .owned_harness import assert_kept_exact, cancelled_run, source_of
+from .owned_harness import CHUNK_ROOM, assert_kept_exact, cancelled_run, source_of
 from .tampering import Tampering
 
 BUILD = """module "mapbuild" version "1.0.0";
@@ -202,13 +202,7 @@ def test_owned_map_refuses_collection_depth_exactly_where_the_reference_does() -
     sweep_limit(prepare(BUILD), [40, 3], "max_collection_depth", range(0, 3))
 
 
-_ROOMY = {
-    "max_fuel": 10**12,
-    "max_allocated_bytes": 10**12,
-    "max_total_collection_elements": 10**12,
-    "max_loop_iterations": 10**7,
-    "max_map_entries": 10**7,
-}
+_ROOMY = {**CHUNK_ROOM, "max_map_entries": 10**7}
 
 
 def test_owned_map_refusals_past_a_chunk_boundary_agree() -> None:
