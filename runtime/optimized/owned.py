@@ -22,19 +22,21 @@ The proof, over the plan's IR (conservative: anything else is simply not owned):
   calls, no text, no ``return``), so the
   room computed before the loop from the meter stays exact until the list is materialized.
 
-The walks that are not about lists (``self_rebind``, ``loop_target``, ``quiet_body``, ``confined``)
-also serve the ownership proof of strings (``owned_text``), so both proofs read the IR one way.
+The walks are not about lists: ``owned_local`` (with ``quiet_body`` and ``confined``) is the one
+proof of owned lists, maps (``owned_maps``) and texts (``owned_text``), each kind stating what it
+allows in an ``Ownership`` record, so the three proofs read the IR one way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
+from dataclasses import dataclass
 
 from dotboxd.core import ast as ir
-from dotboxd.core.types import BOOL, F64, GUID, I32, I64, UNIT, ListType
+from dotboxd.core.types import BOOL, F64, GUID, I32, I64, UNIT, ListType, SandboxType
 from dotboxd.validator.plan import CallKind, ExecutionPlan, FunctionInfo
 
-_FLAT_ELEMENTS = frozenset({UNIT, BOOL, I32, I64, F64, GUID})
+FLAT_ELEMENTS = frozenset({UNIT, BOOL, I32, I64, F64, GUID})
 """Element types whose values are scalars (``core.values.SCALAR_CLASSES``): a list of them is flat."""
 _PLAIN_LITERALS = frozenset(
     {ir.LiteralKind.UNIT, ir.LiteralKind.BOOL, ir.LiteralKind.I32, ir.LiteralKind.I64, ir.LiteralKind.F64}
@@ -43,17 +45,12 @@ _SCALAR_OPERANDS = frozenset({BOOL, I32, I64, F64})
 _READERS = frozenset({"list.count", "list.get"})
 
 
-def _builtin(plan: ExecutionPlan, node: ir.Expr, name: str) -> bool:
+def builtin_call(plan: ExecutionPlan, node: ir.Expr, name: str) -> bool:
     return isinstance(node, ir.Call) and node.name == name and plan.call_target(node).kind is CallKind.BUILTIN
 
 
-def _is_var(node: ir.Expr, name: str) -> bool:
+def is_var(node: ir.Expr, name: str) -> bool:
     return isinstance(node, ir.Var) and node.name == name
-
-
-def _self_add(plan: ExecutionPlan, stmt: ir.Stmt) -> str | None:
-    """The local of ``v = list.add(v, e)`` (``e`` not reading ``v``), else None."""
-    return self_rebind(plan, stmt, "list.add")
 
 
 def self_rebind(plan: ExecutionPlan, stmt: ir.Stmt, builtin: str) -> str | None:
@@ -61,16 +58,16 @@ def self_rebind(plan: ExecutionPlan, stmt: ir.Stmt, builtin: str) -> str | None:
     if not isinstance(stmt, ir.Set):
         return None
     value = stmt.value
-    if not (isinstance(value, ir.Call) and _builtin(plan, value, builtin)):
+    if not (isinstance(value, ir.Call) and builtin_call(plan, value, builtin)):
         return None
-    if len(value.args) != 2 or not _is_var(value.args[0], stmt.name):
+    if len(value.args) != 2 or not is_var(value.args[0], stmt.name):
         return None
-    if any(_is_var(node, stmt.name) for node in _expr_nodes(value.args[1])):
+    if any(is_var(node, stmt.name) for node in expr_nodes(value.args[1])):
         return None
     return stmt.name
 
 
-def _expr_nodes(node: ir.Expr) -> Iterator[ir.Expr]:
+def expr_nodes(node: ir.Expr) -> Iterator[ir.Expr]:
     stack = [node]
     while stack:
         top = stack.pop()
@@ -84,17 +81,17 @@ def _expr_nodes(node: ir.Expr) -> Iterator[ir.Expr]:
             stack.append(top.right)
 
 
-def _statements(block: tuple[ir.Stmt, ...]) -> Iterator[ir.Stmt]:
+def statements(block: tuple[ir.Stmt, ...]) -> Iterator[ir.Stmt]:
     for stmt in block:
         yield stmt
         if isinstance(stmt, ir.If):
-            yield from _statements(stmt.then)
-            yield from _statements(stmt.else_)
+            yield from statements(stmt.then)
+            yield from statements(stmt.else_)
         elif isinstance(stmt, ir.While | ir.ForRange):
-            yield from _statements(stmt.body)
+            yield from statements(stmt.body)
 
 
-def _statement_exprs(stmt: ir.Stmt) -> tuple[ir.Expr, ...]:
+def statement_exprs(stmt: ir.Stmt) -> tuple[ir.Expr, ...]:
     if isinstance(stmt, ir.Set | ir.ExprStmt | ir.Return):
         return (stmt.value,)
     if isinstance(stmt, ir.If | ir.While):
@@ -114,10 +111,10 @@ def plain_node(plan: ExecutionPlan, sub: ir.Expr) -> bool:
     return True
 
 
-def _quiet_expr(plan: ExecutionPlan, node: ir.Expr, owned: str, inline: Container[str]) -> bool:
+def quiet_expr(plan: ExecutionPlan, node: ir.Expr, owned: str, inline: Container[str]) -> bool:
     """Whether ``node`` charges nothing but fuel and never reads ``owned`` (``inline``: the
     built-ins the code generator compiles inline, which charge only their base fuel)."""
-    for sub in _expr_nodes(node):
+    for sub in expr_nodes(node):
         if not plain_node(plan, sub):
             return False
         if isinstance(sub, ir.Var):
@@ -134,101 +131,130 @@ SelfUpdate = Callable[[ir.Stmt], "str | None"]
 """The local a statement ``v = <update>(v, ...)`` updates in the owned way, else None."""
 Quiet = Callable[[ir.Expr, str], bool]
 """Whether an expression charges nothing but fuel and reads the owned local only as allowed."""
+CallTest = Callable[[ir.Call, str], bool]
+"""A test of one call with respect to the owned local's name."""
 
 
-def _quiet_body(body: tuple[ir.Stmt, ...], owned: str, self_update: SelfUpdate, quiet: Quiet) -> bool:
-    for stmt in _statements(body):
-        if isinstance(stmt, ir.Set) and self_update(stmt) == owned:
-            assert isinstance(stmt.value, ir.Call)
-            operands: tuple[ir.Expr, ...] = stmt.value.args[1:]
-        elif isinstance(stmt, ir.Set | ir.ExprStmt | ir.If):
-            if isinstance(stmt, ir.Set) and stmt.name == owned:
+@dataclass(frozen=True)
+class Ownership:
+    """What the one ownership proof (``owned_local``) must know about one kind of owned value.
+
+    Why one record: lists, maps and texts are proved owned by the same walks; only these answers
+    differ, so each kind states them once and the walks cannot drift apart between kinds."""
+
+    holds: Callable[[SandboxType | None], bool]
+    """Whether a local of this declared type can be owned at all."""
+    made: Callable[[ir.Expr], bool]
+    """Whether an assigned value is a fresh one (``list.empty``, ``map.empty``, a text literal)."""
+    update: SelfUpdate
+    """The local of an owned update ``v = op(v, ...)`` (its own operands already checked)."""
+    reader: CallTest
+    """Whether a call may read the owned local as its first argument (it keeps nothing)."""
+    quiet: Quiet
+    """Whether a loop expression charges nothing but fuel and reads the owned local only as allowed."""
+    pieces: CallTest | None = None
+    """Whether an update's operands inside the loop may be compiled inline; None: each is ``quiet``."""
+
+    def operands_ok(self, update: ir.Call, owned: str) -> bool:
+        """Whether the operands of one owned update inside the loop keep the loop's room exact."""
+        if self.pieces is not None:
+            return self.pieces(update, owned)
+        return all(self.quiet(operand, owned) for operand in update.args[1:])
+
+
+def quiet_body(body: tuple[ir.Stmt, ...], owned: str, kind: Ownership) -> bool:
+    """Whether ``body`` assigns ``owned`` only by owned updates with acceptable operands and
+    otherwise charges nothing but fuel (quiet expressions, ``if``, ``break``, ``continue``; no
+    return, no nested loop): the room taken before the loop stays exact while it runs."""
+    for stmt in statements(body):
+        if isinstance(stmt, ir.Set) and stmt.name == owned:
+            if kind.update(stmt) != owned:
                 return False
-            operands = _statement_exprs(stmt)
-        elif isinstance(stmt, ir.Break | ir.Continue):
-            continue
-        else:
+            assert isinstance(stmt.value, ir.Call)
+            if not kind.operands_ok(stmt.value, owned):
+                return False
+        elif isinstance(stmt, ir.Set | ir.ExprStmt | ir.If):
+            if not all(kind.quiet(e, owned) for e in statement_exprs(stmt)):
+                return False
+        elif not isinstance(stmt, ir.Break | ir.Continue):
             return False  # return, or a nested loop
-        if not all(quiet(e, owned) for e in operands):
+    return True
+
+
+def read_only_by(root: ir.Expr, name: str, reader: CallTest, allowed: Iterable[int] = ()) -> bool:
+    """Whether every read of local ``name`` in ``root`` is the first argument of a call ``reader``
+    accepts (or a node whose ``id`` is in ``allowed``): a read that keeps nothing of the value."""
+    kept = set(allowed)
+    for sub in expr_nodes(root):
+        if isinstance(sub, ir.Call) and reader(sub, name):
+            kept.add(id(sub.args[0]))
+        elif is_var(sub, name) and id(sub) not in kept:
             return False
     return True
 
 
-def owned_local(
-    loop: ir.While | ir.ForRange, self_update: SelfUpdate, quiet: Quiet, in_function: Callable[[str], bool]
-) -> str | None:
-    """The one local the body of ``loop`` updates in the owned way (``self_update``) when the
-    loop charges nothing else beyond fuel (``quiet``) and the function never shares it
-    (``in_function``); else None. Shared by owned lists and owned maps (``owned_maps``)."""
-    found = {name for stmt in _statements(loop.body) if (name := self_update(stmt)) is not None}
-    if len(found) != 1:
-        return None
-    name = found.pop()
-    if isinstance(loop, ir.While) and not quiet(loop.condition, name):
-        return None
-    if isinstance(loop, ir.ForRange) and loop.local == name:
-        return None
-    if not _quiet_body(loop.body, name, self_update, quiet):
-        return None
-    return name if in_function(name) else None
-
-
-def _reader_of(plan: ExecutionPlan, node: ir.Expr, name: str) -> bool:
-    """Whether ``node`` is ``list.count(name)`` or ``list.get(name, i)``."""
-    return (
-        isinstance(node, ir.Call)
-        and node.name in _READERS
-        and bool(node.args)
-        and _is_var(node.args[0], name)
-        and plan.call_target(node).kind is CallKind.BUILTIN
-    )
-
-
-def _reads_only_through(plan: ExecutionPlan, root: ir.Expr, name: str) -> bool:
-    """Whether every read of ``name`` in ``root`` is the list argument of a reader."""
-    allowed: set[int] = set()
-    for sub in _expr_nodes(root):
-        if isinstance(sub, ir.Call) and _reader_of(plan, sub, name):
-            allowed.add(id(sub.args[0]))
-        if _is_var(sub, name) and id(sub) not in allowed:
-            return False
-    return True
-
-
-def owned_in_function(
-    plan: ExecutionPlan,
-    info: FunctionInfo,
-    name: str,
-    creator: str,
-    self_update: SelfUpdate,
-    reads: Callable[[ir.Expr, str], bool],
-) -> bool:
-    """Whether local ``name`` of function ``info`` (not a parameter or loop counter) is only ever
-    made by ``creator``, updated by ``self_update`` statements, returned, or read where ``reads``
-    allows: no other version of it can exist outside this function's code."""
+def confined(info: FunctionInfo, name: str, kind: Ownership) -> bool:
+    """Whether local ``name`` of ``info`` is only this function's: of a type ``kind`` can own, not a
+    parameter or loop counter, assigned only fresh values or by owned updates (the receiver being
+    the call's first argument), and otherwise read only as the first argument of ``kind``'s readers
+    or by ``return name`` - the reads inside an update's own operands included. No other version
+    of it can exist outside this function's code."""
+    if not kind.holds(info.local_types.get(name)):
+        return False
     if any(param.name == name for param in info.function.parameters):
         return False
-    for stmt in _statements(info.function.body):
+    for stmt in statements(info.function.body):
+        allowed: tuple[int, ...] = ()
         if isinstance(stmt, ir.ForRange) and stmt.local == name:
             return False
         if isinstance(stmt, ir.Set) and stmt.name == name:
-            if _builtin(plan, stmt.value, creator) or self_update(stmt) == name:
-                continue  # an update reads the local only as its own receiver (``self_update``)
-            return False
-        if isinstance(stmt, ir.Return) and _is_var(stmt.value, name):
+            if kind.made(stmt.value):
+                continue
+            if kind.update(stmt) != name:
+                return False
+            assert isinstance(stmt.value, ir.Call)
+            allowed = (id(stmt.value.args[0]),)
+        elif isinstance(stmt, ir.Return) and is_var(stmt.value, name):
             continue
-        if not all(reads(root, name) for root in _statement_exprs(stmt)):
+        if not all(read_only_by(root, name, kind.reader, allowed) for root in statement_exprs(stmt)):
             return False
     return True
 
 
-def _owned_in_function(plan: ExecutionPlan, info: FunctionInfo, name: str) -> bool:
-    local = info.local_types.get(name)
-    if not (isinstance(local, ListType) and local.element in _FLAT_ELEMENTS):
-        return False
-    self_add: SelfUpdate = lambda stmt: _self_add(plan, stmt)  # noqa: E731
-    reads: Quiet = lambda root, local: _reads_only_through(plan, root, local)  # noqa: E731
-    return owned_in_function(plan, info, name, "list.empty", self_add, reads)
+def owned_local(info: FunctionInfo, loop: ir.While | ir.ForRange, kind: Ownership) -> str | None:
+    """The one local the body of ``loop`` updates in the owned way when the loop charges nothing
+    else beyond fuel and the function never shares it (``confined``); else None. The one proof
+    of owned lists (here), maps (``owned_maps``) and texts (``owned_text``)."""
+    found = {name for stmt in statements(loop.body) if (name := kind.update(stmt)) is not None}
+    if len(found) != 1:
+        return None
+    name = found.pop()
+    if isinstance(loop, ir.While) and not kind.quiet(loop.condition, name):
+        return None
+    if isinstance(loop, ir.ForRange) and loop.local == name:
+        return None
+    if not quiet_body(loop.body, name, kind):
+        return None
+    return name if confined(info, name, kind) else None
+
+
+def reads_through(plan: ExecutionPlan, readers: Container[str]) -> CallTest:
+    """The reader test of a kind whose readers are the built-ins ``readers`` taking the owned local
+    as their first argument."""
+
+    def reader(node: ir.Call, name: str) -> bool:
+        return (
+            node.name in readers
+            and bool(node.args)
+            and is_var(node.args[0], name)
+            and plan.call_target(node).kind is CallKind.BUILTIN
+        )
+
+    return reader
+
+
+def _flat_list(local: SandboxType | None) -> bool:
+    return isinstance(local, ListType) and local.element in FLAT_ELEMENTS
 
 
 def owned_list(
@@ -237,109 +263,33 @@ def owned_list(
     """The IR local the bulk ``loop`` of function ``info`` may append to in place, or None
     (``inline``: the built-ins compiled inline, ``codegen._INLINE_BUILTINS``). One list per loop:
     its room is computed alone, so no other charge may share the limits."""
-    return owned_local(
-        loop,
-        lambda stmt: _self_add(plan, stmt),
-        lambda node, name: _quiet_expr(plan, node, name, inline),
-        lambda name: _owned_in_function(plan, info, name),
+    kind = Ownership(
+        holds=_flat_list,
+        made=lambda value: builtin_call(plan, value, "list.empty"),
+        update=lambda stmt: self_rebind(plan, stmt, "list.add"),
+        reader=reads_through(plan, _READERS),
+        quiet=lambda node, name: quiet_expr(plan, node, name, inline),
     )
+    return owned_local(info, loop, kind)
 
-
-def quiet_body(
-    plan: ExecutionPlan,
-    body: tuple[ir.Stmt, ...],
-    owned: str,
-    inline: Container[str],
-    piece_ok: Callable[[ir.Set], bool],
-) -> bool:
-    """Whether ``body`` assigns ``owned`` only by statements ``piece_ok`` accepts and otherwise
-    charges nothing but fuel (quiet expressions, ``if``, ``break``, ``continue``; no return, no loop)."""
-    for stmt in _statements(body):
-        if isinstance(stmt, ir.Set) and stmt.name == owned:
-            if not piece_ok(stmt):
-                return False
-        elif isinstance(stmt, ir.Set | ir.ExprStmt | ir.If):
-            if not all(_quiet_expr(plan, e, owned, inline) for e in _statement_exprs(stmt)):
-                return False
-        elif not isinstance(stmt, ir.Break | ir.Continue):
-            return False  # return, or a nested loop
-    return True
-
-
-def confined(
-    plan: ExecutionPlan,
-    info: FunctionInfo,
-    name: str,
-    made: Callable[[ir.Expr], bool],
-    rebinds: Callable[[ir.Set], bool],
-    reader: Callable[[ir.Call], bool],
-) -> bool:
-    """Whether local ``name`` of ``info`` is only this function's: not a parameter or loop counter,
-    assigned only values that ``made`` accepts (a fresh value) or by statements that ``rebinds``
-    accepts (``name = op(name, ...)``, its receiver the call's first argument), and otherwise read
-    only as the first argument of calls ``reader`` accepts or by ``return name``. Shared by the
-    ownership proofs of lists (here) and strings (``owned_text``)."""
-    if any(param.name == name for param in info.function.parameters):
-        return False
-    for stmt in _statements(info.function.body):
-        allowed: set[int] = set()
-        if isinstance(stmt, ir.ForRange) and stmt.local == name:
-            return False
-        if isinstance(stmt, ir.Set) and stmt.name == name:
-            if made(stmt.value):
-                continue
-            if not rebinds(stmt):
-                return False
-            assert isinstance(stmt.value, ir.Call)
-            allowed.add(id(stmt.value.args[0]))
-        elif isinstance(stmt, ir.Return) and _is_var(stmt.value, name):
-            continue
-        for root in _statement_exprs(stmt):
-            for sub in _expr_nodes(root):
-                if isinstance(sub, ir.Call) and reader(sub):
-                    allowed.add(id(sub.args[0]))
-                if _is_var(sub, name) and id(sub) not in allowed:
-                    return False
-    return True
-
-
-def loop_target(
-    plan: ExecutionPlan,
-    loop: ir.While | ir.ForRange,
-    rebinds: Callable[[ExecutionPlan, ir.Stmt], str | None],
-    inline: Container[str],
-) -> str | None:
-    """The one local the ``loop``'s statements rebind (``rebinds``: the local of ``x = op(x, e)``),
-    when the loop has exactly one, it is not the loop's counter and the loop's condition is quiet."""
-    found = {name for stmt in _statements(loop.body) if (name := rebinds(plan, stmt)) is not None}
-    if len(found) != 1:
-        return None
-    name = found.pop()
-    if isinstance(loop, ir.While) and not _quiet_expr(plan, loop.condition, name, inline):
-        return None
-    if isinstance(loop, ir.ForRange) and loop.local == name:
-        return None
-    return name
-
-
-FLAT_ELEMENTS = _FLAT_ELEMENTS
-builtin_call = _builtin
-expr_nodes = _expr_nodes
-statements = _statements
-statement_exprs = _statement_exprs
-"""The pieces of the proof that owned maps (``owned_maps``) share."""
 
 __all__ = [
     "FLAT_ELEMENTS",
+    "CallTest",
+    "Ownership",
+    "Quiet",
+    "SelfUpdate",
     "builtin_call",
     "confined",
     "expr_nodes",
-    "loop_target",
-    "owned_in_function",
+    "is_var",
     "owned_list",
     "owned_local",
     "plain_node",
     "quiet_body",
+    "quiet_expr",
+    "read_only_by",
+    "reads_through",
     "self_rebind",
     "statement_exprs",
     "statements",

@@ -35,16 +35,19 @@ from collections.abc import Container
 from functools import partial
 
 from dotboxd.core import ast as ir
-from dotboxd.core.types import BOOL, I32, I64, STRING, MapType
+from dotboxd.core.types import BOOL, I32, I64, STRING, MapType, SandboxType
 from dotboxd.validator.plan import ExecutionPlan, FunctionInfo
 
 from .owned import (
     FLAT_ELEMENTS,
+    Ownership,
     builtin_call,
     expr_nodes,
-    owned_in_function,
+    is_var,
     owned_local,
     plain_node,
+    read_only_by,
+    reads_through,
     statements,
 )
 
@@ -56,26 +59,9 @@ UPDATE = "map.set"
 _ITEM_READ = "list.get"
 
 
-def _is_var(node: ir.Expr, name: str) -> bool:
-    return isinstance(node, ir.Var) and node.name == name
-
-
-def _receiver_reads(plan: ExecutionPlan, root: ir.Expr, name: str, also: str | None = None) -> bool:
-    """Whether every read of ``name`` in ``root`` is the map argument of a reader (or, with
-    ``also``, of that built-in at the root itself)."""
-    allowed: set[int] = set()
-    for sub in expr_nodes(root):
-        if (
-            isinstance(sub, ir.Call)
-            and (sub.name in READERS or (sub is root and sub.name == also))
-            and sub.args
-            and _is_var(sub.args[0], name)
-            and builtin_call(plan, sub, sub.name)
-        ):
-            allowed.add(id(sub.args[0]))
-        elif _is_var(sub, name) and id(sub) not in allowed:
-            return False
-    return True
+def _receiver_reads(plan: ExecutionPlan, root: ir.Expr, name: str) -> bool:
+    """Whether every read of ``name`` in ``root`` is the map argument of a reader."""
+    return read_only_by(root, name, reads_through(plan, READERS))
 
 
 def _self_set(plan: ExecutionPlan, stmt: ir.Stmt) -> str | None:
@@ -85,7 +71,7 @@ def _self_set(plan: ExecutionPlan, stmt: ir.Stmt) -> str | None:
     value = stmt.value
     if not (isinstance(value, ir.Call) and builtin_call(plan, value, UPDATE) and len(value.args) == 3):
         return None
-    if not _is_var(value.args[0], stmt.name):
+    if not is_var(value.args[0], stmt.name):
         return None
     if not all(_receiver_reads(plan, arg, stmt.name) for arg in value.args[1:]):
         return None
@@ -106,20 +92,15 @@ def _quiet_expr(
             return False
         if isinstance(sub, ir.Call):
             receiver = sub.args[0] if sub.args else None
-            reader = sub.name in READERS and receiver is not None and _is_var(receiver, owned)
+            reader = sub.name in READERS and receiver is not None and is_var(receiver, owned)
             item = sub.name == _ITEM_READ and isinstance(receiver, ir.Var) and receiver.name not in assigned
             if not ((reader or item or sub.name in inline) and builtin_call(plan, sub, sub.name)):
                 return False
     return True
 
 
-def _owned_in_function(plan: ExecutionPlan, info: FunctionInfo, name: str) -> bool:
-    local = info.local_types.get(name)
-    if not (isinstance(local, MapType) and local.key in _KEYS and local.value in FLAT_ELEMENTS):
-        return False
-    return owned_in_function(
-        plan, info, name, "map.empty", partial(_self_set, plan), partial(_receiver_reads, plan)
-    )
+def _holds(local: SandboxType | None) -> bool:
+    return isinstance(local, MapType) and local.key in _KEYS and local.value in FLAT_ELEMENTS
 
 
 def owned_map(
@@ -133,12 +114,14 @@ def owned_map(
     assigned = {stmt.name for stmt in statements(loop.body) if isinstance(stmt, ir.Set)}
     if isinstance(loop, ir.ForRange):
         assigned.add(loop.local)
-    return owned_local(
-        loop,
-        partial(_self_set, plan),
-        partial(_quiet_expr, plan, inline, frozenset(assigned)),
-        partial(_owned_in_function, plan, info),
+    kind = Ownership(
+        holds=_holds,
+        made=lambda value: builtin_call(plan, value, "map.empty"),
+        update=partial(_self_set, plan),
+        reader=reads_through(plan, READERS),
+        quiet=partial(_quiet_expr, plan, inline, frozenset(assigned)),
     )
+    return owned_local(info, loop, kind)
 
 
 def _inside_a_loop(block: tuple[ir.Stmt, ...], loop: ir.Stmt) -> bool:

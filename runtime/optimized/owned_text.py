@@ -21,7 +21,7 @@ The proof, over the plan's IR (conservative: anything else keeps the exact stubs
   generated) or another ``String`` local (it charges nothing); one kind per loop, or numbers' texts
   and literals none of which reads as a number (``FROM_MIXED``), so the charges of the pieces can be
   settled from the pieces alone (``text_parts.settle``);
-* everything else in the loop body and condition charges nothing beyond fuel (``owned._quiet_expr``:
+* everything else in the loop body and condition charges nothing beyond fuel (``owned.quiet_expr``:
   scalar literals, locals, scalar operations, inline numeric conversions, ``if``, ``break``,
   ``continue``), so the host-call, string-byte and allocation rooms taken before the loop stay
   exact until the text is materialized.
@@ -34,21 +34,14 @@ from collections.abc import Container
 
 from dotboxd.core import ast as ir
 from dotboxd.core.types import I32, STRING
-from dotboxd.validator.plan import CallKind, ExecutionPlan, FunctionInfo
+from dotboxd.validator.plan import ExecutionPlan, FunctionInfo
 
-from .owned import (
-    _builtin,
-    _is_var,
-    _quiet_expr,
-    _statements,
-    confined,
-    loop_target,
-    quiet_body,
-    self_rebind,
-)
+from .owned import Ownership, builtin_call, owned_local, quiet_expr, reads_through, self_rebind, statements
 
 CONCAT = "string.concatBudgeted"
 TO_STRING = "int32.toStringInvariant"
+_READERS = frozenset({"string.length"})
+"""The built-in that may read an owned text outside its loop (it keeps nothing)."""
 
 FROM_INT = 0
 """Producer kind: ``int32.toStringInvariant(e)`` of an ``I32`` (one more host call per piece)."""
@@ -78,10 +71,10 @@ def producer_kind(plan: ExecutionPlan, piece: ir.Expr, owned: str, inline: Conta
         return FROM_LOCAL if piece.name != owned and plan.type_of(piece) == STRING else None
     if (
         isinstance(piece, ir.Call)
-        and _builtin(plan, piece, TO_STRING)
+        and builtin_call(plan, piece, TO_STRING)
         and len(piece.args) == 1
         and plan.type_of(piece.args[0]) == I32
-        and _quiet_expr(plan, piece.args[0], owned, inline)
+        and quiet_expr(plan, piece.args[0], owned, inline)
     ):
         return FROM_INT
     return None
@@ -94,29 +87,6 @@ def piece_kind(piece: ir.Expr) -> int:
     return FROM_LOCAL if isinstance(piece, ir.Var) else FROM_INT
 
 
-def _length_of(plan: ExecutionPlan, node: ir.Expr, name: str) -> bool:
-    return (
-        isinstance(node, ir.Call)
-        and node.name == "string.length"
-        and len(node.args) == 1
-        and _is_var(node.args[0], name)
-        and plan.call_target(node).kind is CallKind.BUILTIN
-    )
-
-
-def _owned_in_function(plan: ExecutionPlan, info: FunctionInfo, name: str) -> bool:
-    if info.local_types.get(name) != STRING:
-        return False
-    return confined(
-        plan,
-        info,
-        name,
-        lambda value: isinstance(value, ir.Literal) and value.kind is ir.LiteralKind.STRING,
-        lambda stmt: _self_concat(plan, stmt) == name,
-        lambda call: _length_of(plan, call, name),
-    )
-
-
 def _producer_kind(
     plan: ExecutionPlan, body: tuple[ir.Stmt, ...], owned: str, inline: Container[str]
 ) -> int | None:
@@ -124,7 +94,7 @@ def _producer_kind(
     and literals none of which reads as a number: ``FROM_MIXED``), else None."""
     pieces = [
         stmt.value.args[1]
-        for stmt in _statements(body)
+        for stmt in statements(body)
         if isinstance(stmt, ir.Set) and isinstance(stmt.value, ir.Call) and _self_concat(plan, stmt) == owned
     ]
     kinds = {producer_kind(plan, piece, owned, inline) for piece in pieces}
@@ -144,15 +114,19 @@ def owned_text(
     """(the IR local, its producer kind) the bulk ``loop`` of function ``info`` may build in a parts
     list, or None (``inline``: the built-ins compiled inline). One text per loop: its rooms are
     computed alone, so no other charge may share the limits."""
-    name = loop_target(plan, loop, _self_concat, inline)
+    kind = Ownership(
+        holds=lambda local: local == STRING,
+        made=lambda value: isinstance(value, ir.Literal) and value.kind is ir.LiteralKind.STRING,
+        update=lambda stmt: _self_concat(plan, stmt),
+        reader=reads_through(plan, _READERS),
+        quiet=lambda node, name: quiet_expr(plan, node, name, inline),
+        pieces=lambda update, name: producer_kind(plan, update.args[1], name, inline) is not None,
+    )
+    name = owned_local(info, loop, kind)
     if name is None:
         return None
-    kind = _producer_kind(plan, loop.body, name, inline)
-    if kind is None or not quiet_body(
-        plan, loop.body, name, inline, lambda stmt: _self_concat(plan, stmt) == name
-    ):
-        return None
-    return (name, kind) if _owned_in_function(plan, info, name) else None
+    producer = _producer_kind(plan, loop.body, name, inline)
+    return None if producer is None else (name, producer)
 
 
 __all__ = ["FROM_INT", "FROM_LITERAL", "FROM_LOCAL", "FROM_MIXED", "PRODUCERS", "owned_text", "piece_kind"]

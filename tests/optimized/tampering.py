@@ -1,4 +1,5 @@
-"""Tampered-AST checks shared by the verifier tests of the owned forms (lists, strings).
+"""The one tampered-AST harness of the verifier tests of generated forms (owned lists, maps and
+texts, list-read views).
 
 Why: the verifier must not trust the code generator, so each new form of generated code gets tests
 that rewrite one spot of a real generated module and expect ``bind`` (which verifies before it
@@ -19,8 +20,9 @@ from dotboxd.runtime.optimized.errors import VerifierFailure
 from .kernels import prepare
 
 
-class Generated:
-    """One kernel's plan, its generated module and the artifact key to bind it under."""
+class Tampering:
+    """One kernel's plan, its generated module and the artifact key to bind it under, bound as
+    generated or with one piece of its source replaced."""
 
     def __init__(self, text: str) -> None:
         self.plan = prepare(text)
@@ -30,12 +32,12 @@ class Generated:
     def source(self) -> str:
         return ast.unparse(self.generated.module)
 
-    def bind(self, module: ast.Module) -> None:
+    def bind(self, module: ast.Module | None = None) -> None:
+        """Verify and bind ``module`` (default: a copy of the generated one) as the kernel's code."""
         generated = self.generated
+        if module is None:
+            module = copy.deepcopy(generated.module)
         bind(self.plan, self.key, module, copy.deepcopy(generated.tables), generated.ir_nodes)
-
-    def bind_untampered(self) -> None:
-        self.bind(copy.deepcopy(self.generated.module))
 
     def assert_rejected(self, rewrite: str, replacement: str) -> None:
         """Replace the first ``rewrite`` in the module's source by ``replacement``: refused."""
@@ -46,4 +48,4 @@ class Generated:
             self.bind(module)
 
 
-__all__ = ["Generated"]
+__all__ = ["Tampering"]

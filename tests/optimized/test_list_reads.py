@@ -18,7 +18,7 @@ from dotboxd.runtime.optimized import compile_plan
 
 from .differential import assert_agree, backend, observe, run_plan_both
 from .kernels import policy, prepare
-from .tampering import Generated
+from .tampering import Tampering
 
 READS = """module "reads" version "1.0.0";
 entrypoint fn main(n I32, k I32) -> I32 {
@@ -83,7 +83,7 @@ def test_a_list_built_in_the_loop_is_never_read_through_a_stale_view() -> None:
 
 # --- the verifier: list-read views (``verify_reads``) -------------------------------------------
 
-_GENERATED = Generated(READS)
+_GENERATED = Tampering(READS)
 
 VIEW_TAMPERINGS = {
     "no lower bound": ("t7 >= 0 and (t7 < t8)", "t7 >= -1 and (t7 < t8)"),
@@ -116,7 +116,7 @@ VIEW_TAMPERINGS = {
 
 
 def test_the_untampered_view_module_passes_as_generated_and_as_source() -> None:
-    _GENERATED.bind_untampered()
+    _GENERATED.bind()
     _GENERATED.bind(ast.parse(_GENERATED.source()))  # the tamperings below start from this
 
 

@@ -17,13 +17,12 @@ import pytest
 from dotboxd.core import costs
 from dotboxd.core.values import ListValue
 from dotboxd.host import SandboxHost
-from dotboxd.runtime.optimized import compile_plan
-from dotboxd.runtime.optimized.errors import VerifierFailure
 from dotboxd.runtime.optimized.stubs import RunState, owned_room, take_owned
 
 from .differential import assert_agree, backend, run_plan_both, sweep_limit
 from .kernels import policy, prepare
-from .owned_harness import Tampering, cancelled_run
+from .owned_harness import CHUNK_ROOM, assert_kept_exact, cancelled_run, source_of
+from .tampering import Tampering
 
 BUILD = """module "build" version "1.0.0";
 entrypoint fn main(n I32, m I32) -> I32 {
@@ -50,13 +49,9 @@ entrypoint fn main(n I32) -> List<I64> { return build(n); }"""
 VECTORS = [[0, 1], [1, 1], [50, 2], [70, 1], [3000, 5], [5000, 1]]
 
 
-def _source(text: str) -> str:
-    return compile_plan(prepare(text), keep_module=True).source()
-
-
 def test_owned_adds_are_inline_in_both_loop_kinds() -> None:
     """The forRange and the while loop both append in place (else the sweeps below prove nothing new)."""
-    source = _source(BUILD)
+    source = source_of(BUILD)
     assert source.count("_s_lown(") == 2, source
     assert source.count("_p_push(") == 3, source
     assert "_s_i_list_add" not in source, source
@@ -99,13 +94,7 @@ def test_owned_list_refuses_collection_depth_exactly_where_the_reference_does() 
     _sweep(BUILD, [40, 3], "max_collection_depth", range(0, 3))
 
 
-_ROOMY = {
-    "max_fuel": 10**12,
-    "max_allocated_bytes": 10**12,
-    "max_total_collection_elements": 10**12,
-    "max_loop_iterations": 10**7,
-    "max_list_length": 10**7,
-}
+_ROOMY = {**CHUNK_ROOM, "max_list_length": 10**7}
 
 
 def test_owned_list_refusals_past_a_chunk_boundary_agree() -> None:
@@ -127,7 +116,7 @@ def test_the_loop_budget_inside_an_owned_loop_agrees() -> None:
 
 
 def test_a_returned_owned_list_is_the_reference_value() -> None:
-    source = _source(RETURNED)
+    source = source_of(RETURNED)
     assert "_p_push(" in source, source
     assert_agree(run_plan_both(prepare(RETURNED), "main", [[0], [3], [2500]]), "returned owned list")
 
@@ -176,12 +165,10 @@ entrypoint fn main(n I32) -> I32 {
 
 @pytest.mark.parametrize("name", sorted(NOT_OWNED))
 def test_lists_the_proof_cannot_own_keep_the_exact_stub(name: str) -> None:
-    text = NOT_OWNED[name]
-    source = _source(text)
-    assert "_s_lown" not in source and "_s_i_list_add" in source, source
-    args = [[ListValue([1, 2]), 40]] if name == "a parameter" else [[40], [3000]]
-    pairs = run_plan_both(prepare(text), "main", args, encoding="python")  # a ListValue argument
-    assert_agree(pairs, name)
+    parameter = ListValue([1, 2])  # a Python value: encoding="python"
+    pairs = assert_kept_exact(
+        NOT_OWNED[name], name, take="_s_lown", stub="_s_i_list_add", parameter=parameter, encoding="python"
+    )
     assert pairs[0][0]["ok"], name
 
 
@@ -269,5 +256,4 @@ def test_the_untampered_owned_module_passes() -> None:
 
 @pytest.mark.parametrize("name", sorted(TAMPERED))
 def test_a_tampered_owned_buffer_form_is_rejected(name: str) -> None:
-    with pytest.raises(VerifierFailure):
-        _TAMPERING.bind(*TAMPERED[name])
+    _TAMPERING.assert_rejected(*TAMPERED[name])

@@ -6,10 +6,10 @@ or a branch nests, which must drop what is known (issue 16)."""
 from __future__ import annotations
 
 from dotboxd.host import SandboxHost
-from dotboxd.runtime.optimized import compile_plan
 
 from .differential import assert_agree, backend, run_plan_both, sweep_limit
 from .kernels import prepare
+from .owned_harness import source_of
 
 COUNT = """module "known" version "1.0.0";
 entrypoint fn main(n I32) -> I32 {
@@ -62,13 +62,9 @@ entrypoint fn main(words List<String>) -> I32 {
 }"""
 
 
-def _source(text: str) -> str:
-    return compile_plan(prepare(text), keep_module=True).source()
-
-
 def test_the_known_branches_test_the_key_once() -> None:
     """COUNT's loop tests ``k in m0`` once (the containsKey); every get and set uses the answer."""
-    source = _source(COUNT)
+    source = source_of(COUNT)
     assert "_s_mown(" in source, source
     assert source.count(" in m0") == 1, source
     assert " not in m0" not in source, source
@@ -77,7 +73,7 @@ def test_the_known_branches_test_the_key_once() -> None:
 def test_what_stops_being_known_is_tested_again() -> None:
     """SHIFTED: the get after ``k = k + step`` tests the key, and so do the sets after a set of
     another key and the one after the nested branch."""
-    source = _source(SHIFTED)
+    source = source_of(SHIFTED)
     assert "_s_mown(" in source, source
     loop = source[source.index("_s_mown(") : source.index("_s_mmat(")]
     assert loop.count(" in m0") - loop.count(" not in m0") == 2, loop  # the containsKey and the get
@@ -118,7 +114,7 @@ def test_text_keys_in_known_branches_charge_their_bytes_exactly() -> None:
     from dotboxd.core.values import ListValue
 
     words = ListValue(["the", "cat", "the", "ünïcode", "😀", "the", "cat", "end"])
-    assert " not in m0" not in _source(WORDS)
+    assert " not in m0" not in source_of(WORDS)
     for limit, values in (
         ("max_allocated_bytes", range(0, 2500, 5)),
         ("max_total_string_bytes", range(0, 400, 2)),

@@ -32,14 +32,14 @@ from dotboxd.core.values import ListValue, MapValue
 from dotboxd.host import SandboxHost
 from dotboxd.runtime.meter import Meter, MeterLimits
 from dotboxd.runtime.optimized import compile_plan
-from dotboxd.runtime.optimized.errors import VerifierFailure
 from dotboxd.runtime.optimized.owned_map_stubs import owned_map_room, take_owned_map
 from dotboxd.runtime.optimized.stubs import RunState
 from tests.corpus_cases import corpus_cases
 
 from .differential import assert_agree, backend, run_plan_both, sweep_limit
 from .kernels import policy, prepare
-from .owned_harness import Tampering, cancelled_run
+from .owned_harness import CHUNK_ROOM, assert_kept_exact, cancelled_run, source_of
+from .tampering import Tampering
 
 BUILD = """module "mapbuild" version "1.0.0";
 entrypoint fn main(n I32, m I32) -> I32 {
@@ -93,14 +93,10 @@ _WORDS = ListValue(["the", "cat", "saw", "the", "dog", "and", "the", "bird", "ü
 VECTORS = [[0, 1], [1, 1], [7, 2], [40, 3], [3000, 5], [5000, 1]]
 
 
-def _source(text: str) -> str:
-    return compile_plan(prepare(text), keep_module=True).source()
-
-
 def test_owned_map_operations_are_inline_in_both_loop_kinds() -> None:
     """Both loops of BUILD keep the map as a dict and every map operation in them is inline (else
     the sweeps below would test the stubs, not the owned forms)."""
-    source = _source(BUILD)
+    source = source_of(BUILD)
     assert source.count("_s_mown(") == 2, source
     assert source.count("_s_mmat(") == 2, source
     for stub in ("_s_i_map_set", "_s_i_map_containsKey"):
@@ -116,7 +112,7 @@ def test_owned_map_builds_agree_with_the_reference() -> None:
 
 def test_a_grown_map_crosses_walk_fuel_and_chunks_like_the_reference() -> None:
     """Up to 4,500 entries: the shape walk's fuel (1 from 32 entries on), chunk boundaries, I64 keys."""
-    assert "_s_mown(" in _source(GROW)
+    assert "_s_mown(" in source_of(GROW)
     vectors = [[0, 1], [70, 40], [5000, 4500], [6000, 3]]
     assert_agree(run_plan_both(prepare(GROW), "main", vectors), "grown owned map")
 
@@ -128,7 +124,7 @@ def test_a_missing_key_inside_the_loop_fails_like_the_reference() -> None:
 
 
 def test_a_returned_owned_map_is_the_reference_value() -> None:
-    assert "_s_mown(" in _source(RETURNED)
+    assert "_s_mown(" in source_of(RETURNED)
     assert_agree(run_plan_both(prepare(RETURNED), "main", [[0], [1], [2], [2500]]), "returned owned map")
 
 
@@ -136,7 +132,7 @@ def test_counting_words_keeps_a_text_keyed_map_owned() -> None:
     """Text keys read from a list the loop never assigns: the map is owned (``_s_mtown``), the
     list read is inline, and every result agrees - a list index out of range inside the loop
     (``extra`` 1) too, whose exact stub settles the updates before it."""
-    source = _source(WORDS)
+    source = source_of(WORDS)
     assert "_s_mtown(" in source and "_s_i_map_set" not in source, source
     many = ListValue([*(f"w{i % 300}é" for i in range(5000)), "the"])
     vectors = [[_WORDS, 0], [_WORDS, 1], [ListValue(["the"]), 0], [many, 0], [many, 1]]
@@ -206,13 +202,7 @@ def test_owned_map_refuses_collection_depth_exactly_where_the_reference_does() -
     sweep_limit(prepare(BUILD), [40, 3], "max_collection_depth", range(0, 3))
 
 
-_ROOMY = {
-    "max_fuel": 10**12,
-    "max_allocated_bytes": 10**12,
-    "max_total_collection_elements": 10**12,
-    "max_loop_iterations": 10**7,
-    "max_map_entries": 10**7,
-}
+_ROOMY = {**CHUNK_ROOM, "max_map_entries": 10**7}
 
 
 def test_owned_map_refusals_past_a_chunk_boundary_agree() -> None:
@@ -321,12 +311,10 @@ entrypoint fn main(n I32) -> I32 {
 
 @pytest.mark.parametrize("name", sorted(NOT_OWNED))
 def test_maps_the_proof_cannot_own_keep_the_exact_stubs(name: str) -> None:
-    text = NOT_OWNED[name]
-    source = _source(text)
-    assert "_s_mown" not in source and "_s_i_map_set" in source, source
-    args = [[MapValue([(1, 2)]), 40]] if name == "a parameter" else [[40], [3000]]
-    pairs = run_plan_both(prepare(text), "main", args, encoding="python")
-    assert_agree(pairs, name)
+    parameter = MapValue([(1, 2)])  # a Python value: encoding="python"
+    pairs = assert_kept_exact(
+        NOT_OWNED[name], name, take="_s_mown", stub="_s_i_map_set", parameter=parameter, encoding="python"
+    )
     assert pairs[0][0]["ok"], name
 
 
@@ -485,5 +473,4 @@ def test_the_untampered_owned_map_modules_pass(tampering: Tampering) -> None:
 @pytest.mark.parametrize("name", sorted(_CASES))
 def test_a_tampered_owned_map_form_is_rejected(name: str) -> None:
     tampering, edit = _CASES[name]
-    with pytest.raises(VerifierFailure):
-        tampering.bind(*edit)
+    tampering.assert_rejected(*edit)

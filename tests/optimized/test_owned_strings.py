@@ -25,14 +25,14 @@ from dotboxd.core import costs
 from dotboxd.host import SandboxHost
 from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.meter import Meter, MeterLimits
-from dotboxd.runtime.optimized import compile_plan
 from dotboxd.runtime.optimized.owned_text import FROM_INT, FROM_LITERAL, FROM_LOCAL, FROM_MIXED
 from dotboxd.runtime.optimized.text_parts import TextParts, settle
 from tests.benchmarks.workloads import STRBUILD
 
 from .differential import assert_agree, backend, cancelled_usage, observe, run_plan_both, sweep_limit
 from .kernels import policy, prepare
-from .tampering import Generated
+from .owned_harness import assert_kept_exact, source_of
+from .tampering import Tampering
 
 DIGITS = """module "digits" version "1.0.0";
 entrypoint fn main(n I32, m I32) -> I32 {
@@ -97,14 +97,10 @@ KERNELS = {
 }
 
 
-def _source(text: str) -> str:
-    return compile_plan(prepare(text), keep_module=True).source()
-
-
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_every_producer_kind_takes_the_owned_path(name: str) -> None:
     """Each kernel's loops build in parts lists (else the sweeps below prove nothing new)."""
-    source = _source(KERNELS[name][0])
+    source = source_of(KERNELS[name][0])
     loops, pieces = {"digits": (2, 3), "literals": (1, 2), "locals": (1, 1), "mixed": (1, 2)}[name]
     assert source.count("_s_sown(") == loops, source
     assert source.count("_p_part(") == pieces, source
@@ -114,7 +110,7 @@ def test_every_producer_kind_takes_the_owned_path(name: str) -> None:
 
 def test_the_string_build_workload_takes_the_owned_path() -> None:
     """The benchmark's ``string_build`` (issue 16) is the loop this path exists for."""
-    source = _source(STRBUILD)
+    source = source_of(STRBUILD)
     assert "_s_sown(" in source and "_p_part(" in source and "_p_i2s(" in source, source
     assert "_s_cat(" not in source, source
 
@@ -394,17 +390,13 @@ entrypoint fn main(n I32) -> I32 {
 
 @pytest.mark.parametrize("name", sorted(NOT_OWNED))
 def test_texts_the_proof_cannot_own_keep_the_exact_stubs(name: str) -> None:
-    text = NOT_OWNED[name]
-    source = _source(text)
-    assert "_s_sown" not in source and "_s_cat(" in source, source
-    args = [["xy", 40]] if name == "a parameter" else [[40], [3000]]
-    assert_agree(run_plan_both(prepare(text), "main", args), name)
+    assert_kept_exact(NOT_OWNED[name], name, take="_s_sown", stub="_s_cat(", parameter="xy")
 
 
 # --- the verifier ------------------------------------------------------------------------------
 
-_DIGITS = Generated(DIGITS)
-_LITERALS = Generated(LITERALS)
+_DIGITS = Tampering(DIGITS)
+_LITERALS = Tampering(LITERALS)
 
 
 TAMPERED = {
@@ -453,8 +445,8 @@ TAMPERED = {
 
 
 def test_the_untampered_owned_text_modules_pass() -> None:
-    _DIGITS.bind_untampered()
-    _LITERALS.bind_untampered()
+    _DIGITS.bind()
+    _LITERALS.bind()
 
 
 @pytest.mark.parametrize("name", sorted(TAMPERED))
