@@ -621,7 +621,7 @@ class _FunctionEmitter:
             P.const(facts.heavy),
             *([] if room is None else [room]),
         )
-        assigned = frozenset({ivar, *(self.var(name) for name in _assigned_names(stmt.body))})
+        assigned = frozenset({ivar, *(self.var(name) for name in sorted(_assigned_names(stmt.body)))})
         chunk = Chunk(fast=fast, n=n, ivar=ivar, start=k, assigned=assigned, counted=counted)
         chunk.counter_fixed = stmt.local not in _assigned_names(stmt.body)
         chunk.owned = self.take_owned(stmt, fast)
@@ -756,7 +756,7 @@ class _FunctionEmitter:
             P.const(facts.heavy),
             *([] if room is None else [room]),
         )
-        assigned = frozenset(self.var(name) for name in _assigned_names(stmt.body))
+        assigned = frozenset(self.var(name) for name in sorted(_assigned_names(stmt.body)))
         chunk = Chunk(fast=fast, n=n, ivar=j, start=None, started=0, assigned=assigned, counted=counted)
         chunk.counter_fixed = True  # ``j`` is the code generator's own counter
         chunk.owned = self.take_owned(stmt, fast)
