@@ -37,12 +37,13 @@ class Generated:
     def bind_untampered(self) -> None:
         self.bind(copy.deepcopy(self.generated.module))
 
-    def assert_rejected(self, rewrite: str, replacement: str) -> None:
-        """Replace the first ``rewrite`` in the module's source by ``replacement``: refused."""
+    def assert_rejected(self, rewrite: str, replacement: str, match: str | None = None) -> None:
+        """Replace the first ``rewrite`` in the module's source by ``replacement``: refused (for a
+        reason matching ``match``, when given)."""
         source = self.source()
         assert rewrite in source, rewrite
         module = ast.parse(source.replace(rewrite, replacement, 1))
-        with pytest.raises(VerifierFailure):
+        with pytest.raises(VerifierFailure, match=match):
             self.bind(module)
 
 
