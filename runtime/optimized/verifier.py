@@ -15,7 +15,9 @@ to implement (the Cranelift-verifier idea applied to our own output):
    reachable plan function and every binding index names a binding of the plan; every bulk
    reservation is the one the plan's loop calls for (``reservations.py``: its loop kind, ``R f d
    lr``, start and stop, and worst fuel, frames and work recomputed from the plan), and every
-   give-back of reserved iterations refunds at most what its chunk reserved and has not started;
+   give-back of reserved iterations refunds at most what its chunk reserved and has not started,
+   and every call's loop refund (``lr``, or ``lr`` plus its chunk's unstarted iterations: ``verify_refunds``)
+   is exactly the one its place owes;
 2. **the code objects, after ``compile()``**, recursively: the names they load, their constants,
    their flags (no generator, coroutine, varargs, closures) and their opcodes.
 
@@ -34,6 +36,7 @@ import ast
 import dis
 import math
 import re
+from collections import Counter
 from collections.abc import Container
 from types import CodeType
 from typing import Any
@@ -42,6 +45,7 @@ from dotboxd.validator.plan import ExecutionPlan
 
 from . import pyast as P
 from . import verify_maps, verify_reads
+from . import verify_refunds as refunds
 from .codegen import FIXED_PARAMS
 from .cold import cold_name, describe, find_loop
 from .counter_rooms import check_room
@@ -53,7 +57,7 @@ from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 from .ticks import Tick, expected_ticks
 from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-13"  # 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-14"  # 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -207,6 +211,8 @@ _CHUNK_STUBS = {f"_s_c{arity}": arity for arity in FAULT_ARITIES}
 _FIXED_ARITY = {"_s_cap": 10, "_s_capm": 11, "_s_tick": 5, "_s_lown": 2}
 """Stubs whose every argument is positional data of fixed count (a wrong count would be a raw
 ``TypeError`` at run time)."""
+_REFUND_AT = dict(refunds.REFUND_AT)
+"""Where each stub receives its loop refund (``verify_refunds``), as a plain dict: looked up per call."""
 _RESERVATIONS = frozenset({"_s_cap", "_s_capm"})
 """The fixed-arity stubs that may only stand where the plan has a bulk loop (``reservations``)."""
 
@@ -275,8 +281,13 @@ class _AstVerifier:
         """The reservations of the function being checked not yet matched, in order."""
         self.approved: set[int] = set()
         """``id`` of the reservation calls matched against the plan: any other is refused."""
-        self.chunk: tuple[str, str, str | None] | None = None
+        self.chunk: refunds.ChunkNames | None = None
         """Inside a bulk chunk's body: (reserved count ``n``, iteration name, forRange start ``k``)."""
+        self.refund_chunk: refunds.ChunkNames | None = None
+        """The chunk whose refund a failing call owes: ``chunk``, also inside the single-pass blocks
+        (``while True: ... break``, an inlined call) of its body, where a give-back is not allowed."""
+        self.refund_slots = refunds.NO_SLOTS
+        """The innermost chunk's per-iteration refund slots approved so far (``verify_refunds``)."""
         self.proofs = proofs_flag(options_key)
         self.ticks: dict[str, tuple[Tick, ...]] = {}
         """Generated function -> its work ticks as the plan determines them (``ticks``)."""
@@ -490,6 +501,7 @@ class _AstVerifier:
                     self.call_tree(value)
                 else:
                     self.expr(value)
+                    self.refund_slots.see(stmts, stmt, self.refund_chunk)
             elif kind is ast.If:
                 self.parts.approve(stmt)
                 self.reads.approve(stmt)
@@ -600,11 +612,14 @@ class _AstVerifier:
         body = loop.body
         if loop.orelse:
             raise _fail("while loops have no else", loop)
+        passes_once = False
         if _KIND.get(type(test)) is ast.Constant and test.value is True:  # type: ignore[attr-defined]
             if _is_reservation(body, 0):
                 self.reservation(loop, None)
-            elif not (_is_charge(body, 0) or _single_pass(body)):
-                raise _fail("a loop body does not start with a meter charge", loop)
+            elif not _is_charge(body, 0):
+                if not _single_pass(body):
+                    raise _fail("a loop body does not start with a meter charge", loop)
+                passes_once = True
         elif _bounds_test(test):
             # ``while k < e:`` only in front of a bulk reservation, which checks the deadline and
             # cancellation and charges the pass's iterations before anything else runs
@@ -617,9 +632,12 @@ class _AstVerifier:
             raise _fail("loops are `while True:` or `while <slot> < <slot or constant>:`, without else", loop)
         self.count(1)
         self.iteration_tick(body)
-        saved, self.chunk = self.chunk, None  # a break in here would leave this loop, not the chunk
+        saved = self.chunk, self.refund_chunk, self.refund_slots
+        self.chunk = None  # a break in here would leave this loop, not the chunk
+        if not passes_once:  # a real loop owes no chunk's refund; a single pass still owes its chunk's
+            self.refund_chunk, self.refund_slots = None, refunds.NO_SLOTS
         self.block(body, depth + 1)
-        self.chunk = saved
+        self.chunk, self.refund_chunk, self.refund_slots = saved
 
     def for_(self, loop: ast.For, block: list[ast.stmt], index: int, depth: int) -> None:
         self.count(1)
@@ -645,17 +663,20 @@ class _AstVerifier:
             raise _fail("type comments are not allowed", loop)
         if not bulk:
             self.iteration_tick(loop.body)
-        saved = self.chunk
+        saved = self.chunk, self.refund_chunk, self.refund_slots
         if bulk:
-            self.chunk = self.chunk_names(loop, block[0])
+            self.refund_slots = refunds.RefundSlots(loop.body)
+            self.chunk = self.chunk_names(loop, block[0], self.refund_slots.stores)
         else:
             self.chunk = None  # a give-back refunds the innermost chunk's iterations only
+            self.refund_slots = refunds.NO_SLOTS
+        self.refund_chunk = self.chunk
         self.block(loop.body, depth + 1)
-        self.chunk = saved
+        self.chunk, self.refund_chunk, self.refund_slots = saved
         if loop.orelse:
             self.block(loop.orelse, depth + 1)
 
-    def chunk_names(self, loop: ast.For, reservation: ast.stmt) -> tuple[str, str, str | None]:
+    def chunk_names(self, loop: ast.For, reservation: ast.stmt, stores: Counter[str]) -> refunds.ChunkNames:
         """The names a chunk's give-backs are computed from - the reserved count ``n``, the
         iteration ``j`` (or ``v`` with its start ``k``) - which its body must never assign: then
         ``n - j`` (``n - (v - k)``) and that minus 1 lie in ``[0, n]``, never more than reserved."""
@@ -667,10 +688,9 @@ class _AstVerifier:
         fixed = {n, loop.target.id} | ({start} if start is not None else set())
         if len(fixed) != (3 if start is not None else 2):
             raise _fail("a chunk's count, iteration and start are distinct names", loop)
-        for stmt in loop.body:
-            for node in ast.walk(stmt):
-                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in fixed:
-                    raise _fail(f"a chunk body assigns {node.id!r}, which its give-backs read", node)
+        for name in fixed:
+            if stores[name]:  # every name the body stores (``RefundSlots`` counted them)
+                raise _fail(f"a chunk body assigns {name!r}, which its give-backs read", loop)
         return n, loop.target.id, start
 
     def reservation(self, loop: ast.While, test: ast.Compare | None) -> None:
@@ -854,6 +874,15 @@ class _AstVerifier:
         if type(func.ctx) is not ast.Load or node.keywords:
             raise _fail("calls are positional", node)
         args = node.args
+        at = _REFUND_AT.get(callee)
+        if at is None and callee in self.arity:
+            at = 3  # a generated function's or cold path's ``(R, f, d, lr, ...)``
+        if at is not None:
+            lref: Any = args[at] if len(args) > at else None
+            if not (self.refund_chunk is None and type(lref) in _NAMES and lref.id == "lr"):
+                self.refund_arg(callee, lref, node)  # the commonest refund, plain ``lr``, settled above
+        elif callee in refunds.CHUNK_FAULTS:
+            self.chunk_iteration(callee, args, node)
         if callee in verify_maps.TABLE_ARGS:
             if callee == "_s_mox":
                 self.owned_map_refund(args, node)
@@ -892,6 +921,19 @@ class _AstVerifier:
         else:
             self.stub_args(callee, args, node)
         return args[1:]
+
+    def refund_arg(self, callee: str, lref: Any, node: ast.Call) -> None:
+        """The loop refund a stub or generated function receives is the one its place owes (rule 19,
+        ``verify_refunds``): ``lr`` outside a chunk, ``lr`` plus its unstarted iterations inside."""
+        problem = refunds.refund_problem(lref, self.refund_chunk, self.refund_slots)
+        if problem is not None:
+            raise _fail(f"{callee}: {problem}", node)
+
+    def chunk_iteration(self, callee: str, args: list[ast.expr], node: ast.Call) -> None:
+        """A fast chunk fault stub receives its chunk's iteration, from which it computes the refund."""
+        problem = refunds.iteration_problem(args[2] if len(args) > 2 else None, self.refund_chunk)
+        if problem is not None:
+            raise _fail(f"{callee}: {problem}", node)
 
     def site_op(self, site: int) -> str | None:
         """The operation of fault site ``site`` of the artifact's tables, or None when it is not one."""
@@ -963,25 +1005,7 @@ class _AstVerifier:
         """``count`` is ``n - j``, ``n - (v - k)``, or either minus 1, for the innermost chunk of ``n``."""
         if self.chunk is None:
             raise _fail(f"{what} outside a bulk chunk", node)
-        n, ivar, start = self.chunk
-        if _KIND.get(type(count)) is ast.BinOp and _is_const(count.right, 1) and type(count.op) is ast.Sub:
-            count = count.left
-        index: Any = count.right if _KIND.get(type(count)) is ast.BinOp else None
-        if start is None:
-            index_ok = _is_name(index, ivar)
-        else:
-            index_ok = (
-                _KIND.get(type(index)) is ast.BinOp
-                and type(index.op) is ast.Sub
-                and _is_name(index.left, ivar)
-                and _is_name(index.right, start)
-            )
-        if not (
-            index_ok
-            and _KIND.get(type(count)) is ast.BinOp
-            and type(count.op) is ast.Sub
-            and _is_name(count.left, n)
-        ):
+        if not refunds.unstarted_ok(count, self.chunk):
             raise _fail(f"{what} must be the chunk's unstarted iterations", node)
 
 

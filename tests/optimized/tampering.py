@@ -39,12 +39,13 @@ class Tampering:
             module = copy.deepcopy(generated.module)
         bind(self.plan, self.key, module, copy.deepcopy(generated.tables), generated.ir_nodes)
 
-    def assert_rejected(self, rewrite: str, replacement: str) -> None:
-        """Replace the first ``rewrite`` in the module's source by ``replacement``: refused."""
+    def assert_rejected(self, rewrite: str, replacement: str, match: str | None = None) -> None:
+        """Replace the first ``rewrite`` in the module's source by ``replacement``: refused (for a
+        reason matching ``match``, when given)."""
         source = self.source()
         assert rewrite in source, rewrite
         module = ast.parse(source.replace(rewrite, replacement, 1))
-        with pytest.raises(VerifierFailure):
+        with pytest.raises(VerifierFailure, match=match):
             self.bind(module)
 
 
