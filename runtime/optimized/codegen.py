@@ -1540,7 +1540,7 @@ class _Generator:
             self.facts = PlanFacts()
             self.signs = frozenset()
             self.tables = tables
-        self.work = WorkCounter(plan)
+        self.work = self.facts.work or WorkCounter(plan)  # analyze's counter, from this same plan
         self.function_index = {fid: i for i, fid in enumerate(self.tables.functions)}
         self.function_names = {fid: function_name(i) for fid, i in self.function_index.items()}
 
