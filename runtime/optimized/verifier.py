@@ -48,6 +48,7 @@ from .counter_rooms import check_room
 from .errors import VerifierFailure
 from .ownership import check_ownership
 from .reservations import Reservation, expected_reservations, plan_facts, proofs_flag
+from .shapes import walk
 from .stubs import FAULT_ARITIES, PURE_HELPERS, RANGE_NAME, STUBS
 from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 from .ticks import Tick, expected_ticks
@@ -668,7 +669,7 @@ class _AstVerifier:
         if len(fixed) != (3 if start is not None else 2):
             raise _fail("a chunk's count, iteration and start are distinct names", loop)
         for stmt in loop.body:
-            for node in ast.walk(stmt):
+            for node in walk(stmt):  # every node, as ast.walk, at about half its cost
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in fixed:
                     raise _fail(f"a chunk body assigns {node.id!r}, which its give-backs read", node)
         return n, loop.target.id, start
