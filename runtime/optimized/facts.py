@@ -88,6 +88,10 @@ class PlanFacts:
     """IR nodes of the reachable functions (dead statements included)."""
     inlined_nodes: int = 0
     """IR nodes inlining adds (within the plan-wide inline budget)."""
+    work: WorkCounter | None = None
+    """The work counter the loop facts were derived with. Why kept: its per-function numbers are
+    what the generator's work ticks and the verifier's expected ticks need too; each side reuses the
+    counter of its own ``analyze`` instead of walking every function body again."""
 
     @property
     def generated_nodes(self) -> int:
@@ -371,6 +375,7 @@ def analyze(plan: ExecutionPlan, *, inline: bool = True) -> PlanFacts:
     inlining numbers would be compile latency spent for nothing."""
     analyzer = _Analyzer(plan, inline)
     reachable = [info for info in plan.functions.values() if info.reachable]
+    analyzer.facts.work = analyzer.work
     analyzer.facts.plan_nodes = sum(count_nodes(info.function.body) for info in reachable)
     analyzer.inline_left = max(INLINE_BUDGET_FLOOR, INLINE_BUDGET_PER_NODE * analyzer.facts.plan_nodes)
     for info in reachable:

@@ -37,7 +37,8 @@ def expected_ticks(
 ) -> dict[str, tuple[Tick, ...]]:
     """Generated function name -> the ticks its body must hold, in order (``facts``: the plan's loop
     facts when loops run in bulk, None when every loop runs iteration by iteration)."""
-    work = WorkCounter(plan)
+    # the verifier's own analyze (``reservations.plan_facts``) counted the plan already
+    work = facts.work if facts is not None and facts.work is not None else WorkCounter(plan)
     out: dict[str, tuple[Tick, ...]] = {}
     for index, fid in enumerate(tables.functions):
         info = plan.functions.get(fid)

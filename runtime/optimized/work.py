@@ -71,6 +71,8 @@ class WorkCounter:
         self.plan = plan
         self._functions: dict[str, tuple[int, int]] = {}
         self._entries: dict[str, tuple[int, int] | None] = {}
+        self._locals: dict[int, tuple[int, int, tuple[str, ...]]] = {}
+        """``id`` of an expression of the plan -> ``_local`` of it."""
         for fid in _callees_first(plan):
             self.entry(fid)
             self.function(fid)
@@ -133,16 +135,12 @@ class WorkCounter:
         return min(nodes, SATURATE), min(heavy, SATURATE), calls
 
     def _own_expr(self, node: ast.Expr) -> tuple[int, int, bool]:
-        nodes, heavy = self.expr(node, expand=False)
-        calls = False
-        for call in call_nodes(node):
-            target = self.plan.call_target(call)
-            if target.kind is CallKind.FUNCTION:
-                calls = True
-                if self.entry(target.name) is None:  # it ticks nothing itself: its body is ours
-                    callee_nodes, callee_heavy = self.function(target.name)
-                    nodes, heavy = nodes + callee_nodes, heavy + callee_heavy
-        return min(nodes, SATURATE), min(heavy, SATURATE), calls
+        nodes, heavy, callees = self._local(node)
+        for callee in callees:
+            if self.entry(callee) is None:  # it ticks nothing itself: its body is ours
+                callee_nodes, callee_heavy = self.function(callee)
+                nodes, heavy = nodes + callee_nodes, heavy + callee_heavy
+        return min(nodes, SATURATE), min(heavy, SATURATE), bool(callees)
 
     def loop(self, stmt: ast.While | ast.ForRange) -> tuple[int, int]:
         """One iteration: the body, and a while loop's condition."""
@@ -179,32 +177,48 @@ class WorkCounter:
                 heavy += more_heavy
         return min(nodes, SATURATE), min(heavy, SATURATE)
 
-    def expr(self, node: ast.Expr, *, expand: bool = True) -> tuple[int, int]:
-        """``expand``: count the bodies of called module functions too."""
-        kind = type(node)
-        if kind is ast.Binary:
-            assert isinstance(node, ast.Binary)
-            left, right = self.expr(node.left, expand=expand), self.expr(node.right, expand=expand)
-            own = 0 if self.plan.type_of(node.left) in _CONSTANT_COMPARE else 1
-            return 1 + left[0] + right[0], own + left[1] + right[1]
-        if kind is ast.Unary:
-            assert isinstance(node, ast.Unary)
-            nodes, heavy = self.expr(node.operand, expand=expand)
-            return 1 + nodes, heavy
-        if kind is not ast.Call:
-            return 1, 0
-        assert isinstance(node, ast.Call)
-        nodes, heavy = 1, 0
-        for arg in node.args:
-            arg_nodes, arg_heavy = self.expr(arg, expand=expand)
-            nodes, heavy = nodes + arg_nodes, heavy + arg_heavy
-        target = self.plan.call_target(node)
-        if target.kind is CallKind.FUNCTION and expand:
-            callee_nodes, callee_heavy = self.function(target.name)
+    def expr(self, node: ast.Expr) -> tuple[int, int]:
+        """The expression's nodes with the bodies of the module functions it calls."""
+        nodes, heavy, callees = self._local(node)
+        for callee in callees:
+            callee_nodes, callee_heavy = self.function(callee)
             nodes, heavy = nodes + callee_nodes, heavy + callee_heavy
-        elif target.kind is CallKind.BUILTIN and target.name in _HEAVY_BUILTINS:
-            heavy += 1
         return min(nodes, SATURATE), min(heavy, SATURATE)
+
+    def _local(self, node: ast.Expr) -> tuple[int, int, tuple[str, ...]]:
+        """``(nodes, heavy, callees)`` of the expression itself: its own nodes and text operations,
+        and the module functions it calls (once per call site), whose bodies the caller adds.
+
+        Why one remembered walk: every expression is counted for its function's entry, for the
+        function's whole body and again for each loop around it; the walk happens once."""
+        known = self._locals.get(id(node))
+        if known is not None:
+            return known
+        nodes = heavy = 0
+        callees: list[str] = []
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            nodes += 1
+            kind = type(current)
+            if kind is ast.Binary:
+                assert isinstance(current, ast.Binary)
+                if self.plan.type_of(current.left) not in _CONSTANT_COMPARE:
+                    heavy += 1
+                stack += (current.left, current.right)
+            elif kind is ast.Unary:
+                assert isinstance(current, ast.Unary)
+                stack.append(current.operand)
+            elif kind is ast.Call:
+                assert isinstance(current, ast.Call)
+                stack += current.args
+                target = self.plan.call_target(current)
+                if target.kind is CallKind.FUNCTION:
+                    callees.append(target.name)
+                elif target.kind is CallKind.BUILTIN and target.name in _HEAVY_BUILTINS:
+                    heavy += 1
+        known = self._locals[id(node)] = (nodes, heavy, tuple(callees))
+        return known
 
 
 def call_nodes(node: ast.Expr) -> list[ast.Call]:
