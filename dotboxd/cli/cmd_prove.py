@@ -106,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
     strict_failed = strict and not report.all_proved()
     failed = refuted or strict_failed or not lemmas_ok
     payload: dict[str, Any] = {"file": loaded.filename, "requireStaticBound": strict, **report.to_json()}
+    payload["solver"] = report.resources_json()
     if args.emit_smt:
         payload["smtDirectory"] = args.emit_smt
         payload["smtFiles"] = len(written)

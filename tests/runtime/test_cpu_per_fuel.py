@@ -259,10 +259,14 @@ def _cpu_per_fuel(host: SandboxHost, plan: Any, backend: str, args: list[Any]) -
     loops = 16
     while loops < MAX_LOOPS:
         started = time.process_time()
-        host.execute(plan, "main", [loops, *args], backend=backend)
+        result = host.execute(plan, "main", [loops, *args], backend=backend)
+        if not result.ok:  # past the policy's fuel before TARGET_SECONDS (a fast, costly built-in)
+            loops //= 2
+            break
         if time.process_time() - started >= TARGET_SECONDS:
             break
         loops *= 2
+    loops = min(loops, MAX_LOOPS)  # the last doubling may overshoot what the policy's fuel allows
     base_seconds, base_fuel = _best_run(host, plan, backend, [0, *args])
     seconds, fuel = _best_run(host, plan, backend, [loops, *args])
     return max(seconds - base_seconds, 1e-9) / (fuel - base_fuel)
