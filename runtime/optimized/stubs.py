@@ -129,18 +129,26 @@ class RunState:
         settles its concatenations before anything reads the meter."""
 
 
-def sync(state: RunState, f: int, lref: int) -> Meter:
-    """Write the exact fuel back to the meter and give back unused reserved loop iterations."""
-    meter = state.meter
-    meter.fuel_used = meter.max_fuel - f
-    if lref:
-        meter.loop_iterations -= lref
+def settle_pending(state: RunState, meter: Meter) -> None:
+    """Settle whatever owned value a bulk loop holds (a list's adds, a map's updates, a text's
+    pieces) before anything reads the meter. Callers test the three fields first, so a loop that owns
+    nothing pays no call."""
     if state.owned is not None:
         settle_owned(state)
     if state.owned_map is not None:
         settle_owned_map(state)
     if state.owned_text is not None:
         settle_text(meter, state.owned_text)
+
+
+def sync(state: RunState, f: int, lref: int) -> Meter:
+    """Write the exact fuel back to the meter and give back unused reserved loop iterations."""
+    meter = state.meter
+    meter.fuel_used = meter.max_fuel - f
+    if lref:
+        meter.loop_iterations -= lref
+    if state.owned is not None or state.owned_map is not None or state.owned_text is not None:
+        settle_pending(state, meter)
     return meter
 
 
@@ -240,12 +248,8 @@ def loop_iteration(state: RunState, f: int, lref: int) -> int:
     walk once per number, issue 16.)"""
     meter = state.meter
     meter.fuel_used = meter.max_fuel - f
-    if state.owned is not None:
-        settle_owned(state)
-    if state.owned_map is not None:
-        settle_owned_map(state)
-    if state.owned_text is not None:
-        settle_text(meter, state.owned_text)
+    if state.owned is not None or state.owned_map is not None or state.owned_text is not None:
+        settle_pending(state, meter)
     try:
         meter.loop_iteration()
     except Exception:
@@ -311,12 +315,8 @@ def reserve(
     meter = state.meter  # ``sync``, inlined (one call less per chunk)
     meter.fuel_used = meter.max_fuel - f
     meter.loop_iterations -= lref
-    if state.owned is not None:
-        settle_owned(state)
-    if state.owned_map is not None:
-        settle_owned_map(state)
-    if state.owned_text is not None:
-        settle_text(meter, state.owned_text)
+    if state.owned is not None or state.owned_map is not None or state.owned_text is not None:
+        settle_pending(state, meter)
     if d < need:
         meter.check_deadline()
         return 0
