@@ -206,8 +206,8 @@ class MapChunkRules:
     ) -> None:
         stmt: Any = block[index]
         target, value = stmt.targets[0], stmt.value
-        if len(stmt.targets) != 1:
-            raise _fail("chained assignment", stmt)
+        if len(stmt.targets) != 1 or not (_name(target) or type(target) in _SUBSCRIPTS):
+            raise _fail("a fast body assigns one name or item at a time", stmt)
         if _name(target, "f"):
             if not self._pays(block[index:], tally, take) or not _lback_after(block, index + 3):
                 raise _fail("the fuel is stored only by a pay sequence before a give-back", stmt)

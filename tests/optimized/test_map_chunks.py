@@ -342,6 +342,7 @@ TAMPERED = {
         "t5 = v4 in m0",
         "t5, f = _s_i_map_containsKey(R, f, lr + (n0 - (v3 - k0) - 1), 5, v2, v4)",
     ),
+    "a tuple store of the tally": ("mc0 = mc0 + (t2 * 3 + 31 + t2 // 32)", "mc0, t3 = (0, t3)"),
     "overshoot stub elsewhere": ("v4 = t4 % 17", "v4 = _s_mcover(R)"),
     "guard with no checked chunk after it": (
         "            break\n        for v3",
