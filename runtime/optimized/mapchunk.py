@@ -134,7 +134,7 @@ class _Body:
                     pending = Charge()
                 else:
                     pending = p1 if live1 else p2
-                out.append(P.if_(copy.deepcopy(stmt.test), then, orelse))
+                out.append(P.if_(copy.deepcopy(stmt.test), then or [P.pass_()], orelse))
                 if not (live1 or live2):
                     return out, Charge(), False
                 i += 1

@@ -105,9 +105,10 @@ class MapChunkRules:
             and type(units.value.value) is int
         ):
             return
-        names = [e.id for e in elts] + [size.targets[0].id, units.targets[0].id]
-        if len(set(names)) == len(names):
-            self.takes.append(Take("", *names, None))
+        table, cell, room, most = (e.id for e in elts)
+        slots = Take("", table, cell, room, most, size.targets[0].id, units.targets[0].id, None)
+        if len({table, cell, room, most, slots.size, slots.units}) == 6:
+            self.takes.append(slots)
 
     def check(self, guard: Any, reservation: Any, checked: Any) -> Any:
         """The guard at ``while`` body index 1 (``reservation`` before it, the checked ``for``

@@ -359,3 +359,42 @@ def test_the_untampered_module_passes() -> None:
 def test_a_tampered_pre_checked_chunk_is_rejected(name: str) -> None:
     rewrite, replacement = TAMPERED[name]
     _TAMPERING.assert_rejected(rewrite, replacement)
+
+
+SHAPES = {
+    "two updates and a count": """
+        m = map.set(m, i % 37, map.count(m));
+        m = map.set(m, i % 11 + 100, i % 1000);""",
+    "an arm with no map work": """
+        if i % 3 == 0 { x = x + 1; }
+        if map.containsKey(m, i % 9) { x = x + map.get(m, i % 9) % 7; } else { m = map.set(m, i % 9, i % 100); }""",
+    "a count in a condition": """
+        if map.count(m) > 5 { m = map.set(m, i % 50, 1); } else { m = map.set(m, i % 6, 2); }""",
+    "nested branches": """
+        k = i % 23;
+        if k > 10 {
+            if map.containsKey(m, k) { m = map.set(m, k, map.get(m, k) + 1); }
+            else { if k > 20 { continue; } m = map.set(m, k, 0); }
+        } else { x = (x + k) % 1000; }""",
+    "an assignment that keeps the value": """
+        if i > x { x = x; }
+        m = map.set(m, i % 13, x % 100);""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_other_body_shapes_get_a_copy_and_agree(name: str) -> None:
+    text = f"""module "shapes" version "1.0.0";
+entrypoint fn main(n I32) -> I32 {{
+    m = map.empty[Map<I32, I32>]();
+    x = 0;
+    for i in 0 .. n {{{SHAPES[name]}
+    }}
+    return map.count(m) * 1000 + x % 1000;
+}}"""
+    assert "_p_mcfit(" in source_of(text), source_of(text)
+    for n in (0, 1, 30, 2049, 4500):
+        reference, optimized, answers = _run_both(text, [n])
+        assert reference == optimized, (name, n)
+        assert n == 0 or True in answers
+    assert_agree_at_every_fuel_budget(prepare(text), "main", [60], below=80)
