@@ -52,6 +52,7 @@ from .counter_rooms import chunk_fits, collect_counters
 from .errors import CompileFailure
 from .facts import COMPOSITES, TEXT_LITERALS, PlanFacts, analyze, live
 from .ledger import Chunk, Inline, Loop, Segment
+from .mapchunk import fast_chunk as fast_map_chunk
 from .owned import owned_list
 from .owned_maps import READERS, UPDATE, owned_map
 from .signs import nonnegative_nodes
@@ -647,9 +648,22 @@ class _FunctionEmitter:
         test = P.compare(P.name(k), P.LT, stop())
         for view in chunk.view_stmts:
             self.emit(view)
-        self.emit(P.While(test, [P.assign(n, reserve), bulk_loop, P.break_()], []))
+        pre_checked = self.pre_checked_map_chunk(chunk, chunk_body, fast, ivar, k)
+        self.emit(P.While(test, [P.assign(n, reserve), *pre_checked, bulk_loop, P.break_()], []))
         self.release_owned(chunk)
         self.live = True
+
+    def pre_checked_map_chunk(
+        self, chunk: Chunk, checked: list[ast.stmt], fast: bool, ivar: str, start: str
+    ) -> list[ast.stmt]:
+        """A checked forRange chunk over an owned map also gets a pre-checked copy, run when its
+        reservation's worst case fits (``mapchunk``, issue 16); [] when the body has none."""
+        owned = chunk.owned_map
+        if owned is None or fast or not self.gen.options.bulk_loops:
+            return []
+        tally = self.slots.new("mc")  # a kind of its own: the other slots keep their numbers
+        made = fast_map_chunk(checked, owned, tally, chunk.n, ivar, start)
+        return [] if made is None else [made.stmt]
 
     def settle_chunk(
         self, body: list[ast.stmt], fast: bool, n: str, base: int
