@@ -340,15 +340,20 @@ def reserve(
     update that would overflow always runs on the exact path, which checks it and faults exactly
     where the reference does. Cutting the chunk before reserving keeps the reservation the one
     record of the chunk (``state.chunk``) that the fault sites read."""
+    if stop is None:
+        n = CHUNK
+    else:
+        n = stop - start
+        if n > CHUNK:
+            n = CHUNK
     if most is not None:
         if most <= 0:
             sync(state, f, lref)  # nothing reserved: the exact path checks the deadline itself
             return 0
         if stop is None:
-            stop = most
             start = 0
-        elif stop - start > most:
-            stop = start + most
+        if n > most:
+            n = most
     # ``sync``, inlined, and the fuel written back only where the meter may read it or the run may
     # stop here (issue 16): as after an inline charge, ``f`` is the fuel until a stub needs the meter's
     meter = state.meter
@@ -374,7 +379,6 @@ def reserve(
         meter.check_deadline()
         spent = 0
         room = chunk_limit(work, heavy, limits.max_string_length)
-    n = CHUNK if stop is None or stop - start > CHUNK else stop - start
     left = limits.max_loop_iterations - meter.loop_iterations
     if left < n:
         n = left
