@@ -116,13 +116,31 @@ def test_the_stub_charges_an_iteration_as_the_meter_does(
         assert meter.state() == expected_meter.state()
 
 
-def test_every_edge_takes_both_paths() -> None:
-    """The edges above reach the fast path and each way off it (so the comparison tests both)."""
-    fast = [
-        edge for edge in EDGES if edge[0] >= 9 and edge[1] < LOOP_CADENCE - 1 and edge[2] < FUEL_CADENCE - 1
-    ]
-    fast = [edge for edge in fast if edge[3] >= ITERATION_FUEL and not edge[4]]
-    assert fast and len(fast) < len(EDGES) // 4
+@pytest.mark.parametrize(("max_loops", "loop_ticks", "fuel_ticks", "fuel", "cancelled", "late"), EDGES)
+def test_the_meter_is_asked_exactly_when_the_iteration_may_fail_or_check(
+    max_loops: int, loop_ticks: int, fuel_ticks: int, fuel: int, cancelled: bool, late: bool
+) -> None:
+    """The fast path is really taken where nothing can happen (the comparison above then tests it)
+    and left for the meter's method everywhere else."""
+    meter, _ = _meter(max_loops, 4, loop_ticks, fuel_ticks, cancelled, late)
+    asked: list[int] = []
+    meter_method = Meter.loop_iteration
+
+    def loop_iteration(self: Meter) -> None:
+        asked.append(1)
+        meter_method(self)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Meter, "loop_iteration", loop_iteration)
+        _by_stub(meter, fuel, 0, False)
+    quiet = (
+        max_loops >= 5
+        and loop_ticks < LOOP_CADENCE - 1
+        and fuel_ticks < FUEL_CADENCE - 1
+        and fuel >= ITERATION_FUEL
+        and not cancelled
+    )
+    assert asked == ([] if quiet else [1])
 
 
 def _agree(plan: Any, artifact: Any, n: int) -> None:
