@@ -243,10 +243,47 @@ def _refund(meter: Meter, lref: int) -> None:
 # --- loops -----------------------------------------------------------------------------------
 
 
+_ITERATION_FUEL: Final = costs.LOOP_ITERATION_FUEL
+_ITERATION_COUNT: Final = costs.LOOP_ITERATION_COUNT
+_FUEL_CADENCE: Final = costs.DEADLINE_EVERY_FUEL_CHARGES
+_LOOP_CADENCE: Final = costs.DEADLINE_EVERY_LOOP_CHARGES
+
+
 def loop_iteration(state: RunState, f: int, lref: int) -> int:
-    """One iteration charged by the meter exactly as the reference charges it. (``sync`` with no
-    refund is inlined here and in ``reserve``: an outer loop pays them once per iteration, a Collatz
-    walk once per number, issue 16.)"""
+    """One iteration of a per-iteration loop (spec/optimized.md 4.1), charged exactly as
+    ``Meter.loop_iteration`` charges it.
+
+    Why a fast path here (issue 16): an outer loop pays this once per entry of its inner bulk loop
+    (a Collatz walk once per number), and the meter's own method, with its ``fuel`` call, was a third
+    of that entry's cost. When the iteration cannot fail and lands on neither deadline check - not
+    cancelled, the loop budget and the fuel fit, neither the loop-charge nor the fuel-charge cadence
+    reaches its check - the meter's method would only count: the loop iteration, its loop tick and its
+    fuel tick, and the fuel, which stays in ``f`` as the inline charges do (every stub that reads the
+    meter writes it back first). Anything else - and an owned value to settle - takes the meter's own
+    method, which raises and reads the clock at exactly its charge."""
+    meter = state.meter
+    count = meter.loop_iterations + _ITERATION_COUNT
+    loop_ticks = meter._loop_ticks + 1
+    fuel_ticks = meter._fuel_ticks + 1
+    if (
+        f >= _ITERATION_FUEL
+        and count <= meter.limits.max_loop_iterations
+        and loop_ticks < _LOOP_CADENCE
+        and fuel_ticks < _FUEL_CADENCE
+        and not meter._cancel.cancelled
+        and state.owned is None
+        and state.owned_map is None
+        and state.owned_text is None
+    ):
+        meter.loop_iterations = count
+        meter._loop_ticks = loop_ticks
+        meter._fuel_ticks = fuel_ticks
+        return f - _ITERATION_FUEL
+    return _exact_iteration(state, f, lref)
+
+
+def _exact_iteration(state: RunState, f: int, lref: int) -> int:
+    """``Meter.loop_iteration`` itself, from a synchronized meter (refunding ``lref`` if it raises)."""
     meter = state.meter
     meter.fuel_used = meter.max_fuel - f
     if state.owned is not None or state.owned_map is not None or state.owned_text is not None:
@@ -263,7 +300,7 @@ def loop_end(state: RunState, f: int, lref: int) -> None:
     """The exact path of a bulk loop whose body is not fast: its reservation was refused only
     because the loop budget is spent, so the iteration charge raises; if it ever did not, the run
     fails closed rather than skip the body (``_s_liter`` then ``_s_noret``, in one call)."""
-    no_return(state, loop_iteration(state, f, lref), lref)
+    no_return(state, _exact_iteration(state, f, lref), lref)
 
 
 def reserve(
@@ -304,24 +341,34 @@ def reserve(
     update that would overflow always runs on the exact path, which checks it and faults exactly
     where the reference does. Cutting the chunk before reserving keeps the reservation the one
     record of the chunk (``state.chunk``) that the fault sites read."""
+    if stop is None:
+        n = CHUNK
+    else:
+        n = stop - start
+        if n > CHUNK:
+            n = CHUNK
     if most is not None:
         if most <= 0:
             sync(state, f, lref)  # nothing reserved: the exact path checks the deadline itself
             return 0
         if stop is None:
-            stop = most
             start = 0
-        elif stop - start > most:
-            stop = start + most
-    meter = state.meter  # ``sync``, inlined (one call less per chunk)
-    meter.fuel_used = meter.max_fuel - f
-    meter.loop_iterations -= lref
+        if n > most:
+            n = most
+    # ``sync``, inlined, and the fuel written back only where the meter may read it or the run may
+    # stop here (issue 16): as after an inline charge, ``f`` is the fuel until a stub needs the meter's
+    meter = state.meter
+    if lref:
+        meter.loop_iterations -= lref
     if state.owned is not None or state.owned_map is not None or state.owned_text is not None:
+        meter.fuel_used = meter.max_fuel - f
         settle_pending(state, meter)
     if d < need:
+        meter.fuel_used = meter.max_fuel - f
         meter.check_deadline()
         return 0
     if meter._cancel.cancelled:  # the attribute ``Meter.check_cancelled`` reads; it raises
+        meter.fuel_used = meter.max_fuel - f
         meter.check_cancelled()
     limits = meter.limits
     # ``iteration_units`` without the call when no text operation weighs in (the common case)
@@ -329,10 +376,10 @@ def reserve(
     spent = state.work
     room = (CHUNK_WORK - spent) // per
     if room <= 0:
+        meter.fuel_used = meter.max_fuel - f
         meter.check_deadline()
         spent = 0
         room = chunk_limit(work, heavy, limits.max_string_length)
-    n = CHUNK if stop is None or stop - start > CHUNK else stop - start
     left = limits.max_loop_iterations - meter.loop_iterations
     if left < n:
         n = left
