@@ -46,6 +46,8 @@ from dotboxd.runtime.optimized.owned_map_stubs import (
     take_owned_map,
     take_text_keyed_map,
 )
+from dotboxd.runtime.optimized.text_chunk import done as text_chunk_done
+from dotboxd.runtime.optimized.text_chunk import fits as text_chunk_fits
 from dotboxd.runtime.optimized.text_parts import TextParts, exact_fallbacks, literal_text
 from dotboxd.runtime.optimized.text_parts import materialize as materialize_text
 from dotboxd.runtime.optimized.text_parts import settle as settle_text
@@ -630,6 +632,8 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_sown": take_text,
         "_s_smat": materialize_text,
         "_s_tlit": literal_text,
+        "_s_strfits": text_chunk_fits,
+        "_s_strdone": text_chunk_done,
         **exact_fallbacks(_intrinsic_stub("int32.toStringInvariant"), text, concat_charges_exact),
         **{intrinsic_stub_name(name): _builtin_stub(name) for name in INTRINSICS},
     }

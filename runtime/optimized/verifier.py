@@ -44,7 +44,7 @@ from typing import Any
 from dotboxd.validator.plan import ExecutionPlan
 
 from . import pyast as P
-from . import verify_maps, verify_reads
+from . import verify_maps, verify_reads, verify_strchunk
 from . import verify_refunds as refunds
 from .codegen import FIXED_PARAMS
 from .cold import cold_name, describe, find_loop
@@ -57,7 +57,7 @@ from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 from .ticks import Tick, expected_ticks
 from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-14"  # 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-15"  # 15: pre-checked fast text chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -502,6 +502,8 @@ class _AstVerifier:
                 else:
                     self.expr(value)
                     self.refund_slots.see(stmts, stmt, self.refund_chunk)
+            elif kind is ast.If and verify_strchunk.is_form(stmt):
+                self.fast_text_chunk(stmt, stmts, index, depth)
             elif kind is ast.If:
                 self.parts.approve(stmt)
                 self.reads.approve(stmt)
@@ -541,6 +543,35 @@ class _AstVerifier:
                     raise _fail("break/continue outside a loop", stmt)
             elif kind is not ast.Pass:
                 raise _fail(f"statement {type(stmt).__name__} is not allowed", stmt)
+
+    def fast_text_chunk(self, stmt: ast.If, stmts: list[ast.stmt], index: int, depth: int) -> None:
+        """A pre-checked fast chunk of an owned text (rule 20, ``verify_strchunk``): its exact
+        shape, then its parts under the ordinary rules, the form's calls approved."""
+        reserved = None
+        if index == 1 and _is_reservation(stmts, 0):
+            reservation: Any = stmts[0]
+            reserved = reservation.targets[0].id
+        self.parts.approved.update(verify_strchunk.check(stmt, reserved, self.parts.taken))
+        self.call_tree(stmt.test)  # type: ignore[arg-type]
+        loop: Any
+        settled: Any
+        advance: Any
+        loop, settled, advance, _ = stmt.body
+        self.count(3)
+        self.target(loop.target)
+        for arg in loop.iter.args:
+            self.expr(arg)
+        self.block(loop.body, depth + 1)
+        self.assign_fast_chunk_locals(settled)
+        self.target(advance.targets[0])
+        self.expr(advance.value)
+
+    def assign_fast_chunk_locals(self, stmt: Any) -> None:
+        """``f, L, h, r = _s_strdone(...)``: four targets (a shape ``assign_targets`` refuses)."""
+        self.count(1 + len(stmt.targets[0].elts))
+        for element in stmt.targets[0].elts:
+            self.target(element)
+        self.call_tree(stmt.value)
 
     def take_buffer(self, stmt: ast.Assign) -> None:
         """``b<n>, t<n> = _s_lown(R, v<n>)``: the only store of an owned-list buffer."""
@@ -656,7 +687,8 @@ class _AstVerifier:
         self.count(2)
         for arg in iterator.args:
             self.expr(arg)
-        bulk = index == 1 and _is_reservation(block, 0) and _ranges_over(iterator, block[0])
+        after = 2 if index == 2 and verify_strchunk.is_form(block[1]) else 1  # past a fast text chunk
+        bulk = index == after and _is_reservation(block, 0) and _ranges_over(iterator, block[0])
         if not (bulk or _is_charge(loop.body, 0)):
             raise _fail("a loop body does not start with a meter charge", loop)
         if getattr(loop, "type_comment", None):
@@ -719,7 +751,8 @@ class _AstVerifier:
             raise _fail("a reservation's start or stop is not its loop's", stmt)
         if not all(_is_const(a, c) for a, c in zip(args[6:10], want.constants, strict=True)):
             raise _fail("a reservation's worst fuel, frames or work differ from the plan's", stmt)
-        chunk: Any = loop.body[1] if len(loop.body) > 1 else None
+        at = 2 if len(loop.body) > 2 and verify_strchunk.is_form(loop.body[1]) else 1  # rule 20
+        chunk: Any = loop.body[at] if len(loop.body) > at else None
         if _KIND.get(type(chunk)) is not ast.For:
             raise _fail("a reservation is followed by its chunk", stmt)
         wrong_room = check_room(want.counters, call.func.id, args, chunk.body, self.proofs, self.site_op)  # type: ignore[attr-defined]
@@ -973,6 +1006,8 @@ class _AstVerifier:
             self.give_back(args, node)
         elif callee == "_s_tlit":
             literal_text_args(args, len(self.tables.texts), node)
+        elif callee in verify_strchunk.STUBS and id(node) not in self.parts.approved:
+            raise _fail(f"{callee} outside a fast text chunk", node)
         elif callee in PAYING_STUBS:
             if site not in self.charge_sites:
                 _index(args, 3, self.charge_sites, node)
