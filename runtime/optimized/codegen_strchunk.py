@@ -9,7 +9,7 @@ checked once, in the worst case, and run without any check. The forRange bulk lo
         n = _s_cap(R, f, d, lr, k, e, ...)
         if _s_strfits(R, f, n, FIXED, MOST):           # the worst case of n iterations fits
             for i in _range(k, k + n):
-                _p_part(p, _p_i2s(x))                  # or _p_part(p, t), t a literal's text
+                _p_part(p, _p_strchunk_i2s(x))         # or _p_part(p, t), t a literal's text
             f, L, h, r = _s_strdone(R, f, p, FIXED)    # the pieces settled, their fuel charged
             k = k + n
             continue

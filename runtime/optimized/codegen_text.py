@@ -39,7 +39,7 @@ from dotboxd.runtime.locations import NO_ORDINAL
 
 from . import pyast as P
 from .owned_text import FROM_INT, FROM_LITERAL, FROM_LOCAL, owned_text, piece_kind
-from .text_chunk import NUMBER_UNITS
+from .text_chunk import NUMBER_TEXT, NUMBER_UNITS
 from .text_parts import CONCAT_FIXED_FUEL, LITERAL_FUEL, PRODUCER_CALLS, TO_STRING_FUEL, UNIT_FUEL
 
 if TYPE_CHECKING:
@@ -48,6 +48,9 @@ if TYPE_CHECKING:
     from .codegen import _FunctionEmitter
 
 _R, _F = P.name("R"), P.name("f")
+_OWN_STMTS = {FROM_INT: 6, FROM_LITERAL: 4, FROM_LOCAL: 4}
+"""The statements an owned concatenation emits itself when its operands need none (the producer's
+text and length for a number, the result, the fuel, the units, the ``if``)."""
 FALLBACKS = {FROM_INT: "_s_sox", FROM_LITERAL: "_s_soxl", FROM_LOCAL: "_s_soxv"}
 """The exact fallback of a concatenation, by its piece's kind (``text_parts.exact_fallbacks``)."""
 
@@ -86,7 +89,7 @@ class ConcatForm:
     fixed: int
     """The fuel of the statement besides the concatenation's per-byte fuel (``FIXED``)."""
     piece: ast.expr
-    """The piece's text as a fast chunk computes it: ``_p_i2s(e)``, or a literal's fetched slot."""
+    """The piece's text as a fast chunk computes it: ``_p_strchunk_i2s(e)``, or a literal's fetched slot."""
     operand: ast.expr | None
     """``e`` of ``_p_i2s(e)`` (None for a literal)."""
     most: int
@@ -138,13 +141,15 @@ def owned_concat(emitter: _FunctionEmitter, owned: OwnedText, node: ir.Call) -> 
         assert isinstance(piece, ir.Call)
         emitter.charge(costs.EXPRESSION_FUEL)  # the toStringInvariant node (``expr`` charges it first)
         operand = emitter.expr(piece.args[0])
+        if emitter.out is not block or len(block) != before:
+            block = []  # the operand needed statements of its own (a check, a paid segment): no fast form
         fixed = _segment_total(emitter) + TO_STRING_FUEL
         producer_site = emitter.take_located_segment(emitter.ordinal(piece))
         text, count = new("t"), new("t")
         emitter.emit(P.assign(text, P.call("_p_i2s", operand)))
         emitter.emit(P.assign(count, P.call("_p_slen", P.name(text))))
         value, length = P.name(text), P.name(count)
-        fast_piece, number = P.call("_p_i2s", operand), operand
+        fast_piece, number = P.call(NUMBER_TEXT, operand), operand
     elif kind == FROM_LITERAL:
         assert isinstance(piece, ir.Literal) and isinstance(piece.value, str)
         emitter.charge(costs.EXPRESSION_FUEL)  # the literal node
@@ -199,7 +204,7 @@ def owned_concat(emitter: _FunctionEmitter, owned: OwnedText, node: ir.Call) -> 
         operand,
     )
     emitter.emit(P.if_(fits, charged, [P.expr_stmt(exact)]))
-    emitted = block[before:] if emitter.out is block else None
+    emitted = block[before:] if emitter.out is block and len(block) == before + _OWN_STMTS[kind] else None
     owned.forms.append(ConcatForm(kind, emitted, fixed, fast_piece, number, most))
     return P.name(owned.slot)
 

@@ -592,6 +592,7 @@ PURE_HELPERS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_p_part": list.append,
         "_p_i2s": int.__repr__,
         "_p_slen": len,
+        "_p_strchunk_i2s": str,
     }
 )
 """Shared definitions generated code calls directly. ``_p_abs``, ``_p_clamp`` and ``_p_sqrt`` can
@@ -602,7 +603,9 @@ list's raw buffer (``b<n>`` slots, which the verifier confines to them and the o
 ``_p_part`` only an owned text's parts list (``p<n>``, ``text_parts``). ``_p_i2s`` is
 ``int32.toStringInvariant`` of an int (``int.__repr__``: the decimal text, and a TypeError rather
 than a text for anything that is not an int), ``_p_slen`` the length of the ASCII text it returns.
-``_p_lbuf`` hands out a list's mutable buffer, so generated code keeps it only in a ``g<n>`` view,
+``_p_strchunk_i2s`` is the same text for an int, the faster way (``str``: CPython specializes a call
+of ``str`` with one argument); it stands only as the piece of a pre-checked fast text chunk, whose
+operand is a pure int expression (``verify_strchunk``, ``codegen_strchunk``). ``_p_lbuf`` hands out a list's mutable buffer, so generated code keeps it only in a ``g<n>`` view,
 read behind ``0 <= index < _p_lsize(list)`` (``codegen.list_read``, ``verify_reads``)."""
 
 STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(

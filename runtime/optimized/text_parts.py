@@ -24,7 +24,7 @@ This module is that bookkeeping:
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import accumulate
 from typing import Any, Final
 
@@ -102,18 +102,19 @@ def settle(meter: Meter, record: TextParts) -> tuple[int, int]:
     new = parts[done:]
     known = record.literals
     literal_count = 0
+    pieces: Iterator[int]  # measured once, as the lengths accumulate (no list of them: issue 16)
     if kind == FROM_INT:
-        pieces = list(map(len, new))  # decimal digits and sign: one unit each
+        pieces = map(len, new)  # decimal digits and sign: one unit each
     elif kind == FROM_LOCAL:
-        pieces = list(map(utf16_len, new))
+        pieces = map(utf16_len, new)
     else:  # literals (measured when fetched), or numbers' texts and literals none of which is a number
-        pieces = list(map(known.get, new, map(len, new)))
+        pieces = map(known.get, new, map(len, new))
         literal_count = sum(map(known.__contains__, new))
     number_count = count - literal_count if kind in (FROM_INT, FROM_MIXED) else 0
     lengths = list(accumulate(pieces, initial=record.length))  # the text's length after each piece
     length = lengths[-1]
     results = sum(lengths) - lengths[0]
-    units = results + (sum(pieces) if kind != FROM_LOCAL else 0)
+    units = results + (length - lengths[0] if kind != FROM_LOCAL else 0)  # the pieces' own texts
     nonempty = len(lengths) - bisect_right(lengths, 0, 1)  # results of length 0: no per-byte fuel
     ticks = (
         number_count * _PRODUCER_TICKS[FROM_INT]

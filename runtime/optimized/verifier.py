@@ -550,7 +550,7 @@ class _AstVerifier:
         reserved = None
         if index == 1 and _is_reservation(stmts, 0):
             reservation: Any = stmts[0]
-            reserved = reservation.targets[0].id
+            reserved = (reservation.targets[0].id, reservation.value.args[4])
         self.parts.approved.update(verify_strchunk.check(stmt, reserved, self.parts.taken))
         self.call_tree(stmt.test)  # type: ignore[arg-type]
         loop: Any
@@ -940,6 +940,8 @@ class _AstVerifier:
             self.nodes += 1
             args = rest
         if callee in PURE_HELPERS:
+            if callee == verify_strchunk.NUMBER_TEXT and id(node) not in self.parts.approved:
+                raise _fail(f"{callee} outside a fast text chunk", node)  # rule 20
             return args
         first = args[0] if args else None
         if not (type(first) in _NAMES and first.id == "R" and type(first.ctx) is ast.Load):  # type: ignore[union-attr]

@@ -9,13 +9,13 @@ runs:
     n = _s_cap(R, ...)                             # or _s_capm: the reservation (rule 6)
     if _s_strfits(R, f, n, FIXED, MOST):           # FIXED, MOST: int constants >= 0
         for i in _range(k, k + n):                 # exactly the reserved iterations
-            _p_part(p, _p_i2s(x))                  # or _p_part(p, t): the only statement
+            _p_part(p, _p_strchunk_i2s(x))         # or _p_part(p, t): the only statement
         f, L, h, r = _s_strdone(R, f, p, FIXED)    # p's own slots (its _s_sown), the same FIXED
         k = k + n
         continue
 
-``_s_strfits`` and ``_s_strdone`` stand nowhere else, and the ``_p_part`` of the chunk is approved
-only here (``verify_parts``). What the verifier cannot see - whether the worst case was computed
+``_s_strfits``, ``_s_strdone`` and ``_p_strchunk_i2s`` (``str``, the number's text) stand nowhere
+else, and the ``_p_part`` of the chunk is approved only here (``verify_parts``). What the verifier cannot see - whether the worst case was computed
 right, whether the pieces are as short as ``MOST`` says - ``text_chunk.done`` checks at run time
 against the meter, before anything can read the text or the meter: pieces past a limit, or fuel
 below zero, fail the run closed (``R-HOST-INTERNAL``). So no piece goes past a limit undetected.
@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from . import pyast as P
 from .errors import VerifierFailure
+from .text_chunk import NUMBER_TEXT
 
 FITS: Final = "_s_strfits"
 DONE: Final = "_s_strdone"
@@ -100,13 +101,17 @@ def _sum_of(node: Any, left: str, right: str) -> bool:
     )
 
 
-def check(stmt: ast.If, reserved: str | None, taken: dict[str, tuple[str, str, str, str]]) -> list[Any]:
-    """Check the form (the module docstring's), ``reserved`` the count the statement before it
-    reserved (None: it is not a reservation), ``taken`` the parts lists taken so far and their
-    slots. Returns the ids of the calls it approves (``_s_strfits``, ``_p_part``, ``_s_strdone``);
+def check(
+    stmt: ast.If, reservation: tuple[str, Any] | None, taken: dict[str, tuple[str, str, str, str]]
+) -> list[Any]:
+    """Check the form (the module docstring's), ``reservation`` the count the statement before it
+    reserved and the start it reserved from (None: it is not a reservation), ``taken`` the parts
+    lists taken so far and their slots. Returns the ids of the calls it approves (``_s_strfits``, ``_p_part``, ``_s_strdone``,
+    ``_p_strchunk_i2s``);
     everything under it is then checked by the ordinary rules."""
-    if reserved is None:
+    if reservation is None:
         raise _fail("a fast text chunk stands right after its bulk reservation", stmt)
+    reserved, reserved_from = reservation
     fits = _call(stmt.test, FITS, 5)
     if fits is None or stmt.orelse or len(stmt.body) != 4:
         raise _fail("a fast text chunk is `if _s_strfits(...)` with four statements and no else", stmt)
@@ -127,6 +132,7 @@ def check(stmt: ast.If, reserved: str | None, taken: dict[str, tuple[str, str, s
     start = _load(range_args[0]) if range_args is not None else None
     if not (
         start is not None
+        and start == _load(reserved_from)
         and range_args is not None
         and _sum_of(range_args[1], start, reserved)
         and _store(loop.target) is not None
@@ -141,7 +147,8 @@ def check(stmt: ast.If, reserved: str | None, taken: dict[str, tuple[str, str, s
     if part is None or parts is None or parts not in taken:
         raise _fail("a fast text chunk only appends to a parts list taken by _s_sown", stmt)
     piece = part.args[1]
-    if _call(piece, "_p_i2s", 1) is None and _load(piece) is None:
+    number = _call(piece, NUMBER_TEXT, 1)
+    if number is None and _load(piece) is None:
         raise _fail("a fast text chunk appends a number's text or a slot", stmt)
     length, calls, _, room = taken[parts]
     done: Any = _call(settled.value, DONE, 4) if type(settled) in _ASSIGNS else None
@@ -166,7 +173,7 @@ def check(stmt: ast.If, reserved: str | None, taken: dict[str, tuple[str, str, s
         and type(last) in _CONTINUES
     ):
         raise _fail("a fast text chunk moves its start past the chunk and continues", stmt)
-    return [id(fits), id(part), id(done)]
+    return [id(fits), id(part), id(done), *([id(number)] if number is not None else [])]
 
 
-__all__ = ["DONE", "FITS", "STUBS", "check", "is_form"]
+__all__ = ["DONE", "FITS", "NUMBER_TEXT", "STUBS", "check", "is_form"]
