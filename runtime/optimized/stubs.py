@@ -605,7 +605,8 @@ list's raw buffer (``b<n>`` slots, which the verifier confines to them and the o
 than a text for anything that is not an int), ``_p_slen`` the length of the ASCII text it returns.
 ``_p_strchunk_i2s`` is the same text for an int, the faster way (``str``: CPython specializes a call
 of ``str`` with one argument); it stands only as the piece of a pre-checked fast text chunk, whose
-operand is a pure int expression (``verify_strchunk``, ``codegen_strchunk``). ``_p_lbuf`` hands out a list's mutable buffer, so generated code keeps it only in a ``g<n>`` view,
+operand is a pure int expression (``verify_strchunk``, ``codegen_strchunk``).
+``_p_lbuf`` hands out a list's mutable buffer, so generated code keeps it only in a ``g<n>`` view,
 read behind ``0 <= index < _p_lsize(list)`` (``codegen.list_read``, ``verify_reads``)."""
 
 STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
