@@ -179,6 +179,26 @@ def _adds_elements(size: int, count: int) -> int:
     return count * size + count * (count + 1) // 2
 
 
+def text_appends_result_units(length: int, piece: int, count: int) -> int:
+    """UTF-16 units of the results of ``count`` successive concatenations of ``piece``-unit texts
+    onto a text of ``length``: ``(length + piece) + ... + (length + count * piece)``, in closed form.
+    Why: each ``string.concatBudgeted`` charges its result's bytes (fuel per byte, string bytes,
+    allocation), so this sum with ``piece`` the longest a loop's piece can be bounds what a whole
+    chunk of the optimized backend's owned-string loop may charge (``text_appends_fuel``); it is
+    checked once, at the chunk's reservation. ``tests/runtime/test_costs_owned.py`` checks it
+    against the sum, term by term."""
+    return count * length + piece * (count * (count + 1) // 2)
+
+
+def text_appends_fuel(length: int, piece: int, count: int, fixed: int) -> int:
+    """Fuel of ``count`` successive ``s = string.concatBudgeted(s, x)`` iterations, each with
+    ``fixed`` fuel besides the concatenation's per-byte fuel on its result, the pieces ``x`` being
+    ``piece`` units each, onto a text of ``length`` (the per-byte fuel of every result, in closed
+    form: ``text_appends_result_units``)."""
+    per_unit = BUILTIN_COSTS["string.concatBudgeted"].per_result_byte * string_bytes(1)
+    return count * fixed + per_unit * text_appends_result_units(length, piece, count)
+
+
 def map_set_alloc(size: int, is_new: bool) -> int:
     """``map.set`` on a map of ``size``: 32 max(1, size + (1 if the key is new)) bytes."""
     entries = size + 1 if is_new else size

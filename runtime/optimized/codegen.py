@@ -46,6 +46,7 @@ from dotboxd.validator.plan import CallKind, ExecutionPlan
 
 from . import bounds, owned_map_code
 from . import pyast as P
+from .codegen_strchunk import fast_chunk
 from .codegen_text import owned_concat, release_owned_text, take_owned_text
 from .cold import LEAVE, NEXT, RETURN, ColdLoop, cold_name, describe, find_loop, loop_ordinals
 from .counter_rooms import chunk_fits, collect_counters
@@ -630,6 +631,7 @@ class _FunctionEmitter:
         if chunk.owned is None and chunk.owned_map is None and not fast and self.gen.options.bulk_loops:
             chunk.owned_text = take_owned_text(self, stmt, _INLINE_BUILTINS)
         chunk_body, body_live = self.chunk_body(stmt.body, chunk)
+        text_chunk = fast_chunk(chunk.owned_text, chunk_body, ivar, k, n)  # owned strings, issue 16
         base = chunk.finish(body_live)
         self.tables.set_chunk_base(chunk.fault_sites, base)
         chunk_body, done = self.settle_chunk(chunk_body, fast, n, base)
@@ -649,6 +651,8 @@ class _FunctionEmitter:
         for view in chunk.view_stmts:
             self.emit(view)
         pre_checked = self.pre_checked_map_chunk(chunk, chunk_body, fast, ivar, k)
+        if text_chunk is not None:
+            pre_checked = [*pre_checked, text_chunk]
         self.emit(P.While(test, [P.assign(n, reserve), *pre_checked, bulk_loop, P.break_()], []))
         self.release_owned(chunk)
         self.live = True

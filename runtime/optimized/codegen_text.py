@@ -29,7 +29,7 @@ the very charge the reference fails at (fuel, host calls, ``maxStringLength``,
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dotboxd.core import ast as ir
@@ -39,6 +39,7 @@ from dotboxd.runtime.locations import NO_ORDINAL
 
 from . import pyast as P
 from .owned_text import FROM_INT, FROM_LITERAL, FROM_LOCAL, owned_text, piece_kind
+from .text_chunk import NUMBER_TEXT, NUMBER_UNITS
 from .text_parts import CONCAT_FIXED_FUEL, LITERAL_FUEL, PRODUCER_CALLS, TO_STRING_FUEL, UNIT_FUEL
 
 if TYPE_CHECKING:
@@ -47,6 +48,9 @@ if TYPE_CHECKING:
     from .codegen import _FunctionEmitter
 
 _R, _F = P.name("R"), P.name("f")
+_OWN_STMTS = {FROM_INT: 6, FROM_LITERAL: 4, FROM_LOCAL: 4}
+"""The statements an owned concatenation emits itself when its operands need none (the producer's
+text and length for a number, the result, the fuel, the units, the ``if``)."""
 FALLBACKS = {FROM_INT: "_s_sox", FROM_LITERAL: "_s_soxl", FROM_LOCAL: "_s_soxv"}
 """The exact fallback of a concatenation, by its piece's kind (``text_parts.exact_fallbacks``)."""
 
@@ -69,6 +73,27 @@ class OwnedText:
     """``t<n>``: UTF-16 units of new text that still fit both the string-byte and allocation budgets."""
     kind: int
     """The producer kind of every piece (``owned_text.PRODUCERS``)."""
+    forms: list[ConcatForm] = field(default_factory=list)
+    """The loop's concatenations as generated, in order (``codegen_strchunk`` reads them)."""
+
+
+@dataclass(slots=True)
+class ConcatForm:
+    """One owned concatenation as generated: what a pre-checked fast chunk (``codegen_strchunk``)
+    needs to append the same piece without the checks."""
+
+    kind: int
+    """The piece's producer kind (``owned_text.FROM_*``)."""
+    stmts: list[ast.stmt] | None
+    """The statements the concatenation emitted, in its block, or None when they are not one run."""
+    fixed: int
+    """The fuel of the statement besides the concatenation's per-byte fuel (``FIXED``)."""
+    piece: ast.expr
+    """The piece's text as a fast chunk computes it: ``_p_strchunk_i2s(e)``, or a literal's fetched slot."""
+    operand: ast.expr | None
+    """``e`` of ``_p_i2s(e)`` (None for a literal)."""
+    most: int
+    """The most UTF-16 units the piece can have."""
 
 
 def take_owned_text(
@@ -103,21 +128,28 @@ def _segment_total(emitter: _FunctionEmitter) -> int:
 def owned_concat(emitter: _FunctionEmitter, owned: OwnedText, node: ir.Call) -> ast.expr:
     """``s = string.concatBudgeted(s, x)`` onto the chunk's owned text (the module docstring's form)."""
     receiver, piece = node.args
+    block, before = emitter.out, len(emitter.out)
     emitter.expr(receiver)  # its expression fuel; the stale operand is not read
     kind = piece_kind(piece)  # the loop's kind, or for FROM_MIXED this statement's own
     new = emitter.slots.new
     length: ast.expr
     value: ast.expr
+    fast_piece: ast.expr
+    number: ast.expr | None = None
+    most = NUMBER_UNITS
     if kind == FROM_INT:
         assert isinstance(piece, ir.Call)
         emitter.charge(costs.EXPRESSION_FUEL)  # the toStringInvariant node (``expr`` charges it first)
         operand = emitter.expr(piece.args[0])
+        if emitter.out is not block or len(block) != before:
+            block = []  # the operand needed statements of its own (a check, a paid segment): no fast form
         fixed = _segment_total(emitter) + TO_STRING_FUEL
         producer_site = emitter.take_located_segment(emitter.ordinal(piece))
         text, count = new("t"), new("t")
         emitter.emit(P.assign(text, P.call("_p_i2s", operand)))
         emitter.emit(P.assign(count, P.call("_p_slen", P.name(text))))
         value, length = P.name(text), P.name(count)
+        fast_piece, number = P.call(NUMBER_TEXT, operand), operand
     elif kind == FROM_LITERAL:
         assert isinstance(piece, ir.Literal) and isinstance(piece.value, str)
         emitter.charge(costs.EXPRESSION_FUEL)  # the literal node
@@ -128,14 +160,15 @@ def owned_concat(emitter: _FunctionEmitter, owned: OwnedText, node: ir.Call) -> 
         text = new("t")
         assert emitter.chunk is not None
         emitter.chunk.view_stmts.append(P.assign(text, P.call("_s_tlit", _R, operand)))
-        value, length = P.name(text), P.const(utf16_len(piece.value))
+        most = utf16_len(piece.value)
+        value, length, fast_piece = P.name(text), P.const(most), P.name(text)
     else:
         assert kind == FROM_LOCAL
         operand = emitter.expr(piece)
         fixed, producer_site = 0, 0
         count = new("t")
         emitter.emit(P.assign(count, P.call("_p_u16len", operand)))
-        value, length = operand, P.name(count)
+        value, length, fast_piece = operand, P.name(count), operand
     fixed += _segment_total(emitter) + CONCAT_FIXED_FUEL
     at = emitter.ordinal(node)
     concat_site = emitter.take_segment() if at == NO_ORDINAL else emitter.take_located_segment(at)
@@ -171,7 +204,9 @@ def owned_concat(emitter: _FunctionEmitter, owned: OwnedText, node: ir.Call) -> 
         operand,
     )
     emitter.emit(P.if_(fits, charged, [P.expr_stmt(exact)]))
+    emitted = block[before:] if emitter.out is block and len(block) == before + _OWN_STMTS[kind] else None
+    owned.forms.append(ConcatForm(kind, emitted, fixed, fast_piece, number, most))
     return P.name(owned.slot)
 
 
-__all__ = ["OwnedText", "owned_concat", "release_owned_text", "take_owned_text"]
+__all__ = ["ConcatForm", "OwnedText", "owned_concat", "release_owned_text", "take_owned_text"]

@@ -47,6 +47,8 @@ from dotboxd.runtime.optimized.owned_map_stubs import (
     take_owned_map,
     take_text_keyed_map,
 )
+from dotboxd.runtime.optimized.text_chunk import done as text_chunk_done
+from dotboxd.runtime.optimized.text_chunk import fits as text_chunk_fits
 from dotboxd.runtime.optimized.text_parts import TextParts, exact_fallbacks, literal_text
 from dotboxd.runtime.optimized.text_parts import materialize as materialize_text
 from dotboxd.runtime.optimized.text_parts import settle as settle_text
@@ -639,6 +641,7 @@ PURE_HELPERS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_p_i2s": int.__repr__,
         "_p_slen": len,
         "_p_mcfit": chunk_fits,
+        "_p_strchunk_i2s": str,
     }
 )
 """Shared definitions generated code calls directly. ``_p_abs``, ``_p_clamp`` and ``_p_sqrt`` can
@@ -649,6 +652,9 @@ list's raw buffer (``b<n>`` slots, which the verifier confines to them and the o
 ``_p_part`` only an owned text's parts list (``p<n>``, ``text_parts``). ``_p_i2s`` is
 ``int32.toStringInvariant`` of an int (``int.__repr__``: the decimal text, and a TypeError rather
 than a text for anything that is not an int), ``_p_slen`` the length of the ASCII text it returns.
+``_p_strchunk_i2s`` is the same text for an int, the faster way (``str``: CPython specializes a call
+of ``str`` with one argument); it stands only as the piece of a pre-checked fast text chunk, whose
+operand is a pure int expression (``verify_strchunk``, ``codegen_strchunk``).
 ``_p_lbuf`` hands out a list's mutable buffer, so generated code keeps it only in a ``g<n>`` view,
 read behind ``0 <= index < _p_lsize(list)`` (``codegen.list_read``, ``verify_reads``)."""
 
@@ -680,6 +686,8 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_sown": take_text,
         "_s_smat": materialize_text,
         "_s_tlit": literal_text,
+        "_s_strfits": text_chunk_fits,
+        "_s_strdone": text_chunk_done,
         **exact_fallbacks(_intrinsic_stub("int32.toStringInvariant"), text, concat_charges_exact),
         **{intrinsic_stub_name(name): _builtin_stub(name) for name in INTRINSICS},
     }

@@ -24,7 +24,7 @@ This module is that bookkeeping:
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import accumulate
 from typing import Any, Final
 
@@ -67,7 +67,7 @@ _STRING_BYTES_PER_UNIT: Final = costs.string_bytes(1)
 class TextParts:
     """The pieces of an owned text and how much of them the meter has been charged for."""
 
-    __slots__ = ("done", "kind", "length", "literals", "parts")
+    __slots__ = ("done", "fast_from", "kind", "length", "literals", "parts")
 
     def __init__(self, parts: list[str], kind: int) -> None:
         self.parts = parts
@@ -80,34 +80,41 @@ class TextParts:
         """The producer kind of every piece after the first (``owned_text.PRODUCERS``)."""
         self.literals: dict[str, int] = {}
         """The loop's literal pieces and their UTF-16 lengths (``literal_text``)."""
+        self.fast_from = -1
+        """Where the pre-checked fast chunk running now started appending (``text_chunk.fits``),
+        or -1 when none runs: only that chunk's pieces are charged their fuel by ``text_chunk.done``."""
 
 
 def _internal(message: str) -> SandboxError:
     return SandboxError("R-HOST-INTERNAL", message)
 
 
-def settle(meter: Meter, record: TextParts) -> None:
+def settle(meter: Meter, record: TextParts) -> tuple[int, int]:
     """Charge the concatenations appended since the last settlement: per piece of ``u`` units onto a
     text of ``L``, the producer's new text (``2u`` string bytes, none for a local) and the result
-    (``2 (L + u)``), the host calls, and the deadline cadence of the stubs' fuel charges."""
+    (``2 (L + u)``), the host calls, and the deadline cadence of the stubs' fuel charges. Returns
+    (the concatenations settled, the sum of their results' UTF-16 lengths): what a pre-checked fast
+    chunk charges as fuel (``text_chunk.done``), measured in the same pass."""
     parts, done, kind = record.parts, record.done, record.kind
     count = len(parts) - done
     if count <= 0:
-        return
+        return 0, 0
     new = parts[done:]
     known = record.literals
     literal_count = 0
+    pieces: Iterator[int]  # measured once, as the lengths accumulate (no list of them: issue 16)
     if kind == FROM_INT:
-        pieces = list(map(len, new))  # decimal digits and sign: one unit each
+        pieces = map(len, new)  # decimal digits and sign: one unit each
     elif kind == FROM_LOCAL:
-        pieces = list(map(utf16_len, new))
+        pieces = map(utf16_len, new)
     else:  # literals (measured when fetched), or numbers' texts and literals none of which is a number
-        pieces = list(map(known.get, new, map(len, new)))
+        pieces = map(known.get, new, map(len, new))
         literal_count = sum(map(known.__contains__, new))
     number_count = count - literal_count if kind in (FROM_INT, FROM_MIXED) else 0
     lengths = list(accumulate(pieces, initial=record.length))  # the text's length after each piece
     length = lengths[-1]
-    units = sum(lengths) - lengths[0] + (sum(pieces) if kind != FROM_LOCAL else 0)
+    results = sum(lengths) - lengths[0]
+    units = results + (length - lengths[0] if kind != FROM_LOCAL else 0)  # the pieces' own texts
     nonempty = len(lengths) - bisect_right(lengths, 0, 1)  # results of length 0: no per-byte fuel
     ticks = (
         number_count * _PRODUCER_TICKS[FROM_INT]
@@ -135,6 +142,7 @@ def settle(meter: Meter, record: TextParts) -> None:
     meter.settle_owned_text(text_bytes, ticks, calls)
     record.done = len(parts)
     record.length = length
+    return count, results
 
 
 def take(state: Any, text: str, kind: int) -> tuple[list[str], int, int, int, int]:

@@ -44,7 +44,7 @@ from typing import Any
 from dotboxd.validator.plan import ExecutionPlan
 
 from . import pyast as P
-from . import verify_mapchunk, verify_maps, verify_reads
+from . import verify_mapchunk, verify_maps, verify_reads, verify_strchunk
 from . import verify_refunds as refunds
 from .codegen import FIXED_PARAMS
 from .cold import cold_name, describe, find_loop
@@ -57,7 +57,7 @@ from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 from .ticks import Tick, expected_ticks
 from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-15"  # 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-16"  # 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -508,6 +508,8 @@ class _AstVerifier:
                 else:
                     self.expr(value)
                     self.refund_slots.see(stmts, stmt, self.refund_chunk)
+            elif kind is ast.If and verify_strchunk.is_form(stmt):
+                self.fast_text_chunk(stmt, stmts, index, depth)
             elif kind is ast.If:
                 self.parts.approve(stmt)
                 self.reads.approve(stmt)
@@ -547,6 +549,35 @@ class _AstVerifier:
                     raise _fail("break/continue outside a loop", stmt)
             elif kind is not ast.Pass:
                 raise _fail(f"statement {type(stmt).__name__} is not allowed", stmt)
+
+    def fast_text_chunk(self, stmt: ast.If, stmts: list[ast.stmt], index: int, depth: int) -> None:
+        """A pre-checked fast chunk of an owned text (rule 21, ``verify_strchunk``): its exact
+        shape, then its parts under the ordinary rules, the form's calls approved."""
+        reserved = None
+        if index == 1 and _is_reservation(stmts, 0):
+            reservation: Any = stmts[0]
+            reserved = (reservation.targets[0].id, reservation.value.args[4])
+        self.parts.approved.update(verify_strchunk.check(stmt, reserved, self.parts.taken))
+        self.call_tree(stmt.test)  # type: ignore[arg-type]
+        loop: Any
+        settled: Any
+        advance: Any
+        loop, settled, advance, _ = stmt.body
+        self.count(3)
+        self.target(loop.target)
+        for arg in loop.iter.args:
+            self.expr(arg)
+        self.block(loop.body, depth + 1)
+        self.assign_fast_chunk_locals(settled)
+        self.target(advance.targets[0])
+        self.expr(advance.value)
+
+    def assign_fast_chunk_locals(self, stmt: Any) -> None:
+        """``f, L, h, r = _s_strdone(...)``: four targets (a shape ``assign_targets`` refuses)."""
+        self.count(1 + len(stmt.targets[0].elts))
+        for element in stmt.targets[0].elts:
+            self.target(element)
+        self.call_tree(stmt.value)
 
     def take_buffer(self, stmt: ast.Assign) -> None:
         """``b<n>, t<n> = _s_lown(R, v<n>)``: the only store of an owned-list buffer."""
@@ -662,7 +693,8 @@ class _AstVerifier:
         self.count(2)
         for arg in iterator.args:
             self.expr(arg)
-        follows = index == 1 or (index == 2 and verify_mapchunk.is_guard(block[1]))  # rule 20's guard between
+        between = index == 2 and (verify_mapchunk.is_guard(block[1]) or verify_strchunk.is_form(block[1]))
+        follows = index == 1 or between  # rule 20's guard or rule 21's fast text chunk stands between
         reserved = block[0] if follows and _is_reservation(block, 0) else self.fast_map_loops.get(id(loop))
         bulk = reserved is not None and _ranges_over(iterator, reserved)
         if not (bulk or _is_charge(loop.body, 0)):
@@ -728,7 +760,8 @@ class _AstVerifier:
             raise _fail("a reservation's start or stop is not its loop's", stmt)
         if not all(_is_const(a, c) for a, c in zip(args[6:10], want.constants, strict=True)):
             raise _fail("a reservation's worst fuel, frames or work differ from the plan's", stmt)
-        chunk: Any = loop.body[1] if len(loop.body) > 1 else None
+        at = 2 if len(loop.body) > 2 and verify_strchunk.is_form(loop.body[1]) else 1  # rule 21
+        chunk: Any = loop.body[at] if len(loop.body) > at else None
         bodies = []
         if verify_mapchunk.is_guard(chunk):  # rule 20: a pre-checked copy before the checked chunk
             checked = loop.body[2] if len(loop.body) > 2 else None
@@ -926,6 +959,8 @@ class _AstVerifier:
         if callee in PURE_HELPERS:
             if callee == verify_mapchunk.FITS and id(node) not in self.map_chunks.approved:
                 raise _fail(f"{callee} is only a pre-checked map chunk's guard", node)
+            if callee == verify_strchunk.NUMBER_TEXT and id(node) not in self.parts.approved:
+                raise _fail(f"{callee} outside a fast text chunk", node)  # rule 21
             return args
         first = args[0] if args else None
         if not (type(first) in _NAMES and first.id == "R" and type(first.ctx) is ast.Load):  # type: ignore[union-attr]
@@ -995,6 +1030,8 @@ class _AstVerifier:
                 raise _fail(f"{callee} stands only in a pre-checked map chunk's exits", node)
         elif callee == "_s_tlit":
             literal_text_args(args, len(self.tables.texts), node)
+        elif callee in verify_strchunk.STUBS and id(node) not in self.parts.approved:
+            raise _fail(f"{callee} outside a fast text chunk", node)
         elif callee in PAYING_STUBS:
             if site not in self.charge_sites:
                 _index(args, 3, self.charge_sites, node)

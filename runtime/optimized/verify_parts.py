@@ -18,7 +18,8 @@ get charged. So the verifier (which does not trust the code generator) confines 
   ordinary name rules: ``p<n>`` is not a slot, so it is neither a good load nor a good store;
 * ``_p_part`` and ``_s_sox`` stand only in the inline concatenation form (``PartsRules.approve``),
   so no piece is appended without its length, room and host-call checks and the locals' updates
-  (``text_parts.settle`` re-measures the pieces and refuses a run that went past a limit anyway).
+  (``text_parts.settle`` re-measures the pieces and refuses a run that went past a limit anyway),
+  or ``_p_part`` and ``_s_strdone(R, f, p, FIXED)`` in a pre-checked fast chunk (``verify_strchunk``).
 
 ``_s_tlit(R, index)`` (the text of a literal, for a loop that appends literals) takes exactly a
 constant index of the artifact's text table.
@@ -38,7 +39,12 @@ PARTS: Final = re.compile(r"p(?:0|[1-9][0-9]{0,6})\Z")
 """An owned text's parts list: never a value, only an argument of ``PARTS_ARGS``'s callees."""
 FALLBACKS: Final = frozenset({"_s_sox", "_s_soxl", "_s_soxv"})
 """The exact fallbacks of an owned concatenation (a number's text, a literal, a local piece)."""
-PARTS_ARGS: Final = {"_p_part": (0, 2), "_s_smat": (1, 2), **dict.fromkeys(FALLBACKS, (5, 7))}
+PARTS_ARGS: Final = {
+    "_p_part": (0, 2),
+    "_s_smat": (1, 2),
+    "_s_strdone": (2, 4),
+    **dict.fromkeys(FALLBACKS, (5, 7)),
+}
 """Callee -> (position of its parts argument, its argument count)."""
 TAKE: Final = "_s_sown"
 _TAKEN: Final = 5

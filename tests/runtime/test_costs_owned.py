@@ -22,3 +22,19 @@ def test_closed_forms_equal_the_sum_of_single_adds(size: int, count: int) -> Non
 def test_flat_add_fuel_is_the_copy_and_the_walk() -> None:
     for size in (0, 1, 61, 62, 63, 4096):
         assert costs.list_add_flat_fuel(size) == costs.copy_fuel(size, 1) + costs.shape_walk_fuel(size + 2)
+
+
+@pytest.mark.parametrize("length", [0, 1, 7, 20_000, 10**7])
+@pytest.mark.parametrize("piece", [0, 1, 2, 11])
+@pytest.mark.parametrize("count", [0, 1, 2, 3, 64, 2048])
+def test_text_append_closed_forms_equal_the_sum_of_single_concatenations(
+    length: int, piece: int, count: int
+) -> None:
+    """The chunk bound of owned-string loops: the results' units and the fuel of ``count``
+    concatenations, each the concatenation's own charge on its result plus a fixed part."""
+    concat = costs.BUILTIN_COSTS["string.concatBudgeted"]
+    results = [length + piece * k for k in range(1, count + 1)]
+    assert costs.text_appends_result_units(length, piece, count) == sum(results)
+    for fixed in (0, 16, 23):
+        per_op = sum(fixed + concat.fuel(0, costs.string_bytes(r)) - concat.base for r in results)
+        assert costs.text_appends_fuel(length, piece, count, fixed) == per_op
