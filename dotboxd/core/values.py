@@ -815,7 +815,8 @@ class TokenEntries(dict):  # type: ignore[type-arg]
     persistent update (``set``/``delete``: ``map.set``/``map.remove`` of this version) returns a
     HAMT built from it, and the new version is a HAMT again. Nothing but its reader writes it, before
     the map exists; the map holds the only reference, and kernels see entries only through
-    ``MapValue``."""
+    ``MapValue``. Its reader admits ASCII keys only (the optimized fast lane relies on it: such an
+    input needs no UTF-16 scope)."""
 
     __slots__ = ()
 

@@ -38,7 +38,7 @@ from dotboxd.core.ast import TypeRef
 from dotboxd.core.costs import CALL_DEPTH_STEP
 from dotboxd.core.types import to_type_ref
 from dotboxd.core.utf16 import close_scope, open_scope
-from dotboxd.core.values import Shape, Value, shape_of
+from dotboxd.core.values import Shape, TokenEntries, Value, shape_of
 from dotboxd.runtime.audit import AuditTrail
 from dotboxd.runtime.context import RunContext, next_run_number, run_id_text, run_number_source
 from dotboxd.runtime.errors import ErrorInfo
@@ -143,11 +143,24 @@ site nodes, spare states, whether a run needs a UTF-16 scope, the row loop of ``
 the entry has one, what its runs settle without a meter against: ``pending.plan_for``)."""
 
 _TEXT_FREE_TYPES = frozenset({"Unit", "Bool", "I32", "I64", "F64", "List", "Map", "Record"})
+_SCALAR_TYPES = frozenset({"Bool", "I32", "I64", "F64"})
 
 
 def _text_free(ref: TypeRef) -> bool:
     """Whether no value of type ``ref`` holds a text (String, path, uri, guid or opaque id)."""
     return ref.name in _TEXT_FREE_TYPES and all(_text_free(arg) for arg in ref.arguments)
+
+
+def _event_map(ref: TypeRef) -> bool:
+    """Whether ``ref`` is ``Map<String, scalar>``: the input whose fast reader makes ``TokenEntries``."""
+    args = ref.arguments
+    return (
+        ref.name == "Map"
+        and len(args) == 2
+        and args[0].name == "String"
+        and args[1].name in _SCALAR_TYPES
+        and not args[1].arguments
+    )
 
 
 RecentArtifacts = dict[int, tuple[Any, "Artifact", int]]
@@ -204,6 +217,7 @@ class FastLane:
         "charged",
         "depth_left",
         "entry",
+        "event_input",
         "max_fuel",
         "plan",
         "plan_id",
@@ -238,7 +252,13 @@ class FastLane:
         # makes ASCII, and texts made from ASCII texts are ASCII, whose lengths and offsets never use
         # an index. So an artifact without text literals, called with text-free inputs, skips it.
         info = entry.plan.functions[entry.entrypoint]
-        self.text_free_inputs = all(_text_free(to_type_ref(t)) for t in info.parameter_types)
+        refs = [to_type_ref(t) for t in info.parameter_types]
+        self.text_free_inputs = all(_text_free(ref) for ref in refs)
+        # A host event (``Map<String, scalar>``) read by its fast reader has ASCII keys only (its
+        # entries are then ``TokenEntries``): the one such input of an entry whose other inputs are
+        # text-free is told ASCII per run, and a run with ASCII literals then needs no scope either.
+        events = [i for i, ref in enumerate(refs) if not _text_free(ref)]
+        self.event_input = events[0] if len(events) == 1 and _event_map(refs[events[0]]) else -1
         self._bound: _Bound | None = None
         self.run: LaneRun = self._run  # this artifact's own closure once one is bound (``_current``)
 
@@ -396,6 +416,10 @@ class FastLane:
         function = artifact.functions[self.entry.entrypoint]
         limits = self.entry.facts.limits
         room = text_room(limits)
+        # the run's one text input, when it is a host event, and its literals are all ASCII: a run
+        # whose event was read by the fast reader needs no UTF-16 scope (see ``__init__``)
+        ascii_literals = all(type(text) is str and text.isascii() for text, _ in artifact.texts)
+        event = self.event_input if ascii_literals else -1
         by_shape: dict[int, tuple[Shape, InputCharges | None]] = {}
         wall_ms = limits.max_wall_time_ms
         wall_seconds = (DEFAULT_WALL_TIME_MS if wall_ms is None else wall_ms) / 1000.0  # as ``Meter``'s
@@ -424,10 +448,12 @@ class FastLane:
             value: Value = None
             error: ErrorInfo | None = None
             ran = False
-            if scoped:
-                open_scope()  # the run's UTF-16 indices, as on the ordinary path
+            opened = False
             try:
                 values = read_inputs(args)
+                if scoped and (event < 0 or type(values[event].entries) is not TokenEntries):
+                    open_scope()  # the run's UTF-16 indices, as on the ordinary path
+                    opened = True
                 if check_bounds is not None:
                     check_bounds(values)
                 if charged:
@@ -439,7 +465,7 @@ class FastLane:
             except Exception as exc:
                 error = failure_info(exc)
             finally:
-                if scoped:
+                if opened:
                     close_scope()
             if error is not None and lazy.lazy is not None and lazy.pending_charged():
                 lazy.build()  # it failed after charges without a meter: the meter reports them
