@@ -451,7 +451,8 @@ class FastLane:
             opened = False
             try:
                 values = read_inputs(args)
-                if scoped and (event < 0 or type(values[event].entries) is not TokenEntries):
+                entries = values[event].entries if event >= 0 else None  # type: ignore[union-attr]  # a map
+                if scoped and type(entries) is not TokenEntries:
                     open_scope()  # the run's UTF-16 indices, as on the ordinary path
                     opened = True
                 if check_bounds is not None:
