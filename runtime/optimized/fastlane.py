@@ -476,10 +476,10 @@ class FastLane:
                 )
             lazy.work = 0
             elements, strings = lazy.elements, lazy.strings
+            lazy.room = -1  # disarmed, its counters back to zero (``LazyRunState.disarm``, inlined)
             if elements or strings or lazy.ticks or lazy.left != max_fuel:
-                lazy.disarm()
-            else:
-                lazy.room = -1
+                lazy.left = max_fuel
+                lazy.ticks = lazy.elements = lazy.strings = 0
             if error is not None:  # nothing was charged: it failed before, or without, any stub
                 return (run_key, None, error, 0, audit_clock(), ran)
             if elements or strings:  # the allocation is the text bytes (``pending``)

@@ -136,3 +136,36 @@ def test_deadline_checks_fall_on_the_same_clock_reads(monkeypatch: pytest.Monkey
     assert (lane.value, lane.usage) == (value, usage)
     assert (lane.error and lane.error.code) == (error and error.code)
     assert (error is not None) == (wall_ms < 3000 - 500)  # 500 and 1500 ms time out, 2500 does not
+
+
+ECHO = (
+    'module "x" version "1.0.0";\nentrypoint fn echo(ev Map<String, I32>) -> Map<String, I32> '
+    '{ grown = map.set(ev, "hp", 99); return ev; }\n'
+)
+GROWN = (
+    'module "g" version "1.0.0";\nentrypoint fn grow(ev Map<String, I32>) -> Map<String, I32> '
+    '{ return map.remove(map.set(ev, "new", 1), "hp"); }\n'
+)
+
+
+@pytest.mark.parametrize("backend", ["optimized", "reference"])
+def test_a_host_event_is_a_snapshot_and_never_changes(backend: str) -> None:
+    """The event's map is built from a copy of the host's dict (``TokenEntries``): the host changing
+    its dict afterwards, or the kernel deriving new versions from it (``map.set``, ``map.remove``:
+    a HAMT built then), never changes the map a run got or handed back."""
+    laned, _ = _hosts(None)
+    plan = laned.prepare(ECHO)
+    event = {"hp": 3, "level": 12}
+    for _ in range(3):  # compiled, bound, then on the lane
+        result = laned.execute(plan, "echo", [event], backend=backend)
+    returned = result.value
+    assert returned.sorted_entries() == [("hp", 3), ("level", 12)]
+    event["hp"] = -1
+    event["extra"] = 7
+    assert returned.sorted_entries() == [("hp", 3), ("level", 12)] and len(returned) == 2
+    grown_plan = laned.prepare(GROWN)
+    for _ in range(3):
+        grown = laned.execute(grown_plan, "grow", [{"hp": 1, "level": 2}], backend=backend)
+    assert grown.ok and grown.value.sorted_entries() == [("level", 2), ("new", 1)]
+    again = laned.execute(grown_plan, "grow", [{"hp": 1, "level": 2}], backend="reference")
+    assert (grown.value, grown.usage) == (again.value, again.usage)
