@@ -40,6 +40,7 @@ EVENTS: list[Any] = [
     {"hp": "x"},  # refused input
     {"hp": 2**31, "level": 1},
     {"h\u00e9": 1, "hp": 1, "level": 10},  # a non-ASCII key: the general reader
+    {"hp": 1, "level": 10, **{f"k{i}": i for i in range(40)}},  # past 64 nodes: its shape costs fuel
 ]
 # the input (keys "hp" and "level") is 14 text bytes; the literals "hp" and "level" 4 and 10 more
 TEXT_BYTES = [13, 14, 17, 18, 27, 28]
