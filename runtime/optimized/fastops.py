@@ -251,17 +251,17 @@ def text_literal(exact: Stub, sync: Callable[[Any, int, int], Any]) -> Stub:
     def stub(state: Any, f: int, lref: int, site: int, index: int) -> tuple[Value, int]:
         paid = f - state.totals[site]
         if paid >= 0:
-            value, shape = state.texts[index]
-            nodes = shape.nodes
-            walk = _WALK_FUEL[nodes] if nodes < _TABLED else _walk_fuel(nodes)
-            after = paid - walk
             if state.lazy:  # a fast-lane run without its meter yet: ``pending``
-                size = state.literals[index]  # -1: not counted so; else walk 0 (after == paid)
+                size = state.literals[index]  # -1: not counted so; else its walk fuel is 0
                 strings = state.strings + size
                 if size >= 0 and strings <= state.room:
                     state.strings = strings
                     state.left = paid  # ``sync`` would have written it
-                    return value, after
+                    return state.texts[index][0], paid
+            value, shape = state.texts[index]
+            nodes = shape.nodes
+            walk = _WALK_FUEL[nodes] if nodes < _TABLED else _walk_fuel(nodes)
+            after = paid - walk
             if sync(state, paid, 0).settle_value(after, 1 if walk else 0, 0, shape):
                 return value, after
         return exact(state, f, lref, site, index)
