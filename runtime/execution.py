@@ -44,6 +44,7 @@ from dotboxd.core.values import (
     ListValue,
     MapValue,
     SandboxFault,
+    TokenEntries,
     Value,
     coerce_host_value,
     decode_typed,
@@ -236,7 +237,7 @@ def _collection_reader(ref: TypeRef, general: InputReader) -> InputReader | None
         if key_ok is None or value_ok is None:
             return None
         if args[0].name == "String" and args[1].name != "String":
-            return _text_keyed_map_reader(value_ok, general)
+            return _text_keyed_map_reader(value_ok, _integer_range(args[1]), general)
 
         def read_map(raw: object) -> Value:
             if type(raw) is dict:
@@ -251,25 +252,35 @@ def _collection_reader(ref: TypeRef, general: InputReader) -> InputReader | None
     return None
 
 
-def _text_keyed_map_reader(value_ok: _ElementTest, general: InputReader) -> InputReader:
+def _text_keyed_map_reader(
+    value_ok: _ElementTest, int_range: tuple[int, int] | None, general: InputReader
+) -> InputReader:
     """The reader of a ``Map<String, scalar>`` input given as a dict (a host event with named
-    fields): as ``_collection_reader``'s, and the map's shape is summed in the same pass over the
-    snapshot (``text_keyed_map_shape``, kept per key set) instead of being derived from every entry
-    afterwards; the map is built from the checked snapshot with its keys' tokens inlined
-    (``text_keyed_map``). ASCII keys only: their UTF-16 length is their length."""
+    fields): as ``_collection_reader``'s, and in the same pass over the snapshot the map's shape is
+    summed (``text_keyed_map_shape``, kept per key set) and its entries are built, keyed by their
+    tokens (``TokenEntries``: no trie for an event that is mostly only read). ASCII keys only:
+    their UTF-16 length is their length. Integer values (``int_range``: I32 or I64) are tested
+    inline, as ``value_ok`` would."""
+    ints = int_range is not None
+    lo, hi = int_range if int_range is not None else (0, -1)
 
     def read_map(raw: object) -> Value:
         if type(raw) is dict:
-            pairs = list(raw.items())  # distinct keys: exact-class texts and scalars
+            entries = TokenEntries()
             longest = units = 0
-            for key, value in pairs:
-                if not (type(key) is str and key.isascii() and value_ok(value)):
+            for key, value in raw.copy().items():  # a host thread cannot change what is checked
+                if not (
+                    type(key) is str
+                    and key.isascii()
+                    and ((type(value) is int and lo <= value <= hi) if ints else value_ok(value))
+                ):
                     return general(raw)
+                entries[(str, key)] = (key, value)  # key_token, inlined
                 size = len(key)
                 units += size
                 if size > longest:
                     longest = size
-            return text_keyed_map(pairs, text_keyed_map_shape(len(pairs), longest, units))
+            return text_keyed_map(entries, text_keyed_map_shape(len(entries), longest, units))
         return general(raw)
 
     return read_map

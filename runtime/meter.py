@@ -570,6 +570,19 @@ class Meter:
         if total > self.limits.max_log_events:
             raise _quota("R-QUOTA-LOG-EVENTS", "log event budget exhausted")
 
+    def take_pending(
+        self, fuel_used: int, fuel_ticks: int, allocated: int, elements: int, strings: int
+    ) -> None:
+        """Start from charges a run settled before this meter existed (the optimized fast lane's
+        ``pending``: its inputs' shapes and its text literals, all within the limits, the
+        cadence not yet at a deadline check): the counters as the same charges made here would
+        have left them. A fresh meter only (its counters are overwritten)."""
+        self.fuel_used = fuel_used
+        self._fuel_ticks = fuel_ticks
+        self.allocated_bytes = allocated
+        self.collection_elements = elements
+        self.string_bytes = strings
+
     # --- state transfer (a run split across two processes) ------------------------------
 
     def state(self) -> dict[str, Any]:

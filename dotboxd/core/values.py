@@ -279,14 +279,11 @@ def text_keyed_map_shape(count: int, longest_key: int, key_units: int) -> Shape:
     return new_shape(1 + 2 * count, count, 0, count, 1, longest_key, 2 * key_units)
 
 
-def text_keyed_map(pairs: Iterable[tuple[str, Value]], shape: Shape) -> MapValue:
-    """The map of ``pairs`` - distinct ``str`` keys, values that are not ``str`` - whose shape the
-    caller has summed (``text_keyed_map_shape``): ``MapValue(pairs, shape)`` without its per-key
-    ``key_token`` calls and frozen stores (a host event is converted once per call)."""
-    with _EMPTY_ENTRIES.mutate() as building:
-        for key, value in pairs:
-            building[(str, key)] = (key, value)  # key_token, inlined
-        entries = building.finish()
+def text_keyed_map(entries: TokenEntries, shape: Shape) -> MapValue:
+    """The map whose entries are ``entries`` (a host event's, built by its reader from the checked
+    snapshot: distinct ``str`` keys, values that are not ``str``), whose shape the caller has summed
+    (``text_keyed_map_shape``). No HAMT is built for an event the kernel mostly only reads (see
+    ``TokenEntries``)."""
     return MapValue._from_entries(entries, shape)
 
 
@@ -601,7 +598,7 @@ class MapValue:
 
     __slots__ = ("entries", "shape")
 
-    entries: HamtMap[KeyToken, tuple[Value, Value]] | TableEntries
+    entries: HamtMap[KeyToken, tuple[Value, Value]] | TableEntries | TokenEntries
     shape: Shape
 
     def __init__(self, pairs: Iterable[tuple[Value, Value]] = (), shape: Shape | None = None) -> None:
@@ -614,7 +611,7 @@ class MapValue:
 
     @classmethod
     def _from_entries(
-        cls, entries: HamtMap[KeyToken, tuple[Value, Value]] | TableEntries, shape: Shape
+        cls, entries: HamtMap[KeyToken, tuple[Value, Value]] | TableEntries | TokenEntries, shape: Shape
     ) -> MapValue:
         new: Any = _MapBuilder()  # see _ListBuilder: plain stores, then retyped
         new.entries = entries
@@ -734,7 +731,7 @@ def _removed_shape(old: Shape, count: int, ks: Shape, vs: Shape) -> Shape | None
     )
 
 
-def _map_shape(entries: HamtMap[KeyToken, tuple[Value, Value]] | TableEntries) -> Shape:
+def _map_shape(entries: HamtMap[KeyToken, tuple[Value, Value]] | TableEntries | TokenEntries) -> Shape:
     def children() -> Iterator[Shape]:
         for k, v in entries.values():
             yield shape_of(k)
@@ -804,6 +801,30 @@ class TableEntries:
             trie = _EMPTY_ENTRIES.update(((key_class, key), (key, item)) for key, item in self._table.items())
             self._trie = trie
         return trie
+
+
+class TokenEntries(dict):  # type: ignore[type-arg]
+    """A map's entries as a plain dict keyed by ``key_token``, holding the ``(key, value)`` entries
+    a HAMT would hold: what the reader of a host event (``Map<String, I32>``) builds, in the pass
+    that checks it.
+
+    Why: a host event is converted once per call and then mostly only read (``map.get`` of a few
+    fields). A HAMT costs a trie per event; ``TableEntries`` answers every read through a Python
+    method. This is a ``dict``, so ``get``, ``in``, ``len``, ``values`` and ``items`` are the
+    dict's own (C, and with the HAMT's meaning: the same tokens, the same entries). The first
+    persistent update (``set``/``delete``: ``map.set``/``map.remove`` of this version) returns a
+    HAMT built from it, and the new version is a HAMT again. Nothing but its reader writes it, before
+    the map exists; the map holds the only reference, and kernels see entries only through
+    ``MapValue``. Its reader admits ASCII keys only (the optimized fast lane relies on it: such an
+    input needs no UTF-16 scope)."""
+
+    __slots__ = ()
+
+    def set(self, token: KeyToken, entry: tuple[Value, Value]) -> HamtMap[KeyToken, tuple[Value, Value]]:
+        return _EMPTY_ENTRIES.update(self).set(token, entry)
+
+    def delete(self, token: KeyToken) -> HamtMap[KeyToken, tuple[Value, Value]]:
+        return _EMPTY_ENTRIES.update(self).delete(token)
 
 
 def flat_map_over(table: Mapping[Value, Value]) -> MapValue:

@@ -38,15 +38,16 @@ from dotboxd.core.ast import TypeRef
 from dotboxd.core.costs import CALL_DEPTH_STEP
 from dotboxd.core.types import to_type_ref
 from dotboxd.core.utf16 import close_scope, open_scope
-from dotboxd.core.values import Value, shape_of
+from dotboxd.core.values import Shape, TokenEntries, Value, shape_of
 from dotboxd.runtime.audit import AuditTrail
 from dotboxd.runtime.context import RunContext, next_run_number, run_id_text, run_number_source
 from dotboxd.runtime.errors import ErrorInfo
 from dotboxd.runtime.execution import NO_CALLS, EntryCall, RunRecord, failure_info
-from dotboxd.runtime.meter import ResourceUsage, fuel_only_usage
+from dotboxd.runtime.meter import DEFAULT_WALL_TIME_MS, MeterLimits, ResourceUsage, fuel_only_usage
 from dotboxd.runtime.stack import HOST_RESERVE_FRAMES
 from dotboxd.validator.purity import reached_bindings
 
+from .pending import InputCharges, PendingPlan, input_charges, plan_for, text_room
 from .stubs import RunState
 
 if TYPE_CHECKING:
@@ -58,28 +59,59 @@ _monotonic = time.monotonic
 class LazyRunState(RunState):
     """A ``RunState`` without its run context until a stub first reads ``run`` or ``meter``.
 
-    No slots of its own: ``run`` and ``meter`` are ``RunState``'s slots, simply not set until
-    ``build`` (reached through ``__getattr__``, which Python calls only for a name the ordinary
-    lookup did not find) fills them. ``lazy`` holds what ``build`` needs - (lane, run key, start
-    time) - while the state is armed for a run, ``()`` while it waits for one, and None once the
-    context was built: such a state belongs to its run and is never reused. A state that was never
-    built is as new after its run apart from ``work``, which the lane resets."""
+    ``run`` and ``meter`` are ``RunState``'s slots, simply not set until ``build`` (reached through
+    ``__getattr__``, which Python calls only for a name the ordinary lookup did not find) fills
+    them. ``lazy`` holds what ``build`` needs - (lane, run key, start time) - while the state is
+    armed for a run, ``()`` while it waits for one, and None once the context was built: such a
+    state belongs to its run and is never reused. A state that was never built is as new after its
+    run apart from ``work``, which the lane resets, and the pending counters below, which a run of
+    ``one`` arms and disarms.
 
-    __slots__ = ()
+    Pending counters (``pending``: charges settled before the meter exists, which ``build`` hands to
+    the meter): fixed per lane, ``limits``, ``full`` (the run's fuel) and ``literals``
+    (``pending.literal_charges``); per run, ``room`` - the text bytes the run may hold
+    (``pending.text_room``) while it is armed, -1 while it is not (a state not armed by the lane's
+    ``one``: the other lane paths report fuel only, and every check of a stub then fails); ``left``
+    - the fuel left as the meter would have recorded it (its ``fuel_used`` is ``full - left``,
+    written where the meter's own path writes it); ``ticks`` - fuel charges since the last deadline
+    check; ``elements`` and ``strings`` - the meter's counters of those names (the allocation is
+    ``strings``). The stubs that settle so (``fastops``) read and write these slots directly."""
+
+    __slots__ = ("elements", "full", "left", "limits", "literals", "room", "strings", "ticks")
 
     def __init__(self, bound: _Bound) -> None:
-        _, _, self.sites, self.totals, self.texts, self.bindings, self.nodes, _, _, _ = bound
+        _, _, self.sites, self.totals, self.texts, self.bindings, self.nodes, _, _, _, plan = bound
         self.chunk = (0, 0, 0, 0)
         self.work = 0
         self.owned = None
         self.owned_map = None
         self.owned_text = None
         self.lazy = ()
+        self.limits: MeterLimits
+        self.limits, _, self.literals = plan
+        self.full = self.limits.max_fuel
+        self.disarm()
+
+    def disarm(self) -> None:
+        """No pending charges from now on, nothing counted. A run arms a disarmed state by setting
+        its ``room``: the counters are zero then."""
+        self.room = -1
+        self.left = self.full
+        self.ticks = self.elements = self.strings = 0
+
+    def pending_charged(self) -> bool:
+        """Whether anything was charged without the meter."""
+        return bool(self.left != self.full or self.elements or self.strings)
 
     def build(self) -> RunContext:
-        """Build the run context now and fill the ``run`` and ``meter`` slots."""
+        """Build the run context now and fill the ``run`` and ``meter`` slots; the meter starts from
+        what was settled without it (``pending``), and nothing more is settled so."""
         lane, run_key, started = self.lazy
         run: RunContext = lane.context(run_key, started)
+        if self.room >= 0:
+            strings = self.strings  # every pending charge allocates its text bytes, nothing else
+            run.meter.take_pending(self.full - self.left, self.ticks, strings, self.elements, strings)
+            self.disarm()
         self.run = run
         self.meter = run.meter
         self.lazy = None
@@ -104,17 +136,31 @@ _Bound = tuple[
     list[LazyRunState],
     bool,
     "ManyRuns | None",
+    PendingPlan,
 ]
 """(artifact, the run of one row against it (``FastLane._runner``), sites, totals, texts, bindings,
 site nodes, spare states, whether a run needs a UTF-16 scope, the row loop of ``run_many`` if
-the entry has one)."""
+the entry has one, what its runs settle without a meter against: ``pending.plan_for``)."""
 
 _TEXT_FREE_TYPES = frozenset({"Unit", "Bool", "I32", "I64", "F64", "List", "Map", "Record"})
+_SCALAR_TYPES = frozenset({"Bool", "I32", "I64", "F64"})
 
 
 def _text_free(ref: TypeRef) -> bool:
     """Whether no value of type ``ref`` holds a text (String, path, uri, guid or opaque id)."""
     return ref.name in _TEXT_FREE_TYPES and all(_text_free(arg) for arg in ref.arguments)
+
+
+def _event_map(ref: TypeRef) -> bool:
+    """Whether ``ref`` is ``Map<String, scalar>``: the input whose fast reader makes ``TokenEntries``."""
+    args = ref.arguments
+    return (
+        ref.name == "Map"
+        and len(args) == 2
+        and args[0].name == "String"
+        and args[1].name in _SCALAR_TYPES
+        and not args[1].arguments
+    )
 
 
 RecentArtifacts = dict[int, tuple[Any, "Artifact", int]]
@@ -128,16 +174,21 @@ Compact = tuple[RunKey, Value, ErrorInfo | None, int, float, bool]
 key, value (None when it failed), error, fuel used, ``RunSummary`` timestamp, and whether the
 compiled function was entered (then the run was executed by ``optimized``)."""
 
+Counted = tuple[RunKey, Value, None, int, float, bool, int, tuple[int, int]]
+"""A run that succeeded without its run context but was charged more than fuel (its inputs' shapes,
+its text literals: ``pending``), held until its record is wanted: ``Compact``'s fields of a
+successful run, then the bytes allocated and (collection elements, string bytes)."""
+
 Closed = tuple["RunContext", Value, "ErrorInfo | None", Any, str, float, tuple[Any, ...]]
 """A run that built its run context, ended and closed (its fuel settled, its commands handed over,
 its ``RunSummary`` timestamp read) but whose ``RunRecord`` is read from its context only when wanted
 (``EntryCall.closed_record``, through ``FastLane.record``): run, value, error, return type, executed
 by, timestamp, commands. A deferred result keeps it, and with it the run's context, until read."""
 
-LaneRecord = RunRecord | Compact | Closed
+LaneRecord = RunRecord | Compact | Counted | Closed
 """What one run of the lane leaves: a full ``RunRecord`` when it built its run context (or its
-``Closed`` form, when asked), else the ``Compact`` form (9, 7 or 6 fields: ``len`` tells them
-apart)."""
+``Closed`` form, when asked), else the ``Counted`` or ``Compact`` form (9, 7, 8 or 6 fields:
+``len`` tells them apart)."""
 
 
 OneRun = Callable[[Sequence[object], RunKey, LazyRunState, bool], LaneRecord]
@@ -166,6 +217,7 @@ class FastLane:
         "charged",
         "depth_left",
         "entry",
+        "event_input",
         "max_fuel",
         "plan",
         "plan_id",
@@ -200,7 +252,13 @@ class FastLane:
         # makes ASCII, and texts made from ASCII texts are ASCII, whose lengths and offsets never use
         # an index. So an artifact without text literals, called with text-free inputs, skips it.
         info = entry.plan.functions[entry.entrypoint]
-        self.text_free_inputs = all(_text_free(to_type_ref(t)) for t in info.parameter_types)
+        refs = [to_type_ref(t) for t in info.parameter_types]
+        self.text_free_inputs = all(_text_free(ref) for ref in refs)
+        # A host event (``Map<String, scalar>``) read by its fast reader has ASCII keys only (its
+        # entries are then ``TokenEntries``): the one such input of an entry whose other inputs are
+        # text-free is told ASCII per run, and a run with ASCII literals then needs no scope either.
+        events = [i for i, ref in enumerate(refs) if not _text_free(ref)]
+        self.event_input = events[0] if len(events) == 1 and _event_map(refs[events[0]]) else -1
         self._bound: _Bound | None = None
         self.run: LaneRun = self._run  # this artifact's own closure once one is bound (``_current``)
 
@@ -250,6 +308,7 @@ class FastLane:
             spares,
             scoped,
             many,
+            plan_for(self.entry.facts.limits, artifact.texts),
         )
         cell.append(bound)
         self._bound = bound
@@ -337,10 +396,12 @@ class FastLane:
         only on demand. A closure over everything that is fixed for the artifact and the
         entrypoint, so that a row reads no attribute of the lane: it is what a host pays per event.
 
-        ``lazy`` is the state to run with; it is left unarmed when inputs with a shape are charged
-        (the run then needs its meter from the start and gets an ordinary state). The result is
-        the run's ``RunRecord`` when it built its context (its ``Closed`` form if ``later``: the
-        caller defers the result), else its ``Compact`` form.
+        ``lazy`` is the state to run with. Inputs with a shape are charged (and the deadline then
+        checked, as on the ordinary path) without a meter when the charges fit (``pending``), and so
+        are the text literals and reads of the run (``fastops``); the result is the run's
+        ``RunRecord`` when it built its context (its ``Closed`` form if ``later``: the caller
+        defers the result), else its ``Counted`` form when such charges were made, else its
+        ``Compact`` form.
 
         A run without charged inputs has scalar inputs only, read in constant time: its clock
         starts once they are read (and checked), so the deadline check before the first statement
@@ -353,10 +414,20 @@ class FastLane:
         per-event path of a host; ``cell`` receives the artifact's ``_Bound``, spares included,
         once the caller has made it); None otherwise."""
         function = artifact.functions[self.entry.entrypoint]
-        tables = (artifact.sites, artifact.totals, artifact.texts, artifact.bindings, artifact.site_nodes)
+        limits = self.entry.facts.limits
+        room = text_room(limits)
+        # the run's one text input, when it is a host event, and its literals are all ASCII: a run
+        # whose event was read by the fast reader needs no UTF-16 scope (see ``__init__``)
+        ascii_literals = all(type(text) is str and text.isascii() for text, _ in artifact.texts)
+        event = self.event_input if ascii_literals else -1
+        # the one charged input, when it is a host event (a map: its shape is an attribute)
+        first = self.charged[0] if len(self.charged) == 1 and self.charged[0] == self.event_input else -1
+        by_shape: dict[int, tuple[Shape, InputCharges | None]] = {}
+        wall_ms = limits.max_wall_time_ms
+        wall_seconds = (DEFAULT_WALL_TIME_MS if wall_ms is None else wall_ms) / 1000.0  # as ``Meter``'s
         finish_run = self.entry.finish
         check_bounds = self.entry._check_bounds if self.bounds else None
-        context, read_inputs, charged = self.context, self.read_inputs, self.charged
+        read_inputs, charged = self.read_inputs, self.charged
         max_fuel, depth_left = self.max_fuel, self.depth_left
         audit_clock, return_type, backend_name = self.audit_clock, self.return_type, self.backend_name
         lane = self
@@ -370,29 +441,35 @@ class FastLane:
         def one(
             args: Sequence[object], run_key: RunKey, lazy: LazyRunState, later: bool = False
         ) -> LaneRecord:
-            state: RunState
-            if charged:
+            state: RunState = lazy
+            lazy.room = room  # armed (a disarmed state's counters are zero: ``LazyRunState.disarm``)
+            if charged:  # the run starts before its inputs are read, as on the ordinary path
                 started = monotonic()
-                state = RunState(context(run_key, started), *tables)
-            else:
-                state = lazy
+                lazy.lazy = (lane, run_key, started)
             fuel = max_fuel
             value: Value = None
             error: ErrorInfo | None = None
             ran = False
-            if scoped:
-                open_scope()  # the run's UTF-16 indices, as on the ordinary path
+            opened = False
             try:
                 values = read_inputs(args)
+                entries = values[event].entries if event >= 0 else None  # type: ignore[union-attr]  # a map
+                if scoped and type(entries) is not TokenEntries:
+                    open_scope()  # the run's UTF-16 indices, as on the ordinary path
+                    opened = True
                 if check_bounds is not None:
                     check_bounds(values)
                 if charged:
-                    meter = state.meter
-                    shape = meter.shape
-                    for index in charged:
-                        shape(shape_of(values[index]))
-                    meter.check_deadline()
-                    fuel = max_fuel - meter.fuel_used
+                    shape = values[first].shape if first >= 0 else None  # type: ignore[union-attr]  # a map
+                    known = by_shape.get(id(shape))
+                    if known is not None and known[0] is shape and known[1] is not None:
+                        # ``charge_inputs`` of a host event whose key set was seen: its charges, kept
+                        fuel, lazy.ticks, lazy.elements, lazy.strings = known[1]
+                        lazy.left = fuel
+                        if monotonic() >= started + wall_seconds:
+                            lazy.meter.check_deadline()  # past the deadline: the meter raises R-TIMEOUT
+                    else:
+                        fuel = charge_inputs(lazy, values, started)
                 else:  # scalar inputs: the run starts now, its deadline check is this instant
                     lazy.lazy = (lane, run_key, monotonic())
                 ran = True
@@ -400,16 +477,61 @@ class FastLane:
             except Exception as exc:
                 error = failure_info(exc)
             finally:
-                if scoped:
+                if opened:
                     close_scope()
-            if state.lazy is None:  # the run built its context (or had it from the start): close it
+            if error is not None and lazy.lazy is not None and lazy.pending_charged():
+                lazy.build()  # it failed after charges without a meter: the meter reports them
+            if lazy.lazy is None:  # the run built its context: close it
                 return (
                     closed(state, value, error, fuel, ran) if later else close(state, value, error, fuel, ran)
                 )
             lazy.work = 0
+            elements, strings = lazy.elements, lazy.strings
+            lazy.room = -1  # disarmed, its counters back to zero (``LazyRunState.disarm``, inlined)
+            if elements or strings or lazy.ticks or lazy.left != max_fuel:
+                lazy.left = max_fuel
+                lazy.ticks = lazy.elements = lazy.strings = 0
             if error is not None:  # nothing was charged: it failed before, or without, any stub
                 return (run_key, None, error, 0, audit_clock(), ran)
+            if elements or strings:  # the allocation is the text bytes (``pending``)
+                return (
+                    run_key,
+                    value,
+                    None,
+                    max_fuel - fuel,
+                    audit_clock(),
+                    True,
+                    strings,
+                    (elements, strings),
+                )
             return (run_key, value, None, max_fuel - fuel, audit_clock(), True)
+
+        def charge_inputs(lazy: LazyRunState, values: tuple[Value, ...], started: float) -> int:
+            """Charge the inputs' shapes, then check the deadline (the ordinary run's first check,
+            after its inputs are charged); the fuel left. Without a meter (``pending``) when the
+            charges fit, else through the meter, which refuses exactly as the reference does. The
+            charges of a single input are kept per shape object (held, so its id is not reused)."""
+            if len(charged) == 1:
+                shape = shape_of(values[charged[0]])
+                known = by_shape.get(id(shape))
+                if known is not None and known[0] is shape:
+                    charges = known[1]
+                else:
+                    charges = input_charges(limits, room, (shape,))
+                    if len(by_shape) < _SHAPES_KEPT:
+                        by_shape[id(shape)] = (shape, charges)
+            else:
+                charges = input_charges(limits, room, [shape_of(values[index]) for index in charged])
+            if charges is not None:
+                lazy.left, lazy.ticks, lazy.elements, lazy.strings = charges
+                if monotonic() >= started + wall_seconds:
+                    lazy.meter.check_deadline()  # past the deadline: the meter raises R-TIMEOUT
+                return charges[0]
+            meter = lazy.meter
+            for index in charged:
+                meter.shape(shape_of(values[index]))
+            meter.check_deadline()
+            return max_fuel - meter.fuel_used
 
         def close(state: RunState, value: Value, error: ErrorInfo | None, fuel: int, ran: bool) -> RunRecord:
             """Close a run that built its run context: the ordinary run's end (``EntryCall.finish``)."""
@@ -557,18 +679,30 @@ class FastLane:
 
         return one, many, run
 
-    def record(self, compact: Compact | Closed, finish: Finish[_Out] | None = None) -> _Out:
+    def record(self, compact: Compact | Counted | Closed, finish: Finish[_Out] | None = None) -> _Out:
         """The ``RunRecord`` fields of a compact run, handed to ``finish`` (default: the record
         itself): what ``EntryCall.finish`` gives for a run that consumed fuel only (the shared
         usage record, no commands, no binding calls, an audit trail of just its ``RunSummary``,
-        built when read). A ``Closed`` run's record is read from its context
+        built when read), or, for a ``Counted`` run, fuel and its other counters (the usage record
+        its meter would have given). A ``Closed`` run's record is read from its context
         (``EntryCall.closed_record``)."""
-        if len(compact) == 7:
+        size = len(compact)
+        if size == 7:
             record = self.entry.closed_record(*compact)
             return (finish or _as_record)(*record)
-        run_key, value, error, used, stamp, ran = compact
+        if size == 8:
+            run_key, value, error, used, stamp, ran, allocated, (elements, strings) = compact  # type: ignore[misc]
+            usage = ResourceUsage(
+                fuel_used=used,
+                max_fuel=self.max_fuel,
+                allocated_bytes=allocated,
+                collection_elements=elements,
+                string_bytes=strings,
+            )
+        else:
+            run_key, value, error, used, stamp, ran = compact  # type: ignore[misc]
+            usage = fuel_only_usage(self.usage_memo, used, self.max_fuel)
         run_id = run_key if type(run_key) is str else run_id_text(run_key)  # type: ignore[arg-type]
-        usage = fuel_only_usage(self.usage_memo, used, self.max_fuel)
         executed_by = "optimized" if ran else self.backend_name
         events = AuditTrail((), self.summary_builder, (run_id, stamp, 0, executed_by, error, usage))
         return (finish or _as_record)(
@@ -591,3 +725,7 @@ def _as_record(*fields: Any) -> Any:
 
 _SPARES = 8
 """Most unused run states a lane keeps per artifact (one per thread running it at once)."""
+
+_SHAPES_KEPT = 256
+"""Most input shapes whose charges a lane keeps (``_runner``'s ``charge_inputs``): as many as
+``core.values.text_keyed_map_shape`` shares."""

@@ -22,6 +22,11 @@ The pure functions (``math.*``, ``string.*``, ``int32.toStringInvariant``) count
 builders), so
 ``hostCalls`` and ``bindingCalls`` are the exact stub's too.
 
+The reads (``list.count``, ``list.get``, ``map.containsKey``, ``map.get``) and text literals of a
+fast-lane run that has no meter yet (its state's ``lazy`` is armed: ``fastlane.LazyRunState``) settle
+the same way without one (``pending``, the same checks on plain counters); a decline there
+reads ``state.meter``, which builds it from those counters, and goes on as above.
+
 Conventions shared with ``stubs``: ``f`` is the caller's fuel local (the meter's ``fuel_used`` may be
 stale and is not written here: the next stub that needs the meter writes it back), ``site`` names
 the fuel segment the call closes (``state.totals``), and the result is ``(value, f)``.
@@ -39,6 +44,7 @@ from typing import Any, Final
 
 from dotboxd.core import arith, costs
 from dotboxd.core.builtins import BUILTINS, RULE_CONSTANT, Builtin
+from dotboxd.core.costs import DEADLINE_EVERY_FUEL_CHARGES
 from dotboxd.core.values import SCALAR_CLASSES, ListValue, MapValue, SandboxFault, Value, utf16_len
 
 Stub = Callable[..., tuple[Value, int]]
@@ -52,6 +58,7 @@ _map_set_alloc = costs.map_set_alloc
 
 # The size-dependent amounts for sizes below ``_TABLED``, read from the cost functions once at import
 # (an index is cheaper than a call; the functions stay the only definition of the numbers).
+_EVERY: Final = DEADLINE_EVERY_FUEL_CHARGES  # a read settled without a meter stays below (``pending``)
 _TABLED: Final = 4096
 _SCALARS: Final = SCALAR_CLASSES
 _READ_FUEL = tuple(_read_fuel(n) for n in range(_TABLED))
@@ -67,6 +74,11 @@ def _list_count(exact: Stub) -> Stub:
     def stub(state: Any, f: int, lref: int, site: int, lst: ListValue) -> tuple[Value, int]:
         size = lst.size
         after = f - state.totals[site] - (_READ_FUEL[size] if size < _TABLED else _read_fuel(size))
+        if state.lazy:  # no meter yet: ``pending``
+            ticks = state.ticks + 1
+            if after >= 0 and ticks < _EVERY and state.room >= 0:
+                state.ticks = ticks
+                return size, after
         if state.meter.settle_fuel(after, 1):
             return size, after
         return exact(state, f, lref, site, lst)
@@ -78,8 +90,14 @@ def _list_get(exact: Stub) -> Stub:
     def stub(state: Any, f: int, lref: int, site: int, lst: ListValue, index: int) -> tuple[Value, int]:
         size = lst.size
         after = f - state.totals[site] - (_READ_FUEL[size] if size < _TABLED else _read_fuel(size))
-        if 0 <= index < size and state.meter.settle_fuel(after, 1):
-            return lst._buffer[index], after  # ``lst[index]`` without a second range check
+        if 0 <= index < size:
+            if state.lazy:  # no meter yet: ``pending``
+                ticks = state.ticks + 1
+                if after >= 0 and ticks < _EVERY and state.room >= 0:
+                    state.ticks = ticks
+                    return lst._buffer[index], after
+            if state.meter.settle_fuel(after, 1):
+                return lst._buffer[index], after  # ``lst[index]`` without a second range check
         return exact(state, f, lref, site, lst, index)
 
     return stub
@@ -141,6 +159,11 @@ def _map_contains(exact: Stub) -> Stub:
         entries = m.entries
         size = len(entries)
         after = f - state.totals[site] - (_READ_FUEL[size] if size < _TABLED else _read_fuel(size))
+        if state.lazy:  # no meter yet: ``pending``
+            ticks = state.ticks + 1
+            if after >= 0 and ticks < _EVERY and state.room >= 0:
+                state.ticks = ticks
+                return (type(key), key) in entries, after
         if state.meter.settle_fuel(after, 1):
             return (type(key), key) in entries, after  # MapValue.contains, inlined
         return exact(state, f, lref, site, m, key)
@@ -154,8 +177,14 @@ def _map_get(exact: Stub) -> Stub:
         entry = entries.get((type(key), key))  # MapValue.get, inlined; a miss takes the exact path
         size = len(entries)
         after = f - state.totals[site] - (_READ_FUEL[size] if size < _TABLED else _read_fuel(size))
-        if entry is not None and state.meter.settle_fuel(after, 1):
-            return entry[1], after
+        if entry is not None:
+            if state.lazy:  # no meter yet: ``pending``
+                ticks = state.ticks + 1
+                if after >= 0 and ticks < _EVERY and state.room >= 0:
+                    state.ticks = ticks
+                    return entry[1], after
+            if state.meter.settle_fuel(after, 1):
+                return entry[1], after
         return exact(state, f, lref, site, m, key)
 
     return stub
@@ -215,11 +244,20 @@ def text_literal(exact: Stub, sync: Callable[[Any, int, int], Any]) -> Stub:
     no allocation besides the shape's text, as ``Meter.shape`` charges it) when everything fits.
     Otherwise the exact stub (``stubs.text``), whose own ``sync`` then finds nothing left to settle:
     a refusal, a cancelled run, the deadline charge, a segment the fuel does not cover. A host
-    event's predicate evaluates its field names so."""
+    event's predicate evaluates its field names so. In a fast-lane run that has no meter yet (an
+    armed ``lazy`` state) the same sync and settlement are counted without one
+    (``pending``), and a decline takes the exact stub, which builds the meter."""
 
     def stub(state: Any, f: int, lref: int, site: int, index: int) -> tuple[Value, int]:
         paid = f - state.totals[site]
         if paid >= 0:
+            if state.lazy:  # a fast-lane run without its meter yet: ``pending``
+                size = state.literals[index]  # -1: not counted so; else its walk fuel is 0
+                strings = state.strings + size
+                if size >= 0 and strings <= state.room:
+                    state.strings = strings
+                    state.left = paid  # ``sync`` would have written it
+                    return state.texts[index][0], paid
             value, shape = state.texts[index]
             nodes = shape.nodes
             walk = _WALK_FUEL[nodes] if nodes < _TABLED else _walk_fuel(nodes)

@@ -112,11 +112,20 @@ _EVENT = (
 )
 
 
-@pytest.mark.parametrize("event", [{"hp": 3, "level": 12}, {"hp": 0, "level": 12}, {"level": 1}, {"hp": "x"}])
-def test_deferred_result_of_a_run_that_built_its_context(event: dict[str, Any]) -> None:
-    """A lane run that needed its meter (a charged map input, text literals) ends closed but with
-    its record unread (``fastlane.Closed``: the run's context is read when the result is); settled,
-    it is the record's eager result, and the ordinary path's result but for the run id."""
+@pytest.mark.parametrize(
+    ("event", "form"),
+    [
+        ({"hp": 3, "level": 12}, 8),  # charged without a meter: ``fastlane.Counted``
+        ({"hp": 0, "level": 12}, 8),
+        ({"level": 1}, 7),  # a missing key: the exact stub built the meter, ``fastlane.Closed``
+        ({"hp": "x"}, 6),  # refused input, nothing charged: ``fastlane.Compact``
+    ],
+)
+def test_deferred_result_of_a_charged_run(event: dict[str, Any], form: int) -> None:
+    """A lane run with a charged map input and text literals ends with its record unread: counted
+    without a meter (``fastlane.Counted``), closed once it needed its meter (``fastlane.Closed``:
+    the run's context is read when the result is), or compact when it failed before any charge;
+    settled, it is the record's eager result, and the ordinary path's result but for the run id."""
     host = SandboxHost(backends={"optimized": OptimizedBackend(cache=ArtifactCache(capacity=4))})
     ordinary = SandboxHost(
         backends={"optimized": OptimizedBackend(cache=ArtifactCache(capacity=4))}, fast_lanes=False
@@ -126,7 +135,7 @@ def test_deferred_result_of_a_run_that_built_its_context(event: dict[str, Any]) 
     result = host.execute(plan, "check", [event], backend="optimized")
     assert _is_deferred(result)
     closed = object.__getattribute__(result, "_pending")
-    assert len(closed) == 7, "a closed run, its record not read yet"
+    assert len(closed) == form, "its record not read yet"
     lane = host._dispatch[(id(plan), "check", "optimized", "python")].fast
     assert lane is not None
     expected = result_of(plan, "optimized", lane.record(closed))
