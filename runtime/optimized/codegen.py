@@ -52,6 +52,7 @@ from .counter_rooms import chunk_fits, collect_counters
 from .errors import CompileFailure
 from .facts import COMPOSITES, TEXT_LITERALS, PlanFacts, analyze, live
 from .ledger import Chunk, Inline, Loop, Segment
+from .list_chunks import fast_chunk
 from .owned import owned_list
 from .owned_maps import READERS, UPDATE, owned_map
 from .signs import nonnegative_nodes
@@ -647,7 +648,11 @@ class _FunctionEmitter:
         test = P.compare(P.name(k), P.LT, stop())
         for view in chunk.view_stmts:
             self.emit(view)
-        self.emit(P.While(test, [P.assign(n, reserve), bulk_loop, P.break_()], []))
+        quick = None
+        if not fast and room is None and chunk.owned_map is None and chunk.owned_text is None:
+            buffer = chunk.owned[1] if chunk.owned is not None else None
+            quick = fast_chunk(chunk_body, n=n, ivar=ivar, start=k, buffer=buffer, new_slot=self.slots.new)
+        self.emit(P.While(test, [P.assign(n, reserve), *(quick or []), bulk_loop, P.break_()], []))
         self.release_owned(chunk)
         self.live = True
 

@@ -590,6 +590,7 @@ PURE_HELPERS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_p_part": list.append,
         "_p_i2s": int.__repr__,
         "_p_slen": len,
+        "_p_lcadds": costs.list_adds_flat_fuel,
     }
 )
 """Shared definitions generated code calls directly. ``_p_abs``, ``_p_clamp`` and ``_p_sqrt`` can
@@ -601,7 +602,9 @@ list's raw buffer (``b<n>`` slots, which the verifier confines to them and the o
 ``int32.toStringInvariant`` of an int (``int.__repr__``: the decimal text, and a TypeError rather
 than a text for anything that is not an int), ``_p_slen`` the length of the ASCII text it returns.
 ``_p_lbuf`` hands out a list's mutable buffer, so generated code keeps it only in a ``g<n>`` view,
-read behind ``0 <= index < _p_lsize(list)`` (``codegen.list_read``, ``verify_reads``)."""
+read behind ``0 <= index < _p_lsize(list)`` (``codegen.list_read``, ``verify_reads``).
+``_p_lcadds`` is the fuel of a run of owned adds (``costs.list_adds_flat_fuel``), which a fast list
+chunk reserves and its fault sites subtract (``list_chunks``)."""
 
 STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
     {

@@ -5,7 +5,7 @@ full authority. So its output is checked like untrusted input, twice, against th
 to implement (the Cranelift-verifier idea applied to our own output):
 
 1. **the AST, before ``compile()``**: an allowlist of node types; names only from the function's
-   slot table (``R f d lr`` and ``[vtkenj]<n>``) and the stub table; no attribute or subscript
+   slot table (``R f d lr`` and ``[vtkenjc]<n>``) and the stub table; no attribute or subscript
    access at all; no import, global, nonlocal, lambda, with, try, raise, yield, await, class,
    comprehension, f-string or dunder name; constants only ``None``, bools, bounded ints and finite
    floats; every call a plain positional call of a stub or a generated function, with the run
@@ -44,7 +44,7 @@ from typing import Any
 from dotboxd.validator.plan import ExecutionPlan
 
 from . import pyast as P
-from . import verify_maps, verify_reads
+from . import verify_list_chunks, verify_maps, verify_reads
 from . import verify_refunds as refunds
 from .codegen import FIXED_PARAMS
 from .cold import cold_name, describe, find_loop
@@ -57,7 +57,7 @@ from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 from .ticks import Tick, expected_ticks
 from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-14"  # 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-15"  # 15: fast list chunks (rule 20), c<n> slots; 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -65,7 +65,7 @@ MAX_FOLDED_INT = 2**130
 MAX_NODES = 2_000_000
 """The verifier's own budget: it refuses (rather than walks) absurdly large modules."""
 
-SLOT = re.compile(r"(?:[vtkenj](?:0|[1-9][0-9]{0,6}))\Z")
+SLOT = re.compile(r"(?:[vtkenjc](?:0|[1-9][0-9]{0,6}))\Z")
 FN = re.compile(r"_(?:fn|x)(?:0|[1-9][0-9]{0,6})\Z")
 """A generated function's name: ``_fn<i>`` (a plan function) or ``_x<i>`` (a cold exact path)."""
 GUID = re.compile(r"_k(?:0|[1-9][0-9]{0,6})\Z")
@@ -264,6 +264,11 @@ class _AstVerifier:
         self.buffers: set[str] = set()
         """Owned-list buffers the function being checked has stored so far (``b<n>``, only from
         ``_s_lown``; a buffer name of another function is not one of them)."""
+        self.buffer_rooms: dict[str, str] = {}
+        """Each of those buffers' room slot, as its ``_s_lown`` returned it (rule 20's room term)."""
+        self.quick_chunks: dict[int, ast.stmt] = {}
+        """``id`` of each loop of a fast list chunk and of the checked chunk after it -> their
+        reservation (rule 20, ``verify_list_chunks``)."""
         self.maps = verify_maps.MapRules()
         """Owned-map dicts and cells stored so far (``m<n>``, ``u<n>``, only from ``_s_mown``)."""
         self.parts = PartsRules()
@@ -401,6 +406,7 @@ class _AstVerifier:
         self.pending_ticks = list(self.ticks.get(fn.name, ()))
         self.pending_ticks.reverse()
         self.buffers = set()
+        self.buffer_rooms = {}
         self.maps = verify_maps.MapRules()  # like buffers: a dict or cell another function took is not one
         self.parts = PartsRules()  # and a parts list another function took is not one either
         self.reads = verify_reads.ReadRules()  # nor a view
@@ -560,6 +566,8 @@ class _AstVerifier:
         self.target(target.elts[1])
         self.count(3)
         self.buffers.add(target.elts[0].id)
+        if type(target.elts[1]) in _NAMES:
+            self.buffer_rooms[target.elts[0].id] = target.elts[1].id
         self.call_tree(stmt.value)  # type: ignore[arg-type]
 
     def operands(self, nodes: list[ast.expr]) -> None:
@@ -656,7 +664,8 @@ class _AstVerifier:
         self.count(2)
         for arg in iterator.args:
             self.expr(arg)
-        bulk = index == 1 and _is_reservation(block, 0) and _ranges_over(iterator, block[0])
+        reserved = block[0] if index == 1 and _is_reservation(block, 0) else self.quick_chunks.get(id(loop))
+        bulk = reserved is not None and _ranges_over(iterator, reserved)
         if not (bulk or _is_charge(loop.body, 0)):
             raise _fail("a loop body does not start with a meter charge", loop)
         if getattr(loop, "type_comment", None):
@@ -666,7 +675,8 @@ class _AstVerifier:
         saved = self.chunk, self.refund_chunk, self.refund_slots
         if bulk:
             self.refund_slots = refunds.RefundSlots(loop.body)
-            self.chunk = self.chunk_names(loop, block[0], self.refund_slots.stores)
+            assert reserved is not None
+            self.chunk = self.chunk_names(loop, reserved, self.refund_slots.stores)
         else:
             self.chunk = None  # a give-back refunds the innermost chunk's iterations only
             self.refund_slots = refunds.NO_SLOTS
@@ -719,7 +729,13 @@ class _AstVerifier:
             raise _fail("a reservation's start or stop is not its loop's", stmt)
         if not all(_is_const(a, c) for a, c in zip(args[6:10], want.constants, strict=True)):
             raise _fail("a reservation's worst fuel, frames or work differ from the plan's", stmt)
-        chunk: Any = loop.body[1] if len(loop.body) > 1 else None
+        at = 1
+        if len(loop.body) > 1 and _KIND.get(type(loop.body[1])) is not ast.For and call.func.id == "_s_cap":  # type: ignore[attr-defined]
+            quick = verify_list_chunks.check(loop.body, self.buffer_rooms, self.reads.sizes)  # rule 20
+            at = quick.checked_at
+            self.quick_chunks[id(quick.loop)] = self.quick_chunks[id(loop.body[at])] = stmt
+            self.reads.approved.update(quick.reads)
+        chunk: Any = loop.body[at] if len(loop.body) > at else None
         if _KIND.get(type(chunk)) is not ast.For:
             raise _fail("a reservation is followed by its chunk", stmt)
         wrong_room = check_room(want.counters, call.func.id, args, chunk.body, self.proofs, self.site_op)  # type: ignore[attr-defined]
