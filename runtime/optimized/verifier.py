@@ -266,6 +266,8 @@ class _AstVerifier:
         ``_s_lown``; a buffer name of another function is not one of them)."""
         self.buffer_rooms: dict[str, str] = {}
         """Each of those buffers' room slot, as its ``_s_lown`` returned it (rule 20's room term)."""
+        self.quick_rooms: set[str] = set()
+        """The room slots fast list chunks test against (each stored once: ``check_rooms``)."""
         self.quick_chunks: dict[int, ast.stmt] = {}
         """``id`` of each loop of a fast list chunk and of the checked chunk after it -> their
         reservation (rule 20, ``verify_list_chunks``)."""
@@ -407,6 +409,7 @@ class _AstVerifier:
         self.pending_ticks.reverse()
         self.buffers = set()
         self.buffer_rooms = {}
+        self.quick_rooms = set()
         self.maps = verify_maps.MapRules()  # like buffers: a dict or cell another function took is not one
         self.parts = PartsRules()  # and a parts list another function took is not one either
         self.reads = verify_reads.ReadRules()  # nor a view
@@ -414,6 +417,7 @@ class _AstVerifier:
         self.tick_at(fn.body, _unbound_prefix(fn.body))
         self.block(fn.body, 0)
         self.reads.check_stores(fn)
+        verify_list_chunks.check_rooms(fn, self.quick_rooms)
         if self.pending:
             raise _fail("a bulk loop of the plan has no reservation", fn)
         if self.pending_ticks:
@@ -735,6 +739,8 @@ class _AstVerifier:
             at = quick.checked_at
             self.quick_chunks[id(quick.loop)] = self.quick_chunks[id(loop.body[at])] = stmt
             self.reads.approved.update(quick.reads)
+            if quick.room is not None:
+                self.quick_rooms.add(quick.room)
         chunk: Any = loop.body[at] if len(loop.body) > at else None
         if _KIND.get(type(chunk)) is not ast.For:
             raise _fail("a reservation is followed by its chunk", stmt)

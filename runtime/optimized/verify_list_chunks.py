@@ -105,6 +105,8 @@ class QuickChunk:
     checked_at: int
     loop: ast.For
     reads: set[int] = field(default_factory=set)
+    room: str | None = None
+    """The room slot its room term reads (``check_rooms`` then holds it to its one store)."""
 
 
 @dataclass(slots=True)
@@ -281,6 +283,19 @@ def _body(
         raise _fail("a fast chunk pushes once per iteration, onto the buffer it measured", loop)
     if test.length != length[0] or test.room != rooms.get(length[1]):
         raise _fail("a fast chunk's pushes fit the buffer's room: `L + n <= room`", loop)
+    approved.room = test.room
 
 
-__all__ = ["QuickChunk", "check"]
+def check_rooms(fn: ast.FunctionDef, rooms: set[str]) -> None:
+    """Each room slot a fast chunk's room term reads is stored once in the function (by its
+    ``_s_lown``): no statement can widen the room between the take and the chunk."""
+    stores: dict[str, int] = {}
+    for node in ast.walk(fn):
+        if _kind(node) is ast.Name and type(node.ctx) is ast.Store and node.id in rooms:  # type: ignore[attr-defined]
+            stores[node.id] = stores.get(node.id, 0) + 1  # type: ignore[attr-defined]
+    for room in sorted(rooms):
+        if stores.get(room) != 1:
+            raise _fail(f"the room {room} is stored more than once", fn)
+
+
+__all__ = ["QuickChunk", "check", "check_rooms"]
