@@ -259,6 +259,28 @@ def map_remove(size: int, present: bool) -> OpCost:
     return OpCost(copy_fuel(size), map_remove_alloc(size, present))
 
 
+MAP_ENTRIES_PER_WALK_FUEL = SHAPE_WALK_NODES_PER_FUEL // 2
+"""A flat map of ``c`` entries has ``1 + 2c`` shape nodes, so walking it costs ``c // 32`` fuel."""
+
+
+def owned_map_chunk_fuel(iterations: int, size: int, per_size: int, fixed: int, walks: int, sets: int) -> int:
+    """An upper bound on the fuel of ``iterations`` iterations of an owned-map loop body (issue 16:
+    the optimized backend's pre-checked map chunks) whose every path charges at most
+    ``per_size * s + fixed + walks * (c // 32)``, ``s`` being the map's size at each read or set and
+    ``c`` the count a set leaves, and makes at most ``sets`` updates. Each update adds at most one
+    entry, so neither ``s`` nor ``c`` exceeds ``size + sets * iterations`` during the chunk, and
+    every charge is monotone in them: the bound holds whichever path each iteration takes."""
+    top = size + sets * iterations
+    return iterations * (per_size * top + fixed + walks * (top // MAP_ENTRIES_PER_WALK_FUEL))
+
+
+def owned_map_chunk_units(iterations: int, size: int, sets: int) -> int:
+    """An upper bound on the units (the sum of the counts ``c``, each update's collection elements,
+    and ``MAP_ENTRY_ALLOC`` bytes of allocation per unit) of ``iterations`` iterations making at
+    most ``sets`` updates each on a map of ``size`` entries: each ``c <= size + sets * iterations``."""
+    return iterations * sets * (size + sets * iterations)
+
+
 # --- built-ins (spec/costs.md sections 4 and 5) ------------------------------------------------------
 # Each built-in's fuel rule is part of its one record (``dotboxd.core.builtins.Builtin.cost``); these
 # are the views of it that the backends and the prover read. Pure functions (``math.*``, ``string.*``,

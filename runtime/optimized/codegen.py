@@ -53,6 +53,7 @@ from .errors import CompileFailure
 from .facts import COMPOSITES, TEXT_LITERALS, PlanFacts, analyze, live
 from .ledger import Chunk, Inline, Loop, Segment
 from .list_chunks import fast_chunk
+from .mapchunk import fast_chunk as fast_map_chunk
 from .owned import owned_list
 from .owned_maps import READERS, UPDATE, owned_map
 from .signs import nonnegative_nodes
@@ -652,9 +653,24 @@ class _FunctionEmitter:
         if not fast and room is None and chunk.owned_map is None and chunk.owned_text is None:
             buffer = chunk.owned[1] if chunk.owned is not None else None
             quick = fast_chunk(chunk_body, n=n, ivar=ivar, start=k, buffer=buffer, new_slot=self.slots.new)
-        self.emit(P.While(test, [P.assign(n, reserve), *(quick or []), bulk_loop, P.break_()], []))
+        pre_checked = self.pre_checked_map_chunk(chunk, chunk_body, fast, ivar, k)
+        self.emit(
+            P.While(test, [P.assign(n, reserve), *(quick or []), *pre_checked, bulk_loop, P.break_()], [])
+        )
         self.release_owned(chunk)
         self.live = True
+
+    def pre_checked_map_chunk(
+        self, chunk: Chunk, checked: list[ast.stmt], fast: bool, ivar: str, start: str
+    ) -> list[ast.stmt]:
+        """A checked forRange chunk over an owned map also gets a pre-checked copy, run when its
+        reservation's worst case fits (``mapchunk``, issue 16); [] when the body has none."""
+        owned = chunk.owned_map
+        if owned is None or fast or not self.gen.options.bulk_loops:
+            return []
+        tally = self.slots.new("mc")  # a kind of its own: the other slots keep their numbers
+        made = fast_map_chunk(checked, owned, tally, chunk.n, ivar, start)
+        return [] if made is None else [made.stmt]
 
     def settle_chunk(
         self, body: list[ast.stmt], fast: bool, n: str, base: int

@@ -28,7 +28,7 @@ the fault (its segments and the reads and adds already made: the buffer's length
 When the chunk does not fit, the checked chunk runs and fails exactly where the reference does.
 
 This module only rewrites the checked chunk the code generator made; ``verify_list_chunks`` checks
-the result without trusting it (spec/optimized.md section 6, rule 20).
+the result without trusting it (spec/optimized.md section 6, rule 21).
 """
 
 from __future__ import annotations

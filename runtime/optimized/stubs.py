@@ -38,6 +38,7 @@ from dotboxd.runtime.intrinsics import CONCAT_CHARGES, INTRINSICS, Intrinsic
 from dotboxd.runtime.locations import locate_ordinal
 from dotboxd.runtime.meter import Meter
 from dotboxd.runtime.optimized.fastops import FAST_PATHS, concat_charges, list_buffer, list_size, text_literal
+from dotboxd.runtime.optimized.mapchunk_stubs import chunk_fits, overshot
 from dotboxd.runtime.optimized.owned_map_stubs import (
     OwnedMap,
     owned_map_exact,
@@ -591,6 +592,7 @@ PURE_HELPERS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_p_i2s": int.__repr__,
         "_p_slen": len,
         "_p_lcadds": costs.list_adds_flat_fuel,
+        "_p_mcfit": chunk_fits,
     }
 )
 """Shared definitions generated code calls directly. ``_p_abs``, ``_p_clamp`` and ``_p_sqrt`` can
@@ -630,6 +632,7 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_mtown": take_text_keyed_map,
         "_s_mmat": owned_map_value,
         "_s_mox": owned_map_exact(_intrinsic_stub),
+        "_s_mcover": overshot,
         "_s_sown": take_text,
         "_s_smat": materialize_text,
         "_s_tlit": literal_text,

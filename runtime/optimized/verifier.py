@@ -44,7 +44,7 @@ from typing import Any
 from dotboxd.validator.plan import ExecutionPlan
 
 from . import pyast as P
-from . import verify_list_chunks, verify_maps, verify_reads
+from . import verify_list_chunks, verify_mapchunk, verify_maps, verify_reads
 from . import verify_refunds as refunds
 from .codegen import FIXED_PARAMS
 from .cold import cold_name, describe, find_loop
@@ -57,7 +57,7 @@ from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 from .ticks import Tick, expected_ticks
 from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-15"  # 15: fast list chunks (rule 20), c<n> slots; 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-16"  # 16: fast list chunks (rule 21), c<n> slots; 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -65,7 +65,9 @@ MAX_FOLDED_INT = 2**130
 MAX_NODES = 2_000_000
 """The verifier's own budget: it refuses (rather than walks) absurdly large modules."""
 
-SLOT = re.compile(r"(?:[vtkenjc](?:0|[1-9][0-9]{0,6}))\Z")
+SLOT = re.compile(
+    r"(?:(?:[vtkenjc]|mc)(?:0|[1-9][0-9]{0,6}))\Z"
+)  # mc<n>: a pre-checked map chunk's tally (rule 20); c<n>: a fast list chunk's fuel and length (rule 21)
 FN = re.compile(r"_(?:fn|x)(?:0|[1-9][0-9]{0,6})\Z")
 """A generated function's name: ``_fn<i>`` (a plan function) or ``_x<i>`` (a cold exact path)."""
 GUID = re.compile(r"_k(?:0|[1-9][0-9]{0,6})\Z")
@@ -265,12 +267,12 @@ class _AstVerifier:
         """Owned-list buffers the function being checked has stored so far (``b<n>``, only from
         ``_s_lown``; a buffer name of another function is not one of them)."""
         self.buffer_rooms: dict[str, str] = {}
-        """Each of those buffers' room slot, as its ``_s_lown`` returned it (rule 20's room term)."""
+        """Each of those buffers' room slot, as its ``_s_lown`` returned it (rule 21's room term)."""
         self.quick_rooms: set[str] = set()
         """The room slots fast list chunks test against (each stored once: ``check_rooms``)."""
         self.quick_chunks: dict[int, ast.stmt] = {}
         """``id`` of each loop of a fast list chunk and of the checked chunk after it -> their
-        reservation (rule 20, ``verify_list_chunks``)."""
+        reservation (rule 21, ``verify_list_chunks``)."""
         self.maps = verify_maps.MapRules()
         """Owned-map dicts and cells stored so far (``m<n>``, ``u<n>``, only from ``_s_mown``)."""
         self.parts = PartsRules()
@@ -411,6 +413,9 @@ class _AstVerifier:
         self.buffer_rooms = {}
         self.quick_rooms = set()
         self.maps = verify_maps.MapRules()  # like buffers: a dict or cell another function took is not one
+        self.map_chunks = verify_mapchunk.MapChunkRules(fn)  # rule 20, per function like the dicts
+        self.fast_map_loops: dict[int, ast.stmt] = {}
+        """Pre-checked map chunks' ``for`` loops (by ``id``) -> the reservation they run under."""
         self.parts = PartsRules()  # and a parts list another function took is not one either
         self.reads = verify_reads.ReadRules()  # nor a view
         self.owned_reservations = {}
@@ -474,6 +479,7 @@ class _AstVerifier:
                 self.take_buffer(stmt)
             elif kind is ast.Assign and verify_maps.is_take(stmt):
                 self.operands(self.maps.take(self, stmt))
+                self.map_chunks.take(stmts, index)
             elif kind is ast.Assign and verify_maps.is_item_store(stmt):
                 self.operands(self.maps.item_store(self, stmt))
             elif kind is ast.Assign and _calls_stub(stmt.value, TAKE):
@@ -668,7 +674,10 @@ class _AstVerifier:
         self.count(2)
         for arg in iterator.args:
             self.expr(arg)
-        reserved = block[0] if index == 1 and _is_reservation(block, 0) else self.quick_chunks.get(id(loop))
+        follows = index == 1 or (index == 2 and verify_mapchunk.is_guard(block[1]))  # rule 20's guard between
+        reserved = block[0] if follows and _is_reservation(block, 0) else None
+        if reserved is None:
+            reserved = self.fast_map_loops.get(id(loop)) or self.quick_chunks.get(id(loop))
         bulk = reserved is not None and _ranges_over(iterator, reserved)
         if not (bulk or _is_charge(loop.body, 0)):
             raise _fail("a loop body does not start with a meter charge", loop)
@@ -734,19 +743,28 @@ class _AstVerifier:
         if not all(_is_const(a, c) for a, c in zip(args[6:10], want.constants, strict=True)):
             raise _fail("a reservation's worst fuel, frames or work differ from the plan's", stmt)
         at = 1
-        if len(loop.body) > 1 and _KIND.get(type(loop.body[1])) is not ast.For and call.func.id == "_s_cap":  # type: ignore[attr-defined]
-            quick = verify_list_chunks.check(loop.body, self.buffer_rooms, self.reads.sizes)  # rule 20
+        quick_at = len(loop.body) > 1 and _KIND.get(type(loop.body[1])) is not ast.For
+        if quick_at and not verify_mapchunk.is_guard(loop.body[1]) and call.func.id == "_s_cap":  # type: ignore[attr-defined]
+            quick = verify_list_chunks.check(loop.body, self.buffer_rooms, self.reads.sizes)  # rule 21
             at = quick.checked_at
             self.quick_chunks[id(quick.loop)] = self.quick_chunks[id(loop.body[at])] = stmt
             self.reads.approved.update(quick.reads)
             if quick.room is not None:
                 self.quick_rooms.add(quick.room)
         chunk: Any = loop.body[at] if len(loop.body) > at else None
+        bodies = []
+        if verify_mapchunk.is_guard(chunk):  # rule 20: a pre-checked copy before the checked chunk
+            checked = loop.body[2] if len(loop.body) > 2 else None
+            fast = self.map_chunks.check(chunk, stmt, checked)
+            self.fast_map_loops[id(fast)] = stmt
+            bodies.append(fast.body)
+            chunk = checked
         if _KIND.get(type(chunk)) is not ast.For:
             raise _fail("a reservation is followed by its chunk", stmt)
-        wrong_room = check_room(want.counters, call.func.id, args, chunk.body, self.proofs, self.site_op)  # type: ignore[attr-defined]
-        if wrong_room is not None:
-            raise _fail(wrong_room, stmt)
+        for body in [chunk.body, *bodies]:
+            wrong_room = check_room(want.counters, call.func.id, args, body, self.proofs, self.site_op)  # type: ignore[attr-defined]
+            if wrong_room is not None:
+                raise _fail(wrong_room, stmt)
         self.owned_reservations[id(loop)] = want.owned
         self.approved.add(id(call))
 
@@ -929,6 +947,8 @@ class _AstVerifier:
             self.nodes += 1
             args = rest
         if callee in PURE_HELPERS:
+            if callee == verify_mapchunk.FITS and id(node) not in self.map_chunks.approved:
+                raise _fail(f"{callee} is only a pre-checked map chunk's guard", node)
             return args
         first = args[0] if args else None
         if not (type(first) in _NAMES and first.id == "R" and type(first.ctx) is ast.Load):  # type: ignore[union-attr]
@@ -993,6 +1013,9 @@ class _AstVerifier:
                 raise _fail("a work tick away from a function's entry and a loop's iteration charge", node)
         elif callee == "_s_lback":
             self.give_back(args, node)
+        elif callee == verify_mapchunk.OVERSHOT:
+            if id(node) not in self.map_chunks.approved or len(args) != 1:
+                raise _fail(f"{callee} stands only in a pre-checked map chunk's exits", node)
         elif callee == "_s_tlit":
             literal_text_args(args, len(self.tables.texts), node)
         elif callee in PAYING_STUBS:

@@ -1,4 +1,4 @@
-"""Verifier rule 20: fast list chunks (``list_chunks``), checked without trusting the generator.
+"""Verifier rule 21: fast list chunks (``list_chunks``), checked without trusting the generator.
 
 A fast list chunk stands between a ``_s_cap`` reservation and its checked chunk::
 

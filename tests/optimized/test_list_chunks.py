@@ -1,4 +1,4 @@
-"""Fast list chunks (``runtime.optimized.list_chunks``, verifier rule 20): a checked forRange chunk
+"""Fast list chunks (``runtime.optimized.list_chunks``, verifier rule 21): a checked forRange chunk
 whose size-dependent charges are owned adds and list-read views runs with its fuel paid once per
 chunk, when the whole chunk fits; otherwise the checked chunk runs.
 
@@ -161,7 +161,7 @@ def test_the_loop_budget_mid_chunk_agrees() -> None:
     sweep_limit(prepare(CHUNKS), [2300, 3, 1], "max_loop_iterations", range(1000, 4700, 113), **_ROOMY)
 
 
-# --- the verifier: rule 20 (``verify_list_chunks``) --------------------------------------------
+# --- the verifier: rule 21 (``verify_list_chunks``) --------------------------------------------
 
 _GENERATED = Tampering(CHUNKS)
 

@@ -63,10 +63,13 @@ entrypoint fn main(words List<String>) -> I32 {
 
 
 def test_the_known_branches_test_the_key_once() -> None:
-    """COUNT's loop tests ``k in m0`` once (the containsKey); every get and set uses the answer."""
+    """COUNT's loop tests ``k in m0`` once (the containsKey); every get and set uses the answer. The
+    loop body stands twice - the pre-checked copy (``mapchunk``) and the checked chunk - and each
+    copy tests once."""
     source = source_of(COUNT)
     assert "_s_mown(" in source, source
-    assert source.count(" in m0") == 1, source
+    assert source.count("_p_mcfit(") == 1, source
+    assert source.count(" in m0") == 2, source
     assert " not in m0" not in source, source
 
 
@@ -76,8 +79,10 @@ def test_what_stops_being_known_is_tested_again() -> None:
     source = source_of(SHIFTED)
     assert "_s_mown(" in source, source
     loop = source[source.index("_s_mown(") : source.index("_s_mmat(")]
-    assert loop.count(" in m0") - loop.count(" not in m0") == 2, loop  # the containsKey and the get
-    assert loop.count(" not in m0") == 5, loop  # every set: none is on the known key while known
+    copies = 1 + loop.count("_p_mcfit(")  # the pre-checked copy of the body (``mapchunk``), if any
+    assert copies == 2, loop
+    assert loop.count(" in m0") - loop.count(" not in m0") == 2 * copies, loop  # the containsKey and the get
+    assert loop.count(" not in m0") == 5 * copies, loop  # every set: none is on the known key while known
 
 
 def test_known_key_loops_agree_with_the_reference() -> None:
