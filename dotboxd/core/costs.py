@@ -153,6 +153,23 @@ def list_add_flat_fuel(size: int) -> int:
     return copy_fuel(size, 1) + shape_walk_fuel(size + 2)
 
 
+def list_adds_flat_fuel(size: int, count: int) -> int:
+    """``list_add_flat_fuel`` summed over ``count`` successive scalar adds onto a flat list of
+    ``size``, in closed form. Why: the optimized backend reserves a whole chunk of adds at once and
+    recomputes the exact fuel at a fault inside it from the list's length (``list_chunks``); one
+    definition here keeps that sum the per-add charge. Each add onto ``s`` costs ``s + 3`` (the
+    copy) plus ``(s + 2) // 64`` (the shape walk); ``tests/runtime/test_costs_owned.py`` checks the
+    sum term by term."""
+    copies = count * (size + 3) + count * (count - 1) // 2
+    return copies + _walk_floor_sum(size + 2 + count) - _walk_floor_sum(size + 2)
+
+
+def _walk_floor_sum(nodes: int) -> int:
+    # 0 // 64 + 1 // 64 + ... + (nodes - 1) // 64: full runs of 64 equal quotients, then the rest
+    runs, rest = divmod(nodes, SHAPE_WALK_NODES_PER_FUEL)
+    return SHAPE_WALK_NODES_PER_FUEL * runs * (runs - 1) // 2 + rest * runs
+
+
 def list_adds_alloc(size: int, count: int) -> int:
     """``list_add_alloc`` summed over ``count`` successive adds onto a list of ``size``, in closed
     form (16 x ((size+1) + ... + (size+count))): what the optimized backend's owned lists settle

@@ -46,13 +46,14 @@ from dotboxd.validator.plan import CallKind, ExecutionPlan
 
 from . import bounds, owned_map_code
 from . import pyast as P
-from .codegen_strchunk import fast_chunk
+from .codegen_strchunk import fast_chunk as fast_text_chunk
 from .codegen_text import owned_concat, release_owned_text, take_owned_text
 from .cold import LEAVE, NEXT, RETURN, ColdLoop, cold_name, describe, find_loop, loop_ordinals
 from .counter_rooms import chunk_fits, collect_counters
 from .errors import CompileFailure
 from .facts import COMPOSITES, TEXT_LITERALS, PlanFacts, analyze, live
 from .ledger import Chunk, Inline, Loop, Segment
+from .list_chunks import fast_chunk as fast_list_chunk
 from .mapchunk import fast_chunk as fast_map_chunk
 from .owned import owned_list
 from .owned_maps import READERS, UPDATE, owned_map
@@ -631,7 +632,7 @@ class _FunctionEmitter:
         if chunk.owned is None and chunk.owned_map is None and not fast and self.gen.options.bulk_loops:
             chunk.owned_text = take_owned_text(self, stmt, _INLINE_BUILTINS)
         chunk_body, body_live = self.chunk_body(stmt.body, chunk)
-        text_chunk = fast_chunk(chunk.owned_text, chunk_body, ivar, k, n)  # owned strings, issue 16
+        text_chunk = fast_text_chunk(chunk.owned_text, chunk_body, ivar, k, n)  # owned strings, issue 16
         base = chunk.finish(body_live)
         self.tables.set_chunk_base(chunk.fault_sites, base)
         chunk_body, done = self.settle_chunk(chunk_body, fast, n, base)
@@ -650,10 +651,18 @@ class _FunctionEmitter:
         test = P.compare(P.name(k), P.LT, stop())
         for view in chunk.view_stmts:
             self.emit(view)
+        quick = None
+        if not fast and room is None and chunk.owned_map is None and chunk.owned_text is None:
+            buffer = chunk.owned[1] if chunk.owned is not None else None
+            quick = fast_list_chunk(
+                chunk_body, n=n, ivar=ivar, start=k, buffer=buffer, new_slot=self.slots.new
+            )
         pre_checked = self.pre_checked_map_chunk(chunk, chunk_body, fast, ivar, k)
         if text_chunk is not None:
             pre_checked = [*pre_checked, text_chunk]
-        self.emit(P.While(test, [P.assign(n, reserve), *pre_checked, bulk_loop, P.break_()], []))
+        self.emit(
+            P.While(test, [P.assign(n, reserve), *(quick or []), *pre_checked, bulk_loop, P.break_()], [])
+        )
         self.release_owned(chunk)
         self.live = True
 

@@ -640,6 +640,7 @@ PURE_HELPERS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_p_part": list.append,
         "_p_i2s": int.__repr__,
         "_p_slen": len,
+        "_p_lcadds": costs.list_adds_flat_fuel,
         "_p_mcfit": chunk_fits,
         "_p_strchunk_i2s": str,
     }
@@ -656,7 +657,9 @@ than a text for anything that is not an int), ``_p_slen`` the length of the ASCI
 of ``str`` with one argument); it stands only as the piece of a pre-checked fast text chunk, whose
 operand is a pure int expression (``verify_strchunk``, ``codegen_strchunk``).
 ``_p_lbuf`` hands out a list's mutable buffer, so generated code keeps it only in a ``g<n>`` view,
-read behind ``0 <= index < _p_lsize(list)`` (``codegen.list_read``, ``verify_reads``)."""
+read behind ``0 <= index < _p_lsize(list)`` (``codegen.list_read``, ``verify_reads``).
+``_p_lcadds`` is the fuel of a run of owned adds (``costs.list_adds_flat_fuel``), which a fast list
+chunk reserves and its fault sites subtract (``list_chunks``)."""
 
 STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
     {

@@ -5,7 +5,7 @@ full authority. So its output is checked like untrusted input, twice, against th
 to implement (the Cranelift-verifier idea applied to our own output):
 
 1. **the AST, before ``compile()``**: an allowlist of node types; names only from the function's
-   slot table (``R f d lr`` and ``[vtkenj]<n>``) and the stub table; no attribute or subscript
+   slot table (``R f d lr`` and ``[vtkenjc]<n>``) and the stub table; no attribute or subscript
    access at all; no import, global, nonlocal, lambda, with, try, raise, yield, await, class,
    comprehension, f-string or dunder name; constants only ``None``, bools, bounded ints and finite
    floats; every call a plain positional call of a stub or a generated function, with the run
@@ -44,7 +44,7 @@ from typing import Any
 from dotboxd.validator.plan import ExecutionPlan
 
 from . import pyast as P
-from . import verify_mapchunk, verify_maps, verify_reads, verify_strchunk
+from . import verify_list_chunks, verify_mapchunk, verify_maps, verify_reads, verify_strchunk
 from . import verify_refunds as refunds
 from .codegen import FIXED_PARAMS
 from .cold import cold_name, describe, find_loop
@@ -57,7 +57,7 @@ from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 from .ticks import Tick, expected_ticks
 from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-16"  # 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-17"  # 17: fast list chunks (rule 22), c<n> slots; 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -66,8 +66,8 @@ MAX_NODES = 2_000_000
 """The verifier's own budget: it refuses (rather than walks) absurdly large modules."""
 
 SLOT = re.compile(
-    r"(?:(?:[vtkenj]|mc)(?:0|[1-9][0-9]{0,6}))\Z"
-)  # mc<n>: a pre-checked map chunk's tally (rule 20)
+    r"(?:(?:[vtkenjc]|mc)(?:0|[1-9][0-9]{0,6}))\Z"
+)  # mc<n>: a pre-checked map chunk's tally (rule 20); c<n>: a fast list chunk's fuel and length (rule 22)
 FN = re.compile(r"_(?:fn|x)(?:0|[1-9][0-9]{0,6})\Z")
 """A generated function's name: ``_fn<i>`` (a plan function) or ``_x<i>`` (a cold exact path)."""
 GUID = re.compile(r"_k(?:0|[1-9][0-9]{0,6})\Z")
@@ -266,6 +266,13 @@ class _AstVerifier:
         self.buffers: set[str] = set()
         """Owned-list buffers the function being checked has stored so far (``b<n>``, only from
         ``_s_lown``; a buffer name of another function is not one of them)."""
+        self.buffer_rooms: dict[str, str] = {}
+        """Each of those buffers' room slot, as its ``_s_lown`` returned it (rule 22's room term)."""
+        self.quick_rooms: set[str] = set()
+        """The room slots fast list chunks test against (each stored once: ``check_rooms``)."""
+        self.quick_chunks: dict[int, ast.stmt] = {}
+        """``id`` of each loop of a fast list chunk and of the checked chunk after it -> their
+        reservation (rule 22, ``verify_list_chunks``)."""
         self.maps = verify_maps.MapRules()
         """Owned-map dicts and cells stored so far (``m<n>``, ``u<n>``, only from ``_s_mown``)."""
         self.parts = PartsRules()
@@ -403,6 +410,8 @@ class _AstVerifier:
         self.pending_ticks = list(self.ticks.get(fn.name, ()))
         self.pending_ticks.reverse()
         self.buffers = set()
+        self.buffer_rooms = {}
+        self.quick_rooms = set()
         self.maps = verify_maps.MapRules()  # like buffers: a dict or cell another function took is not one
         self.map_chunks = verify_mapchunk.MapChunkRules(fn)  # rule 20, per function like the dicts
         self.fast_map_loops: dict[int, ast.stmt] = {}
@@ -413,6 +422,7 @@ class _AstVerifier:
         self.tick_at(fn.body, _unbound_prefix(fn.body))
         self.block(fn.body, 0)
         self.reads.check_stores(fn)
+        verify_list_chunks.check_rooms(fn, self.quick_rooms)
         if self.pending:
             raise _fail("a bulk loop of the plan has no reservation", fn)
         if self.pending_ticks:
@@ -597,6 +607,8 @@ class _AstVerifier:
         self.target(target.elts[1])
         self.count(3)
         self.buffers.add(target.elts[0].id)
+        if type(target.elts[1]) in _NAMES:
+            self.buffer_rooms[target.elts[0].id] = target.elts[1].id
         self.call_tree(stmt.value)  # type: ignore[arg-type]
 
     def operands(self, nodes: list[ast.expr]) -> None:
@@ -695,7 +707,9 @@ class _AstVerifier:
             self.expr(arg)
         between = index == 2 and (verify_mapchunk.is_guard(block[1]) or verify_strchunk.is_form(block[1]))
         follows = index == 1 or between  # rule 20's guard or rule 21's fast text chunk stands between
-        reserved = block[0] if follows and _is_reservation(block, 0) else self.fast_map_loops.get(id(loop))
+        reserved = block[0] if follows and _is_reservation(block, 0) else None
+        if reserved is None:
+            reserved = self.fast_map_loops.get(id(loop)) or self.quick_chunks.get(id(loop))
         bulk = reserved is not None and _ranges_over(iterator, reserved)
         if not (bulk or _is_charge(loop.body, 0)):
             raise _fail("a loop body does not start with a meter charge", loop)
@@ -761,6 +775,14 @@ class _AstVerifier:
         if not all(_is_const(a, c) for a, c in zip(args[6:10], want.constants, strict=True)):
             raise _fail("a reservation's worst fuel, frames or work differ from the plan's", stmt)
         at = 2 if len(loop.body) > 2 and verify_strchunk.is_form(loop.body[1]) else 1  # rule 21
+        quick_at = at == 1 and len(loop.body) > 1 and _KIND.get(type(loop.body[1])) is not ast.For
+        if quick_at and not verify_mapchunk.is_guard(loop.body[1]) and call.func.id == "_s_cap":  # type: ignore[attr-defined]
+            quick = verify_list_chunks.check(loop.body, self.buffer_rooms, self.reads.sizes)  # rule 22
+            at = quick.checked_at
+            self.quick_chunks[id(quick.loop)] = self.quick_chunks[id(loop.body[at])] = stmt
+            self.reads.approved.update(quick.reads)
+            if quick.room is not None:
+                self.quick_rooms.add(quick.room)
         chunk: Any = loop.body[at] if len(loop.body) > at else None
         bodies = []
         if verify_mapchunk.is_guard(chunk):  # rule 20: a pre-checked copy before the checked chunk

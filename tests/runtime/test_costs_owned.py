@@ -5,6 +5,8 @@ charges add by add."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dotboxd.core import costs
 
@@ -38,3 +40,21 @@ def test_text_append_closed_forms_equal_the_sum_of_single_concatenations(
     for fixed in (0, 16, 23):
         per_op = sum(fixed + concat.fuel(0, costs.string_bytes(r)) - concat.base for r in results)
         assert costs.text_appends_fuel(length, piece, count, fixed) == per_op
+
+
+@given(size=st.integers(min_value=0, max_value=10**7), count=st.integers(min_value=0, max_value=700))
+def test_flat_adds_fuel_is_the_sum_of_single_adds(size: int, count: int) -> None:
+    """The chunk charge of ``count`` adds (``list_adds_flat_fuel``, what a fast list chunk reserves
+    and what its fault sites subtract) is the per-add fuel summed, for any start and any count
+    (counts cross several 64-node walk boundaries)."""
+    expected = sum(costs.list_add_flat_fuel(t) for t in range(size, size + count))
+    assert costs.list_adds_flat_fuel(size, count) == expected
+
+
+@pytest.mark.parametrize("size", [0, 1, 61, 62, 63, 64, 126, 127, 128])
+def test_flat_adds_fuel_prefixes_add_up(size: int) -> None:
+    """A prefix of a chunk plus the rest is the whole chunk (a fault site's fuel is a prefix)."""
+    whole = costs.list_adds_flat_fuel(size, 300)
+    for head in range(301):
+        rest = costs.list_adds_flat_fuel(size + head, 300 - head)
+        assert costs.list_adds_flat_fuel(size, head) + rest == whole
