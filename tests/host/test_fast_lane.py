@@ -29,6 +29,7 @@ from dotboxd.runtime.execution import EntryCall
 from dotboxd.runtime.meter import Meter, MeterLimits
 from dotboxd.runtime.optimized import ArtifactCache, OptimizedBackend
 from dotboxd.runtime.optimized.fastlane import FastLane, LazyRunState
+from dotboxd.runtime.optimized.stubs import RunState
 from tests.corpus_cases import corpus_cases
 
 from ..optimized.differential import differences, observe
@@ -322,24 +323,38 @@ def test_fast_lanes_false_runs_every_call_on_the_ordinary_path() -> None:
     assert ordinary._dispatch[(id(plan), "check", "optimized", "python")].fast is None
 
 
-def test_lazy_run_state_fills_its_slots_in_place_without_changing_class() -> None:
-    """The lane's run state builds its context on the first read of ``run`` or ``meter`` by filling
-    the slots (no ``__class__`` swap); an unarmed or built state never builds one."""
+def test_lazy_run_state_builds_its_context_once_then_is_a_plain_run_state() -> None:
+    """The lane's run state builds its context on the first read of ``run`` or ``meter``, stores it
+    in ``RunState``'s own slots and from then on is a plain ``RunState`` (every later read a slot
+    read, the context never built twice); an unarmed state builds nothing. Neither class has a
+    ``__getattr__``, which would keep the interpreter from specializing the reads of the lane's
+    and the stubs' hot paths (the property this design keeps from the in-place one it replaced:
+    the run's state object, its tables and its context are the same before and after)."""
     _, _, _, spy = _warm(PRED)
     lane = spy.lane
     assert isinstance(lane, FastLane)
     bound = lane._current()
     assert bound is not None
+    assert "__getattr__" not in vars(LazyRunState) and "__getattr__" not in vars(RunState)
     state = LazyRunState(bound)
     with pytest.raises(AttributeError):
         state.meter  # noqa: B018  # unarmed: nothing to build from
+    with pytest.raises(AttributeError):
+        state.run  # noqa: B018
+    assert type(state) is LazyRunState and state.lazy == ()
+    sites = state.sites
     state.lazy = (lane, 7, time.monotonic())
     meter = state.meter
-    assert type(state) is LazyRunState and state.lazy is None
-    assert state.run.meter is meter and state.run.run_id == run_id_text(7)
+    assert type(state) is RunState and state.lazy is None and state.sites is sites
+    run = state.run
+    assert run.meter is meter and state.meter is meter and run.run_id == run_id_text(7)
+    assert state.run is run  # built once
     assert meter.call_depth == CALL_DEPTH_STEP and meter.fuel_used == 0
     with pytest.raises(AttributeError):
         state.nothing  # noqa: B018
+    other = LazyRunState(bound)
+    other.lazy = (lane, 8, time.monotonic())
+    assert other.run.run_id == run_id_text(8) and type(other) is RunState  # ``run`` first, too
 
 
 def test_release_forgets_the_hot_dispatch_record() -> None:
