@@ -92,19 +92,20 @@ class LazyRunState(RunState):
             raise AttributeError("run")
         lane, run_key, started = armed
         run: RunContext = lane.context(run_key, started)
-        self.__class__ = RunState  # the slots below are RunState's, no longer shadowed
-        self.run = run
-        self.meter = run.meter
-        self.lazy = None
+        self.__class__ = RunState  # type: ignore[assignment]  # the slots below are no longer shadowed
+        plain: RunState = self
+        plain.run = run
+        plain.meter = run.meter
+        plain.lazy = None
         return run
 
-    @property  # type: ignore[override]
-    def run(self) -> RunContext:
+    @property
+    def run(self) -> RunContext:  # type: ignore[override]
         """The run context, built on this first read."""
         return self.build()
 
-    @property  # type: ignore[override]
-    def meter(self) -> Meter:
+    @property
+    def meter(self) -> Meter:  # type: ignore[override]
         """The run's meter, its context built on this first read."""
         return self.build().meter
 
