@@ -169,8 +169,12 @@ def _warm(source: str, policy: Policy | None = None) -> tuple[SandboxHost, Sandb
 
 @pytest.mark.parametrize(
     "args",
-    [[7, 12], [0, 12], [7, 9], [2**31, 1], [True, 1], ["7", 1], [7], [7, 12, 1], "ab", None],
-)
+    [
+        [7, 12], [0, 12], [7, 9], [2**31, 1], [True, 1], ["7", 1], [7], [7, 12, 1], "ab", None,
+        # past the inline test's one-digit bounds (2**30 - 1), inside I32: read_inputs takes them
+        [2**30, 12], [2**30 - 1, 10], [-(2**30), 12], [2**31 - 1, 2**31 - 1], [-(2**31), 12], [5, -(2**31) - 1],
+    ],
+)  # fmt: skip
 def test_fast_lane_inputs_fail_and_pass_as_on_the_ordinary_path(args: Any) -> None:
     laned, ordinary, plan, spy = _warm(PRED)
     lane = laned.execute(plan, "check", args, backend="optimized")
@@ -355,6 +359,25 @@ def test_lazy_run_state_builds_its_context_once_then_is_a_plain_run_state() -> N
     other = LazyRunState(bound)
     other.lazy = (lane, 8, time.monotonic())
     assert other.run.run_id == run_id_text(8) and type(other) is RunState  # ``run`` first, too
+
+
+def test_lane_rebinds_when_the_backend_replaces_its_entry_for_the_plan() -> None:
+    """The artifact's own run checks the backend's ``_recent`` entry by identity: when the backend
+    replaces it (the plan remembered again, here with the very same artifact) the lane rebinds, and
+    its next runs take the new entry's own run again instead of falling back for good."""
+    laned, ordinary, plan, spy = _warm(PRED)
+    lane = spy.lane
+    backend = laned._backends["optimized"]
+    first = lane.run
+    assert first is not lane._run and lane._source is backend._recent[id(plan)]
+    backend._remember(plan, backend._recent[id(plan)][1])  # a new entry (tuple), the same artifact
+    for args in ([7, 12], [2**30 + 1, 12], [0, 12]):
+        _same(
+            laned.execute(plan, "check", args, backend="optimized"),
+            ordinary.execute(plan, "check", args, backend="optimized"),
+        )
+    assert spy.taken == 3
+    assert lane._source is backend._recent[id(plan)] and lane.run is not first and lane.run is not lane._run
 
 
 def test_release_forgets_the_hot_dispatch_record() -> None:
