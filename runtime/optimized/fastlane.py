@@ -7,12 +7,12 @@ touches nothing else of the run except through a stub (``stubs.py``), so a run t
 stub never needs the meter: its whole consumption is the fuel the function hands back.
 
 ``LazyRunState`` is a ``RunState`` whose ``run`` and ``meter`` slots are left empty until a stub
-first reads one of them: Python then falls back to the class's ``__getattr__``, which builds a
-``RunContext`` equal to the one the ordinary path would have built at the start of the run (same run
-id, same deadline counted from the run's start, call depth one, nothing charged yet - generated code
-writes nothing to the meter before a stub syncs it) and fills the two slots, so every later read is
-a plain slot read at full speed. From then on the run is the ordinary run, closed by
-``EntryCall.finish``.
+first reads one of them: the class's ``run`` and ``meter`` properties then build a ``RunContext``
+equal to the one the ordinary path would have built at the start of the run (same run id, same
+deadline counted from the run's start, call depth one, nothing charged yet - generated code writes
+nothing to the meter before a stub syncs it), fill the two slots and make the state a plain
+``RunState``, so every later read is a plain slot read at full speed. From then on the run is the
+ordinary run, closed by ``EntryCall.finish``.
 
 A run that never materialized consumed fuel only: its usage is the shared fuel-only record
 (``meter.fuel_only_usage``), its audit trail just the lazily built ``RunSummary``, its commands
