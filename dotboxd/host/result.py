@@ -223,16 +223,52 @@ ResultBuilder = Callable[..., ExecutionResult]
 """Builds the result of a run from its ``RunRecord`` fields, given in order (``result_builder``)."""
 
 
+def _blank_result_class() -> Callable[[], Any] | None:
+    """A class whose instances are blank ``ExecutionResult`` objects that take plain slot stores,
+    for builders that fill every field themselves and then retype the object (``__class__``) to
+    ``ExecutionResult``: a subclass adding no slot, with ``object``'s C ``__init__``,
+    ``__setattr__`` and ``__delattr__`` in place of the frozen ones.
+
+    Why a subclass of the result itself rather than the frozen-record twin (``frozen_constructor``,
+    a sibling class with the same slots): CPython accepts a ``__class__`` change between two
+    classes whose layouts it can prove equal; from a subclass that adds nothing to its base the
+    proof is one step, while between siblings it compares their slot-name tuples - about 600
+    instructions per result (cachegrind). The frozen ``__delattr__`` has to go as well as the
+    ``__setattr__``: either one left in the class makes every slot store a Python call. Such an
+    object never leaves its builder before it is retyped. None where the retype is refused
+    (another interpreter): the callers then build through the frozen-record constructor."""
+    final = ExecutionResult
+    blank: Callable[[], Any] = type(
+        "_BlankExecutionResult",
+        (final,),
+        {
+            "__slots__": (),
+            "__init__": object.__init__,
+            "__setattr__": object.__setattr__,
+            "__delattr__": object.__delattr__,
+        },
+    )
+    try:
+        probe = blank()
+        probe.ok = True
+        probe.__class__ = final
+    except (TypeError, AttributeError):
+        return None
+    return blank if type(probe) is final and probe.ok is True else None
+
+
+_BLANK_RESULT = _blank_result_class()
+
+
 def result_builder(plan: ExecutionPlan, backend: str) -> ResultBuilder:
     """``result_of(plan, backend, record)`` for a record without applied commands, taking the
     record's fields as arguments, with the plan's fields read once: what a host keeps per
     entrypoint and calls once per run (``SandboxHost``; a fast lane calls it directly)."""
     module_hash, plan_hash, policy_hash = plan.module_hash, plan.plan_hash, plan.policy_hash
+    if _DIRECT_BUILDS:
+        assert _BLANK_RESULT is not None
+        return _direct_builder(_BLANK_RESULT, module_hash, plan_hash, policy_hash, backend)
     new = new_execution_result
-    if new is not ExecutionResult and isinstance(new, type):  # the frozen-record builder (a twin class)
-        built = _direct_builder(new, module_hash, plan_hash, policy_hash, backend)
-        if built is not None:
-            return built
 
     def build(
         run_id: str,
@@ -269,18 +305,16 @@ def result_builder(plan: ExecutionPlan, backend: str) -> ResultBuilder:
 
 
 def _direct_builder(
-    twin: type, module_hash: str, plan_hash: str, policy_hash: str, backend: str
-) -> ResultBuilder | None:
-    """``result_builder``'s builder as one class call: a subclass of the frozen-record builder (same
-    slots, none added) whose ``__init__`` takes the record's fields, stores every field of the
-    result with plain slot stores and retypes the object to ``ExecutionResult`` - one Python frame
-    per result instead of three (the wrapper, the builder's ``__init__``, its ``__post_init__``).
-    The object is the one ``result_of`` builds: same type, fields, equality, hash and repr. None
-    where the retype is refused (another interpreter): the caller keeps the wrapper."""
+    blank: Callable[[], Any], module_hash: str, plan_hash: str, policy_hash: str, backend: str
+) -> ResultBuilder:
+    """``result_builder``'s builder as one plain function: a blank result (``_blank_result_class``),
+    every field stored with a plain slot store, then retyped to ``ExecutionResult`` - one Python
+    frame per result instead of three (the wrapper, the frozen-record builder's ``__init__``, its
+    ``__post_init__``). The object is the one ``result_of`` builds: same type, fields, equality,
+    hash and repr (``tests/host/test_result_builder.py``)."""
     final = ExecutionResult
 
-    def init(
-        self: Any,
+    def build(
         run_id: str,
         value: Value,
         error: ErrorInfo | None,
@@ -290,35 +324,43 @@ def _direct_builder(
         calls: Mapping[str, int],
         return_type: SandboxType | None,
         executed_by: str,
-    ) -> None:
-        self.ok = error is None
-        self.value = value
-        self.error = error
-        self.usage = usage
-        self.audit_events = events
-        self.module_hash = module_hash
-        self.plan_hash = plan_hash
-        self.policy_hash = policy_hash
-        self.run_id = run_id
-        self.backend = backend
-        self.stage = "run"
-        self.return_type = return_type
-        self.commands = commands
-        self.commands_applied = 0
-        self.binding_calls = calls
-        self.executed_by = executed_by
-        self.applied_commands = ()
-        self.isolation_layers = ()
-        self.__class__ = final
+    ) -> ExecutionResult:
+        result = blank()
+        result.ok = error is None
+        result.value = value
+        result.error = error
+        result.usage = usage
+        result.audit_events = events
+        result.module_hash = module_hash
+        result.plan_hash = plan_hash
+        result.policy_hash = policy_hash
+        result.run_id = run_id
+        result.backend = backend
+        result.stage = "run"
+        result.return_type = return_type
+        result.commands = commands
+        result.commands_applied = 0
+        result.binding_calls = calls
+        result.executed_by = executed_by
+        result.applied_commands = ()
+        result.isolation_layers = ()
+        result.__class__ = final
+        return result  # type: ignore[no-any-return]
 
-    direct: ResultBuilder = type("_DirectResultBuilder", (twin,), {"__slots__": (), "__init__": init})
-    try:
-        probe = direct("", None, None, ResourceUsage(), (), (), MappingProxyType({}), None, "")
-    except TypeError:
-        return None
-    if type(probe) is not final or not all(hasattr(probe, f.name) for f in fields(final)):
-        return None  # a field ``init`` does not know (added to the class since): keep the wrapper
-    return direct
+    return build
+
+
+def _direct_builds_every_field() -> bool:
+    """Whether ``_direct_builder``'s results have every field of ``ExecutionResult`` (a field added to
+    the class since, which the builder does not store, turns the direct builder off)."""
+    if _BLANK_RESULT is None:
+        return False
+    build = _direct_builder(_BLANK_RESULT, "", "", "", "")
+    probe = build("", None, None, ResourceUsage(), (), (), MappingProxyType({}), None, "")
+    return type(probe) is ExecutionResult and all(hasattr(probe, f.name) for f in fields(ExecutionResult))
+
+
+_DIRECT_BUILDS = _direct_builds_every_field()
 
 
 DeferredBuilder = Callable[[Value, "ErrorInfo | None", Any], ExecutionResult]
@@ -333,32 +375,33 @@ def deferred_builder(
     stores ``ok``, ``value`` and ``error`` and keeps ``compact``; its other fields are settled from
     ``record_of(compact)`` when one of them is first read (``host.settled``). A full ``RunRecord``
     (9 fields, every one immutable) may be given for ``compact``: it is its own record. Equal, field by field,
-    to the eager result (``tests/host/test_result_builder.py``). One class call per result, as for
-    ``result_builder``'s direct builder; where the retype is refused the result is built eagerly."""
+    to the eager result (``tests/host/test_result_builder.py``).
+
+    The builder is a plain function, not a class with an ``__init__``: calling a class whose
+    ``__init__`` is Python code goes through the type's init slot (a method lookup and a bound
+    call), about 50 ns more per result than a function that makes a blank result
+    (``_blank_result_class``), stores five slots and retypes it. Where the retype is refused the
+    result is built eagerly."""
     identity = (plan.module_hash, plan.plan_hash, plan.policy_hash)
 
     def settle(compact: Any) -> tuple[Any, ...]:
         return _field_values(identity, backend, compact if len(compact) == 9 else record_of(compact))
 
-    twin = new_execution_result
-    if twin is not ExecutionResult and isinstance(twin, type):
+    blank = _BLANK_RESULT
+    if blank is not None:
         final = ExecutionResult
 
-        def init(self: Any, value: Value, error: ErrorInfo | None, compact: Any) -> None:
-            self.ok = error is None
-            self.value = value
-            self.error = error
-            self._pending = compact
-            self._settle = settle
-            self.__class__ = final
+        def direct(value: Value, error: ErrorInfo | None, compact: Any) -> ExecutionResult:
+            result = blank()
+            result.ok = error is None
+            result.value = value
+            result.error = error
+            result._pending = compact
+            result._settle = settle
+            result.__class__ = final
+            return result  # type: ignore[no-any-return]
 
-        direct: DeferredBuilder = type("_DeferredResultBuilder", (twin,), {"__slots__": (), "__init__": init})
-        try:
-            probe = direct(None, None, None)
-        except TypeError:
-            probe = None
-        if type(probe) is final:
-            return direct
+        return direct
 
     def eager(value: Value, error: ErrorInfo | None, compact: Any) -> ExecutionResult:
         return new_execution_result(*settle(compact))

@@ -7,12 +7,12 @@ touches nothing else of the run except through a stub (``stubs.py``), so a run t
 stub never needs the meter: its whole consumption is the fuel the function hands back.
 
 ``LazyRunState`` is a ``RunState`` whose ``run`` and ``meter`` slots are left empty until a stub
-first reads one of them: Python then falls back to the class's ``__getattr__``, which builds a
-``RunContext`` equal to the one the ordinary path would have built at the start of the run (same run
-id, same deadline counted from the run's start, call depth one, nothing charged yet - generated code
-writes nothing to the meter before a stub syncs it) and fills the two slots, so every later read is
-a plain slot read at full speed. From then on the run is the ordinary run, closed by
-``EntryCall.finish``.
+first reads one of them: the class's ``run`` and ``meter`` properties then build a ``RunContext``
+equal to the one the ordinary path would have built at the start of the run (same run id, same
+deadline counted from the run's start, call depth one, nothing charged yet - generated code writes
+nothing to the meter before a stub syncs it), fill the two slots and make the state a plain
+``RunState``, so every later read is a plain slot read at full speed. From then on the run is the
+ordinary run, closed by ``EntryCall.finish``.
 
 A run that never materialized consumed fuel only: its usage is the shared fuel-only record
 (``meter.fuel_only_usage``), its audit trail just the lazily built ``RunSummary``, its commands
@@ -31,6 +31,7 @@ without a cancel token (the host decides the last two per call). Everything else
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -43,7 +44,7 @@ from dotboxd.runtime.audit import AuditTrail
 from dotboxd.runtime.context import RunContext, next_run_number, run_id_text, run_number_source
 from dotboxd.runtime.errors import ErrorInfo
 from dotboxd.runtime.execution import NO_CALLS, EntryCall, RunRecord, failure_info
-from dotboxd.runtime.meter import DEFAULT_WALL_TIME_MS, MeterLimits, ResourceUsage, fuel_only_usage
+from dotboxd.runtime.meter import DEFAULT_WALL_TIME_MS, Meter, MeterLimits, ResourceUsage, fuel_only_usage
 from dotboxd.runtime.stack import HOST_RESERVE_FRAMES
 from dotboxd.validator.purity import reached_bindings
 
@@ -56,18 +57,10 @@ if TYPE_CHECKING:
 _monotonic = time.monotonic
 
 
-class LazyRunState(RunState):
-    """A ``RunState`` without its run context until a stub first reads ``run`` or ``meter``.
+class PendingRunState(RunState):
+    """A fast-lane ``RunState`` with the counters of what its run settled before it had a meter.
 
-    ``run`` and ``meter`` are ``RunState``'s slots, simply not set until ``build`` (reached through
-    ``__getattr__``, which Python calls only for a name the ordinary lookup did not find) fills
-    them. ``lazy`` holds what ``build`` needs - (lane, run key, start time) - while the state is
-    armed for a run, ``()`` while it waits for one, and None once the context was built: such a
-    state belongs to its run and is never reused. A state that was never built is as new after its
-    run apart from ``work``, which the lane resets, and the pending counters below, which a run of
-    ``one`` arms and disarms.
-
-    Pending counters (``pending``: charges settled before the meter exists, which ``build`` hands to
+    Its pending counters (``pending``: charges settled before the meter exists, which ``build`` hands to
     the meter): fixed per lane, ``limits``, ``full`` (the run's fuel) and ``literals``
     (``pending.literal_charges``); per run, ``room`` - the text bytes the run may hold
     (``pending.text_room``) while it is armed, -1 while it is not (a state not armed by the lane's
@@ -103,26 +96,57 @@ class LazyRunState(RunState):
         """Whether anything was charged without the meter."""
         return bool(self.left != self.full or self.elements or self.strings)
 
+
+class LazyRunState(PendingRunState):
+    """A ``PendingRunState`` without its run context until a stub first reads ``run`` or ``meter``.
+
+    No slots of its own: the class shadows ``RunState``'s ``run`` and ``meter`` slots with two
+    properties that build the context (``build``), store it in those very slots and retype the
+    state to a plain ``PendingRunState`` (the layouts are the same, and the retype is one step: the
+    class adds no slot). From then on the run is an ordinary run whose every read is a slot read.
+    ``lazy`` holds what ``build`` needs - (lane, run key, start time) - while the state is armed for
+    a run, ``()`` while it waits for one, and None once the context was built: such a state belongs
+    to its run and is never reused. A state that was never built is as new after its run apart from
+    ``work``, which the lane resets, and the pending counters, which a run of ``one`` arms and
+    disarms.
+
+    Why properties and a retype rather than a ``__getattr__`` that fills the slots in place: a
+    class with ``__getattr__`` keeps the interpreter from specializing any attribute read of its
+    instances (the lane reads ``lazy`` after every run, generated code and stubs read the state's
+    tables), and the retype happens only in a run that builds its context, which costs far more."""
+
+    __slots__ = ()
+
     def build(self) -> RunContext:
-        """Build the run context now and fill the ``run`` and ``meter`` slots; the meter starts from
-        what was settled without it (``pending``), and nothing more is settled so."""
-        lane, run_key, started = self.lazy
+        """Build the run context now, fill the ``run`` and ``meter`` slots and become a
+        ``PendingRunState``; the meter starts from what was settled without it (``pending``), and
+        nothing more is settled so (AttributeError when the state is not armed: there is nothing to
+        build from)."""
+        armed = self.lazy
+        if not armed:
+            raise AttributeError("run")
+        lane, run_key, started = armed
         run: RunContext = lane.context(run_key, started)
         if self.room >= 0:
             strings = self.strings  # every pending charge allocates its text bytes, nothing else
             run.meter.take_pending(self.full - self.left, self.ticks, strings, self.elements, strings)
             self.disarm()
-        self.run = run
-        self.meter = run.meter
-        self.lazy = None
+        self.__class__ = PendingRunState  # type: ignore[assignment]  # the slots are no longer shadowed
+        plain: PendingRunState = self
+        plain.run = run
+        plain.meter = run.meter
+        plain.lazy = None
         return run
 
-    def __getattr__(self, name: str) -> Any:
-        """Only reached for an empty slot: ``run`` or ``meter`` of an armed state builds the context."""
-        if (name == "run" or name == "meter") and self.lazy:
-            self.build()
-            return getattr(self, name)
-        raise AttributeError(name)
+    @property
+    def run(self) -> RunContext:  # type: ignore[override]
+        """The run context, built on this first read."""
+        return self.build()
+
+    @property
+    def meter(self) -> Meter:  # type: ignore[override]
+        """The run's meter, its context built on this first read."""
+        return self.build().meter
 
 
 _Bound = tuple[
@@ -133,14 +157,17 @@ _Bound = tuple[
     tuple[Any, ...],
     tuple[str, ...],
     tuple[int, ...],
-    list[LazyRunState],
+    deque[LazyRunState],
     bool,
     "ManyRuns | None",
     PendingPlan,
 ]
 """(artifact, the run of one row against it (``FastLane._runner``), sites, totals, texts, bindings,
-site nodes, spare states, whether a run needs a UTF-16 scope, the row loop of ``run_many`` if
-the entry has one, what its runs settle without a meter against: ``pending.plan_for``)."""
+site nodes, spare states (a deque: a list that a run empties and refills reallocates its storage
+twice per run, ~500 instructions; unbounded, yet never more than the runs that were ever in flight
+at once: a run takes one, or makes one when there is none, and gives back at most that one), whether
+a run needs a UTF-16 scope, the row loop of ``run_many`` if the entry has one, what its runs settle
+without a meter against: ``pending.plan_for``)."""
 
 _TEXT_FREE_TYPES = frozenset({"Unit", "Bool", "I32", "I64", "F64", "List", "Map", "Record"})
 _SCALAR_TYPES = frozenset({"Bool", "I32", "I64", "F64"})
@@ -211,6 +238,7 @@ class FastLane:
     __slots__ = (
         "_bound",
         "_recent",
+        "_source",
         "audit_clock",
         "backend_name",
         "bounds",
@@ -260,6 +288,9 @@ class FastLane:
         events = [i for i, ref in enumerate(refs) if not _text_free(ref)]
         self.event_input = events[0] if len(events) == 1 and _event_map(refs[events[0]]) else -1
         self._bound: _Bound | None = None
+        self._source: tuple[Any, Artifact, int] | None = None
+        """The ``_recent`` entry ``_bound`` was made from: while the backend holds this very tuple,
+        the plan is compiled there with that artifact (an entry is never changed, only replaced)."""
         self.run: LaneRun = self._run  # this artifact's own closure once one is bound (``_current``)
 
     @staticmethod
@@ -290,13 +321,13 @@ class FastLane:
         if recent is None or recent[0] is not self.plan:
             return None
         bound = self._bound
-        if bound is not None and bound[0] is recent[1]:
+        if bound is not None and self._source is recent:
             return bound
         artifact = recent[1]
         scoped = bool(artifact.texts) or not self.text_free_inputs
-        spares: list[LazyRunState] = []
+        spares: deque[LazyRunState] = deque()
         cell: list[_Bound] = []
-        one, many, run = self._runner(artifact, scoped, cell)
+        one, many, run = self._runner(artifact, scoped, cell, recent, spares)
         bound = (
             artifact,
             one,
@@ -312,6 +343,7 @@ class FastLane:
         )
         cell.append(bound)
         self._bound = bound
+        self._source = recent
         self.run = self._run if run is None else run
         return bound
 
@@ -335,7 +367,7 @@ class FastLane:
         if recent is None or recent[0] is not self.plan:
             return None
         bound = self._bound
-        if bound is None or bound[0] is not recent[1]:
+        if bound is None or self._source is not recent:
             bound = self._current()
             assert bound is not None
         spares = bound[7]
@@ -344,7 +376,7 @@ class FastLane:
         except IndexError:
             state = LazyRunState(bound)
         done = bound[1](args, next_run_number() if run_id is None else run_id, state, defer is not None)
-        if state.lazy is not None and len(spares) < _SPARES:  # never built: reusable
+        if state.lazy is not None:  # never built: reusable
             state.lazy = ()
             spares.append(state)
         if defer is not None:
@@ -389,7 +421,12 @@ class FastLane:
         return done
 
     def _runner(
-        self, artifact: Artifact, scoped: bool, cell: list[_Bound]
+        self,
+        artifact: Artifact,
+        scoped: bool,
+        cell: list[_Bound],
+        source: tuple[Any, Artifact, int],
+        spares: deque[LazyRunState],
     ) -> tuple[OneRun, ManyRuns | None, LaneRun | None]:
         """The run of one row against ``artifact``: the steps of ``EntryCall.run_record`` after its
         plan-level checks (which the lane's eligibility settles once), with the run context built
@@ -411,8 +448,15 @@ class FastLane:
         When the entry needs no per-run setup beyond its inputs (no charged input, no bounds, no
         UTF-16 scope), two more closures: one that runs a whole stream of rows (``run_many``), and
         ``run`` itself for this artifact, ``one`` and the result written out in one frame (the
-        per-event path of a host; ``cell`` receives the artifact's ``_Bound``, spares included,
-        once the caller has made it); None otherwise."""
+        per-event path of a host; ``cell`` receives the artifact's ``_Bound`` once the caller has
+        made it; ``source`` is the backend's ``_recent`` entry it is bound to, ``spares`` the
+        artifact's unused run states); None otherwise.
+
+        The inline test of integer rows compares each input with its range clipped to CPython's
+        one-digit integers (magnitude below 2**30, ``_INLINE_INT``): the interpreter compares those
+        on its integer fast path, while a bound such as -2**31 makes each comparison a generic one
+        (four of them per two-integer row, ~60 ns). A value outside the clipped range but inside the
+        parameter's goes through ``read_inputs``, which accepts it as before."""
         function = artifact.functions[self.entry.entrypoint]
         limits = self.entry.facts.limits
         room = text_room(limits)
@@ -436,7 +480,9 @@ class FastLane:
         # ``read_inputs`` would give back as they are are tested inline (``EntryCall.int_ranges``)
         ranges = self.entry.int_ranges
         ints = len(ranges) if ranges is not None and len(ranges) in (1, 2) else 0
-        (lo0, hi0), (lo1, hi1) = (ranges[0], ranges[-1]) if ranges and ints else ((0, -1), (0, -1))
+        (lo0, hi0), (lo1, hi1) = (
+            (_inline_range(ranges[0]), _inline_range(ranges[-1])) if ranges and ints else ((0, -1), (0, -1))
+        )
 
         def one(
             args: Sequence[object], run_key: RunKey, lazy: LazyRunState, later: bool = False
@@ -616,7 +662,6 @@ class FastLane:
             return done
 
         recent_get, plan, general = self._recent.get, self.plan_id, self._run
-        plan_object = self.plan
         take = run_number_source()
 
         def run(
@@ -627,15 +672,12 @@ class FastLane:
         ) -> _Out | None:
             """``FastLane.run`` while ``artifact`` is the plan's: ``one`` written out, with its result
             (must stay in step with ``one``; the fast-lane tests compare every corpus case)."""
-            recent = recent_get(plan)
-            if recent is None or recent[1] is not artifact or recent[0] is not plan_object:
+            if recent_get(plan) is not source:
                 return general(args, run_id, finish, defer)  # compiled anew, or dropped: rebind
-            bound = cell[0]
-            spares = bound[7]
             try:
                 state = spares.pop()  # atomic: two threads never share a state
             except IndexError:
-                state = LazyRunState(bound)
+                state = LazyRunState(cell[0])
             run_key: RunKey = take() if run_id is None else run_id
             value: Value = None
             error: ErrorInfo | None = None
@@ -667,8 +709,7 @@ class FastLane:
                 return defer(held[1], held[2], held)  # type: ignore[arg-type]
             state.lazy = ()
             state.work = 0
-            if len(spares) < _SPARES:
-                spares.append(state)
+            spares.append(state)
             if error is None:
                 compact: Compact = (run_key, value, None, max_fuel - fuel, audit_clock(), True)
             else:  # nothing was charged: it failed before, or without, any stub
@@ -723,9 +764,14 @@ def _as_record(*fields: Any) -> Any:
     return fields
 
 
-_SPARES = 8
-"""Most unused run states a lane keeps per artifact (one per thread running it at once)."""
-
 _SHAPES_KEPT = 256
 """Most input shapes whose charges a lane keeps (``_runner``'s ``charge_inputs``): as many as
 ``core.values.text_keyed_map_shape`` shares."""
+
+_INLINE_INT = (1 << 30) - 1
+"""The largest magnitude of a CPython one-digit integer (``_runner``'s inline row test)."""
+
+
+def _inline_range(limits: tuple[int, int]) -> tuple[int, int]:
+    """``limits`` clipped to the one-digit integers (see ``_runner``)."""
+    return max(limits[0], -_INLINE_INT), min(limits[1], _INLINE_INT)

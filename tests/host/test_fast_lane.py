@@ -28,7 +28,8 @@ from dotboxd.runtime.context import run_id_text
 from dotboxd.runtime.execution import EntryCall
 from dotboxd.runtime.meter import Meter, MeterLimits
 from dotboxd.runtime.optimized import ArtifactCache, OptimizedBackend
-from dotboxd.runtime.optimized.fastlane import FastLane, LazyRunState
+from dotboxd.runtime.optimized.fastlane import FastLane, LazyRunState, PendingRunState
+from dotboxd.runtime.optimized.stubs import RunState
 from tests.corpus_cases import corpus_cases
 
 from ..optimized.differential import differences, observe
@@ -168,8 +169,12 @@ def _warm(source: str, policy: Policy | None = None) -> tuple[SandboxHost, Sandb
 
 @pytest.mark.parametrize(
     "args",
-    [[7, 12], [0, 12], [7, 9], [2**31, 1], [True, 1], ["7", 1], [7], [7, 12, 1], "ab", None],
-)
+    [
+        [7, 12], [0, 12], [7, 9], [2**31, 1], [True, 1], ["7", 1], [7], [7, 12, 1], "ab", None,
+        # past the inline test's one-digit bounds (2**30 - 1), inside I32: read_inputs takes them
+        [2**30, 12], [2**30 - 1, 10], [-(2**30), 12], [2**31 - 1, 2**31 - 1], [-(2**31), 12], [5, -(2**31) - 1],
+    ],
+)  # fmt: skip
 def test_fast_lane_inputs_fail_and_pass_as_on_the_ordinary_path(args: Any) -> None:
     laned, ordinary, plan, spy = _warm(PRED)
     lane = laned.execute(plan, "check", args, backend="optimized")
@@ -322,24 +327,60 @@ def test_fast_lanes_false_runs_every_call_on_the_ordinary_path() -> None:
     assert ordinary._dispatch[(id(plan), "check", "optimized", "python")].fast is None
 
 
-def test_lazy_run_state_fills_its_slots_in_place_without_changing_class() -> None:
-    """The lane's run state builds its context on the first read of ``run`` or ``meter`` by filling
-    the slots (no ``__class__`` swap); an unarmed or built state never builds one."""
+def test_lazy_run_state_builds_its_context_once_then_is_a_plain_run_state() -> None:
+    """The lane's run state builds its context on the first read of ``run`` or ``meter``, stores it
+    in ``RunState``'s own slots and from then on is a plain ``PendingRunState`` (every later read a slot
+    read, the context never built twice); an unarmed state builds nothing. Neither class has a
+    ``__getattr__``, which would keep the interpreter from specializing the reads of the lane's
+    and the stubs' hot paths (the property this design keeps from the in-place one it replaced:
+    the run's state object, its tables and its context are the same before and after)."""
     _, _, _, spy = _warm(PRED)
     lane = spy.lane
     assert isinstance(lane, FastLane)
     bound = lane._current()
     assert bound is not None
+    assert not any("__getattr__" in vars(cls) for cls in (LazyRunState, PendingRunState, RunState))
+    assert PendingRunState.__mro__[1] is RunState and not any(
+        isinstance(v, property) for v in vars(PendingRunState).values()
+    )
     state = LazyRunState(bound)
     with pytest.raises(AttributeError):
         state.meter  # noqa: B018  # unarmed: nothing to build from
+    with pytest.raises(AttributeError):
+        state.run  # noqa: B018
+    assert type(state) is LazyRunState and state.lazy == ()
+    sites = state.sites
     state.lazy = (lane, 7, time.monotonic())
     meter = state.meter
-    assert type(state) is LazyRunState and state.lazy is None
-    assert state.run.meter is meter and state.run.run_id == run_id_text(7)
+    assert type(state) is PendingRunState and state.lazy is None and state.sites is sites
+    run = state.run
+    assert run.meter is meter and state.meter is meter and run.run_id == run_id_text(7)
+    assert state.run is run  # built once
     assert meter.call_depth == CALL_DEPTH_STEP and meter.fuel_used == 0
     with pytest.raises(AttributeError):
         state.nothing  # noqa: B018
+    other = LazyRunState(bound)
+    other.lazy = (lane, 8, time.monotonic())
+    assert other.run.run_id == run_id_text(8) and type(other) is PendingRunState  # ``run`` first, too
+
+
+def test_lane_rebinds_when_the_backend_replaces_its_entry_for_the_plan() -> None:
+    """The artifact's own run checks the backend's ``_recent`` entry by identity: when the backend
+    replaces it (the plan remembered again, here with the very same artifact) the lane rebinds, and
+    its next runs take the new entry's own run again instead of falling back for good."""
+    laned, ordinary, plan, spy = _warm(PRED)
+    lane = spy.lane
+    backend = laned._backends["optimized"]
+    first = lane.run
+    assert first is not lane._run and lane._source is backend._recent[id(plan)]
+    backend._remember(plan, backend._recent[id(plan)][1])  # a new entry (tuple), the same artifact
+    for args in ([7, 12], [2**30 + 1, 12], [0, 12]):
+        _same(
+            laned.execute(plan, "check", args, backend="optimized"),
+            ordinary.execute(plan, "check", args, backend="optimized"),
+        )
+    assert spy.taken == 3
+    assert lane._source is backend._recent[id(plan)] and lane.run is not first and lane.run is not lane._run
 
 
 def test_release_forgets_the_hot_dispatch_record() -> None:

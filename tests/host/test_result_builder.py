@@ -57,6 +57,8 @@ def test_result_builder_builds_what_result_of_builds(case: Case) -> None:
             assert built.to_json() == expected.to_json()
             with pytest.raises(dataclasses.FrozenInstanceError):
                 built.ok = not built.ok  # type: ignore[misc]
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                del built.value  # built on a blank subclass with object's delattr: retyped, refused
 
 
 # --- deferred results (``deferred_builder``: fields settled on first read) ----------------------
