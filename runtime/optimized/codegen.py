@@ -54,6 +54,7 @@ from .facts import COMPOSITES, TEXT_LITERALS, PlanFacts, analyze, live
 from .ledger import Chunk, Inline, Loop, Segment
 from .owned import owned_list
 from .owned_maps import READERS, UPDATE, owned_map
+from .periodic_tally import periodic_settle
 from .signs import nonnegative_nodes
 from .stubs import intrinsic_stub_name
 from .tables import Tables, function_name, guid_name
@@ -631,7 +632,8 @@ class _FunctionEmitter:
         chunk_body, body_live = self.chunk_body(stmt.body, chunk)
         base = chunk.finish(body_live)
         self.tables.set_chunk_base(chunk.fault_sites, base)
-        chunk_body, done = self.settle_chunk(chunk_body, fast, n, base)
+        periodic = (ivar, k) if chunk.counter_fixed else None
+        chunk_body, done = self.settle_chunk(chunk_body, fast, n, base, periodic)
         done.append(P.assign(k, P.add(P.name(k), P.name(n))))
         done.append(P.continue_())
         precise: list[ast.stmt] = [P.if_(P.name(n), done)]
@@ -652,14 +654,19 @@ class _FunctionEmitter:
         self.live = True
 
     def settle_chunk(
-        self, body: list[ast.stmt], fast: bool, n: str, base: int
+        self, body: list[ast.stmt], fast: bool, n: str, base: int, periodic: tuple[str, str] | None = None
     ) -> tuple[list[ast.stmt], list[ast.stmt]]:
         """(the chunk body, what a chunk that ran all ``n`` iterations pays): ``f -= n * base``. A
         fast body's branch charges go to a tally (``tally.py``), set to 0 here, before the loop;
-        a completed chunk then also pays the tally and sets it back to 0."""
+        a completed chunk then also pays the tally and sets it back to 0. A forRange chunk
+        (``periodic``: its iteration variable and start) whose dearer arm is taken on a residue of
+        the counter counts that arm in closed form instead (``periodic_tally.py``)."""
         unit = tally_unit(body) if fast else 0
         if not unit:
             return body, [P.aug("f", P.SUB, P.mul(P.name(n), P.const(base)))] if fast and base else []
+        closed = periodic_settle(body, *periodic, n, base) if periodic is not None else None
+        if closed is not None:
+            return closed
         counter = self.slots.new("t")
         self.emit(P.assign(counter, P.const(0)))
         spent = tallied_fuel(counter, unit)
