@@ -41,7 +41,8 @@ from .tables import Tables, function_name
 from .verifier import VERIFIER_VERSION, allowed_globals, verify_code, verify_cold_module, verify_module
 
 COMPILER_VERSION = (
-    "dotboxd-py-opt-codegen-16"  # 16: periodic arms counted in closed form (periodic_tally.py);
+    "dotboxd-py-opt-codegen-16"  # 16: periodic arms counted in closed form (periodic_tally.py),
+    # checks the operands' value ranges rule out dropped (value_ranges.py);
     # 15: slots numbered in sorted name order (same source in every
     # process); 14: inline list reads subscript a buffer view (g<n>), loop refunds
     # computed on failure paths, inline reads test one fuel slot; 13: owned maps use a containsKey

@@ -59,6 +59,7 @@ from .signs import nonnegative_nodes
 from .stubs import intrinsic_stub_name
 from .tables import Tables, function_name, guid_name
 from .tally import tallied_fuel, tally_body, tally_unit
+from .value_ranges import value_ranges
 from .work import WorkCounter
 
 FIXED_PARAMS = ("R", "f", "d", "lr")
@@ -1038,7 +1039,7 @@ class _FunctionEmitter:
         _, high = _RANGES[t]
         out = self.slots.new("t")
         self.emit(P.assign(out, P.neg(operand)))
-        if id(node) in self.gen.safe_nodes:
+        if id(node) in self.gen.safe_nodes or id(node) in self.gen.range_safe:
             return P.name(out)
         op = "neg_" + _suffix(t)
         self.emit(
@@ -1115,7 +1116,11 @@ class _FunctionEmitter:
         both_nonneg = self.is_nonneg(left) and self.is_nonneg(right)
         constant = _const_int(right)
         chunk = self.chunk
-        safe = id(node) in self.gen.safe_nodes or (chunk is not None and id(node) in chunk.counted)
+        safe = (
+            id(node) in self.gen.safe_nodes
+            or id(node) in self.gen.range_safe  # value_ranges.py: the operands' intervals fit
+            or (chunk is not None and id(node) in chunk.counted)
+        )
         if op in ("add", "sub") and constant is not None and not safe and not (op == "sub" and both_nonneg):
             # ``x + c`` overflows exactly when ``x > MAX - c`` (``x - c``: ``x < MIN + c``): test the
             # operand first and compute straight into the statement's variable
@@ -1156,6 +1161,12 @@ class _FunctionEmitter:
         py_op: ast.operator = P.FLOORDIV if op == "div" else P.MOD
         divisor = _const_int(right)
         positive = divisor is not None and divisor > 0
+        if not self.is_nonneg(left) and type(left) is P.BinOp:
+            # a pure operand the guard and the division would both compute: compute it once
+            held = self.slots.new("t")
+            self.emit(P.assign(held, left))
+            left = P.name(held)
+            out = self.temp(dest, (left, right))  # the operand no longer reads the destination
         guards: list[ast.expr] = []
         if not positive:
             guards.append(P.compare(right, P.GT, P.const(0)))
@@ -1555,12 +1566,15 @@ class _Generator:
                     f"the compile budget of {options.max_compile_nodes}"
                 )
             self.inline_left = self.facts.inlined_nodes
-            self.signs: frozenset[int] = nonnegative_nodes(plan)
+            ranges = value_ranges(plan)
+            self.signs: frozenset[int] = nonnegative_nodes(plan) | ranges.nonneg
+            self.range_safe = ranges.safe
             self.tables = Tables()
             self.tables.functions = sorted(fid for fid, info in plan.functions.items() if info.reachable)
         else:
             self.facts = PlanFacts()
             self.signs = frozenset()
+            self.range_safe = frozenset()
             self.tables = tables
         self.work = self.facts.work or WorkCounter(plan)  # analyze's counter, from this same plan
         self.function_index = {fid: i for i, fid in enumerate(self.tables.functions)}
