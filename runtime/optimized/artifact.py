@@ -41,10 +41,11 @@ from .tables import Tables, function_name
 from .verifier import VERIFIER_VERSION, allowed_globals, verify_code, verify_cold_module, verify_module
 
 COMPILER_VERSION = (
-    "dotboxd-py-opt-codegen-18"  # 18: fast list chunks (list_chunks: adds and view reads paid once per chunk, c<n>
-    # slots); 17: pre-checked fast chunks of owned-string loops; 16: pre-checked owned-map chunks (mapchunk, mc<n>
-    # tallies); 15: slots numbered in sorted name order (same source in every process); 14: inline list reads subscript a
-    # buffer view (g<n>), loop refunds
+    "dotboxd-py-opt-codegen-19"  # 19: periodic arms counted in closed form (periodic_tally.py), checks the
+    # operands' value ranges rule out dropped (value_ranges.py); 18: fast list chunks (list_chunks: adds and view reads
+    # paid once per chunk, c<n> slots); 17: pre-checked fast chunks of owned-string loops; 16: pre-checked owned-map
+    # chunks (mapchunk, mc<n> tallies); 15: slots numbered in sorted name order (same source in every process); 14:
+    # inline list reads subscript a buffer view (g<n>), loop refunds
     # computed on failure paths, inline reads test one fuel slot; 13: owned maps use a containsKey
     # branch's answer; 12: sign-aware overflow tests, counter resets, branch fuel tallies; 11: owned
     # strings (parts lists); 10: owned maps (dict inside bulk loops); 9: owned lists (in-place

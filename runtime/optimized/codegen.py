@@ -57,10 +57,12 @@ from .list_chunks import fast_chunk as fast_list_chunk
 from .mapchunk import fast_chunk as fast_map_chunk
 from .owned import owned_list
 from .owned_maps import READERS, UPDATE, owned_map
+from .periodic_tally import periodic_settle
 from .signs import nonnegative_nodes
 from .stubs import intrinsic_stub_name
 from .tables import Tables, function_name, guid_name
 from .tally import tallied_fuel, tally_body, tally_unit
+from .value_ranges import value_ranges
 from .work import WorkCounter
 
 FIXED_PARAMS = ("R", "f", "d", "lr")
@@ -635,7 +637,8 @@ class _FunctionEmitter:
         text_chunk = fast_text_chunk(chunk.owned_text, chunk_body, ivar, k, n)  # owned strings, issue 16
         base = chunk.finish(body_live)
         self.tables.set_chunk_base(chunk.fault_sites, base)
-        chunk_body, done = self.settle_chunk(chunk_body, fast, n, base)
+        periodic = (ivar, k) if chunk.counter_fixed else None
+        chunk_body, done = self.settle_chunk(chunk_body, fast, n, base, periodic)
         done.append(P.assign(k, P.add(P.name(k), P.name(n))))
         done.append(P.continue_())
         precise: list[ast.stmt] = [P.if_(P.name(n), done)]
@@ -679,14 +682,19 @@ class _FunctionEmitter:
         return [] if made is None else [made.stmt]
 
     def settle_chunk(
-        self, body: list[ast.stmt], fast: bool, n: str, base: int
+        self, body: list[ast.stmt], fast: bool, n: str, base: int, periodic: tuple[str, str] | None = None
     ) -> tuple[list[ast.stmt], list[ast.stmt]]:
         """(the chunk body, what a chunk that ran all ``n`` iterations pays): ``f -= n * base``. A
         fast body's branch charges go to a tally (``tally.py``), set to 0 here, before the loop;
-        a completed chunk then also pays the tally and sets it back to 0."""
+        a completed chunk then also pays the tally and sets it back to 0. A forRange chunk
+        (``periodic``: its iteration variable and start) whose dearer arm is taken on a residue of
+        the counter counts that arm in closed form instead (``periodic_tally.py``)."""
         unit = tally_unit(body) if fast else 0
         if not unit:
             return body, [P.aug("f", P.SUB, P.mul(P.name(n), P.const(base)))] if fast and base else []
+        closed = periodic_settle(body, *periodic, n, base) if periodic is not None else None
+        if closed is not None:
+            return closed
         counter = self.slots.new("t")
         self.emit(P.assign(counter, P.const(0)))
         spent = tallied_fuel(counter, unit)
@@ -1058,7 +1066,7 @@ class _FunctionEmitter:
         _, high = _RANGES[t]
         out = self.slots.new("t")
         self.emit(P.assign(out, P.neg(operand)))
-        if id(node) in self.gen.safe_nodes:
+        if id(node) in self.gen.safe_nodes or id(node) in self.gen.range_safe:
             return P.name(out)
         op = "neg_" + _suffix(t)
         self.emit(
@@ -1135,7 +1143,11 @@ class _FunctionEmitter:
         both_nonneg = self.is_nonneg(left) and self.is_nonneg(right)
         constant = _const_int(right)
         chunk = self.chunk
-        safe = id(node) in self.gen.safe_nodes or (chunk is not None and id(node) in chunk.counted)
+        safe = (
+            id(node) in self.gen.safe_nodes
+            or id(node) in self.gen.range_safe  # value_ranges.py: the operands' intervals fit
+            or (chunk is not None and id(node) in chunk.counted)
+        )
         if op in ("add", "sub") and constant is not None and not safe and not (op == "sub" and both_nonneg):
             # ``x + c`` overflows exactly when ``x > MAX - c`` (``x - c``: ``x < MIN + c``): test the
             # operand first and compute straight into the statement's variable
@@ -1176,6 +1188,12 @@ class _FunctionEmitter:
         py_op: ast.operator = P.FLOORDIV if op == "div" else P.MOD
         divisor = _const_int(right)
         positive = divisor is not None and divisor > 0
+        if not self.is_nonneg(left) and type(left) is P.BinOp:
+            # a pure operand the guard and the division would both compute: compute it once
+            held = self.slots.new("t")
+            self.emit(P.assign(held, left))
+            left = P.name(held)
+            out = self.temp(dest, (left, right))  # the operand no longer reads the destination
         guards: list[ast.expr] = []
         if not positive:
             guards.append(P.compare(right, P.GT, P.const(0)))
@@ -1575,12 +1593,15 @@ class _Generator:
                     f"the compile budget of {options.max_compile_nodes}"
                 )
             self.inline_left = self.facts.inlined_nodes
-            self.signs: frozenset[int] = nonnegative_nodes(plan)
+            ranges = value_ranges(plan)
+            self.signs: frozenset[int] = nonnegative_nodes(plan) | ranges.nonneg
+            self.range_safe = ranges.safe
             self.tables = Tables()
             self.tables.functions = sorted(fid for fid, info in plan.functions.items() if info.reachable)
         else:
             self.facts = PlanFacts()
             self.signs = frozenset()
+            self.range_safe = frozenset()
             self.tables = tables
         self.work = self.facts.work or WorkCounter(plan)  # analyze's counter, from this same plan
         self.function_index = {fid: i for i, fid in enumerate(self.tables.functions)}

@@ -304,11 +304,13 @@ _OP_STUBS = frozenset({"_s_c2", "_s_f2"})
 
 def _reset_value(value: Any, bound: int, op_of: Callable[[int], str | None]) -> bool:
     """Whether ``value`` is within ``bound`` of zero whatever its operands: ``x % m`` (``x`` a name,
-    ``m`` a constant with ``|m| - 1 <= bound``; Python's ``%`` lands in ``[0, m)`` or ``(m, 0]``)
+    or arithmetic of names and integer constants that cannot fail - ``(v + t) % m``, where
+    ``value_ranges`` found the sum cannot overflow; ``m`` a constant with ``|m| - 1 <= bound``;
+    Python's ``%`` lands in ``[0, m)`` or ``(m, 0]`` whatever the int it divides)
     or the checked remainder's exact path ``_s_c2(...)`` / ``_s_f2(...)`` whose site (``op_of``) is
     a remainder by such a constant (``core.arith``'s truncating remainder: smaller than its
     divisor)."""
-    if type(value) in BINOPS and type(value.op) is ast.Mod and type(value.left) in NAMES:
+    if type(value) in BINOPS and type(value.op) is ast.Mod and _arithmetic(value.left):
         divisor = _int(value.right)
     elif (
         type(value) in CALLS
@@ -322,6 +324,20 @@ def _reset_value(value: Any, bound: int, op_of: Callable[[int], str | None]) -> 
     else:
         return False
     return divisor is not None and divisor != 0 and abs(divisor) - 1 <= bound
+
+
+_PURE_OPS = (ast.Add, ast.Sub, ast.Mult)
+
+
+def _arithmetic(node: Any) -> bool:
+    """A name, an integer constant, or ``+ - *`` of such (the dividend forms the generator emits)."""
+    if type(node) in NAMES:
+        return True
+    if type(node) in CONSTS:
+        return type(node.value) is int
+    if type(node) in BINOPS and type(node.op) in _PURE_OPS:
+        return _arithmetic(node.left) and _arithmetic(node.right)
+    return False
 
 
 def _single_store(stmt: Any) -> tuple[str, Any] | None:

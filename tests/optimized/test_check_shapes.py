@@ -53,20 +53,22 @@ SIGNED_VECTORS = [
 
 INLINED = """module "inlined" version "1.0.0";
 fn sq(x I32, k I32) -> I32 { return x * x + k; }
-entrypoint fn main(k I32, n I32) -> I32 {
+entrypoint fn main(k I32, n I32, m I32) -> I32 {
     acc = 0;
-    for i in 0 .. n { acc = (acc + sq(i % 100, k)) % 1000003; }
+    for i in 0 .. n { acc = (acc + sq(i % m, k)) % 1000003; }
     return acc;
 }"""
-"""``x`` is the argument ``i % 100`` (>= 0): ``x * x`` and ``x * x + k`` test their upper side only;
-``acc + sq(..)`` both sides (``k`` may be negative)."""
+"""``x`` is the argument ``i % m`` (>= 0; ``m`` a parameter, so no range bounds its size):
+``x * x`` and ``x * x + k`` test their upper side only; ``acc + sq(..)`` both sides (``k`` may be
+negative)."""
 
 INLINED_VECTORS = [
-    [1, 2000],
-    [I32_MAX - 50, 300],  # ``x * x + k`` overflows at x = 8
-    [COMPACT_MAX, 300],  # in the band, never over
-    [I32_MIN, 300],  # ``acc + sq(..)`` underflows once acc is negative
-    [I32_MIN + 20000, 500],
+    [1, 2000, 100],
+    [I32_MAX - 50, 300, 100],  # ``x * x + k`` overflows at x = 8
+    [COMPACT_MAX, 300, 100],  # in the band, never over
+    [I32_MIN, 300, 100],  # ``acc + sq(..)`` underflows once acc is negative
+    [I32_MIN + 20000, 500, 100],
+    [0, 46400, 50000],  # ``x * x`` overflows at x = 46341
 ]
 
 WIDE = """module "wide" version "1.0.0";

@@ -440,8 +440,8 @@ TAMPERED = {
         _MOX7.replace("lr + (n0 - (v3 - k0) - 1)", "n0 - (v3 - k0) - 1"),
     ),
     "exact path refunding another chunk": (
-        "_s_mox(R, f, lr + (n1 - j0 - 1), 24, m1, 2, t35, v5)",
-        "_s_mox(R, f, lr + (n0 - j0 - 1), 24, m1, 2, t35, v5)",
+        "_s_mox(R, f, lr + (n1 - j0 - 1), 22, m1, 2, t35, v5)",
+        "_s_mox(R, f, lr + (n0 - j0 - 1), 22, m1, 2, t35, v5)",
     ),
     "dict never taken": ("t7 = m0[v4]", "t7 = m7[v4]"),
     "take called inside an expression": ("t2 = _p_mlen(m0)", "t2 = _p_min(_s_mown(R, v2), 1)"),

@@ -175,7 +175,21 @@ RESET_TAMPERINGS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "a reset through a temporary that is not a remainder": (("t4 = v4 % 77\n", "t4 = v4 * 77\n"),),
     "a reset copied from a temporary set elsewhere": (("v4 = t4\n", "v4 = t1\n"),),
+    "a reset of a sum by a divisor larger than the plan's": (
+        ("v3 = t2 % 1000\n", "v3 = (t2 + v5) % 100000000\n"),
+    ),
+    "a reset of a call's result": (("v3 = t2 % 1000\n", "v3 = _p_min(t2, v5) % 1000\n"),),
+    "a reset of a floor quotient": (("v3 = t2 % 1000\n", "v3 = (t2 // v5) % 1000\n"),),
+    "a reset then stepped in the same store": (("v3 = t2 % 1000\n", "v3 = t2 % 1000 + v5\n"),),
 }
+
+
+def test_a_reset_of_a_sum_passes() -> None:
+    """A reset may divide ``+ - *`` of names and integer constants (the generator emits
+    ``c = (c + x) % m`` where value ranges or proofs dropped the sum's check): Python's ``%`` by
+    the constant bounds it whatever the sum is."""
+    kernel = KERNELS["resets"]
+    kernel.bind(_rewrite(kernel.source, ("v3 = t2 % 1000\n", "v3 = (t2 + v5 * 2 - 1) % 1000\n")))
 
 
 @pytest.mark.parametrize("name", sorted(RESET_TAMPERINGS))
