@@ -92,7 +92,8 @@ def test_single_concatenation_loops_take_the_pre_checked_chunk(name: str) -> Non
         'i = 0; while i < n { s = string.concatBudgeted(s, "a"); i = i + 1; }',
         't = "ab"; for i in 0 .. n { s = string.concatBudgeted(s, t); }',
         "for i in 0 .. n { s = string.concatBudgeted(s, int32.toStringInvariant(i * n)); }",
-        "for i in 0 .. n { s = string.concatBudgeted(s, int32.toStringInvariant(i % 10 * 7 + 3)); }",
+        # (``i % 10 * 7 + 3`` was one too until value ranges proved it cannot overflow: it runs fast now)
+        "for i in 0 .. n { s = string.concatBudgeted(s, int32.toStringInvariant(i * 7 + 3)); }",
     ],
 )
 def test_other_owned_loops_keep_the_checked_form_only(text: str) -> None:
