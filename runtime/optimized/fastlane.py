@@ -505,17 +505,8 @@ class FastLane:
                     opened = True
                 if check_bounds is not None:
                     check_bounds(values)
-                if charged:
-                    shape = values[first].shape if first >= 0 else None  # type: ignore[union-attr]  # a map
-                    known = by_shape.get(id(shape))
-                    if known is not None and known[0] is shape and known[1] is not None:
-                        # ``charge_inputs`` of a host event whose key set was seen: its charges, kept
-                        fuel, lazy.ticks, lazy.elements, lazy.strings = known[1]
-                        lazy.left = fuel
-                        if monotonic() >= started + wall_seconds:
-                            lazy.meter.check_deadline()  # past the deadline: the meter raises R-TIMEOUT
-                    else:
-                        fuel = charge_inputs(lazy, values, started)
+                if charged:  # a host event's kept charges are written out in ``run_event``
+                    fuel = charge_inputs(lazy, values, started)
                 else:  # scalar inputs: the run starts now, its deadline check is this instant
                     lazy.lazy = (lane, run_key, monotonic())
                 ran = True
@@ -531,6 +522,14 @@ class FastLane:
                 return (
                     closed(state, value, error, fuel, ran) if later else close(state, value, error, fuel, ran)
                 )
+            return ended(lazy, run_key, value, error, fuel, ran)
+
+        def ended(
+            lazy: LazyRunState, run_key: RunKey, value: Value, error: ErrorInfo | None, fuel: int, ran: bool
+        ) -> Compact | Counted:
+            """The end of a run that never built its context: ``lazy`` disarmed and ready for the
+            next run, and the run's ``Counted`` form when it was charged more than fuel, else its
+            ``Compact`` form."""
             lazy.work = 0
             elements, strings = lazy.elements, lazy.strings
             lazy.room = -1  # disarmed, its counters back to zero (``LazyRunState.disarm``, inlined)
@@ -610,6 +609,74 @@ class FastLane:
                 run.finish_commands(error is None),
             )
 
+        recent_get, plan, general = self._recent.get, self.plan_id, self._run
+        take = run_number_source()
+
+        def run_event(
+            args: Sequence[object],
+            run_id: str | None,
+            finish: Finish[_Out],
+            defer: Callable[[Value, ErrorInfo | None, Compact], _Out] | None = None,
+        ) -> _Out | None:
+            """``FastLane.run`` while ``artifact`` is the plan's, for an entry whose one charged
+            input is a host event (``Map<String, scalar>``) and that checks no bounds: ``_run`` and
+            ``one`` written out in one frame, with the result (must stay in step with ``one``: the
+            fast-lane tests compare every corpus case, and ``tests/optimized/test_event_lane.py``
+            each outcome of this path with the ordinary path's)."""
+            if recent_get(plan) is not source:
+                return general(args, run_id, finish, defer)  # compiled anew, or dropped: rebind
+            try:
+                state = spares.pop()  # atomic: two threads never share a state
+            except IndexError:
+                state = LazyRunState(cell[0])
+            run_key: RunKey = take() if run_id is None else run_id
+            state.room = room  # armed (a disarmed state's counters are zero: ``LazyRunState.disarm``)
+            started = monotonic()  # the run starts before its inputs are read, as on the ordinary path
+            state.lazy = (lane, run_key, started)
+            fuel = max_fuel
+            value: Value = None
+            error: ErrorInfo | None = None
+            ran = False
+            opened = False
+            try:
+                values = read_inputs(args)
+                held: Any = values[first]  # a map: the host event
+                if scoped and type(held.entries) is not TokenEntries:
+                    open_scope()  # the run's UTF-16 indices, as on the ordinary path
+                    opened = True
+                shape = held.shape
+                known = by_shape.get(id(shape))
+                if known is not None and known[0] is shape and known[1] is not None:
+                    # ``charge_inputs`` of a host event whose key set was seen: its charges, kept
+                    fuel, state.ticks, state.elements, state.strings = known[1]
+                    state.left = fuel
+                    if monotonic() >= started + wall_seconds:
+                        state.meter.check_deadline()  # past the deadline: the meter raises R-TIMEOUT
+                else:
+                    fuel = charge_inputs(state, values, started)
+                ran = True
+                value, fuel = function(state, fuel, depth_left, 0, *values)
+            except Exception as exc:
+                error = failure_info(exc)
+            finally:
+                if opened:
+                    close_scope()
+            if error is not None and state.lazy is not None and state.pending_charged():
+                state.build()  # it failed after charges without a meter: the meter reports them
+            if state.lazy is None:  # that run built its context: close it (the state is its own)
+                if defer is None:
+                    return finish(*close(state, value, error, fuel, ran))
+                closing = closed(state, value, error, fuel, ran)
+                return defer(closing[1], closing[2], closing)  # type: ignore[arg-type]
+            compact = ended(state, run_key, value, error, fuel, ran)
+            state.lazy = ()
+            spares.append(state)
+            if defer is not None:
+                return defer(compact[1], error, compact)  # type: ignore[arg-type]
+            return lane.record(compact, finish)
+
+        if first >= 0 and first == event and check_bounds is None:
+            return one, None, run_event
         if charged or scoped or check_bounds is not None:
             return one, None, None
 
@@ -660,9 +727,6 @@ class FastLane:
                 if stop_on_error and error is not None:
                     break
             return done
-
-        recent_get, plan, general = self._recent.get, self.plan_id, self._run
-        take = run_number_source()
 
         def run(
             args: Sequence[object],

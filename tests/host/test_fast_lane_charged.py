@@ -170,3 +170,32 @@ def test_a_host_event_is_a_snapshot_and_never_changes(backend: str) -> None:
     assert grown.ok and grown.value.sorted_entries() == [("level", 2), ("new", 1)]
     again = laned.execute(grown_plan, "grow", [{"hp": 1, "level": 2}], backend="reference")
     assert (grown.value, grown.usage) == (again.value, again.usage)
+
+
+@pytest.mark.parametrize("limits", [{}, {"max_fuel": 3}, {"max_total_string_bytes": 17}])
+def test_a_dict_event_entry_runs_on_its_own_closure_in_both_result_forms(limits: dict[str, int]) -> None:
+    """Not vacuous: once bound, an event entry's lane runs on its one-frame closure (``run_event``),
+    so the comparisons above exercise it; and its plain record form (no deferred result: the
+    lane called directly) is the deferred form's, run for run, including runs that fail or build
+    their meter."""
+    laned, ordinary = _hosts(None)
+    plan = laned.prepare(EVENT, Policy.builder().with_limits(**limits).build())
+    laned.execute(plan, "check", [{"hp": 1}], backend="optimized")  # the dispatch record
+    _compile(laned, plan)
+    lane = laned._dispatch[(id(plan), "check", "optimized", "python")].fast
+    assert lane is not None
+    lane.run([{"hp": 1, "level": 10}], None, lambda *fields: fields)  # binds the artifact
+    assert lane.run.__name__ == "run_event"
+    for event in EVENTS:
+        deferred = laned.execute(plan, "check", [event], backend="optimized")
+        _same(deferred, ordinary.execute(plan, "check", [event], backend="optimized"))
+        record = lane([event])
+        assert record is not None
+        _, value, error, usage, events, commands, calls, _, executed_by = record
+        assert (value, error and error.code, usage) == (
+            deferred.value if deferred.ok else None,
+            deferred.error and deferred.error.code,
+            deferred.usage,
+        )
+        assert (executed_by, commands, dict(calls)) == ("optimized", (), {})
+        assert [e.kind for e in events] == [e.kind for e in deferred.audit_events]
