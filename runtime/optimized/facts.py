@@ -414,3 +414,10 @@ def _count_expr(node: ast.Expr) -> int:
     if kind is ast.Unary:
         return 1 + _count_expr(node.operand)  # type: ignore[union-attr]
     return 1
+
+
+def function_facts(plan: ExecutionPlan, fid: str) -> FunctionFacts:
+    """The facts of one function as the inlining generator sees it (``inline=True``): whether it is
+    fast and loop-free, and then its worst-case fuel (``max_cost``). For readers outside the code
+    generator (``small_fuel``) that need one function's numbers, not a whole plan's."""
+    return _Analyzer(plan, True).function(fid)

@@ -49,6 +49,7 @@ from dotboxd.runtime.stack import HOST_RESERVE_FRAMES
 from dotboxd.validator.purity import reached_bindings
 
 from .pending import InputCharges, PendingPlan, input_charges, plan_for, text_room
+from .small_fuel import SHORT_START, start_fuel
 from .stubs import RunState
 
 if TYPE_CHECKING:
@@ -679,6 +680,10 @@ class FastLane:
             return one, None, run_event
         if charged or scoped or check_bounds is not None:
             return one, None, None
+        # ``many`` and ``run`` count fuel down from ``start`` (``small_fuel``): ``lift`` more was
+        # left than the count says, which a run that built its context adds back when it closes
+        start = start_fuel(self.plan, self.entry.entrypoint, function, max_fuel)
+        lift = max_fuel - start
 
         def many(rows: Iterator[Sequence[object]], stop_on_error: bool, bound: _Bound) -> list[LaneRecord]:
             """``one`` over every row, its body written out in the loop (no call per row), for the
@@ -690,7 +695,7 @@ class FastLane:
             state = LazyRunState(bound)
             for args in rows:
                 run_key = take()
-                fuel = max_fuel
+                fuel = start
                 value: Value = None
                 error: ErrorInfo | None = None
                 ran = False
@@ -716,12 +721,14 @@ class FastLane:
                 except Exception as exc:
                     error = failure_info(exc)
                 if state.lazy is None:  # that run built its context: the next needs a new state
-                    keep(close(state, value, error, fuel, ran))
+                    if lift:  # only a start short of the worst case builds one here: fail closed
+                        value, error = None, SHORT_START
+                    keep(close(state, value, error, fuel + lift, ran))
                     state = LazyRunState(bound)
                 else:
                     state.work = 0
                     if error is None:
-                        keep((run_key, value, None, max_fuel - fuel, audit_clock(), True))
+                        keep((run_key, value, None, start - fuel, audit_clock(), True))
                         continue
                     keep((run_key, None, error, 0, audit_clock(), ran))
                 if stop_on_error and error is not None:
@@ -745,7 +752,7 @@ class FastLane:
             run_key: RunKey = take() if run_id is None else run_id
             value: Value = None
             error: ErrorInfo | None = None
-            fuel = max_fuel
+            fuel = start
             ran = False
             try:
                 values = None
@@ -767,15 +774,17 @@ class FastLane:
             except Exception as exc:
                 error = failure_info(exc)
             if state.lazy is None:  # that run built its context: close it (the state is its own)
+                if lift:  # only a start short of the worst case builds one here: fail closed
+                    value, error = None, SHORT_START
                 if defer is None:
-                    return finish(*close(state, value, error, fuel, ran))
-                held = closed(state, value, error, fuel, ran)
+                    return finish(*close(state, value, error, fuel + lift, ran))
+                held = closed(state, value, error, fuel + lift, ran)
                 return defer(held[1], held[2], held)  # type: ignore[arg-type]
             state.lazy = ()
             state.work = 0
             spares.append(state)
             if error is None:
-                compact: Compact = (run_key, value, None, max_fuel - fuel, audit_clock(), True)
+                compact: Compact = (run_key, value, None, start - fuel, audit_clock(), True)
             else:  # nothing was charged: it failed before, or without, any stub
                 compact = (run_key, None, error, 0, audit_clock(), ran)
             if defer is not None:
