@@ -288,7 +288,10 @@ def _body(
 
 def check_rooms(fn: ast.FunctionDef, rooms: set[str]) -> None:
     """Each room slot a fast chunk's room term reads is stored once in the function (by its
-    ``_s_lown``): no statement can widen the room between the take and the chunk."""
+    ``_s_lown``): no statement can widen the room between the take and the chunk. A function
+    without fast list chunks has nothing to check (and is not walked again)."""
+    if not rooms:
+        return
     stores: dict[str, int] = {}
     for node in ast.walk(fn):
         if _kind(node) is ast.Name and type(node.ctx) is ast.Store and node.id in rooms:  # type: ignore[attr-defined]

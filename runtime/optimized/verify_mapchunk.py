@@ -77,13 +77,20 @@ class MapChunkRules:
     """Rule 20 for one generated function."""
 
     def __init__(self, fn: ast.FunctionDef) -> None:
+        self.fn = fn
         self.takes: list[Take] = []
-        names: list[Any] = [n for n in ast.walk(fn) if type(n) in NAMES]
-        self.stores: Counter[str] = Counter(
-            n.id for n in names if type(n.ctx) is ast.Store and type(n.id) is str
-        )
+        self.counted: Counter[str] | None = None
         self.approved: set[int] = set()
         """``_p_mcfit`` and ``_s_mcover`` calls standing where this rule puts them."""
+
+    def stores(self) -> Counter[str]:
+        """How many times each name is stored in the function, counted on the first guard only:
+        a walk of the whole function per function would cost every plan (most have no guard)
+        about a sixth of its compile time."""
+        if self.counted is None:
+            names: list[Any] = [n for n in ast.walk(self.fn) if type(n) in NAMES]
+            self.counted = Counter(n.id for n in names if type(n.ctx) is ast.Store and type(n.id) is str)
+        return self.counted
 
     def take(self, block: list[ast.stmt], index: int) -> None:
         """After ``m, u, room, most = _s_mown(R, v)``: ``size = _p_mlen(m)`` and ``units = 0`` (the
@@ -123,7 +130,8 @@ class MapChunkRules:
         take = next((t for t in self.takes if [t.size, t.units, t.room, t.most] == slots), None)
         if take is None:
             raise _fail("the guard reads an owned map's size, units, room and entry limit", guard)
-        if self.stores[take.room] != 1 or self.stores[take.most] != 1:
+        stores = self.stores()
+        if stores[take.room] != 1 or stores[take.most] != 1:
             raise _fail("an owned map's rooms are stored by its take alone", guard)
         bound = [a.value if type(a) in CONSTS and type(a.value) is int else -1 for a in args[6:]]
         if not all(0 <= c <= _GUARD_MAX for c in bound):
