@@ -295,8 +295,8 @@ def check_rooms(fn: ast.FunctionDef, rooms: set[str]) -> None:
         return
     stores: dict[str, int] = {}
     for node in walk(fn):  # ``ast.walk``'s nodes, about twice as fast (issue 16)
-        if _kind(node) is ast.Name and type(node.ctx) is ast.Store and node.id in rooms:  # type: ignore[attr-defined]
-            stores[node.id] = stores.get(node.id, 0) + 1  # type: ignore[attr-defined]
+        if _kind(node) is ast.Name and type(node.ctx) is ast.Store and node.id in rooms:
+            stores[node.id] = stores.get(node.id, 0) + 1
     for room in sorted(rooms):
         if stores.get(room) != 1:
             raise _fail(f"the room {room} is stored more than once", fn)
