@@ -125,6 +125,7 @@ class _Outcome:
 @dataclass(slots=True)
 class _Analysis:
     plan: ExecutionPlan
+    bounds: dict[int, Interval | None]  # each expression node's type range (None: not an integer)
     env: dict[tuple[str, str], Interval] = field(default_factory=dict)
     results: dict[str, Interval] = field(default_factory=dict)
     found: dict[tuple[str, str], Interval] = field(default_factory=dict)
@@ -136,7 +137,7 @@ class _Analysis:
 
     def interval(self, node: ast.Expr) -> Interval | None:
         """``node``'s interval under ``env`` (None for a non-integer node), recording definitions."""
-        bounds = _TYPES.get(self.plan.type_of(node))
+        bounds = self.bounds[id(node)]
         kind = type(node)  # IR node classes are final: dispatch on the exact class
         result: Interval | None = None
         if kind is ast.Literal:
@@ -163,7 +164,7 @@ class _Analysis:
         else:
             assert isinstance(node, ast.Call)
             args = [self.interval(a) for a in node.args]
-            target = self.plan.call_target(node)
+            target = self.plan.call_targets[id(node)]
             if target.kind is CallKind.FUNCTION:
                 callee = self.plan.functions[target.name]
                 for param, arg in zip(callee.function.parameters, args, strict=True):
@@ -274,7 +275,8 @@ def _closed(found: dict[K, Interval], env: dict[K, Interval]) -> bool:
 
 def value_ranges(plan: ExecutionPlan) -> RangeFacts:
     """The safe and non-negative nodes of ``plan``'s reachable functions."""
-    analysis = _Analysis(plan)
+    # Each node's type range looked up once, not once per node per round (issue 16).
+    analysis = _Analysis(plan, {key: _TYPES.get(t) for key, t in plan.expr_types.items()})
     for count in _rounds():
         found, returned = analysis.round()
         if _closed(found, analysis.env) and _closed(returned, analysis.results):
