@@ -8,28 +8,20 @@ recorded hash is altered or one plan is missing.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from tests.runtime.examples_loader import load_script
+
 _TOOL = Path(__file__).resolve().parents[2] / "tools" / "codegen_fingerprint.py"
-
-
-def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("codegen_fingerprint", _TOOL)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_check_passes_on_its_own_record_and_fails_on_a_changed_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    tool = _tool()
+    tool = load_script(_TOOL)
     cases = tool.load_cases()[:12]
     monkeypatch.setattr(tool, "load_cases", lambda: cases)
     monkeypatch.setattr(tool, "GENERATED_PROGRAMS", 3)
