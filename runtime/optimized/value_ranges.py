@@ -110,9 +110,22 @@ def _arith(op: ast.BinaryOp, a: Interval, b: Interval) -> Interval | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    """One round's inputs and everything it found (never mutated once the round is over)."""
+
+    env: dict[tuple[str, str], Interval]
+    results: dict[str, Interval]
+    found: dict[tuple[str, str], Interval]
+    returned: dict[str, Interval]
+    safe: set[int]
+    nonneg: set[int]
+
+
 @dataclass(slots=True)
 class _Analysis:
     plan: ExecutionPlan
+    bounds: dict[int, Interval | None]  # each expression node's type range (None: not an integer)
     env: dict[tuple[str, str], Interval] = field(default_factory=dict)
     results: dict[str, Interval] = field(default_factory=dict)
     found: dict[tuple[str, str], Interval] = field(default_factory=dict)
@@ -120,10 +133,11 @@ class _Analysis:
     safe: set[int] = field(default_factory=set)
     nonneg: set[int] = field(default_factory=set)
     fid: str = ""
+    done: list[_Outcome] = field(default_factory=list)
 
     def interval(self, node: ast.Expr) -> Interval | None:
         """``node``'s interval under ``env`` (None for a non-integer node), recording definitions."""
-        bounds = _TYPES.get(self.plan.type_of(node))
+        bounds = self.bounds[id(node)]
         kind = type(node)  # IR node classes are final: dispatch on the exact class
         result: Interval | None = None
         if kind is ast.Literal:
@@ -150,7 +164,7 @@ class _Analysis:
         else:
             assert isinstance(node, ast.Call)
             args = [self.interval(a) for a in node.args]
-            target = self.plan.call_target(node)
+            target = self.plan.call_targets[id(node)]
             if target.kind is CallKind.FUNCTION:
                 callee = self.plan.functions[target.name]
                 for param, arg in zip(callee.function.parameters, args, strict=True):
@@ -208,7 +222,24 @@ class _Analysis:
                 self.block(stmt.body)
 
     def round(self) -> tuple[dict[tuple[str, str], Interval], dict[str, Interval]]:
-        """Every definition's interval under the current ``env`` and ``results``, joined per local."""
+        """Every definition's interval under the current ``env`` and ``results``, joined per local.
+
+        A round is a pure function of ``env`` and ``results``, and the fixpoint asks for the same
+        one again and again (the narrowing's first round is the previous round's input, and the
+        facts of the final intervals were found by an earlier round), so an outcome already computed
+        for equal inputs is handed back instead of re-interpreting every function (issue 16: the
+        repeats were about two thirds of the rounds)."""
+        for outcome in self.done:
+            if outcome.env == self.env and outcome.results == self.results:
+                self.found, self.returned = outcome.found, outcome.returned
+                self.safe, self.nonneg = outcome.safe, outcome.nonneg
+                return self.found, self.returned
+        self.interpret()
+        self.done.append(_Outcome(self.env, self.results, self.found, self.returned, self.safe, self.nonneg))
+        return self.found, self.returned
+
+    def interpret(self) -> None:
+        """One round: interpret every reachable function under ``env`` and ``results``."""
         self.found, self.returned = {}, {}
         self.safe, self.nonneg = set(), set()
         for fid, info in self.plan.functions.items():
@@ -222,7 +253,6 @@ class _Analysis:
                         self.define((fid, param.name), _TYPES[t] if given is None else (given[0], given[1]))
             self.fid = fid
             self.block(info.function.body)
-        return self.found, self.returned
 
 
 def _widen(old: dict[K, Interval], new: dict[K, Interval], wide: bool) -> dict[K, Interval]:
@@ -245,7 +275,8 @@ def _closed(found: dict[K, Interval], env: dict[K, Interval]) -> bool:
 
 def value_ranges(plan: ExecutionPlan) -> RangeFacts:
     """The safe and non-negative nodes of ``plan``'s reachable functions."""
-    analysis = _Analysis(plan)
+    # Each node's type range looked up once, not once per node per round (issue 16).
+    analysis = _Analysis(plan, {key: _TYPES.get(t) for key, t in plan.expr_types.items()})
     for count in _rounds():
         found, returned = analysis.round()
         if _closed(found, analysis.env) and _closed(returned, analysis.results):

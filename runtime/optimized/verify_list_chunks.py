@@ -45,6 +45,7 @@ from dotboxd.core import costs
 
 from . import pyast as P
 from .errors import VerifierFailure
+from .shapes import walk
 from .stubs import PURE_HELPERS
 
 _FAULT = re.compile(r"_s_f[0-9]\Z")
@@ -293,9 +294,9 @@ def check_rooms(fn: ast.FunctionDef, rooms: set[str]) -> None:
     if not rooms:
         return
     stores: dict[str, int] = {}
-    for node in ast.walk(fn):
-        if _kind(node) is ast.Name and type(node.ctx) is ast.Store and node.id in rooms:  # type: ignore[attr-defined]
-            stores[node.id] = stores.get(node.id, 0) + 1  # type: ignore[attr-defined]
+    for node in walk(fn):  # ``ast.walk``'s nodes, about twice as fast (issue 16)
+        if _kind(node) is ast.Name and type(node.ctx) is ast.Store and node.id in rooms:
+            stores[node.id] = stores.get(node.id, 0) + 1
     for room in sorted(rooms):
         if stores.get(room) != 1:
             raise _fail(f"the room {room} is stored more than once", fn)

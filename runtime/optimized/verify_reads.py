@@ -27,6 +27,7 @@ from typing import Any
 
 from . import pyast as P
 from .errors import VerifierFailure
+from .shapes import walk
 
 VIEW = re.compile(r"g(?:0|[1-9][0-9]{0,6})\Z")
 """The local-name kind of a list-read view (a code object may hold these besides slots)."""
@@ -167,7 +168,7 @@ class ReadRules:
         watched = {*self.sizes, *self.sizes.values()}
         stores: dict[str, int] = {}
         node: Any
-        for node in ast.walk(fn):
+        for node in walk(fn):  # ``ast.walk``'s nodes, about twice as fast (issue 16)
             if _is(node, ast.Name) and type(node.ctx) is ast.Store and node.id in watched:
                 stores[node.id] = stores.get(node.id, 0) + 1
         for ident in sorted(watched):

@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Any
 
 from . import pyast as P
+from .shapes import walk
 from .stubs import FAULT_ARITIES, STUBS
 
 ChunkNames = tuple[str, str, str | None]
@@ -121,7 +122,7 @@ class RefundSlots:
         self.approved: set[str] = set()
         if body is not None:
             for stmt in body:
-                for node in ast.walk(stmt):
+                for node in walk(stmt):  # ``ast.walk``'s nodes, about twice as fast (issue 16)
                     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                         self.stores[node.id] += 1
 
