@@ -59,6 +59,13 @@ from dotboxd.runtime.awaiting import Awaiter
 from dotboxd.runtime.commands import Command
 from dotboxd.runtime.context import PlanRunFacts, RunContext
 from dotboxd.runtime.errors import ErrorInfo, SandboxError, error_info_from_diagnostic
+from dotboxd.runtime.input_faults import (
+    bad_input_error,
+    host_check,
+    input_bound_error,
+    inputs_shape_error,
+    typed_check,
+)
 from dotboxd.runtime.meter import CancelToken, ResourceUsage
 from dotboxd.runtime.stack import HOST_RESERVE_FRAMES, call_with_headroom, run_frames
 from dotboxd.validator.plan import ExecutionPlan
@@ -286,13 +293,31 @@ def _text_keyed_map_reader(
     return read_map
 
 
-def _bad_input(position: int, fault: SandboxFault) -> SandboxError:
+Refusal = Callable[[int, object, SandboxFault], SandboxError]
+"""Words the error of input ``position`` (1-based), given as ``raw``, refused with ``fault``."""
+
+
+def _plain_refusal(position: int, raw: object, fault: SandboxFault) -> SandboxError:
+    del raw  # only a located refusal (``_refusal``) looks at the input
     return SandboxError("R-VALUE-TYPE", f"input {position}: {fault.safe_message}")
+
+
+def _refusal(refs: Sequence[TypeRef], names: Sequence[str], encoding: ArgEncoding) -> Refusal:
+    """The error of a refused input, located (``runtime.input_faults``): worked out only once an
+    input is refused, so the accepted path pays nothing for it."""
+    check = typed_check if encoding == "json" else host_check
+
+    def refuse(position: int, raw: object, fault: SandboxFault) -> SandboxError:
+        index = position - 1
+        return bad_input_error(position, names[index], refs[index], raw, fault, check, literal_rules)
+
+    return refuse
 
 
 AllInputs = Callable[[Sequence[object]], tuple[Value, ...]]
 
-_TEXT_ARGS = (str, bytes)
+_TEXT_ARGS = (str, bytes, bytearray, memoryview)
+"""Sequences that are never a run's inputs: a text would be read character by character."""
 
 
 def _integer_range(ref: TypeRef) -> tuple[int, int] | None:
@@ -304,24 +329,51 @@ def _integer_range(ref: TypeRef) -> tuple[int, int] | None:
     return None
 
 
+def _inputs_tuple(args: object, arity: int, entrypoint: str) -> tuple[object, ...]:
+    """Inputs given as something other than a list or tuple, as a tuple of ``arity`` items - or the
+    ``R-ENTRY-ARITY`` error: not a sequence (a number, ``None``, a set or mapping, whose order or
+    items are not the parameters'), a text, a wrong length, or a sequence whose length or items
+    cannot be read (its own code raised). Items are read by index, ``arity`` of them at most, so a
+    sequence that lies about its length cannot make this loop run on."""
+    if isinstance(args, _TEXT_ARGS) or not isinstance(args, Sequence):
+        raise inputs_shape_error(entrypoint, arity, args, f"got {type(args).__name__}")
+    try:
+        count = len(args)
+    except Exception:  # a host sequence's own failure is an input error
+        raise inputs_shape_error(entrypoint, arity, args, "its length could not be read") from None
+    if count != arity:
+        raise inputs_shape_error(entrypoint, arity, args, f"got {count}")
+    try:
+        return tuple(args[index] for index in range(arity))
+    except Exception:  # as above
+        raise inputs_shape_error(entrypoint, arity, args, "its items could not be read") from None
+
+
 def _all_inputs(
-    readers: tuple[InputReader, ...], ranges: tuple[tuple[int, int] | None, ...], entrypoint: str
+    readers: tuple[InputReader, ...],
+    ranges: tuple[tuple[int, int] | None, ...],
+    entrypoint: str,
+    refuse: Refusal = _plain_refusal,
 ) -> AllInputs:
     """Check the arity, then read every input in parameter order; the first one that fails names its
-    position. The common small arities get an unrolled reader (no loop, no intermediate list), and
-    when every parameter is an integer one, a single inline test accepts a list or tuple of in-range
-    ``int`` inputs - the very values the per-parameter readers would return - before any reader is
-    called; whatever that test does not accept takes the general path, which also words the error."""
+    position (``refuse`` words its error). The common small arities get an unrolled reader (no loop,
+    no intermediate list), and when every parameter is an integer one, a single inline test accepts
+    a list or tuple of in-range ``int`` inputs - the very values the per-parameter readers would
+    return - before any reader is called; whatever that test does not accept takes the general path,
+    which also words the error. Inputs that are not a list or tuple go through ``_inputs_tuple``."""
     arity = len(readers)
 
-    def arity_error() -> SandboxError:
-        return SandboxError("R-ENTRY-ARITY", f"entrypoint '{entrypoint}' takes {arity} input(s)")
+    def arity_error(args: Sequence[object]) -> SandboxError:
+        return inputs_shape_error(entrypoint, arity, args, f"got {len(args)}")
 
     if arity == 0:
 
         def read0(args: Sequence[object]) -> tuple[Value, ...]:
-            if len(args) != 0 or isinstance(args, _TEXT_ARGS):
-                raise arity_error()
+            cls = type(args)
+            if cls is not list and cls is not tuple:
+                args = _inputs_tuple(args, 0, entrypoint)
+            if len(args) != 0:
+                raise arity_error(args)
             return ()
 
         return read0
@@ -329,13 +381,16 @@ def _all_inputs(
         (r0,) = readers
 
         def read1(args: Sequence[object]) -> tuple[Value, ...]:
-            if len(args) != 1 or isinstance(args, _TEXT_ARGS):
-                raise arity_error()
+            cls = type(args)
+            if cls is not list and cls is not tuple:
+                args = _inputs_tuple(args, 1, entrypoint)
+            if len(args) != 1:
+                raise arity_error(args)
             (a0,) = args
             try:
                 return (r0(a0),)
             except SandboxFault as fault:
-                raise _bad_input(1, fault) from None
+                raise refuse(1, a0, fault) from None
 
         (range0,) = ranges
         if range0 is None:
@@ -355,17 +410,20 @@ def _all_inputs(
         r0, r1 = readers
 
         def read2(args: Sequence[object]) -> tuple[Value, ...]:
-            if len(args) != 2 or isinstance(args, _TEXT_ARGS):
-                raise arity_error()
+            cls = type(args)
+            if cls is not list and cls is not tuple:
+                args = _inputs_tuple(args, 2, entrypoint)
+            if len(args) != 2:
+                raise arity_error(args)
             a0, a1 = args
             try:
                 v0 = r0(a0)
             except SandboxFault as fault:
-                raise _bad_input(1, fault) from None
+                raise refuse(1, a0, fault) from None
             try:
                 return (v0, r1(a1))
             except SandboxFault as fault:
-                raise _bad_input(2, fault) from None
+                raise refuse(2, a1, fault) from None
 
         range0, range1 = ranges
         if range0 is None or range1 is None:
@@ -384,14 +442,18 @@ def _all_inputs(
         return read2_int
 
     def read(args: Sequence[object]) -> tuple[Value, ...]:
-        if len(args) != arity or isinstance(args, _TEXT_ARGS):
-            raise arity_error()
+        cls = type(args)
+        if cls is not list and cls is not tuple:
+            args = _inputs_tuple(args, arity, entrypoint)
+        if len(args) != arity:
+            raise arity_error(args)
         values: list[Value] = []
         try:
             for reader, raw in zip(readers, args, strict=True):
                 values.append(reader(raw))
         except SandboxFault as fault:  # the input that failed is the next one after those read
-            raise _bad_input(len(values) + 1, fault) from None
+            position = len(values) + 1
+            raise refuse(position, args[position - 1], fault) from None
         return tuple(values)
 
     return read
@@ -494,8 +556,12 @@ class EntryCall:
             refs = [to_type_ref(t) for t in info.parameter_types]
             self.arity = len(refs)
             ranges = tuple(_integer_range(ref) for ref in refs)
+            names = tuple(param.name for param in info.function.parameters)
             self.read_inputs = _all_inputs(
-                tuple(_input_reader(ref, encoding) for ref in refs), ranges, entrypoint
+                tuple(_input_reader(ref, encoding) for ref in refs),
+                ranges,
+                entrypoint,
+                _refusal(refs, names, encoding),
             )
             if all(limits is not None for limits in ranges):
                 self.int_ranges = tuple(limits for limits in ranges if limits is not None)
@@ -671,7 +737,7 @@ class EntryCall:
         for index, name, lo, hi in self.bounds:
             measure = _measure(values[index])
             if measure is not None and not lo <= measure <= hi:
-                raise SandboxError("R-INPUT-BOUND", f"input '{name}' is outside its declared bounds")
+                raise input_bound_error(index, name)
 
     def _observed_summary(
         self, run: RunContext, mode: str, error: ErrorInfo | None, usage: ResourceUsage

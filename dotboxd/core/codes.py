@@ -176,7 +176,7 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo("R-VALUE-TYPE", Category.INVALID_INPUT, "an input value does not match its declared type"),
     CodeInfo("R-ENTRY-UNKNOWN", Category.INVALID_INPUT, "the entrypoint does not exist or is not visible"),
     CodeInfo("R-INPUT-BOUND", Category.INVALID_INPUT, "an input is outside the policy's inputBounds"),
-    CodeInfo("R-ENTRY-ARITY", Category.INVALID_INPUT, "the number of inputs differs from the parameters"),
+    CodeInfo("R-ENTRY-ARITY", Category.INVALID_INPUT, "not one input per parameter, in a list or tuple"),
     CodeInfo("R-MAP-KEY-MISSING", Category.NOT_FOUND, "map.get on a key the map does not hold"),
     CodeInfo("R-QUOTA-FUEL", Category.QUOTA_EXCEEDED, "fuel exhausted (MaxFuel)"),
     CodeInfo("R-QUOTA-LOOP", Category.QUOTA_EXCEEDED, "loop iteration budget exhausted (MaxLoopIterations)"),

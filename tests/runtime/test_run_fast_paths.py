@@ -87,8 +87,11 @@ def _call(draw: st.DrawFn) -> tuple[list[str], object]:
 
 def _by_hand(names: list[str], args: Any, encoding: str) -> tuple[str, Any]:
     """The input rule of an entrypoint, without any shortcut."""
-    if isinstance(args, str | bytes) or len(args) != len(names):
-        return ("error", ("R-ENTRY-ARITY", f"entrypoint 'main' takes {len(names)} input(s)"))
+    expected = f"entrypoint 'main' takes {len(names)} input(s) as a list or tuple; got "
+    if isinstance(args, str | bytes):
+        return ("error", ("R-ENTRY-ARITY", expected + type(args).__name__))
+    if len(args) != len(names):
+        return ("error", ("R-ENTRY-ARITY", expected + str(len(args))))
     values = []
     for position, (name, raw) in enumerate(zip(names, args, strict=True), start=1):
         ref = TypeRef(name)
