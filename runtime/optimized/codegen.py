@@ -44,7 +44,7 @@ from dotboxd.core.values import I32_MAX, I32_MIN, I64_MAX, I64_MIN
 from dotboxd.runtime.locations import NO_ORDINAL, operation_ordinals
 from dotboxd.validator.plan import CallKind, ExecutionPlan
 
-from . import bounds, owned_map_code
+from . import bounds, owned_map_code, scaled_steps
 from . import pyast as P
 from .codegen_strchunk import fast_chunk as fast_text_chunk
 from .codegen_text import owned_concat, release_owned_text, take_owned_text
@@ -188,9 +188,10 @@ class _FunctionEmitter:
         """Operand nodes whose value is known >= 0 (from ``signs``), by ``id``. The node is kept as the
         value so that it stays alive: an operand the generator drops would otherwise free its ``id``
         for a later, unrelated node, which would then look non-negative."""
-        self.upper_check: tuple[ast.If, str, int] | None = None
+        self.upper_check: tuple[ast.If, str, int, bool] | None = None
         """The last one-sided upper overflow test emitted in a fast chunk: (its ``if``, the slot it
-        tests, the bound), for ``fused_step`` to nest under the next step's test."""
+        tests, the bound, whether that slot is a fresh temporary), for ``fused_step`` to nest under
+        the next step's test (and ``scaled_steps`` to test the product's operand instead)."""
         self.inline_depth = 0
         """Calls being inlined around the current point (the budget is spent by the outermost)."""
         self.cold_results: list[str] | None = None
@@ -1121,7 +1122,7 @@ class _FunctionEmitter:
         held, self.upper_check = self.upper_check, None
         if held is None or not self.out or self.out[-1] is not held[0]:
             return []
-        check, slot, checked = held
+        check, slot, checked, _ = held
         if not (isinstance(left, ast.Name) and left.id == slot and checked >= bound):
             return []
         self.out.pop()
@@ -1156,9 +1157,17 @@ class _FunctionEmitter:
             bound = high - abs(constant) if grows else low + abs(constant)
             test = bounds.above(left, bound) if grows else bounds.below(left, bound)
             failing: list[ast.stmt] = [P.assign(out, self.fault_call(fault, at, left, right))]
+            direct = P.binop(left, _PY_OPS[op], right)
             if grows:
-                failing = self.fused_step(left, bound) + failing
-            self.emit(P.if_(test, failing, [P.assign(out, P.binop(left, _PY_OPS[op], right))]))
+                fresh = self.upper_check is not None and self.upper_check[3]
+                nested = self.fused_step(left, bound)
+                if nested and fresh and self.out and isinstance(left, ast.Name):
+                    fused = scaled_steps.step(self.out[-1], left.id, nested[0], out, direct, bound, failing)
+                    if fused is not None:  # ``k * x + c``: the operand tested, no temporary
+                        self.out[-1] = fused
+                        return P.name(out)
+                failing = nested + failing
+            self.emit(P.if_(test, failing, [P.assign(out, direct)]))
             return P.name(out)
         if op in _PY_OPS and (safe or (op == "sub" and both_nonneg)):
             if dest is None:
@@ -1182,7 +1191,7 @@ class _FunctionEmitter:
                 check = P.if_(checks, [P.assign(out, self.fault_call(fault, at, left, right))])
                 self.emit(check)
                 if chunk is not None and chunk.fast and _upper_only(checks):
-                    self.upper_check = (check, out, high)
+                    self.upper_check = (check, out, high, out != dest)
             return P.name(out)
         # div / rem: Python's // and % agree with truncation when both operands are >= 0
         py_op: ast.operator = P.FLOORDIV if op == "div" else P.MOD

@@ -161,13 +161,16 @@ def test_fused_step_tests_fail_at_the_first_overflow() -> None:
 
 
 def test_fused_step_nests_the_product_test() -> None:
-    """Else the test above proves nothing new: each step's test holds the product's test."""
+    """Else the test above proves nothing new: each step tests the product's operand against
+    ``(MAX - step) // 3`` (``scaled_steps.py``), and under it the product and its own test."""
     source = _chunk_body(compile_plan(prepare(FUSED), keep_module=True).source())
     lines = [line.strip() for line in source.splitlines()]
     for step in (5, 1):
-        heads = [i for i, line in enumerate(lines) if line.endswith(f"> {I32_MAX - step}:")]
+        heads = [i for i, line in enumerate(lines) if line.endswith(f"> {(I32_MAX - step) // 3}:")]
         assert len(heads) == 1, source
-        assert all(lines[i + 1].endswith(f"> {I32_MAX}:") for i in heads), source
+        assert all(" = 3 * " in lines[i + 1] and lines[i + 2].endswith(f"> {I32_MAX}:") for i in heads), (
+            source
+        )
 
 
 @pytest.mark.parametrize("args", [[5, 3000], [1, 3000]])
