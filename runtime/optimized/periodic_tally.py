@@ -30,6 +30,7 @@ import copy
 
 from . import pyast as P
 from .tally import FUEL
+from .treeops import clone, nodes
 
 _EXITS = (ast.Break, ast.Continue, ast.Return)
 
@@ -185,7 +186,7 @@ def _updates_inside(stmt: ast.stmt) -> bool:
     """Whether ``stmt`` is or holds any augmented update of ``f``."""
     return any(
         isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == FUEL
-        for node in ast.walk(stmt)
+        for node in nodes(stmt)
     )
 
 
@@ -197,8 +198,8 @@ def _exits_or_stores(body: list[ast.stmt], ivar: str) -> bool:
     """Whether ``body`` can leave an iteration early (``break``, ``continue``, ``return``: an
     iteration could then skip the ``if`` its residue says it takes) or stores ``f`` or ``ivar``
     other than by the augmented updates the form moves."""
-    updated = {id(n.target) for s in body for n in ast.walk(s) if isinstance(n, ast.AugAssign)}
-    for node in (n for s in body for n in ast.walk(s)):
+    updated = {id(n.target) for s in body for n in nodes(s) if isinstance(n, ast.AugAssign)}
+    for node in (n for s in body for n in nodes(s)):
         if isinstance(node, _EXITS):
             return True
         if (
@@ -221,9 +222,9 @@ def _tallied_arm(arm: list[ast.stmt], counter: _Counter, net: int, ivar: str) ->
 def _reading(node: ast.stmt, spent: ast.expr) -> ast.stmt:
     """``node`` with each read of ``f`` replaced by ``f - spent`` (a copy when anything changes:
     the generator shares some nodes)."""
-    if not any(isinstance(n, ast.Name) and n.id == FUEL for n in ast.walk(node)):
+    if not any(isinstance(n, ast.Name) and n.id == FUEL for n in nodes(node)):
         return node
-    new = _Reads(spent).visit(copy.deepcopy(node))
+    new = _Reads(spent).visit(clone(node))
     assert isinstance(new, ast.stmt)
     return new
 
