@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import pyast as P
+from .walk_index import subtree
 
 _TWINS = {base: positioned for positioned, base in P.POSITIONED.items()}
 
@@ -37,8 +38,14 @@ IFS = _either(ast.If)
 
 def walk(node: ast.AST) -> Iterator[Any]:
     """Every node under ``node`` (itself included), typed loosely: callers test each node's exact
-    class first. Depth first, with a plain stack over ``_fields``: about twice as fast as
-    ``ast.walk``, which the verifier would otherwise spend most of an owned-list check in."""
+    class first. Depth first, the last child first; inside the verifier a slice of one shared index
+    of the tree (``walk_index``), elsewhere a walk of its own."""
+    indexed = subtree(node)
+    return iter(indexed) if indexed is not None else _walk(node)
+
+
+def _walk(node: ast.AST) -> Iterator[Any]:
+    """The walk itself: a plain stack over ``_fields``, about twice as fast as ``ast.walk``."""
     stack: list[Any] = [node]
     pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
