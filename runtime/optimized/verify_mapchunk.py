@@ -47,6 +47,7 @@ from .mapchunk_shape import (
 )
 from .owned_map_code import Owned as Take
 from .shapes import walk
+from .treeops import nodes
 
 # ``Take``: an owned map's slots as the verifier reads them off its take (``slot`` and ``text`` unused)
 
@@ -260,7 +261,7 @@ class MapChunkRules:
         """``f`` and the tally only as a fault stub's exact fuel; only fault stubs are called."""
         approved_fuel: set[int] = set()
         sub: Any
-        for sub in ast.walk(node):
+        for sub in nodes(node):  # ``ast.walk``'s sequence, cheaper (issue 16)
             if type(sub) in _CALLS and _name(sub.func):
                 callee = sub.func.id
                 if callee.startswith("_s_") and callee not in FAULTS:
@@ -268,10 +269,10 @@ class MapChunkRules:
                 if callee in FAULTS:
                     if len(sub.args) < 2 or not _exact_fuel(sub.args[1], tally, size):
                         raise _fail(f"{callee} gets the exact fuel f - (T + pending)", sub)
-                    approved_fuel.update(id(x) for x in ast.walk(sub.args[1]))
+                    approved_fuel.update(id(x) for x in nodes(sub.args[1]))
                 elif callee.startswith("_fn") or callee.startswith("_x"):
                     raise _fail("a fast body calls no function", sub)
-        for sub in ast.walk(node):
+        for sub in nodes(node):
             if _name(sub) and sub.id in ("f", tally) and id(sub) not in approved_fuel:
                 raise _fail("the fuel or tally read outside a fault stub's exact fuel", sub)
 
