@@ -151,20 +151,20 @@ class _Body:
                 continue
             if not isinstance(stmt, (ast.Assign, ast.Expr)):
                 raise Unsupported(f"statement {type(stmt).__name__}")
-            out += self.simple(stmt, pending)
-            if _stores(stmt) & pending.reads(self.owned.size):
+            stores = _stores(stmt)  # listed once for both uses (issue 16)
+            out += self.simple(stmt, pending, stores)
+            if stores & pending.reads(self.owned.size):
                 pending = Charge()  # ``simple`` flushed it before the store
             i += 1
         return out, pending, True
 
-    def simple(self, stmt: ast.Assign | ast.Expr, pending: Charge) -> list[ast.stmt]:
+    def simple(self, stmt: ast.Assign | ast.Expr, pending: Charge, stores: set[str]) -> list[ast.stmt]:
         """An assignment or a call: a fault stub gets the exact fuel (and the cell is written first);
         a store to a slot the pending charges read adds them to the tally first."""
         if isinstance(stmt, ast.Assign) and not all(
             isinstance(t, (ast.Name, ast.Subscript)) for t in stmt.targets
         ):
             raise Unsupported("a tuple assignment (a stub that returns the fuel)")
-        stores = _stores(stmt)
         if "f" in stores:
             raise Unsupported("a store to the fuel")
         new = clone(stmt)

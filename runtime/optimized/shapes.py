@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import pyast as P
-from .walk_index import subtree
+from .walk_index import listed
 
 _TWINS = {base: positioned for positioned, base in P.POSITIONED.items()}
 
@@ -38,28 +38,28 @@ IFS = _either(ast.If)
 
 def walk(node: ast.AST) -> Iterator[Any]:
     """Every node under ``node`` (itself included), typed loosely: callers test each node's exact
-    class first. Depth first, the last child first; inside the verifier a slice of one shared index
-    of the tree (``walk_index``), elsewhere a walk of its own."""
-    indexed = subtree(node)
-    return iter(indexed) if indexed is not None else _walk(node)
+    class first. Depth first, the last child first; inside the verifier a whole function is listed
+    once and shared by every check that walks it (``walk_index``)."""
+    shared = listed(node, _nodes)
+    return iter(shared if shared is not None else _nodes(node))
 
 
-def _walk(node: ast.AST) -> Iterator[Any]:
+def _nodes(node: ast.AST) -> list[Any]:
     """The walk itself: a plain stack over ``_fields``, listed at once (a generator resumed per node
     cost more than the whole list; no caller stops early but to fail)."""
     out: list[Any] = []
     stack: list[Any] = [node]
-    pop, push, extend, listed = stack.pop, stack.append, stack.extend, out.append
+    pop, push, extend, append = stack.pop, stack.append, stack.extend, out.append
     while stack:
         current = pop()
-        listed(current)
+        append(current)
         for field in current._fields:
             value = getattr(current, field, None)
             if type(value) is list:
                 extend([item for item in value if isinstance(item, ast.AST)])
             elif isinstance(value, ast.AST):
                 push(value)
-    return iter(out)
+    return out
 
 
 def callee(node: Any) -> str | None:
