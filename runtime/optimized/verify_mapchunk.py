@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from functools import lru_cache
 from typing import Any
 
 from .errors import VerifierFailure
@@ -285,9 +286,16 @@ def _same(node: Any, source: str) -> bool:
     """``node`` is the statement ``source`` (the generator's positioned twins dump as the plain
     classes: same names, same fields)."""
     try:
-        return ast.dump(node) == ast.dump(ast.parse(source).body[0])
+        return ast.dump(node) == _dump_of(source)
     except (TypeError, ValueError, AttributeError):
         return False
+
+
+@lru_cache(maxsize=256)
+def _dump_of(source: str) -> str:
+    """The dump of the one statement ``source``: the same few texts (slot names differ little from
+    plan to plan) are parsed on every verification otherwise (issue 16)."""
+    return ast.dump(ast.parse(source).body[0])
 
 
 def _lback_after(block: list[ast.stmt], index: int) -> bool:
