@@ -34,7 +34,6 @@ the result without trusting it (spec/optimized.md section 6, rule 22).
 from __future__ import annotations
 
 import ast
-import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,6 +43,7 @@ from dotboxd.core import costs
 
 from . import pyast as P
 from .stubs import PURE_HELPERS
+from .treeops import clone, nodes
 
 ADDS_HELPER = "_p_lcadds"
 """The pure helper ``costs.list_adds_flat_fuel`` goes by in generated code."""
@@ -79,10 +79,6 @@ class _Charges:
     room: str | None = None
 
 
-def _unparse(node: ast.AST) -> str:
-    return ast.unparse(node)
-
-
 def _amount(const: int, rates: list[str]) -> ast.expr | None:
     """``const + q1 + q2 ...`` (None for nothing)."""
     terms: list[ast.expr] = [P.name(rate) for rate in rates]
@@ -106,6 +102,16 @@ class _Rewrite:
     charges: _Charges = field(default_factory=_Charges)
     out: list[ast.stmt] = field(default_factory=list)
     per: ast.expr | None = None
+    texts: dict[int, str] = field(default_factory=dict)
+    """``id(node)`` -> its source text: the scan and the emitting walk read the same statements of
+    the one checked body (alive, unchanged, for the whole rewrite), and unparsing was most of the
+    rewrite's time (issue 16)."""
+
+    def text(self, node: ast.AST) -> str:
+        known = self.texts.get(id(node))
+        if known is None:
+            known = self.texts[id(node)] = ast.unparse(node)
+        return known
 
     def scan(self, body: list[ast.stmt]) -> bool:
         """First pass: what an iteration charges (False: not a body this form takes)."""
@@ -116,9 +122,15 @@ class _Rewrite:
         index = 0
         while index < len(body):
             stmt = body[index]
-            text = _unparse(stmt)
-            charge = _CHARGE.match(text)
-            if charge and index + 1 < len(body) and _EXHAUSTED.match(_unparse(body[index + 1])):
+            # only an augmented assignment unparses to ``f -= c``, only an ``if`` to its test
+            charge = _CHARGE.match(self.text(stmt)) if type(stmt).__name__ == "AugAssign" else None
+            following = body[index + 1] if index + 1 < len(body) else None
+            if (
+                charge is not None
+                and following is not None
+                and type(following).__name__ == "If"
+                and _EXHAUSTED.match(self.text(following))
+            ):
                 charges.const += int(charge.group(1))
                 index += 2
                 continue
@@ -137,7 +149,7 @@ class _Rewrite:
                 charges.rates.append(rate)
                 charges.sizes.append(size)
                 if emit:
-                    self.out.append(copy.deepcopy(value))
+                    self.out.append(clone(value))
                 index += 1
                 continue
             if not self.plain(stmt, charges, emit):
@@ -150,20 +162,23 @@ class _Rewrite:
         _p_push(b, x) else: _s_lox(...)``: (the add's segment ``K - 3``, the push)."""
         if index + 2 >= len(body) or self.buffer is None:
             return None
-        length = _LENGTH.match(_unparse(body[index]))
-        fuel = _ADD_FUEL.match(_unparse(body[index + 1]))
+        # both forms are plain assignments: no other statement unparses to ``t = ...``
+        if type(body[index]).__name__ != "Assign" or type(body[index + 1]).__name__ != "Assign":
+            return None
+        length = _LENGTH.match(self.text(body[index]))
+        fuel = _ADD_FUEL.match(self.text(body[index + 1]))
         test: Any = body[index + 2]
         if length is None or fuel is None or length.group(2) != self.buffer or type(test).__name__ != "If":
             return None
-        checked = _ADD_TEST.match(_unparse(test.test))
+        checked = _ADD_TEST.match(self.text(test.test))
         if checked is None or len(test.body) != 2 or fuel.group(2) != length.group(1):
             return None
         if checked.group(1) != fuel.group(1) or checked.group(2) != length.group(1):
             return None
-        if _unparse(test.body[0]) != f"f = f - {fuel.group(1)}":
+        if self.text(test.body[0]) != f"f = f - {fuel.group(1)}":
             return None
         push = test.body[1]
-        if not _unparse(push).startswith(f"_p_push({self.buffer}, "):
+        if not self.text(push).startswith(f"_p_push({self.buffer}, "):
             return None
         self.charges.room = checked.group(3)
         return int(fuel.group(3)) - _ADD_COPY, push
@@ -173,13 +188,13 @@ class _Rewrite:
         own counter: (q, s, the read)."""
         if type(stmt).__name__ != "If":
             return None
-        test = _READ_TEST.match(_unparse(stmt.test))  # type: ignore[attr-defined]
+        test = _READ_TEST.match(self.text(stmt.test))  # type: ignore[attr-defined]
         body: list[ast.stmt] = stmt.body  # type: ignore[attr-defined]
         if test is None or test.group(2) != self.ivar or len(body) != 2:
             return None
-        if _unparse(body[0]) != f"f = f - {test.group(1)}":
+        if self.text(body[0]) != f"f = f - {test.group(1)}":
             return None
-        if not re.fullmatch(r"t[0-9]+ = g[0-9]+\[" + self.ivar + r"\]", _unparse(body[1])):
+        if not re.fullmatch(r"t[0-9]+ = g[0-9]+\[" + self.ivar + r"\]", self.text(body[1])):
             return None
         return test.group(1), test.group(3), body[1]
 
@@ -188,34 +203,33 @@ class _Rewrite:
         the chunk's names, no call but pure helpers and fault stubs (which raise); ``f`` read only
         as a fault stub's fuel, which becomes the exact fuel at that point."""
         fixed = {"f", self.n, self.ivar, self.start, self.length}
-        for node in ast.walk(stmt):
+        fuel_loads = 0
+        faults: list[Any] = []
+        for node in nodes(stmt):  # one pass, in ``ast.walk``'s order (the first refusal is the same)
             kind = type(node).__name__
             if kind in ("For", "While", "Break", "Continue", "Return", "AugAssign", "Subscript"):
                 return False
-            if kind == "Name" and type(node.ctx) is ast.Store and node.id in fixed:  # type: ignore[attr-defined]
-                return False
-            if kind == "Call":
-                callee = node.func.id  # type: ignore[attr-defined]
+            if kind == "Name":
+                if type(node.ctx) is ast.Store and node.id in fixed:
+                    return False
+                fuel_loads += node.id == "f"
+            elif kind == "Call":
+                callee = node.func.id
                 if callee not in PURE_HELPERS and not _FAULT.match(callee):
                     return False
                 if callee == "_p_len" or (callee == "_p_push" and not (push and stmt.value is node)):  # type: ignore[attr-defined]
                     return False
-        fuel_loads = [node for node in ast.walk(stmt) if type(node).__name__ == "Name" and node.id == "f"]  # type: ignore[attr-defined]
-        faults = [
-            node
-            for node in ast.walk(stmt)
-            if type(node).__name__ == "Call" and _FAULT.match(node.func.id)  # type: ignore[attr-defined]
-        ]
-        if len(fuel_loads) != len(faults) or any(
-            len(call.args) < 2 or _unparse(call.args[1]) != "f"  # type: ignore[attr-defined]
-            for call in faults
+                if _FAULT.match(callee):
+                    faults.append(node)
+        if fuel_loads != len(faults) or any(
+            len(call.args) < 2 or self.text(call.args[1]) != "f" for call in faults
         ):
             return False
         if emit:
-            kept = copy.deepcopy(stmt)
-            for node in ast.walk(kept):
-                if type(node).__name__ == "Call" and _FAULT.match(node.func.id):  # type: ignore[attr-defined]
-                    node.args[1] = self.exact_fuel(charges)  # type: ignore[attr-defined]
+            kept = clone(stmt)
+            for node in nodes(kept):
+                if type(node).__name__ == "Call" and _FAULT.match(node.func.id):
+                    node.args[1] = self.exact_fuel(charges)
             self.out.append(kept)
         return True
 
@@ -224,7 +238,7 @@ class _Rewrite:
         fuel: ast.expr = P.name("f")
         if self.per is not None:
             done = P.sub(P.name(self.ivar), P.name(self.start))
-            fuel = P.sub(fuel, P.mul(done, copy.deepcopy(self.per)))
+            fuel = P.sub(fuel, P.mul(done, clone(self.per)))
         ahead = _amount(before.const, before.rates)
         if ahead is not None:
             fuel = P.sub(fuel, ahead)
@@ -259,7 +273,7 @@ def fast_chunk(
     if rewrite.per is None or not rewrite.walk(body, emit=True):
         return None
     total = new_slot(SLOT_KIND)
-    fuel: ast.expr = P.mul(P.name(n), copy.deepcopy(rewrite.per))
+    fuel: ast.expr = P.mul(P.name(n), clone(rewrite.per))
     pre: list[ast.stmt] = []
     if charges.adds:
         assert buffer is not None

@@ -24,13 +24,13 @@ reservation's bound holds; the verifier requires it, so a tampered chunk fails c
 from __future__ import annotations
 
 import ast
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import pyast as P
 from .mapchunk_shape import Charge, ShapeError, Worst, terms, worst
 from .owned_map_code import Owned, subscript
+from .treeops import clone, nodes
 
 FITS = "_p_mcfit"
 """The reservation test: ``_p_mcfit(f, n, size, units, room, most, per_size, fixed, walks, sets)``."""
@@ -45,11 +45,11 @@ class Unsupported(Exception):
 
 
 def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in nodes(node) if isinstance(n, ast.Name)}
 
 
 def _stores(stmt: ast.stmt) -> set[str]:
-    return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {n.id for n in nodes(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _is_name(node: Any, ident: str) -> bool:
@@ -59,7 +59,7 @@ def _is_name(node: Any, ident: str) -> bool:
 def _stub_calls(node: ast.AST) -> list[ast.Call]:
     return [
         n
-        for n in ast.walk(node)
+        for n in nodes(node)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id.startswith("_s_")
     ]
 
@@ -134,13 +134,13 @@ class _Body:
                     pending = Charge()
                 else:
                     pending = p1 if live1 else p2
-                out.append(P.if_(copy.deepcopy(stmt.test), then or [P.pass_()], orelse))
+                out.append(P.if_(clone(stmt.test), then or [P.pass_()], orelse))
                 if not (live1 or live2):
                     return out, Charge(), False
                 i += 1
                 continue
             if isinstance(stmt, ast.Expr) and _calls(stmt.value, "_s_lback") and isinstance(nxt, ast.Break):
-                out += [*self.flush(pending), *self.pay(), copy.deepcopy(stmt), P.break_()]
+                out += [*self.flush(pending), *self.pay(), clone(stmt), P.break_()]
                 return out, Charge(), False
             if isinstance(stmt, ast.Continue):
                 out += [*self.flush(pending), P.continue_()]
@@ -151,23 +151,23 @@ class _Body:
                 continue
             if not isinstance(stmt, (ast.Assign, ast.Expr)):
                 raise Unsupported(f"statement {type(stmt).__name__}")
-            out += self.simple(stmt, pending)
-            if _stores(stmt) & pending.reads(self.owned.size):
+            stores = _stores(stmt)  # listed once for both uses (issue 16)
+            out += self.simple(stmt, pending, stores)
+            if stores & pending.reads(self.owned.size):
                 pending = Charge()  # ``simple`` flushed it before the store
             i += 1
         return out, pending, True
 
-    def simple(self, stmt: ast.Assign | ast.Expr, pending: Charge) -> list[ast.stmt]:
+    def simple(self, stmt: ast.Assign | ast.Expr, pending: Charge, stores: set[str]) -> list[ast.stmt]:
         """An assignment or a call: a fault stub gets the exact fuel (and the cell is written first);
         a store to a slot the pending charges read adds them to the tally first."""
         if isinstance(stmt, ast.Assign) and not all(
             isinstance(t, (ast.Name, ast.Subscript)) for t in stmt.targets
         ):
             raise Unsupported("a tuple assignment (a stub that returns the fuel)")
-        stores = _stores(stmt)
         if "f" in stores:
             raise Unsupported("a store to the fuel")
-        new = copy.deepcopy(stmt)
+        new = clone(stmt)
         calls = _stub_calls(new)
         out: list[ast.stmt] = []
         if stores & pending.reads(self.owned.size):
@@ -178,7 +178,7 @@ class _Body:
             if callee not in FAULTS or len(call.args) < 2 or not _is_name(call.args[1], "f"):
                 raise Unsupported(f"stub {callee}")
             call.args[1] = self.exact_fuel(pending)
-        if sum(1 for n in ast.walk(new) if isinstance(n, ast.Name) and n.id == "f") != len(calls):
+        if sum(1 for n in nodes(new) if isinstance(n, ast.Name) and n.id == "f") != len(calls):
             raise Unsupported("the fuel read outside a fault stub's fuel argument")
         if calls:
             out.append(self.cell_sync())
@@ -231,18 +231,18 @@ class _Body:
                 and item.value.id in self.defs
             ):
                 out = _without_store(out, item.value.id)
-                item = P.assign(owned.units, copy.deepcopy(self.defs[item.value.id]))
+                item = P.assign(owned.units, clone(self.defs[item.value.id]))
             body.append(item)
         if not kept:
             return pending.plus(charge), body, out
-        exact = copy.deepcopy(stmt.orelse[0])
+        exact = clone(stmt.orelse[0])
         assert isinstance(exact, ast.Expr) and isinstance(exact.value, ast.Call)
         exact.value.args[1] = self.exact_fuel(pending)
         then, after, live = self.block(body, pending.plus(charge))
         if not live:
             raise Unsupported("a map form that leaves the chunk")
         test = kept[0] if len(kept) == 1 else P.and_(*kept)
-        out.append(P.if_(copy.deepcopy(test), then, [self.cell_sync(), exact]))
+        out.append(P.if_(clone(test), then, [self.cell_sync(), exact]))
         return after, [], out
 
 

@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import ast
 import copy
+from typing import Any
 
 from . import pyast as P
 from .tally import FUEL
+from .treeops import clone, nodes
 
 _EXITS = (ast.Break, ast.Continue, ast.Return)
 
@@ -39,7 +41,8 @@ def periodic_settle(
 ) -> tuple[list[ast.stmt], list[ast.stmt]] | None:
     """(the chunk body without its branch-fuel updates, what a completed chunk pays), or None when
     ``body`` is not of the periodic form (the caller tallies it)."""
-    found = _periodic_arm(body, ivar)
+    walks = _Walks()
+    found = _periodic_arm(body, ivar, walks)
     if found is None:
         return None
     index, test, tallied = found
@@ -51,16 +54,18 @@ def periodic_settle(
     for position, stmt in enumerate(body):
         if position != index:
             hit_here = position > index  # after the ``if``: this iteration's hit is counted
-            out.append(_reading(stmt, counter.spent(net, P.name(ivar), hit_here)))
+            out.append(_reading(stmt, counter.spent(net, P.name(ivar), hit_here), walks))
             continue
         assert isinstance(stmt, ast.If)
         new = copy.copy(stmt)
         arms = {"body": stmt.body, "orelse": stmt.orelse}
         for field, arm in arms.items():
             if arm is tallied:
-                setattr(new, field, _tallied_arm(arm, counter, net, ivar) or [P.pass_()])
+                setattr(new, field, _tallied_arm(arm, counter, net, ivar, walks) or [P.pass_()])
             else:
-                setattr(new, field, [_reading(s, counter.spent(net, P.name(ivar), False)) for s in arm])
+                setattr(
+                    new, field, [_reading(s, counter.spent(net, P.name(ivar), False), walks) for s in arm]
+                )
         out.append(new)
     end = P.add(P.name(start), P.name(n))
     spent = _times(net, counter.hits(end))
@@ -102,14 +107,30 @@ def _times(net: int, count: ast.expr) -> ast.expr:
     return count if net == 1 else P.mul(P.const(net), count)
 
 
+class _Walks:
+    """Each statement's nodes (``treeops.nodes``), listed once per ``periodic_settle``: the form's
+    tests and the rewrite read every statement of the body up to five times (issue 16). The body
+    does not change meanwhile, and a listed statement stays alive in its own list (its ``id`` is
+    never reused while this exists)."""
+
+    def __init__(self) -> None:
+        self.known: dict[int, list[Any]] = {}
+
+    def __call__(self, stmt: ast.stmt) -> list[Any]:
+        found = self.known.get(id(stmt))
+        if found is None:
+            found = self.known[id(stmt)] = nodes(stmt)
+        return found
+
+
 def _periodic_arm(
-    body: list[ast.stmt], ivar: str
+    body: list[ast.stmt], ivar: str, walks: _Walks
 ) -> tuple[int, tuple[int, int, bool], list[ast.stmt]] | None:
     """(index of the periodic ``if`` in ``body``, (C, R, whether the tallied arm runs on a match),
     the tallied arm) when ``body`` has the form of the module docstring, else None."""
     candidates: list[tuple[int, tuple[int, int, bool], list[ast.stmt]]] = []
     for index, stmt in enumerate(body):
-        if not _updates_inside(stmt):
+        if not _updates_inside(stmt, walks):
             continue
         if not isinstance(stmt, ast.If):
             return None  # an update outside the periodic ``if``
@@ -117,11 +138,11 @@ def _periodic_arm(
         if test is None:
             return None
         modulus, residue, equal = test
-        with_updates = [arm for arm in (stmt.body, stmt.orelse) if _updates_inside_block(arm)]
+        with_updates = [arm for arm in (stmt.body, stmt.orelse) if _updates_inside_block(arm, walks)]
         if len(with_updates) != 1:
             return None
         arm = with_updates[0]
-        if any(_updates_inside(s) and not _update(s) for s in arm):
+        if any(_updates_inside(s, walks) and not _update(s) for s in arm):
             return None  # an update nested in the arm: its position is not the arm's
         if not _closes(arm):
             return None  # a statement after an update would see this iteration's hit
@@ -129,7 +150,7 @@ def _periodic_arm(
     if len(candidates) != 1:
         return None
     index, test, arm = candidates[0]
-    if _exits_or_stores(body, ivar):
+    if _exits_or_stores(body, ivar, walks):
         return None
     return index, test, arm
 
@@ -181,24 +202,24 @@ def _update(stmt: ast.stmt) -> int:
     return 0
 
 
-def _updates_inside(stmt: ast.stmt) -> bool:
+def _updates_inside(stmt: ast.stmt, walks: _Walks) -> bool:
     """Whether ``stmt`` is or holds any augmented update of ``f``."""
     return any(
         isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == FUEL
-        for node in ast.walk(stmt)
+        for node in walks(stmt)
     )
 
 
-def _updates_inside_block(block: list[ast.stmt]) -> bool:
-    return any(_updates_inside(s) for s in block)
+def _updates_inside_block(block: list[ast.stmt], walks: _Walks) -> bool:
+    return any(_updates_inside(s, walks) for s in block)
 
 
-def _exits_or_stores(body: list[ast.stmt], ivar: str) -> bool:
+def _exits_or_stores(body: list[ast.stmt], ivar: str, walks: _Walks) -> bool:
     """Whether ``body`` can leave an iteration early (``break``, ``continue``, ``return``: an
     iteration could then skip the ``if`` its residue says it takes) or stores ``f`` or ``ivar``
     other than by the augmented updates the form moves."""
-    updated = {id(n.target) for s in body for n in ast.walk(s) if isinstance(n, ast.AugAssign)}
-    for node in (n for s in body for n in ast.walk(s)):
+    updated = {id(n.target) for s in body for n in walks(s) if isinstance(n, ast.AugAssign)}
+    for node in (n for s in body for n in walks(s)):
         if isinstance(node, _EXITS):
             return True
         if (
@@ -211,19 +232,21 @@ def _exits_or_stores(body: list[ast.stmt], ivar: str) -> bool:
     return False
 
 
-def _tallied_arm(arm: list[ast.stmt], counter: _Counter, net: int, ivar: str) -> list[ast.stmt]:
+def _tallied_arm(
+    arm: list[ast.stmt], counter: _Counter, net: int, ivar: str, walks: _Walks
+) -> list[ast.stmt]:
     """The tallied arm without its updates (they close it): a read of ``f`` in it sees the hits of
     the iterations before this one."""
     spent = counter.spent(net, P.name(ivar), False)
-    return [_reading(stmt, spent) for stmt in arm if not _update(stmt)]
+    return [_reading(stmt, spent, walks) for stmt in arm if not _update(stmt)]
 
 
-def _reading(node: ast.stmt, spent: ast.expr) -> ast.stmt:
+def _reading(node: ast.stmt, spent: ast.expr, walks: _Walks) -> ast.stmt:
     """``node`` with each read of ``f`` replaced by ``f - spent`` (a copy when anything changes:
     the generator shares some nodes)."""
-    if not any(isinstance(n, ast.Name) and n.id == FUEL for n in ast.walk(node)):
+    if not any(isinstance(n, ast.Name) and n.id == FUEL for n in walks(node)):
         return node
-    new = _Reads(spent).visit(copy.deepcopy(node))
+    new = _Reads(spent).visit(clone(node))
     assert isinstance(new, ast.stmt)
     return new
 

@@ -28,6 +28,7 @@ import copy
 import math
 
 from . import pyast as P
+from .treeops import nodes
 
 FUEL = "f"
 
@@ -98,13 +99,11 @@ def _stores_fuel(stmt: ast.stmt) -> bool:
     """An assignment of ``f`` (not ``f -= x``, which keeps ``f`` as far from exact as before)."""
     if not isinstance(stmt, ast.Assign):
         return False
-    return any(isinstance(n, ast.Name) and n.id == FUEL for t in stmt.targets for n in ast.walk(t))
+    return any(isinstance(n, ast.Name) and n.id == FUEL for t in stmt.targets for n in nodes(t))
 
 
 def _reads_fuel(node: ast.AST) -> bool:
-    return any(
-        isinstance(n, ast.Name) and n.id == FUEL and isinstance(n.ctx, ast.Load) for n in ast.walk(node)
-    )
+    return any(isinstance(n, ast.Name) and n.id == FUEL and isinstance(n.ctx, ast.Load) for n in nodes(node))
 
 
 def _has_update(node: ast.AST) -> bool:

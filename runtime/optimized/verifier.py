@@ -56,6 +56,7 @@ from .stubs import FAULT_ARITIES, PURE_HELPERS, RANGE_NAME, STUBS
 from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 from .ticks import Tick, expected_ticks
 from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
+from .walk_index import indexed_walks
 
 VERIFIER_VERSION = "dotboxd-py-opt-verifier-18"  # 18: a counter reset may divide + - * of names (rule 11); 17: fast list chunks (rule 22), c<n> slots; 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
@@ -1386,7 +1387,8 @@ def verify_module(
     (``GenOptions.key``: whether loops run in bulk and calls are inlined decide what each bulk
     reservation must be; empty means the defaults)."""
     try:
-        _AstVerifier(plan, tables, globals_allowed, cold=False, options_key=options_key).check(module)
+        with indexed_walks():  # the plan ties' walks share one index of the tree (issue 16)
+            _AstVerifier(plan, tables, globals_allowed, cold=False, options_key=options_key).check(module)
     except _MALFORMED as error:
         raise _fail(f"malformed module ({type(error).__name__})") from None
 
@@ -1397,7 +1399,8 @@ def verify_cold_module(
     """The AST check of a module of cold exact paths (``cold.py``): the same rules, with the cold
     functions ``_x<i>`` of ``tables.colds`` instead of the plan functions."""
     try:
-        _AstVerifier(plan, tables, globals_allowed, cold=True).check(module)
+        with indexed_walks():
+            _AstVerifier(plan, tables, globals_allowed, cold=True).check(module)
     except _MALFORMED as error:
         raise _fail(f"malformed module ({type(error).__name__})") from None
 

@@ -47,6 +47,7 @@ from . import pyast as P
 from .errors import VerifierFailure
 from .shapes import walk
 from .stubs import PURE_HELPERS
+from .treeops import nodes
 
 _FAULT = re.compile(r"_s_f[0-9]\Z")
 _FORBIDDEN = frozenset({ast.For, ast.While, ast.Break, ast.Continue, ast.Return, ast.AugAssign})
@@ -254,18 +255,18 @@ def _body(
         fixed.add(length[0])
     covered = {view for view, size in sizes.items() if size in test.sizes}
     pushes = 0
-    for node in (child for stmt in loop.body for child in ast.walk(stmt)):
+    for node in (child for stmt in loop.body for child in nodes(stmt)):  # ast.walk's sequence
         kind = _kind(node)
         if kind in _FORBIDDEN:
             raise _fail(f"{type(node).__name__} inside a fast chunk", node)
-        if kind is ast.Name and type(node.ctx) is ast.Store and node.id in fixed:  # type: ignore[attr-defined]
-            raise _fail(f"a fast chunk stores {node.id!r}", node)  # type: ignore[attr-defined]
+        if kind is ast.Name and type(node.ctx) is ast.Store and node.id in fixed:
+            raise _fail(f"a fast chunk stores {node.id!r}", node)
         if kind is ast.Subscript:
             if not (
-                type(node.ctx) is ast.Load  # type: ignore[attr-defined]
-                and _name(node.value)  # type: ignore[attr-defined]
-                and node.value.id in covered  # type: ignore[attr-defined]
-                and _name(node.slice, counter)  # type: ignore[attr-defined]
+                type(node.ctx) is ast.Load
+                and _name(node.value)
+                and node.value.id in covered
+                and _name(node.slice, counter)
             ):
                 raise _fail("a fast chunk reads a view only by its counter, inside its tested range", node)
             approved.reads.add(id(node))

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from functools import lru_cache
 from typing import Any
 
 from .errors import VerifierFailure
@@ -47,6 +48,7 @@ from .mapchunk_shape import (
 )
 from .owned_map_code import Owned as Take
 from .shapes import walk
+from .treeops import nodes
 
 # ``Take``: an owned map's slots as the verifier reads them off its take (``slot`` and ``text`` unused)
 
@@ -260,7 +262,7 @@ class MapChunkRules:
         """``f`` and the tally only as a fault stub's exact fuel; only fault stubs are called."""
         approved_fuel: set[int] = set()
         sub: Any
-        for sub in ast.walk(node):
+        for sub in nodes(node):  # ``ast.walk``'s sequence, cheaper (issue 16)
             if type(sub) in _CALLS and _name(sub.func):
                 callee = sub.func.id
                 if callee.startswith("_s_") and callee not in FAULTS:
@@ -268,10 +270,10 @@ class MapChunkRules:
                 if callee in FAULTS:
                     if len(sub.args) < 2 or not _exact_fuel(sub.args[1], tally, size):
                         raise _fail(f"{callee} gets the exact fuel f - (T + pending)", sub)
-                    approved_fuel.update(id(x) for x in ast.walk(sub.args[1]))
+                    approved_fuel.update(id(x) for x in nodes(sub.args[1]))
                 elif callee.startswith("_fn") or callee.startswith("_x"):
                     raise _fail("a fast body calls no function", sub)
-        for sub in ast.walk(node):
+        for sub in nodes(node):
             if _name(sub) and sub.id in ("f", tally) and id(sub) not in approved_fuel:
                 raise _fail("the fuel or tally read outside a fault stub's exact fuel", sub)
 
@@ -284,9 +286,16 @@ def _same(node: Any, source: str) -> bool:
     """``node`` is the statement ``source`` (the generator's positioned twins dump as the plain
     classes: same names, same fields)."""
     try:
-        return ast.dump(node) == ast.dump(ast.parse(source).body[0])
+        return ast.dump(node) == _dump_of(source)
     except (TypeError, ValueError, AttributeError):
         return False
+
+
+@lru_cache(maxsize=256)
+def _dump_of(source: str) -> str:
+    """The dump of the one statement ``source``: the same few texts (slot names differ little from
+    plan to plan) are parsed on every verification otherwise (issue 16)."""
+    return ast.dump(ast.parse(source).body[0])
 
 
 def _lback_after(block: list[ast.stmt], index: int) -> bool:
