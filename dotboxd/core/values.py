@@ -716,8 +716,8 @@ class MapDraft(MapValue):
     nothing layout-compatible with its base in one step, a sibling by comparing slot names."""
 
     __slots__ = ()
-    __init__ = object.__init__  # type: ignore[assignment]
-    __setattr__ = object.__setattr__
+    __init__ = object.__init__
+    __setattr__ = object.__setattr__  # type: ignore[assignment]
     __delattr__ = object.__delattr__
 
 
