@@ -793,22 +793,28 @@ class FastLane:
             fuel = start
             ran = False
             try:
-                values = None
                 cls = type(args)
-                if ints and (cls is list or cls is tuple) and len(args) == ints:
-                    a0, a1 = args[0], args[-1]  # the same input twice for one parameter
+                if ints == 2 and (cls is list or cls is tuple) and len(args) == 2:
+                    a0, a1 = args  # a predicate over two integers: its row tested inline, else read
                     if not (type(a0) is int and lo0 <= a0 <= hi0 and type(a1) is int and lo1 <= a1 <= hi1):
-                        values = read_inputs(args)
-                else:
-                    values = read_inputs(args)
-                state.lazy = (lane, run_key, monotonic())  # the run starts: see ``_runner``
-                ran = True
-                if values is not None:
-                    value, fuel = function(state, fuel, depth_left, 0, *values)
-                elif ints == 2:
+                        a0, a1 = read_inputs(args)
+                    state.lazy = (lane, run_key, monotonic())  # the run starts: see ``_runner``
+                    ran = True
                     value, fuel = function(state, fuel, depth_left, 0, a0, a1)
                 else:
-                    value, fuel = function(state, fuel, depth_left, 0, a0)
+                    values = None
+                    if ints == 1 and (cls is list or cls is tuple) and len(args) == 1:
+                        a0 = args[0]
+                        if not (type(a0) is int and lo0 <= a0 <= hi0):
+                            values = read_inputs(args)
+                    else:
+                        values = read_inputs(args)
+                    state.lazy = (lane, run_key, monotonic())
+                    ran = True
+                    if values is None:
+                        value, fuel = function(state, fuel, depth_left, 0, a0)
+                    else:
+                        value, fuel = function(state, fuel, depth_left, 0, *values)
             except Exception as exc:
                 error = failure_info(exc)
             if state.lazy is None:  # that run built its context: close it (the state is its own)
