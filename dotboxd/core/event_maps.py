@@ -9,7 +9,8 @@ input's charges). So the reader checks each entry's classes (``type(...) is``, w
 host code), builds the entries, and looks the key set up by the tuple of its keys - only once
 every key is known to be an exact ``str``, whose hash and equality are the interpreter's own. Key
 sets are kept up to ``KEY_SETS_KEPT`` per reader, each of at most ``KEY_SET_KEYS`` keys and
-``KEY_SET_UNITS`` UTF-16 units (a huge or ever-changing key set is summed per call instead).
+``KEY_SET_UNITS`` code points, ``KEPT_UNITS`` in all (a huge or ever-changing key set is summed per
+call instead).
 
 What it accepts, and the value it builds, is exactly what ``runtime.execution``'s map reader
 accepted and built before it: an exact ``dict`` whose keys are exact ASCII ``str`` and whose values
@@ -33,7 +34,11 @@ KEY_SET_KEYS = 64
 """Most keys of a key set that is kept (a bigger event is summed on every call)."""
 
 KEY_SET_UNITS = 4096
-"""Most UTF-16 units, all keys together, of a key set that is kept (bounds what the cache holds)."""
+"""Most code points, all keys together, of a key set that is kept."""
+
+KEPT_UNITS = 65536
+"""Most code points of all the key sets one reader keeps together: a host that keeps many entries
+(each with its readers) fed with ever-new long keys holds at most this much per reader."""
 
 _Derived = TypeVar("_Derived")
 
@@ -48,6 +53,7 @@ def event_reader(
     (tested inline, as ``value_ok`` would), ``derive`` what to keep per key set besides its shape
     (computed once per kept key set: a fast lane's input charges)."""
     key_sets: dict[tuple[str, ...], tuple[Shape, _Derived] | None] = {}
+    kept_units = 0
     ints = int_range is not None
     lo, hi = int_range if int_range is not None else (0, -1)
     final = MapValue
@@ -57,17 +63,21 @@ def event_reader(
         """The shape of a map with these (exact ``str``) keys and scalar values and what ``derive``
         makes of it, kept when the key set is small enough and there is room; None when a key is
         not ASCII (the general routine reads such an event)."""
+        nonlocal kept_units
         found: tuple[Shape, _Derived] | None = None
         if all(key.isascii() for key in keys):
             sizes = [len(key) for key in keys]  # ASCII: UTF-16 lengths
             shape = text_keyed_map_shape(len(keys), max(sizes, default=0), sum(sizes))
             found = (shape, derive(shape))
+        units = sum(map(len, keys))
         if (
             len(key_sets) < KEY_SETS_KEPT
             and len(keys) <= KEY_SET_KEYS
-            and sum(map(len, keys)) <= KEY_SET_UNITS
+            and units <= KEY_SET_UNITS
+            and kept_units + units <= KEPT_UNITS
         ):
             key_sets[keys] = found
+            kept_units += units
         return found
 
     def read(raw: object) -> tuple[MapValue, _Derived] | None:
@@ -97,4 +107,4 @@ def event_reader(
     return read
 
 
-__all__ = ["KEY_SETS_KEPT", "KEY_SET_KEYS", "KEY_SET_UNITS", "event_reader"]
+__all__ = ["KEPT_UNITS", "KEY_SETS_KEPT", "KEY_SET_KEYS", "KEY_SET_UNITS", "event_reader"]

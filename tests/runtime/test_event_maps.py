@@ -192,3 +192,18 @@ def test_only_string_keyed_scalar_maps_get_a_reader() -> None:
     assert host_event_reader(TypeRef("List", (TypeRef("I32"),)), lambda s: s) is None
     nested = TypeRef("Map", (TypeRef("String"), TypeRef("List", (TypeRef("I32"),))))
     assert host_event_reader(nested, lambda s: s) is None
+
+
+def test_the_kept_key_sets_hold_a_bounded_number_of_code_points() -> None:
+    """Ever-new long keys (a host fed hostile events) are kept only up to ``KEPT_UNITS`` code points
+    in all; the events past it are read right, their key sets summed (and derived) per call."""
+    calls: list[Shape] = []
+    reader = event_maps.event_reader(lambda item: False, (0, 10), lambda shape: calls.append(shape))
+    long = event_maps.KEY_SET_UNITS - 8
+    fits = event_maps.KEPT_UNITS // long
+    for i in range(fits + 5):
+        event = {f"{i:08d}" + "k" * long: 1}  # KEY_SET_UNITS code points each
+        for _ in range(2):
+            found = reader(event)
+            assert found is not None and found[0].shape == _walked(found[0])
+    assert len(calls) == fits + 2 * 5  # the first ``fits`` key sets kept, the rest derived per read
