@@ -253,3 +253,38 @@ def test_only_a_single_event_entry_reads_its_event_itself() -> None:
         plan = laned.prepare(source)
         lane = fastlane.FastLane(EntryCall(plan, "check", encoding), {}, "optimized")  # type: ignore[arg-type]
         assert (lane.event_read is not None) == expected
+
+
+def test_dict_events_from_many_threads_at_once() -> None:
+    """Events of several key sets read on several threads at once (one reader and its key-set
+    cache, the lane's spare states): every run answers for its own event, with its own usage."""
+    import threading
+
+    laned, ordinary = _hosts(None)
+    plan = laned.prepare(EVENT)
+    for _ in range(2):
+        laned.execute(plan, "check", [{"hp": 1}], backend="optimized")
+    events = [{"hp": hp, "level": 12, f"x{hp % 7}": 1} for hp in range(-20, 20)]
+    expected = {
+        i: (result.value, result.usage)
+        for i, result in enumerate(
+            ordinary.execute(plan, "check", [ev], backend="optimized") for ev in events
+        )
+    }
+    wrong: list[int] = []
+    lock = threading.Lock()
+
+    def worker(shift: int) -> None:
+        for k in range(200):
+            i = (k + shift) % len(events)
+            result = laned.execute(plan, "check", [events[i]], backend="optimized")
+            if (result.value, result.usage) != expected[i]:
+                with lock:
+                    wrong.append(i)
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []
