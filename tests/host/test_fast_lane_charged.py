@@ -10,6 +10,8 @@ reference interpreter's (value, error, usage).
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -258,8 +260,6 @@ def test_only_a_single_event_entry_reads_its_event_itself() -> None:
 def test_dict_events_from_many_threads_at_once() -> None:
     """Events of several key sets read on several threads at once (one reader and its key-set
     cache, the lane's spare states): every run answers for its own event, with its own usage."""
-    import threading
-
     laned, ordinary = _hosts(None)
     plan = laned.prepare(EVENT)
     for _ in range(2):
@@ -282,9 +282,6 @@ def test_dict_events_from_many_threads_at_once() -> None:
                 with lock:
                     wrong.append(i)
 
-    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(worker, range(4)))
     assert wrong == []
