@@ -185,11 +185,9 @@ class SandboxHost:
         self._dispatch_limit = dispatch_cache_size
         self._sync_awaiter: Awaiter | None = None if async_loop is None else LoopAwaiter(async_loop)
         self.fast_lanes = bool(fast_lanes)
-        self._hot: tuple[ExecutionPlan, tuple[str, str, str, str], BindingCatalog, _Dispatch] | None = None
-        """The dispatch record used last, with what it was found by: the plan, (entrypoint,
-        backend, encoding, ``"none"`` - the isolation a hot call asks for), the catalogue (see the
-        module docstring). Kept only while it is the LRU's most recent entry: every other
-        record's use replaces it."""
+        self._hot: tuple[ExecutionPlan, str, str, str, BindingCatalog, _Dispatch] | None = None
+        """The dispatch record used last, with what it was found by (see the module docstring).
+        Kept only while it is the LRU's most recent entry: every other record's use replaces it."""
 
     # --- install ---------------------------------------------------------------------------
 
@@ -237,11 +235,14 @@ class SandboxHost:
             hot is not None
             and hot[0] is plan
             and cancel is None
+            and hot[1] == entrypoint
+            and hot[2] == backend
+            and hot[3] == encoding
+            and hot[4] is self.catalog
+            and isolation == "none"
             and worker_pool is None
-            and hot[1] == (entrypoint, backend, encoding, isolation)  # one compare, in C
-            and hot[2] is self.catalog
         ):
-            dispatch = hot[3]
+            dispatch = hot[5]
             fast = dispatch.fast
             if fast is not None:  # the lane's runs queue no commands: nothing to apply
                 result = fast.run(args, run_id, dispatch.result, dispatch.defer)  # type: ignore[arg-type]
@@ -387,7 +388,7 @@ class SandboxHost:
             if isinstance(prepared, ExecutionResult):
                 return prepared
             dispatch = prepared
-        self._hot = (plan, (entrypoint, backend, encoding, "none"), catalog, dispatch)
+        self._hot = (plan, entrypoint, backend, encoding, catalog, dispatch)
         fast = dispatch.fast
         if fast is not None and cancel is None and (awaiter is None or awaiter is _no_await):
             # the entry reaches no binding: nothing is awaited, no command queued
