@@ -638,8 +638,8 @@ class FastLane:
             parameter is the event reads it itself (``event_read``: one pass, its charges kept per
             key set); anything that reader does not take goes through ``read_inputs`` as before.
             Must stay in step with ``one``: the fast-lane tests compare every corpus case, and
-            ``tests/optimized/test_event_lane.py`` each outcome of this path with the ordinary
-            path's."""
+            ``tests/host/test_fast_lane_charged.py`` each outcome of this path (every limit, every
+            fuel budget around a failure, hostile events) with the ordinary path's."""
             if recent_get(plan) is not source:
                 return general(args, run_id, finish, defer)  # compiled anew, or dropped: rebind
             try:
