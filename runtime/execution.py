@@ -28,11 +28,12 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from dotboxd.core import literal_rules
 from dotboxd.core.ast import TypeRef
 from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.core.event_maps import event_reader
 from dotboxd.core.suggest import did_you_mean
 from dotboxd.core.types import SandboxType, to_type_ref
 from dotboxd.core.utf16 import close_scope, open_scope
@@ -44,14 +45,12 @@ from dotboxd.core.values import (
     ListValue,
     MapValue,
     SandboxFault,
-    TokenEntries,
+    Shape,
     Value,
     coerce_host_value,
     decode_typed,
     frozen_constructor,
     shape_of,
-    text_keyed_map,
-    text_keyed_map_shape,
     utf16_len,
 )
 from dotboxd.runtime.audit import AuditEvent, AuditTrail, Observer, new_summary_event, safe_field
@@ -71,6 +70,8 @@ from dotboxd.runtime.stack import HOST_RESERVE_FRAMES, call_with_headroom, run_f
 from dotboxd.validator.plan import ExecutionPlan
 
 ArgEncoding = Literal["python", "json"]
+
+_Derived = TypeVar("_Derived")
 
 
 class Backend(Protocol):
@@ -263,34 +264,38 @@ def _text_keyed_map_reader(
     value_ok: _ElementTest, int_range: tuple[int, int] | None, general: InputReader
 ) -> InputReader:
     """The reader of a ``Map<String, scalar>`` input given as a dict (a host event with named
-    fields): as ``_collection_reader``'s, and in the same pass over the snapshot the map's shape is
-    summed (``text_keyed_map_shape``, kept per key set) and its entries are built, keyed by their
-    tokens (``TokenEntries``: no trie for an event that is mostly only read). ASCII keys only:
-    their UTF-16 length is their length. Integer values (``int_range``: I32 or I64) are tested
-    inline, as ``value_ok`` would."""
-    ints = int_range is not None
-    lo, hi = int_range if int_range is not None else (0, -1)
+    fields): ``core.event_maps`` reads it in one pass over a snapshot, with its shape kept per key
+    set, into entries keyed by their tokens (``TokenEntries``: no trie for an event that is mostly
+    only read). ASCII keys only: their UTF-16 length is their length. Anything that reader does not
+    take goes through the general routine, which also words the error."""
+    fast = event_reader(value_ok, int_range, _nothing)
 
     def read_map(raw: object) -> Value:
-        if type(raw) is dict:
-            entries = TokenEntries()
-            longest = units = 0
-            for key, value in raw.copy().items():  # a host thread cannot change what is checked
-                if not (
-                    type(key) is str
-                    and key.isascii()
-                    and ((type(value) is int and lo <= value <= hi) if ints else value_ok(value))
-                ):
-                    return general(raw)
-                entries[(str, key)] = (key, value)  # key_token, inlined
-                size = len(key)
-                units += size
-                if size > longest:
-                    longest = size
-            return text_keyed_map(entries, text_keyed_map_shape(len(entries), longest, units))
-        return general(raw)
+        found = fast(raw)
+        return general(raw) if found is None else found[0]
 
     return read_map
+
+
+def _nothing(shape: object) -> None:
+    """What the ordinary path keeps per event key set besides its shape: nothing."""
+    return None
+
+
+def host_event_reader(
+    ref: TypeRef, derive: Callable[[Shape], _Derived]
+) -> Callable[[object], tuple[MapValue, _Derived] | None] | None:
+    """The one-pass reader (``core.event_maps``) of a ``Map<String, scalar>`` parameter of type
+    ``ref`` given as a dict, keeping ``derive`` of each key set's shape: what the ordinary path's
+    reader of such an input uses (with nothing derived), for a caller that reads a host event
+    itself (the optimized fast lane: the input's charges). None for any other type."""
+    args = ref.arguments
+    if ref.name != "Map" or len(args) != 2 or args[0].name != "String" or args[1].name == "String":
+        return None
+    value_ok = _element_test(args[1])
+    if value_ok is None:
+        return None
+    return event_reader(value_ok, _integer_range(args[1]), derive)
 
 
 Refusal = Callable[[int, object, SandboxFault], SandboxError]

@@ -706,6 +706,21 @@ class _MapBuilder:
     __slots__ = ("entries", "shape")
 
 
+class MapDraft(MapValue):
+    """A ``MapValue`` being built by its one builder: ``object``'s plain ``__init__``,
+    ``__setattr__`` and ``__delattr__`` in place of the immutable ones, no slot of its own. The
+    builder stores ``entries`` and ``shape`` and retypes it (``draft.__class__ = MapValue``) before
+    anything else sees it (``core.event_maps``: a host event per call).
+
+    Why a subclass rather than the sibling twin ``_MapBuilder``: CPython proves a subclass that adds
+    nothing layout-compatible with its base in one step, a sibling by comparing slot names."""
+
+    __slots__ = ()
+    __init__ = object.__init__
+    __setattr__ = object.__setattr__  # type: ignore[assignment]
+    __delattr__ = object.__delattr__
+
+
 def _removed_shape(old: Shape, count: int, ks: Shape, vs: Shape) -> Shape | None:
     """The shape of a map of ``count`` entries (after the removal) that was ``old`` before the entry
     of key shape ``ks`` and value shape ``vs`` was removed, or None when it cannot be told without

@@ -43,7 +43,7 @@ from dotboxd.core.values import Shape, TokenEntries, Value, shape_of
 from dotboxd.runtime.audit import AuditTrail
 from dotboxd.runtime.context import RunContext, next_run_number, run_id_text, run_number_source
 from dotboxd.runtime.errors import ErrorInfo
-from dotboxd.runtime.execution import NO_CALLS, EntryCall, RunRecord, failure_info
+from dotboxd.runtime.execution import NO_CALLS, EntryCall, RunRecord, failure_info, host_event_reader
 from dotboxd.runtime.meter import DEFAULT_WALL_TIME_MS, Meter, MeterLimits, ResourceUsage, fuel_only_usage
 from dotboxd.runtime.stack import HOST_RESERVE_FRAMES
 from dotboxd.validator.purity import reached_bindings
@@ -191,6 +191,10 @@ def _event_map(ref: TypeRef) -> bool:
     )
 
 
+EventRead = Callable[[object], "tuple[Value, InputCharges | None] | None"]
+"""The lane's reader of its one host event (``execution.host_event_reader``): the map and its
+charges (None: not counted without a meter), or None when the event is not one it reads."""
+
 RecentArtifacts = dict[int, tuple[Any, "Artifact", int]]
 """``OptimizedBackend._recent``: plan id -> (plan, artifact, size)."""
 
@@ -247,6 +251,7 @@ class FastLane:
         "depth_left",
         "entry",
         "event_input",
+        "event_read",
         "max_fuel",
         "plan",
         "plan_id",
@@ -288,6 +293,12 @@ class FastLane:
         # text-free is told ASCII per run, and a run with ASCII literals then needs no scope either.
         events = [i for i, ref in enumerate(refs) if not _text_free(ref)]
         self.event_input = events[0] if len(events) == 1 and _event_map(refs[events[0]]) else -1
+        # an entry whose one parameter is such an event reads it itself, in one pass, with the
+        # input's charges kept per key set (``core.event_maps``); the others take ``read_inputs``
+        self.event_read: EventRead | None = None
+        if self.event_input == 0 and len(refs) == 1 and entry.encoding == "python":
+            room = text_room(limits)
+            self.event_read = host_event_reader(refs[0], lambda shape: input_charges(limits, room, (shape,)))
         self._bound: _Bound | None = None
         self._source: tuple[Any, Artifact, int] | None = None
         """The ``_recent`` entry ``_bound`` was made from: while the backend holds this very tuple,
@@ -613,6 +624,8 @@ class FastLane:
         recent_get, plan, general = self._recent.get, self.plan_id, self._run
         take = run_number_source()
 
+        read_event = self.event_read
+
         def run_event(
             args: Sequence[object],
             run_id: str | None,
@@ -620,10 +633,13 @@ class FastLane:
             defer: Callable[[Value, ErrorInfo | None, Compact], _Out] | None = None,
         ) -> _Out | None:
             """``FastLane.run`` while ``artifact`` is the plan's, for an entry whose one charged
-            input is a host event (``Map<String, scalar>``) and that checks no bounds: ``_run`` and
-            ``one`` written out in one frame, with the result (must stay in step with ``one``: the
-            fast-lane tests compare every corpus case, and ``tests/optimized/test_event_lane.py``
-            each outcome of this path with the ordinary path's)."""
+            input is a host event (``Map<String, scalar>``) and that checks no bounds: ``_run``,
+            ``one`` and ``ended`` written out in one frame, with the result. An entry whose only
+            parameter is the event reads it itself (``event_read``: one pass, its charges kept per
+            key set); anything that reader does not take goes through ``read_inputs`` as before.
+            Must stay in step with ``one``: the fast-lane tests compare every corpus case, and
+            ``tests/host/test_fast_lane_charged.py`` each outcome of this path (every limit, every
+            fuel budget around a failure, hostile events) with the ordinary path's."""
             if recent_get(plan) is not source:
                 return general(args, run_id, finish, defer)  # compiled anew, or dropped: rebind
             try:
@@ -640,23 +656,32 @@ class FastLane:
             ran = False
             opened = False
             try:
-                values = read_inputs(args)
-                held: Any = values[first]  # a map: the host event
-                if scoped and type(held.entries) is not TokenEntries:
-                    open_scope()  # the run's UTF-16 indices, as on the ordinary path
-                    opened = True
-                shape = held.shape
-                known = by_shape.get(id(shape))
-                if known is not None and known[0] is shape and known[1] is not None:
-                    # ``charge_inputs`` of a host event whose key set was seen: its charges, kept
-                    fuel, state.ticks, state.elements, state.strings = known[1]
-                    state.left = fuel
-                    if monotonic() >= started + wall_seconds:
-                        state.meter.check_deadline()  # past the deadline: the meter raises R-TIMEOUT
-                else:
+                cls = type(args)
+                found = (
+                    read_event(args[0])
+                    if read_event is not None and (cls is list or cls is tuple) and len(args) == 1
+                    else None
+                )
+                if found is None:
+                    values = read_inputs(args)
+                    held: Any = values[first]  # a map: the host event
+                    if scoped and type(held.entries) is not TokenEntries:
+                        open_scope()  # the run's UTF-16 indices, as on the ordinary path
+                        opened = True
                     fuel = charge_inputs(state, values, started)
-                ran = True
-                value, fuel = function(state, fuel, depth_left, 0, *values)
+                    ran = True
+                    value, fuel = function(state, fuel, depth_left, 0, *values)
+                else:
+                    held, charges = found  # ASCII keys, ``TokenEntries``: no UTF-16 scope
+                    if charges is None:
+                        fuel = charge_inputs(state, (held,), started)
+                    else:  # ``charge_inputs`` of this key set, kept by the reader
+                        fuel, state.ticks, state.elements, state.strings = charges
+                        state.left = fuel
+                        if monotonic() >= started + wall_seconds:
+                            state.meter.check_deadline()  # past the deadline: the meter raises R-TIMEOUT
+                    ran = True
+                    value, fuel = function(state, fuel, depth_left, 0, held)
             except Exception as exc:
                 error = failure_info(exc)
             finally:
@@ -669,7 +694,20 @@ class FastLane:
                     return finish(*close(state, value, error, fuel, ran))
                 closing = closed(state, value, error, fuel, ran)
                 return defer(closing[1], closing[2], closing)  # type: ignore[arg-type]
-            compact = ended(state, run_key, value, error, fuel, ran)
+            # ``ended``, written out: the state disarmed, its counters back to zero, reused
+            state.work = 0
+            elements, strings = state.elements, state.strings
+            state.room = -1
+            state.left = max_fuel
+            state.ticks = state.elements = state.strings = 0
+            compact: Compact | Counted
+            stamp, used = audit_clock(), max_fuel - fuel
+            if error is not None:  # nothing was charged: it failed before, or without, any stub
+                compact = (run_key, None, error, 0, stamp, ran)
+            elif elements or strings:  # the allocation is the text bytes (``pending``)
+                compact = (run_key, value, None, used, stamp, True, strings, (elements, strings))
+            else:
+                compact = (run_key, value, None, used, stamp, True)
             state.lazy = ()
             spares.append(state)
             if defer is not None:
@@ -755,22 +793,28 @@ class FastLane:
             fuel = start
             ran = False
             try:
-                values = None
                 cls = type(args)
-                if ints and (cls is list or cls is tuple) and len(args) == ints:
-                    a0, a1 = args[0], args[-1]  # the same input twice for one parameter
+                if ints == 2 and (cls is list or cls is tuple) and len(args) == 2:
+                    a0, a1 = args  # a predicate over two integers: its row tested inline, else read
                     if not (type(a0) is int and lo0 <= a0 <= hi0 and type(a1) is int and lo1 <= a1 <= hi1):
-                        values = read_inputs(args)
-                else:
-                    values = read_inputs(args)
-                state.lazy = (lane, run_key, monotonic())  # the run starts: see ``_runner``
-                ran = True
-                if values is not None:
-                    value, fuel = function(state, fuel, depth_left, 0, *values)
-                elif ints == 2:
+                        a0, a1 = read_inputs(args)
+                    state.lazy = (lane, run_key, monotonic())  # the run starts: see ``_runner``
+                    ran = True
                     value, fuel = function(state, fuel, depth_left, 0, a0, a1)
                 else:
-                    value, fuel = function(state, fuel, depth_left, 0, a0)
+                    values = None
+                    if ints == 1 and (cls is list or cls is tuple) and len(args) == 1:
+                        a0 = args[0]
+                        if not (type(a0) is int and lo0 <= a0 <= hi0):
+                            values = read_inputs(args)
+                    else:
+                        values = read_inputs(args)
+                    state.lazy = (lane, run_key, monotonic())
+                    ran = True
+                    if values is None:
+                        value, fuel = function(state, fuel, depth_left, 0, a0)
+                    else:
+                        value, fuel = function(state, fuel, depth_left, 0, *values)
             except Exception as exc:
                 error = failure_info(exc)
             if state.lazy is None:  # that run built its context: close it (the state is its own)

@@ -167,12 +167,22 @@ def _warm(source: str, policy: Policy | None = None) -> tuple[SandboxHost, Sandb
     return laned, ordinary, plan, spy
 
 
+class _Row(list):  # type: ignore[type-arg]
+    pass
+
+
+class _Int(int):
+    pass
+
+
 @pytest.mark.parametrize(
     "args",
     [
         [7, 12], [0, 12], [7, 9], [2**31, 1], [True, 1], ["7", 1], [7], [7, 12, 1], "ab", None,
         # past the inline test's one-digit bounds (2**30 - 1), inside I32: read_inputs takes them
         [2**30, 12], [2**30 - 1, 10], [-(2**30), 12], [2**31 - 1, 2**31 - 1], [-(2**31), 12], [5, -(2**31) - 1],
+        # rows the inline two-integer test leaves to read_inputs: a list subclass, int subclasses
+        _Row([7, 12]), [_Int(7), 12], (7, _Int(12)),
     ],
 )  # fmt: skip
 def test_fast_lane_inputs_fail_and_pass_as_on_the_ordinary_path(args: Any) -> None:

@@ -10,6 +10,8 @@ reference interpreter's (value, error, usage).
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -30,6 +32,16 @@ MANY = (
     + '    t = t + map.get(ev, "a");\n' * READS
     + "    return t;\n}\n"
 )
+
+
+class _Str(str):
+    __slots__ = ()
+
+
+class _Dict(dict):  # type: ignore[type-arg]
+    pass
+
+
 EVENTS: list[Any] = [
     {"hp": 3, "level": 12},
     {"hp": 0, "level": 12},
@@ -41,6 +53,12 @@ EVENTS: list[Any] = [
     {"hp": 2**31, "level": 1},
     {"h\u00e9": 1, "hp": 1, "level": 10},  # a non-ASCII key: the general reader
     {"hp": 1, "level": 10, **{f"k{i}": i for i in range(40)}},  # past 64 nodes: its shape costs fuel
+    # what the lane's one-pass reader (``core.event_maps``) leaves to the general routine
+    _Dict({"hp": 3, "level": 12}),  # a dict subclass: read as a mapping, not refused
+    {_Str("hp"): 3, "level": 12},  # a str subclass key: refused
+    {"hp": True, "level": 12},  # a bool is not an I32: refused
+    {"hp": 1, "level": 10, 7: 1},  # a key that is not a text: refused
+    {"level": 10, "hp": 1},  # a key set seen in another order
 ]
 # the input (keys "hp" and "level") is 14 text bytes; the literals "hp" and "level" 4 and 10 more
 TEXT_BYTES = [13, 14, 17, 18, 27, 28]
@@ -199,3 +217,71 @@ def test_a_dict_event_entry_runs_on_its_own_closure_in_both_result_forms(limits:
         )
         assert (executed_by, commands, dict(calls)) == ("optimized", (), {})
         assert [e.kind for e in events] == [e.kind for e in deferred.audit_events]
+
+
+PAIR = (
+    'module "p" version "1.0.0";\nentrypoint fn check(ev Map<String, I32>, min I32) -> Bool '
+    '{ return map.get(ev, "hp") > min; }\n'
+)
+
+
+@pytest.mark.parametrize("limits", [{}, *({"max_fuel": n} for n in range(0, 8)), {"max_map_entries": 1}])
+def test_an_event_with_another_parameter_is_read_as_before(limits: dict[str, int]) -> None:
+    """An entry whose event is not its only parameter takes ``read_inputs`` on the event closure
+    (the one-pass reader is for single-event entries): the same answers as the ordinary path and
+    the reference, at every budget around its failures."""
+    laned, ordinary = _hosts(None)
+    plan = laned.prepare(PAIR, Policy.builder().with_limits(**limits).build())
+    laned.execute(plan, "check", [{"hp": 1}, 0], backend="optimized")
+    _compile(laned, plan)
+    spy = _spy(laned, plan, "check", "python")
+    assert spy is not None
+    for args in ([{"hp": 3, "level": 1}, 2], [{"hp": 3}, 3], [{"hp": "x"}, 1], [{"hp": 1}, 2**31], [{}, 0]):
+        lane = laned.execute(plan, "check", args, backend="optimized")
+        _same(lane, ordinary.execute(plan, "check", args, backend="optimized"))
+        _reference_agrees(laned, plan, "check", args, lane)
+    assert spy.taken == 5
+
+
+def test_only_a_single_event_entry_reads_its_event_itself() -> None:
+    """Not vacuous: the entries above that take one event read it with the one-pass reader
+    (``FastLane.event_read``), the one with a second parameter and a JSON-encoded entry do not."""
+    laned, _ = _hosts(None)
+    for source, encoding, expected in (
+        (EVENT, "python", True),
+        (PAIR, "python", False),
+        (EVENT, "json", False),
+    ):
+        plan = laned.prepare(source)
+        lane = fastlane.FastLane(EntryCall(plan, "check", encoding), {}, "optimized")  # type: ignore[arg-type]
+        assert (lane.event_read is not None) == expected
+
+
+def test_dict_events_from_many_threads_at_once() -> None:
+    """Events of several key sets read on several threads at once (one reader and its key-set
+    cache, the lane's spare states): every run answers for its own event, with its own usage."""
+    laned, ordinary = _hosts(None)
+    plan = laned.prepare(EVENT)
+    for _ in range(2):
+        laned.execute(plan, "check", [{"hp": 1}], backend="optimized")
+    events = [{"hp": hp, "level": 12, f"x{hp % 7}": 1} for hp in range(-20, 20)]
+    expected = {
+        i: (result.value, result.usage)
+        for i, result in enumerate(
+            ordinary.execute(plan, "check", [ev], backend="optimized") for ev in events
+        )
+    }
+    wrong: list[int] = []
+    lock = threading.Lock()
+
+    def worker(shift: int) -> None:
+        for k in range(200):
+            i = (k + shift) % len(events)
+            result = laned.execute(plan, "check", [events[i]], backend="optimized")
+            if (result.value, result.usage) != expected[i]:
+                with lock:
+                    wrong.append(i)
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(worker, range(4)))
+    assert wrong == []

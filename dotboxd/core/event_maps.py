@@ -1,0 +1,110 @@
+"""A host event (a ``dict`` given for a ``Map<String, scalar>`` parameter) read in one pass.
+
+Why: a host calls a small predicate once per event, and reading the event used to cost more than
+the kernel itself - four Python frames, and per key an ASCII test, a length and a running maximum,
+then a cached shape looked up by its three numbers. Events of one stream have the same few key
+sets, and everything a key set decides is fixed: whether every key is ASCII, the map's shape
+(``text_keyed_map_shape``) and whatever a caller derives from that shape once (a fast lane: the
+input's charges). So the reader checks each entry's classes (``type(...) is``, which never runs
+host code), builds the entries, and looks the key set up by the tuple of its keys - only once
+every key is known to be an exact ``str``, whose hash and equality are the interpreter's own. Key
+sets are kept up to ``KEY_SETS_KEPT`` per reader, each of at most ``KEY_SET_KEYS`` keys and
+``KEY_SET_UNITS`` code points, ``KEPT_UNITS`` in all (a huge or ever-changing key set is summed per
+call instead).
+
+What it accepts, and the value it builds, is exactly what ``runtime.execution``'s map reader
+accepted and built before it: an exact ``dict`` whose keys are exact ASCII ``str`` and whose values
+pass the element test, snapshotted first (``dict.copy``: a host thread cannot change what was
+checked), entries keyed by token (``TokenEntries``). Anything else - a dict subclass, a mapping
+that lies, a non-ASCII or non-``str`` key, a value of the wrong class or out of range - gives None,
+and the caller takes its general routine, which also words the error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from dotboxd.core.values import MapDraft, MapValue, Shape, TokenEntries, text_keyed_map_shape
+
+KEY_SETS_KEPT = 256
+"""Most key sets one reader keeps (as many as ``text_keyed_map_shape`` shares shapes)."""
+
+KEY_SET_KEYS = 64
+"""Most keys of a key set that is kept (a bigger event is summed on every call)."""
+
+KEY_SET_UNITS = 4096
+"""Most code points, all keys together, of a key set that is kept."""
+
+KEPT_UNITS = 65536
+"""Most code points of all the key sets one reader keeps together: a host that keeps many entries
+(each with its readers) fed with ever-new long keys holds at most this much per reader."""
+
+_Derived = TypeVar("_Derived")
+
+
+def event_reader(
+    value_ok: Callable[[object], bool],
+    int_range: tuple[int, int] | None,
+    derive: Callable[[Shape], _Derived],
+) -> Callable[[object], tuple[MapValue, _Derived] | None]:
+    """The reader of host events for one parameter (see the module docstring): ``value_ok`` is the
+    element test of the value type, ``int_range`` the accepted range when the values are integers
+    (tested inline, as ``value_ok`` would), ``derive`` what to keep per key set besides its shape
+    (computed once per kept key set: a fast lane's input charges)."""
+    key_sets: dict[tuple[str, ...], tuple[Shape, _Derived] | None] = {}
+    kept_units = 0
+    ints = int_range is not None
+    lo, hi = int_range if int_range is not None else (0, -1)
+    final = MapValue
+    draft = MapDraft
+
+    def key_set(keys: tuple[str, ...]) -> tuple[Shape, _Derived] | None:
+        """The shape of a map with these (exact ``str``) keys and scalar values and what ``derive``
+        makes of it, kept when the key set is small enough and there is room; None when a key is
+        not ASCII (the general routine reads such an event)."""
+        nonlocal kept_units
+        found: tuple[Shape, _Derived] | None = None
+        if all(key.isascii() for key in keys):
+            sizes = [len(key) for key in keys]  # ASCII: UTF-16 lengths
+            shape = text_keyed_map_shape(len(keys), max(sizes, default=0), sum(sizes))
+            found = (shape, derive(shape))
+        units = sum(map(len, keys))
+        if (
+            len(key_sets) < KEY_SETS_KEPT
+            and len(keys) <= KEY_SET_KEYS
+            and units <= KEY_SET_UNITS
+            and kept_units + units <= KEPT_UNITS
+        ):
+            key_sets[keys] = found
+            kept_units += units
+        return found
+
+    def read(raw: object) -> tuple[MapValue, _Derived] | None:
+        if type(raw) is not dict:
+            return None
+        snapshot = raw.copy()  # a host thread cannot change what is checked
+        entries = TokenEntries()
+        for key, item in snapshot.items():
+            if not (
+                type(key) is str and ((type(item) is int and lo <= item <= hi) if ints else value_ok(item))
+            ):
+                return None
+            entries[(str, key)] = (key, item)  # key_token, inlined
+        keys = tuple(snapshot)  # exact ``str`` only by now: hashed and compared by the interpreter
+        try:
+            found = key_sets[keys]
+        except KeyError:
+            found = key_set(keys)
+        if found is None:
+            return None
+        built = draft()  # plain stores, then the immutable class (``MapDraft``)
+        built.entries = entries
+        built.shape = found[0]
+        built.__class__ = final
+        return built, found[1]
+
+    return read
+
+
+__all__ = ["KEPT_UNITS", "KEY_SETS_KEPT", "KEY_SET_KEYS", "KEY_SET_UNITS", "event_reader"]

@@ -1,0 +1,209 @@
+"""``core.event_maps``: a host event read in one pass, against the general routine.
+
+The reader may only ever take an event the general routine (``coerce_host_value``) accepts, and must
+build the very map it builds (entries, shape); everything else - hostile input included - it leaves
+to the general routine (None) without running any of the host's code. Its per-key-set cache must
+not change an answer, and stays bounded.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+import pytest
+
+from dotboxd.core import event_maps, literal_rules
+from dotboxd.core.ast import TypeRef
+from dotboxd.core.values import MapValue, SandboxFault, Shape, TokenEntries, coerce_host_value, shape_of
+from dotboxd.runtime.execution import host_event_reader
+
+I32_MAP = TypeRef("Map", (TypeRef("String"), TypeRef("I32")))
+BOOL_MAP = TypeRef("Map", (TypeRef("String"), TypeRef("Bool")))
+F64_MAP = TypeRef("Map", (TypeRef("String"), TypeRef("F64")))
+
+
+def _walked(value: MapValue) -> Shape:
+    """The map's shape summed from its entries (not the one the reader stored)."""
+    return shape_of(MapValue(list(value.entries.values())))
+
+
+def _reader(ref: TypeRef = I32_MAP) -> Any:
+    reader = host_event_reader(ref, lambda shape: ("derived", shape))
+    assert reader is not None
+    return reader
+
+
+ACCEPTED: list[tuple[TypeRef, dict[str, Any]]] = [
+    (I32_MAP, {"hp": 3, "level": 12}),
+    (I32_MAP, {"level": 12, "hp": 3}),  # the same key set in another order
+    (I32_MAP, {}),
+    (I32_MAP, {"a": -(2**31), "b": 2**31 - 1}),
+    (I32_MAP, {"": 0}),
+    (I32_MAP, {f"k{i}": i for i in range(200)}),  # more keys than a kept key set
+    (I32_MAP, {"x" * 5000: 1}),  # more key units than a kept key set
+    (BOOL_MAP, {"on": True, "off": False}),
+    (F64_MAP, {"x": 1.5, "y": -0.0}),
+]
+
+
+@pytest.mark.parametrize(("ref", "event"), ACCEPTED, ids=range(len(ACCEPTED)))
+def test_the_reader_builds_the_general_routines_map(ref: TypeRef, event: dict[str, Any]) -> None:
+    reader = _reader(ref)
+    for _ in range(2):  # a key set seen for the first time, then kept (if small enough)
+        found = reader(event)
+        assert found is not None
+        value, derived = found
+        general = coerce_host_value(event, ref, literal_rules)
+        assert type(value) is MapValue and value == general
+        assert value.sorted_entries() == general.sorted_entries()
+        assert value.shape == general.shape == _walked(value)
+        assert type(value.entries) is TokenEntries
+        assert derived == ("derived", value.shape)
+        with pytest.raises(AttributeError):
+            value.shape = Shape()  # type: ignore[misc]  # immutable, as every map
+
+
+class _Str(str):
+    __slots__ = ()
+
+
+class _Int(int):
+    pass
+
+
+class _Dict(dict):  # type: ignore[type-arg]
+    pass
+
+
+class _Alarm:
+    """A key whose hash and equality must never be consulted by the reader."""
+
+    calls = 0
+
+    def __hash__(self) -> int:
+        _Alarm.calls += 1
+        return hash("hp")
+
+    def __eq__(self, other: object) -> bool:
+        _Alarm.calls += 1
+        raise RuntimeError("the reader ran host code")
+
+
+class _LyingStr(str):
+    """Equal to ``"hp"`` and hashed like it: a str subclass the cache must not mistake for it."""
+
+    def __hash__(self) -> int:
+        _Alarm.calls += 1
+        return hash("hp")
+
+    def __eq__(self, other: object) -> bool:
+        _Alarm.calls += 1
+        return True
+
+
+REFUSED: list[Any] = [
+    _Dict({"hp": 3}),
+    OrderedDict(hp=3),
+    {_Str("hp"): 3},
+    {"hp": _Int(3)},
+    {"hp": True},
+    {"hp": 2**31},
+    {"hp": -(2**31) - 1},
+    {"hp": 1.0},
+    {"h\u00e9": 1},  # not ASCII: the general routine reads it
+    {1: 3},
+    {None: 3},
+    [("hp", 3)],
+    "hp",
+    None,
+]
+
+
+@pytest.mark.parametrize("event", REFUSED, ids=range(len(REFUSED)))
+def test_anything_else_is_left_to_the_general_routine(event: Any) -> None:
+    reader = _reader()
+    reader({"hp": 1})  # a kept key set the refused events must not be matched against
+    assert reader(event) is None
+
+
+def test_hostile_keys_are_never_hashed_or_compared() -> None:
+    reader = _reader()
+    reader({"hp": 1, "level": 2})
+    events = [{_Alarm(): 1, "level": 2}, {_LyingStr("hp"): 1, "level": 2}, {"level": 2, _LyingStr("hp"): 1}]
+    _Alarm.calls = 0  # building the dicts hashed their keys
+    for event in events:
+        assert reader(event) is None
+    assert _Alarm.calls == 0
+
+
+def test_the_general_routine_refuses_what_the_reader_left_and_a_run_reports_it() -> None:
+    for event in ({"hp": True}, {"hp": 2**31}, {1: 3}, _Dict({"hp": "x"})):
+        with pytest.raises(SandboxFault):
+            coerce_host_value(event, I32_MAP, literal_rules)
+
+
+def test_a_read_event_is_a_snapshot() -> None:
+    reader = _reader()
+    event = {"hp": 3, "level": 12}
+    found = reader(event)
+    assert found is not None
+    event["hp"] = -1
+    event["new"] = 5
+    assert found[0].sorted_entries() == [("hp", 3), ("level", 12)] and len(found[0]) == 2
+
+
+def test_derive_runs_once_per_kept_key_set_and_the_cache_is_bounded() -> None:
+    calls: list[Shape] = []
+    reader = event_maps.event_reader(
+        lambda item: False, (0, 10), lambda shape: calls.append(shape) or len(calls)
+    )
+    for _ in range(3):
+        assert reader({"a": 1, "b": 2}) is not None
+        assert reader({"b": 1, "a": 2}) is not None  # another order: another kept key set
+    assert len(calls) == 2
+    kept = event_maps.KEY_SETS_KEPT
+    for i in range(kept + 50):  # past the bound: still read right, summed per call
+        found = reader({f"k{i}": 1, "common": 2})
+        assert found is not None and found[0].shape == _walked(found[0])
+    before = len(calls)
+    for i in range(kept + 40, kept + 50):  # not kept: derived again on every read
+        reader({f"k{i}": 1, "common": 2})
+    assert len(calls) == before + 10
+    big = {f"k{i}": i for i in range(event_maps.KEY_SET_KEYS + 1)}
+    reader = event_maps.event_reader(lambda item: False, (0, 100), lambda shape: calls.append(shape))
+    before = len(calls)
+    reader(big)
+    reader(big)
+    assert len(calls) == before + 2  # too many keys to keep
+
+
+def test_a_non_ascii_key_set_is_remembered_as_not_read() -> None:
+    reader = _reader()
+    for _ in range(3):
+        assert reader({"h\u00e9": 1}) is None
+    general = coerce_host_value({"h\u00e9": 1}, I32_MAP, literal_rules)
+    assert general.sorted_entries() == [("h\u00e9", 1)]
+
+
+def test_only_string_keyed_scalar_maps_get_a_reader() -> None:
+    assert host_event_reader(TypeRef("Map", (TypeRef("String"), TypeRef("String"))), lambda s: s) is None
+    assert host_event_reader(TypeRef("Map", (TypeRef("I32"), TypeRef("I32"))), lambda s: s) is None
+    assert host_event_reader(TypeRef("List", (TypeRef("I32"),)), lambda s: s) is None
+    nested = TypeRef("Map", (TypeRef("String"), TypeRef("List", (TypeRef("I32"),))))
+    assert host_event_reader(nested, lambda s: s) is None
+
+
+def test_the_kept_key_sets_hold_a_bounded_number_of_code_points() -> None:
+    """Ever-new long keys (a host fed hostile events) are kept only up to ``KEPT_UNITS`` code points
+    in all; the events past it are read right, their key sets summed (and derived) per call."""
+    calls: list[Shape] = []
+    reader = event_maps.event_reader(lambda item: False, (0, 10), lambda shape: calls.append(shape))
+    long = event_maps.KEY_SET_UNITS - 8
+    fits = event_maps.KEPT_UNITS // long
+    for i in range(fits + 5):
+        event = {f"{i:08d}" + "k" * long: 1}  # KEY_SET_UNITS code points each
+        for _ in range(2):
+            found = reader(event)
+            assert found is not None and found[0].shape == _walked(found[0])
+    assert len(calls) == fits + 2 * 5  # the first ``fits`` key sets kept, the rest derived per read
