@@ -146,5 +146,8 @@ def _report(reporter: Reporter, result: ExecutionResult, filename: str, source: 
         lines.append(f"  at {error.pointer}")
         if source is not None and error.span is not None:
             lines.extend(caret_excerpt(source, error.span))
+    diagnostic = error.diagnostic
+    if diagnostic is not None and diagnostic.hint:  # e.g. a refused input: what to pass instead
+        lines.append(f"  hint: {diagnostic.hint}")
     write_text(reporter.err, "\n".join(lines) + "\n")
     return EXIT_FAILED_RUN
