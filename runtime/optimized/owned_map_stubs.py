@@ -48,6 +48,8 @@ from dotboxd.core.values import MapValue, Value, flat_map_over, flat_map_shape
 from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.meter import Meter
 
+from .map_cell_check import check_cell, check_limits
+
 MAP_UNIT_ALLOC: Final = costs.MAP_ENTRY_ALLOC
 """Bytes allocated per unit of an update (``map_set_alloc(s, new) == 32 * c``, ``c >= 1``)."""
 assert all(
@@ -89,6 +91,7 @@ def settle_owned_map(state: Any) -> None:
     record: OwnedMap = state.owned_map
     cell = record.cell
     used = cell[0]
+    check_cell(record, used, cell[1])  # the generated code wrote the cell: fail closed on a lie
     units = used - record.settled
     if units:
         key_bytes = cell[1] - record.settled_bytes  # with text keys: the new maps' key text bytes
@@ -97,6 +100,7 @@ def settle_owned_map(state: Any) -> None:
         meter.string_bytes += key_bytes
         record.settled = used
         record.settled_bytes = cell[1]
+        check_limits(meter, record)
 
 
 def owned_map_room(meter: Meter) -> tuple[int, int]:
