@@ -41,6 +41,22 @@ fn grown(v List<I32>, x I32) -> List<I32> { return list.add(v, x); }
 ARGUMENT_EDGES = (0, 1, -1, 2, 3, 7, 17, 46341, 65536, 2147483647, -2147483648, 1000000, -3)
 """Values for ``m`` and ``k``: the signs, the overflow points of products and the I32 ends."""
 
+EDGE_CONSTANTS = (
+    "0",
+    "1",
+    "-1",
+    "2",
+    "7",
+    "1000",
+    "46340",
+    "46341",
+    "65535",
+    "65536",
+    "2147483647",
+    "-2147483648",
+)
+"""Constants of the generated arithmetic: the signs and the I32 ends and square roots."""
+
 COUNTS = (0, 1, 2, 5, 31, 32, 33, 63, 64, 65, 200, 2047, 2048, 2049, 2100)
 """Loop lengths around the chunk sizes the backend reserves (the full chunk is 2,048)."""
 
@@ -146,6 +162,7 @@ class Builder:
         self.c = c
         self.index = 0
         self.blocks: list[str] = []
+        self.functions: list[str] = []
 
     def fresh(self) -> int:
         self.index += 1
@@ -365,6 +382,41 @@ class Builder:
         self.blocks.append("list/copy")
         return f"{fill}\n    {loop}\n    {fold}"
 
+    def expression(self, names: Sequence[str], depth: int) -> str:
+        """A random I32 expression over ``names`` and edge constants (value-range analysis input)."""
+        c = self.c
+        if depth == 0 or c.chance(30):
+            return c.choice((*names, *names, *EDGE_CONSTANTS))
+        if c.chance(10):
+            return f"(0 - {self.expression(names, depth - 1)})"
+        op = c.choice(("+", "-", "*", "/", "%", "%", "+"))
+        return f"({self.expression(names, depth - 1)} {op} {self.expression(names, depth - 1)})"
+
+    def range_block(self) -> str:
+        """Locals carried round a loop through random arithmetic and a private function: the
+        whole-plan value ranges (``value_ranges``) drop the checks of what they prove cannot
+        overflow, so a wrong interval shows as a value where the reference faults."""
+        c = self.c
+        x = self.fresh()
+        a, b, i, h = f"a{x}", f"b{x}", f"i{x}", f"h{x}"
+        self.functions.append(f"fn {h}(p I32, q I32) -> I32 {{ return {self.expression(('p', 'q'), 2)}; }}\n")
+        names = (a, b, i, "m", "k")
+        steps = [
+            f"{a} = {self.expression(names, 3)};",
+            f"{b} = {c.choice((self.expression(names, 2), f'{h}({a}, {i})', f'{b} + {i}'))};",
+        ]
+        if c.chance(40):
+            steps.append(f"{a} = {a} % {c.choice(('1000', '46341', '65536', 'm'))};")
+        if c.chance(30):
+            steps.append(f"if {b} > 1000000 {{ break; }}")
+        start_a, start_b = c.choice(EDGE_CONSTANTS), c.choice(("0", "1", "m"))
+        loop = self.loop(" ".join(steps), i)
+        self.blocks.append("ranges")
+        return (
+            f"{a} = {start_a}; {b} = {start_b};\n    {loop}\n"
+            f"    acc = (acc + {h}({a} % 1000, {b} % 1000) % 1000 + {a} % 1000 + {b} % 1000) % 1000000;"
+        )
+
     def returned_block(self) -> str:
         """A list built in a private function, returned, then grown by the caller (the callee's
         owned buffer must not be handed out as a value that changes)."""
@@ -395,10 +447,27 @@ def build_kernel(c: Chooser) -> Kernel:
         "arith": builder.arith_block,
         "returned": builder.returned_block,
         "copy": builder.copy_block,
+        "ranges": builder.range_block,
     }
     count = c.choice((1, 1, 2, 3))
     parts = [
-        makers[c.choice(("list", "list", "map", "map", "text", "text", "arith", "returned", "copy"))]()
+        makers[
+            c.choice(
+                (
+                    "list",
+                    "list",
+                    "map",
+                    "map",
+                    "text",
+                    "text",
+                    "arith",
+                    "returned",
+                    "copy",
+                    "ranges",
+                    "ranges",
+                )
+            )
+        ]()
         for _ in range(count)
     ]
     body = "\n    ".join(parts)
@@ -406,6 +475,7 @@ def build_kernel(c: Chooser) -> Kernel:
         'module "chunkfuzz" version "1.0.0";\n'
         + HELPERS
         + BUILT
+        + "".join(builder.functions)
         + f"entrypoint fn main(n I32, m I32, k I32) -> I32 {{\n    acc = 0;\n    {body}\n    return acc;\n}}\n"
     )
     vectors = []
