@@ -42,9 +42,9 @@ def test_generated_chunk_kernels_agree_under_swept_budgets_long(data: st.DataObj
 
 def test_the_generator_reaches_every_fast_form() -> None:
     """Seeded kernels hit each fast form (else the sweeps above would test only the checked paths):
-    counted over the generated source of 60 kernels, all of which validate."""
+    counted over the generated source of 100 kernels, all of which validate."""
     forms: Counter[str] = Counter()
-    for seed in range(60):
+    for seed in range(100):
         forms.update(forms_of(prepare(build_kernel(RandomChooser(seed)).text, policy())))
     wanted = (
         "owned list",
