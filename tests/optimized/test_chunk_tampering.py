@@ -1,14 +1,14 @@
 """Tampered fast chunks (verifier rules 20-22) and tampered owned-map cells, from the adversarial
 review of issue 16's fast forms.
 
-Two kinds of test. Tamperings the verifier must refuse - a mutable buffer, dict, cell, view or
+Two kinds of test (and a third for owned lists, below). Tamperings the verifier must refuse - a mutable buffer, dict, cell, view or
 parts list escaping a fast chunk, a chunk without its reservation or with a cheaper one, a fault
 stub's fuel changed, the tally's overshoot test skipped - each rewritten into a real generated
 module and bound (``Tampering``). And tamperings the verifier admits by design (rule 14 confines
 an owned map's units cell but does not prove what is written into it): a module that writes a
 smaller count, or one that goes back, used to lower the meter's allocation and collection
 elements - a negative settlement - so a run held more map entries than its policy allows and
-succeeded. Those are run: the settlement's own checks (``map_cell_check``) must fail them closed
+succeeded. Those are run: the settlement's own checks (``settle_checks``) must fail them closed
 (``R-HOST-INTERNAL``) where the reference refuses the kernel on its limit.
 """
 
@@ -24,7 +24,7 @@ from dotboxd.host import ExecutionResult, SandboxHost
 from dotboxd.runtime.optimized import ArtifactCache, OptimizedBackend
 from dotboxd.runtime.optimized.artifact import ArtifactKey, bind
 from dotboxd.runtime.optimized.codegen import GenOptions, generate
-from dotboxd.runtime.optimized.map_cell_check import least_units
+from dotboxd.runtime.optimized.settle_checks import least_units
 from dotboxd.validator.plan import ExecutionPlan
 
 from .kernels import policy, prepare
@@ -199,3 +199,25 @@ def test_untampered_cells_settle_as_the_reference_charges() -> None:
 )
 def test_least_units_sums_the_counts_of_the_growth(taken: int, now: int, units: int) -> None:
     assert least_units(taken, now) == units
+
+
+# --- an owned list's add without its room test, run ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [{"max_list_length": 100}, {"max_total_collection_elements": 5000}, {"max_allocated_bytes": 20000}],
+    ids=["list length", "collection elements", "allocation"],
+)
+def test_an_owned_list_add_without_its_room_test_fails_closed(limits: dict[str, int]) -> None:
+    """Rule 10 confines the buffer but does not prove the checked add's room test: without it the
+    buffer grew past every limit and the settlement charged it, so the run succeeded with its usage
+    past its limits (45,150 elements under a limit of 5,000). The settlement now refuses first."""
+    plan = dataclasses.replace(prepare(CHUNKS), policy=policy(max_fuel=10**7, **limits))
+    reference = SandboxHost().execute(plan, "main", [300, 3, 1])
+    assert reference.error is not None and reference.error.code.startswith("R-QUOTA-")
+    result = _run_tampered(plan, [("if f >= t5 and t4 < t0:", "if f >= t5:")], [300, 3, 1])
+    assert result.error is not None and result.error.code == "R-HOST-INTERNAL", result.usage.to_json()
+    limit = plan.policy.limits
+    assert result.usage.collection_elements <= limit.max_total_collection_elements
+    assert result.usage.allocated_bytes <= limit.max_allocated_bytes
