@@ -194,6 +194,8 @@ def loop_counters(plan: ExecutionPlan, loop: ir.While | ir.ForRange) -> LoopCoun
             continue
         up = sum(k for k, _ in steps[name] if k > 0)
         down = sum(-k for k, _ in steps[name] if k < 0)
+        if not (up or down):
+            continue  # only zero steps (``c = c + 0``): it never moves, the generator gives it no room
         reset = resets.get(name, 0)
         if not chunk_fits(bounds[0], bounds[1], up, down, reset):
             continue  # the generator leaves its steps checked

@@ -48,6 +48,8 @@ from dotboxd.core.values import MapValue, Value, flat_map_over, flat_map_shape
 from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.meter import Meter
 
+from .settle_checks import check_cell, check_limits
+
 MAP_UNIT_ALLOC: Final = costs.MAP_ENTRY_ALLOC
 """Bytes allocated per unit of an update (``map_set_alloc(s, new) == 32 * c``, ``c >= 1``)."""
 assert all(
@@ -89,10 +91,12 @@ def settle_owned_map(state: Any) -> None:
     record: OwnedMap = state.owned_map
     cell = record.cell
     used = cell[0]
+    check_cell(record, used, cell[1])  # the generated code wrote the cell: fail closed on a lie
     units = used - record.settled
     if units:
         key_bytes = cell[1] - record.settled_bytes  # with text keys: the new maps' key text bytes
         meter = state.meter
+        check_limits(meter, record, MAP_UNIT_ALLOC * units + key_bytes, units, key_bytes)
         meter.settle_owned(MAP_UNIT_ALLOC * units + key_bytes, units, 0)
         meter.string_bytes += key_bytes
         record.settled = used

@@ -47,6 +47,7 @@ from dotboxd.runtime.optimized.owned_map_stubs import (
     take_owned_map,
     take_text_keyed_map,
 )
+from dotboxd.runtime.optimized.settle_checks import check_list_settlement
 from dotboxd.runtime.optimized.text_chunk import done as text_chunk_done
 from dotboxd.runtime.optimized.text_chunk import fits as text_chunk_fits
 from dotboxd.runtime.optimized.text_parts import TextParts, exact_fallbacks, literal_text
@@ -526,11 +527,9 @@ def settle_owned(state: RunState) -> None:
     size = len(buffer)
     if size > done:
         count = size - done
-        state.meter.settle_owned(
-            costs.list_adds_alloc(done, count),
-            costs.list_adds_elements(done, count),
-            costs.list_adds_charges(done, count),
-        )
+        alloc, elements = costs.list_adds_alloc(done, count), costs.list_adds_elements(done, count)
+        check_list_settlement(state.meter, size, alloc, elements)  # the room tests are generated code
+        state.meter.settle_owned(alloc, elements, costs.list_adds_charges(done, count))
         record[1] = size
 
 

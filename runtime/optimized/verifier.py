@@ -58,7 +58,7 @@ from .ticks import Tick, expected_ticks
 from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 from .walk_index import indexed_walks
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-18"  # 18: a counter reset may divide + - * of names (rule 11); 17: fast list chunks (rule 22), c<n> slots; 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-19"  # 19: a units store that is not a sum is refused by rule 20 itself (it ended as a malformed module), a zero-step local is no counter (rule 8, it refused valid loops); 18: a counter reset may divide + - * of names (rule 11); 17: fast list chunks (rule 22), c<n> slots; 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130

@@ -243,7 +243,8 @@ class MapChunkRules:
         if _name(target, take.units):
             right: Any = value.right if type(value) in BINOPS and type(value.op) is ast.Add else None
             if not (
-                _name(value.left, take.units)
+                right is not None  # a BinOp: only then has it a left operand to read
+                and _name(value.left, take.units)
                 and _name(right)
                 and (right.id == take.size or right.id in counts)
             ):
