@@ -63,9 +63,8 @@ def _fused_get(text: Stub, get: Stub) -> Stub:
             size = state.literals[index]  # -1: not counted without a meter
             strings = state.strings + size
             if paid >= 0 and size >= 0 and strings <= state.room:
-                key = state.texts[index][0]
                 entries = m.entries
-                entry = entries.get((type(key), key))
+                entry = entries.get((str, state.texts[index][0]))  # a string literal (rule 23)
                 if entry is not None:
                     n = len(entries)
                     after = paid - totals[rsite] - (READ_FUEL_TABLE[n] if n < _TABLED else _read_fuel(n))
@@ -92,7 +91,7 @@ def _fused_has(text: Stub, has: Stub) -> Stub:
             size = state.literals[index]
             strings = state.strings + size
             if paid >= 0 and size >= 0 and strings <= state.room:
-                key = state.texts[index][0]
+                key = state.texts[index][0]  # a string literal (rule 23)
                 entries = m.entries
                 n = len(entries)
                 after = paid - totals[rsite] - (READ_FUEL_TABLE[n] if n < _TABLED else _read_fuel(n))
@@ -101,7 +100,7 @@ def _fused_has(text: Stub, has: Stub) -> Stub:
                     state.strings = strings
                     state.left = paid
                     state.ticks = ticks
-                    return (type(key), key) in entries, after
+                    return (str, key) in entries, after
         key, f = text(state, f, lref, tsite, index)
         return has(state, f, lref, rsite, m, key)
 
