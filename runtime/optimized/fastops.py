@@ -67,6 +67,8 @@ _WALK_FUEL = tuple(_walk_fuel(n) for n in range(_TABLED + 2))
 _LIST_ADD_ALLOC = tuple(_list_add_alloc(n) for n in range(_TABLED))
 READ_FUEL_TABLE: Final = _READ_FUEL
 """``costs.read_fuel(n)`` for ``n`` below its length (the fused literal reads, ``literal_reads``)."""
+WALK_FUEL_TABLE: Final = _WALK_FUEL
+"""``costs.shape_walk_fuel(n)`` for ``n`` below its length (likewise)."""
 
 
 # --- lists ---------------------------------------------------------------------------------------
@@ -401,6 +403,7 @@ __all__ = [
     "FAST_FORMS",
     "FAST_PATHS",
     "READ_FUEL_TABLE",
+    "WALK_FUEL_TABLE",
     "concat_charges",
     "list_buffer",
     "list_size",

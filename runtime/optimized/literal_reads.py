@@ -20,11 +20,15 @@ room, the read's segment and read fuel paid, the fuel tick short of a deadline c
 ``get``) the key present. It then makes exactly the updates those two paths make, in one step: the
 literal's text bytes (``strings``), the fuel the literal's ``sync`` would have written (``left``),
 the read's fuel tick (``ticks``), and the fuel returned. Whenever any of that does not hold - a
-meter exists, a limit or the fuel would refuse, a deadline check falls due, the key is missing - it
-calls the very two stubs the unfused code calls, in the same order, from the same state, so the
-value, the error, the failing charge, the usage at that point and the deadline cadence are theirs
-(and through them the meter's). ``tests/optimized/test_literal_reads.py`` runs both backends at
-every fuel budget around each fused read.
+limit or the fuel would refuse, a deadline check falls due, the key is missing - it calls the very
+two stubs the unfused code calls, in the same order, from the same state. A run that has its meter
+takes the two fast paths' meter branches inline (``sync``, ``Meter.settle_value`` for the literal,
+then ``Meter.settle_fuel`` for the read), and where one of them declines it calls what that fast
+path calls then (its exact stub, with the same arguments), so no settlement is asked twice and the
+clock is read at the same charges. Either way the value, the error, the failing charge, the usage
+at that point and the deadline cadence are the unfused stubs' (and through them the meter's).
+``tests/optimized/test_literal_reads.py`` runs both backends at every fuel budget around each fused
+read, and compares the clock reads with the unfused compilation's.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from typing import Any, Final
 from dotboxd.core import costs
 from dotboxd.core.values import MapValue, Value
 
-from .fastops import READ_FUEL_TABLE
+from .fastops import READ_FUEL_TABLE, WALK_FUEL_TABLE
 
 Stub = Callable[..., tuple[Value, int]]
 
@@ -50,22 +54,28 @@ ARITY: Final = 7
 
 _EVERY: Final = costs.DEADLINE_EVERY_FUEL_CHARGES
 _TABLED: Final = len(READ_FUEL_TABLE)
+_WALKS: Final = len(WALK_FUEL_TABLE)
 _read_fuel = costs.read_fuel
+_walk_fuel = costs.shape_walk_fuel
 
 
-def _fused_get(text: Stub, get: Stub) -> Stub:
+def _fused(name: str, contains: bool, stubs: _Stubs, sync: Callable[[Any, int, int], Any]) -> Stub:
+    """The fused stub of one read (``contains``: ``map.containsKey``, else ``map.get``), over the
+    stubs the unfused code calls (``stubs``) and ``stubs.sync``."""
+    text, exact_text, read, exact_read = stubs
+
     def stub(
         state: Any, f: int, lref: int, tsite: int, index: int, rsite: int, m: MapValue
     ) -> tuple[Value, int]:
+        totals = state.totals
+        paid = f - totals[tsite]
         if state.lazy:  # a fast-lane run without its meter yet: ``pending``
-            totals = state.totals
-            paid = f - totals[tsite]
             size = state.literals[index]  # -1: not counted without a meter
             strings = state.strings + size
             if paid >= 0 and size >= 0 and strings <= state.room:
                 entries = m.entries
                 entry = entries.get((str, state.texts[index][0]))  # a string literal (rule 23)
-                if entry is not None:
+                if contains or entry is not None:  # a missing key: the exact read raises
                     n = len(entries)
                     after = paid - totals[rsite] - (READ_FUEL_TABLE[n] if n < _TABLED else _read_fuel(n))
                     ticks = state.ticks + 1
@@ -73,47 +83,45 @@ def _fused_get(text: Stub, get: Stub) -> Stub:
                         state.strings = strings
                         state.left = paid  # what the literal's ``sync`` would have written
                         state.ticks = ticks
-                        return entry[1], after
-        key, f = text(state, f, lref, tsite, index)
-        return get(state, f, lref, rsite, m, key)
-
-    stub.__name__ = GET
-    return stub
-
-
-def _fused_has(text: Stub, has: Stub) -> Stub:
-    def stub(
-        state: Any, f: int, lref: int, tsite: int, index: int, rsite: int, m: MapValue
-    ) -> tuple[Value, int]:
-        if state.lazy:  # as ``_fused_get``; a missing key is an answer here, not a refusal
-            totals = state.totals
-            paid = f - totals[tsite]
-            size = state.literals[index]
-            strings = state.strings + size
-            if paid >= 0 and size >= 0 and strings <= state.room:
-                key = state.texts[index][0]  # a string literal (rule 23)
+                        return (entry is not None if contains else entry[1]), after  # type: ignore[index]
+            key, f = text(state, f, lref, tsite, index)
+            return read(state, f, lref, rsite, m, key)
+        if paid >= 0:  # a run with its meter: ``fastops.text_literal``, then the read's fast path
+            key, shape = state.texts[index]
+            nodes = shape.nodes
+            after = paid - (WALK_FUEL_TABLE[nodes] if nodes < _WALKS else _walk_fuel(nodes))
+            meter = sync(state, paid, 0)
+            if meter.settle_value(after, 1 if after != paid else 0, 0, shape):
                 entries = m.entries
-                n = len(entries)
-                after = paid - totals[rsite] - (READ_FUEL_TABLE[n] if n < _TABLED else _read_fuel(n))
-                ticks = state.ticks + 1
-                if after >= 0 and ticks < _EVERY:
-                    state.strings = strings
-                    state.left = paid
-                    state.ticks = ticks
-                    return (str, key) in entries, after
-        key, f = text(state, f, lref, tsite, index)
-        return has(state, f, lref, rsite, m, key)
+                entry = entries.get((str, key))
+                if contains or entry is not None:
+                    n = len(entries)
+                    done = after - totals[rsite] - (READ_FUEL_TABLE[n] if n < _TABLED else _read_fuel(n))
+                    if meter.settle_fuel(done, 1):
+                        return (entry is not None if contains else entry[1]), done  # type: ignore[index]
+                return exact_read(state, after, lref, rsite, m, key)  # as the read's fast path does
+        key, f = exact_text(state, f, lref, tsite, index)  # as the literal's fast path does
+        return read(state, f, lref, rsite, m, key)
 
-    stub.__name__ = HAS
+    stub.__name__ = name
     return stub
 
 
-def literal_read_stubs(text: Stub, builtin_stub: Callable[[str], Stub]) -> Mapping[str, Stub]:
-    """The fused stubs by name, over ``text`` (the ``_s_text`` stub generated code calls) and the
-    stubs of the two reads (``builtin_stub(name)``: the same fast-then-exact stub ``_s_i_map_*``)."""
+_Stubs = tuple[Stub, Stub, Stub, Stub]
+"""(the literal's stub, its exact stub, the read's stub, its exact stub)."""
+
+
+def literal_read_stubs(
+    text: Stub, exact_text: Stub, builtin: Callable[[str], Stub], exact: Callable[[str], Stub], sync: Any
+) -> Mapping[str, Stub]:
+    """The fused stubs by name, over the stubs the unfused code calls - ``text`` (``_s_text``) and
+    ``builtin(name)`` (``_s_i_map_get``, ``_s_i_map_containsKey``: fast, then exact) - the exact
+    stubs their fast paths fall back to (``exact_text``, ``exact(name)``), and ``stubs.sync``."""
     return {
-        GET: _fused_get(text, builtin_stub("map.get")),
-        HAS: _fused_has(text, builtin_stub("map.containsKey")),
+        GET: _fused(GET, False, (text, exact_text, builtin("map.get"), exact("map.get")), sync),
+        HAS: _fused(
+            HAS, True, (text, exact_text, builtin("map.containsKey"), exact("map.containsKey")), sync
+        ),
     }
 
 

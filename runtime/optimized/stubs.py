@@ -694,7 +694,7 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "_s_strdone": text_chunk_done,
         **exact_fallbacks(_intrinsic_stub("int32.toStringInvariant"), text, concat_charges_exact),
         **{intrinsic_stub_name(name): _builtin_stub(name) for name in INTRINSICS},
-        **literal_read_stubs(text_literal(text, sync), _builtin_stub),
+        **literal_read_stubs(text_literal(text, sync), text, _builtin_stub, _intrinsic_stub, sync),
     }
 )
 """Every stub by its name in the generated code's namespace."""
