@@ -59,34 +59,86 @@ _read_fuel = costs.read_fuel
 _walk_fuel = costs.shape_walk_fuel
 
 
-def _fused(name: str, contains: bool, stubs: _Stubs, sync: Callable[[Any, int, int], Any]) -> Stub:
-    """The fused stub of one read (``contains``: ``map.containsKey``, else ``map.get``), over the
-    stubs the unfused code calls (``stubs``) and ``stubs.sync``."""
-    text, exact_text, read, exact_read = stubs
+_Stubs = tuple[Stub, Stub, Stub, Stub]
+"""(the literal's stub, its exact stub, the read's stub, its exact stub)."""
+
+
+def _fused_get(stubs: _Stubs, sync: Callable[[Any, int, int], Any]) -> Stub:
+    text, _, read, _ = stubs
+    with_meter = _with_meter(False, stubs, sync)
+
+    def stub(
+        state: Any, f: int, lref: int, tsite: int, index: int, rsite: int, m: MapValue
+    ) -> tuple[Value, int]:
+        if not state.lazy:
+            return with_meter(state, f, lref, tsite, index, rsite, m)
+        # a fast-lane run without its meter yet (``pending``)
+        totals = state.totals
+        paid = f - totals[tsite]
+        size = state.literals[index]  # -1: not counted without a meter
+        strings = state.strings + size
+        if paid >= 0 and size >= 0 and strings <= state.room:
+            entries = m.entries
+            entry = entries.get((str, state.texts[index][0]))  # a string literal (rule 23)
+            if entry is not None:  # a missing key: the exact read raises
+                n = len(entries)
+                after = paid - totals[rsite] - (READ_FUEL_TABLE[n] if n < _TABLED else _read_fuel(n))
+                ticks = state.ticks + 1
+                if after >= 0 and ticks < _EVERY:
+                    state.strings = strings
+                    state.left = paid  # what the literal's ``sync`` would have written
+                    state.ticks = ticks
+                    return entry[1], after
+        key, f = text(state, f, lref, tsite, index)
+        return read(state, f, lref, rsite, m, key)
+
+    stub.__name__ = GET
+    return stub
+
+
+def _fused_has(stubs: _Stubs, sync: Callable[[Any, int, int], Any]) -> Stub:
+    text, _, read, _ = stubs
+    with_meter = _with_meter(True, stubs, sync)
+
+    def stub(
+        state: Any, f: int, lref: int, tsite: int, index: int, rsite: int, m: MapValue
+    ) -> tuple[Value, int]:
+        if not state.lazy:
+            return with_meter(state, f, lref, tsite, index, rsite, m)
+        # as ``_fused_get``; a missing key is an answer here, not a refusal
+        size = state.literals[index]
+        strings = state.strings + size
+        totals = state.totals
+        paid = f - totals[tsite]
+        if size >= 0 and paid >= 0 and strings <= state.room:
+            ticks = state.ticks + 1
+            entries = m.entries
+            n = len(entries)
+            after = paid - totals[rsite] - (READ_FUEL_TABLE[n] if n < _TABLED else _read_fuel(n))
+            if after >= 0 and ticks < _EVERY:  # the literal's charges, then the read's
+                state.ticks = ticks
+                state.strings = strings
+                state.left = paid
+                return (str, state.texts[index][0]) in entries, after  # a string literal (rule 23)
+        key, f = text(state, f, lref, tsite, index)
+        return read(state, f, lref, rsite, m, key)
+
+    stub.__name__ = HAS
+    return stub
+
+
+def _with_meter(contains: bool, stubs: _Stubs, sync: Callable[[Any, int, int], Any]) -> Stub:
+    """A fused read in a run that has its meter: ``fastops.text_literal``'s meter branch, then the
+    read's (``contains``: ``map.containsKey``'s, else ``map.get``'s), inline; where one declines,
+    what that fast path calls then (its exact stub), so no settlement is asked twice."""
+    _, exact_text, read, exact_read = stubs
 
     def stub(
         state: Any, f: int, lref: int, tsite: int, index: int, rsite: int, m: MapValue
     ) -> tuple[Value, int]:
         totals = state.totals
         paid = f - totals[tsite]
-        if state.lazy:  # a fast-lane run without its meter yet: ``pending``
-            size = state.literals[index]  # -1: not counted without a meter
-            strings = state.strings + size
-            if paid >= 0 and size >= 0 and strings <= state.room:
-                entries = m.entries
-                entry = entries.get((str, state.texts[index][0]))  # a string literal (rule 23)
-                if contains or entry is not None:  # a missing key: the exact read raises
-                    n = len(entries)
-                    after = paid - totals[rsite] - (READ_FUEL_TABLE[n] if n < _TABLED else _read_fuel(n))
-                    ticks = state.ticks + 1
-                    if after >= 0 and ticks < _EVERY:
-                        state.strings = strings
-                        state.left = paid  # what the literal's ``sync`` would have written
-                        state.ticks = ticks
-                        return (entry is not None if contains else entry[1]), after  # type: ignore[index]
-            key, f = text(state, f, lref, tsite, index)
-            return read(state, f, lref, rsite, m, key)
-        if paid >= 0:  # a run with its meter: ``fastops.text_literal``, then the read's fast path
+        if paid >= 0:
             key, shape = state.texts[index]
             nodes = shape.nodes
             after = paid - (WALK_FUEL_TABLE[nodes] if nodes < _WALKS else _walk_fuel(nodes))
@@ -103,12 +155,7 @@ def _fused(name: str, contains: bool, stubs: _Stubs, sync: Callable[[Any, int, i
         key, f = exact_text(state, f, lref, tsite, index)  # as the literal's fast path does
         return read(state, f, lref, rsite, m, key)
 
-    stub.__name__ = name
     return stub
-
-
-_Stubs = tuple[Stub, Stub, Stub, Stub]
-"""(the literal's stub, its exact stub, the read's stub, its exact stub)."""
 
 
 def literal_read_stubs(
@@ -118,10 +165,8 @@ def literal_read_stubs(
     ``builtin(name)`` (``_s_i_map_get``, ``_s_i_map_containsKey``: fast, then exact) - the exact
     stubs their fast paths fall back to (``exact_text``, ``exact(name)``), and ``stubs.sync``."""
     return {
-        GET: _fused(GET, False, (text, exact_text, builtin("map.get"), exact("map.get")), sync),
-        HAS: _fused(
-            HAS, True, (text, exact_text, builtin("map.containsKey"), exact("map.containsKey")), sync
-        ),
+        GET: _fused_get((text, exact_text, builtin("map.get"), exact("map.get")), sync),
+        HAS: _fused_has((text, exact_text, builtin("map.containsKey"), exact("map.containsKey")), sync),
     }
 
 
