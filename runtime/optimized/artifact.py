@@ -41,7 +41,9 @@ from .tables import Tables, function_name
 from .verifier import VERIFIER_VERSION, allowed_globals, verify_code, verify_cold_module, verify_module
 
 COMPILER_VERSION = (
-    "dotboxd-py-opt-codegen-20"  # 20: ``k * x + c`` in a fast chunk tests ``x`` (scaled_steps.py); 19: periodic arms counted in closed form (periodic_tally.py), checks the
+    "dotboxd-py-opt-codegen-21"  # 21: map.get / map.containsKey at a string literal fused (_s_lrget,
+    # _s_lrhas: literal_reads.py); 20: ``k * x + c`` in a fast chunk tests ``x`` (scaled_steps.py);
+    # 19: periodic arms counted in closed form (periodic_tally.py), checks the
     # operands' value ranges rule out dropped (value_ranges.py); 18: fast list chunks (list_chunks: adds and view reads
     # paid once per chunk, c<n> slots); 17: pre-checked fast chunks of owned-string loops; 16: pre-checked owned-map
     # chunks (mapchunk, mc<n> tallies); 15: slots numbered in sorted name order (same source in every process); 14:

@@ -46,6 +46,7 @@ from dotboxd.validator.plan import CallKind, ExecutionPlan
 
 from . import bounds, owned_map_code, scaled_steps
 from . import pyast as P
+from .codegen_literal_reads import literal_read
 from .codegen_strchunk import fast_chunk as fast_text_chunk
 from .codegen_text import owned_concat, release_owned_text, take_owned_text
 from .cold import LEAVE, NEXT, RETURN, ColdLoop, cold_name, describe, find_loop, loop_ordinals
@@ -1251,6 +1252,9 @@ class _FunctionEmitter:
         target = self.plan.call_target(node)
         if target.kind is CallKind.FUNCTION and self.chunk is not None and self.chunk.fast:
             return self.inline_call(node, target.name)
+        fused = literal_read(self, node, target.name, dest) if target.kind is CallKind.BUILTIN else None
+        if fused is not None:  # ``map.get(m, "literal")``: one stub call (``codegen_literal_reads``)
+            return fused
         args = [self.expr(a) for a in node.args]
         if target.kind is CallKind.BUILTIN:
             return self.builtin(target.name, args, dest, self.ordinal(node))

@@ -65,6 +65,10 @@ _READ_FUEL = tuple(_read_fuel(n) for n in range(_TABLED))
 _ADD_FUEL = tuple(_copy_fuel(n, 1) for n in range(_TABLED))
 _WALK_FUEL = tuple(_walk_fuel(n) for n in range(_TABLED + 2))
 _LIST_ADD_ALLOC = tuple(_list_add_alloc(n) for n in range(_TABLED))
+READ_FUEL_TABLE: Final = _READ_FUEL
+"""``costs.read_fuel(n)`` for ``n`` below its length (the fused literal reads, ``literal_reads``)."""
+WALK_FUEL_TABLE: Final = _WALK_FUEL
+"""``costs.shape_walk_fuel(n)`` for ``n`` below its length (likewise)."""
 
 
 # --- lists ---------------------------------------------------------------------------------------
@@ -398,6 +402,8 @@ FAST_PATHS: Mapping[str, Callable[[Stub], Stub]] = MappingProxyType(_fast_paths(
 __all__ = [
     "FAST_FORMS",
     "FAST_PATHS",
+    "READ_FUEL_TABLE",
+    "WALK_FUEL_TABLE",
     "concat_charges",
     "list_buffer",
     "list_size",

@@ -44,7 +44,14 @@ from typing import Any
 from dotboxd.validator.plan import ExecutionPlan
 
 from . import pyast as P
-from . import verify_list_chunks, verify_mapchunk, verify_maps, verify_reads, verify_strchunk
+from . import (
+    verify_list_chunks,
+    verify_literal_reads,
+    verify_mapchunk,
+    verify_maps,
+    verify_reads,
+    verify_strchunk,
+)
 from . import verify_refunds as refunds
 from .codegen import FIXED_PARAMS
 from .cold import cold_name, describe, find_loop
@@ -58,7 +65,7 @@ from .ticks import Tick, expected_ticks
 from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 from .walk_index import indexed_walks
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-19"  # 19: a units store that is not a sum is refused by rule 20 itself (it ended as a malformed module), a zero-step local is no counter (rule 8, it refused valid loops); 18: a counter reset may divide + - * of names (rule 11); 17: fast list chunks (rule 22), c<n> slots; 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-20"  # 20: fused literal reads tied to the plan's calls (rule 23); 19: a units store that is not a sum is refused by rule 20 itself (it ended as a malformed module), a zero-step local is no counter (rule 8, it refused valid loops); 18: a counter reset may divide + - * of names (rule 11); 17: fast list chunks (rule 22), c<n> slots; 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -201,7 +208,13 @@ def _fail(reason: str, node: ast.AST | None = None) -> VerifierFailure:
 
 
 PAYING_STUBS = frozenset(
-    {"_s_text", "_s_ceq", "_s_bind", *(name for name in STUBS if name.startswith("_s_i_"))}
+    {
+        "_s_text",
+        "_s_ceq",
+        "_s_bind",
+        *verify_literal_reads.STUBS,
+        *(name for name in STUBS if name.startswith("_s_i_")),
+    }
 )
 """Stubs whose fourth argument is the fuel segment they pay before anything else."""
 
@@ -279,6 +292,8 @@ class _AstVerifier:
         self.parts = PartsRules()
         """Owned-text parts lists stored so far and the calls approved to use them (``verify_parts``)."""
         self.reads = verify_reads.ReadRules()
+        self.literal_reads = verify_literal_reads.LiteralReadRules(plan, tables)
+        """The fused literal reads met so far (rule 23, ``verify_literal_reads``)."""
         """List-read views stored so far and the reads approved to use them (``verify_reads``)."""
         self.charge_sites: frozenset[int] = frozenset()
         self.paid_sites: frozenset[int] = frozenset()
@@ -1055,6 +1070,8 @@ class _AstVerifier:
             literal_text_args(args, len(self.tables.texts), node)
         elif callee in verify_strchunk.STUBS and id(node) not in self.parts.approved:
             raise _fail(f"{callee} outside a fast text chunk", node)
+        elif callee in verify_literal_reads.STUBS:
+            self.literal_reads.check(callee, args, node, self.charge_sites)
         elif callee in PAYING_STUBS:
             if site not in self.charge_sites:
                 _index(args, 3, self.charge_sites, node)

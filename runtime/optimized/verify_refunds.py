@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Any
 
 from . import pyast as P
+from .literal_reads import READS
 from .shapes import walk
 from .stubs import FAULT_ARITIES, STUBS
 
@@ -49,6 +50,7 @@ _AT_2 = (
     "_s_sox",
     "_s_soxl",
     "_s_soxv",
+    *READS,
 )
 REFUND_AT: Mapping[str, int] = MappingProxyType(
     {
