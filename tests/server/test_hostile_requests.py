@@ -7,11 +7,15 @@ in-process ``execute`` reports it: the same code, message, pointer into the args
 
 from __future__ import annotations
 
+import json
+import socket
 from typing import Any
 
 import httpx
+import pytest
 
 from dotboxd.client import DotBoxDClient
+from tests.server.events_helpers import event_server
 from tests.server.helpers import ALICE, SPIN, auth, running_server
 
 EVENT_KERNEL = """
@@ -118,3 +122,71 @@ def test_numbers_at_the_edges_are_values_or_located_refusals() -> None:
         assert "finite" in infinite["message"]
         assert str(run(b"-0.0")["value"]) == "-0.0"
         assert run(b"1e308")["value"] == 1e308
+
+
+def _exchange(url: str, request: bytes, *, half_close: bool, wait: float = 5.0) -> bytes:
+    """Send raw bytes (then ``shutdown(SHUT_WR)`` when ``half_close``) and read until the server
+    closes; ``b""`` when it closes without a word."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=wait) as sock:
+        sock.sendall(request)
+        if half_close:
+            sock.shutdown(socket.SHUT_WR)
+        reply = b""
+        while chunk := sock.recv(65536):
+            reply += chunk
+        return reply
+
+
+def _post(path: str, body: bytes, declared: int | None = None) -> bytes:
+    length = len(body) if declared is None else declared
+    head = f"POST {path} HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {ALICE}\r\nContent-Length: {length}\r\n\r\n"
+    return head.encode() + body
+
+
+def test_a_client_that_half_closes_after_its_request_gets_the_answer_of_what_was_done() -> None:
+    body = json.dumps({"kernel": SPIN}).encode()
+    with running_server() as (server, state):
+        reply = _exchange(server.url, _post("/v1/extensions", body), half_close=True)
+        head, _, answer = reply.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 201 ")
+        assert list(state.tenants["alice"].extensions) == [json.loads(answer)["id"]]
+        # half-closed inside the body: the request can never be whole, so nothing is installed
+        assert _exchange(server.url, _post("/v1/extensions", body[:20], len(body)), half_close=True) == b""
+        assert len(state.tenants["alice"].extensions) == 1
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        _post("/v1/rpc/game.world.getHealth", b"{}", None).replace(
+            b"Content-Length: 2", b"Content-Length: abc"
+        ),
+        _post("/v1/rpc/game.world.getHealth", b"{}", None).replace(
+            b"Content-Length: 2", b"Content-Length: -2"
+        ),
+        _post("/v1/rpc/game.world.getHealth", b"{}", None).replace(
+            b"Content-Length: 2", b"Content-Length: 2\r\nContent-Length: 3"
+        ),
+        b"GET /v1/rpc/\x00 HTTP/1.1\r\nHost: t\r\n\r\n",
+    ],
+    ids=["length not a number", "negative length", "two lengths", "NUL in the target"],
+)
+def test_a_request_the_http_parser_refuses_is_a_json_diagnostic(request_bytes: bytes) -> None:
+    with running_server() as (server, _):
+        head, _, body = _exchange(server.url, request_bytes, half_close=False).partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400 ") and b"application/json" in head
+        assert json.loads(body)["diagnostics"][0]["code"] == "E-SERVER-REQUEST"
+
+
+def test_settings_of_a_plugin_the_session_lacks_is_404() -> None:
+    with (
+        event_server() as (server, _, _),
+        DotBoxDClient(server.url, ALICE) as client,
+        client.subscribe() as events,
+        httpx.Client(base_url=server.url, headers=auth()) as http,
+    ):
+        body = {"session": events.session, "values": {"limit": 1}}
+        missing = http.patch("/v1/plugins/nope/settings", json=body)
+        assert missing.status_code == 404
+        assert missing.json()["diagnostics"][0]["code"] == "E-EVENT-NOT-INSTALLED"
