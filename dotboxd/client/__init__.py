@@ -158,6 +158,14 @@ def _event(raw: str | bytes) -> dict[str, Any]:
     return value
 
 
+def _no_session(error: BaseException, timeout: float) -> BaseException:
+    """What ``subscribe`` raises when the first frame is not a session: a silent server is a
+    DotBoxDError too, not the WebSocket library's TimeoutError."""
+    if isinstance(error, TimeoutError):
+        return reject("R-HOST-INTERNAL", f"the server did not open an event session within {timeout:g} s")
+    return error
+
+
 def _session_of(first: dict[str, Any]) -> str:
     if first.get("type") != "session" or not isinstance(first.get("session"), str):
         raise reject("R-HOST-INTERNAL", "the server did not open an event session")
@@ -196,9 +204,15 @@ class EventStream(_ClosedOnExit):
     installed with it; ``receive`` returns the next message (``{"type": "message", "plugin",
     "event", "eventId", "text"}``). Closing it unloads the session's kernels on the server."""
 
-    def __init__(self, connection: websockets.sync.client.ClientConnection) -> None:
+    def __init__(
+        self, connection: websockets.sync.client.ClientConnection, timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
         self._connection = connection
-        self.session = _session_of(_event(connection.recv(timeout=DEFAULT_TIMEOUT)))
+        try:
+            self.session = _session_of(_event(connection.recv(timeout=timeout)))
+        except BaseException as error:
+            connection.close()  # a server that does not open a session keeps no socket of ours
+            raise _no_session(error, timeout) from None
 
     def receive(self, timeout: float | None = None) -> dict[str, Any]:
         """The next message; TimeoutError when none comes in ``timeout`` seconds."""
@@ -267,7 +281,7 @@ class _Endpoint:
             "uri": _ws_url(self.url),
             "additional_headers": self._auth,
             "proxy": None,
-            "open_timeout": DEFAULT_TIMEOUT,
+            "open_timeout": self.timeout,
         }
 
 
@@ -318,7 +332,7 @@ class DotBoxDClient(_Endpoint, _ClosedOnExit):
             connection = websockets.sync.client.connect(**self._ws_options(), legacy=True)
         except (OSError, websockets.exceptions.InvalidHandshake) as error:
             raise _open_failed(error) from None
-        return EventStream(connection)
+        return EventStream(connection, self.timeout)
 
     def install_plugin(self, session: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
         """Install a plugin envelope (event kernels) for ``session``; returns the install receipt."""
@@ -383,8 +397,12 @@ class AsyncDotBoxDClient(_Endpoint, _AsyncClosedOnExit):
             connection = await websockets.asyncio.client.connect(**self._ws_options())
         except (OSError, websockets.exceptions.InvalidHandshake) as error:
             raise _open_failed(error) from None
-        first = _event(await asyncio.wait_for(connection.recv(), DEFAULT_TIMEOUT))
-        return AsyncEventStream(connection, _session_of(first))
+        try:
+            session = _session_of(_event(await asyncio.wait_for(connection.recv(), self.timeout)))
+        except BaseException as error:
+            await connection.close()
+            raise _no_session(error, self.timeout) from None
+        return AsyncEventStream(connection, session)
 
     async def install_plugin(self, session: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
         body = {"session": session, "envelope": dict(envelope)}

@@ -171,8 +171,15 @@ class _Frames:
     def __init__(self, *frames: str) -> None:
         self.frames = list(frames)
 
+        self.closed = False
+
     def recv(self, timeout: float | None = None) -> str:
+        if not self.frames:
+            raise TimeoutError
         return self.frames.pop(0)
+
+    def close(self) -> None:
+        self.closed = True
 
 
 @pytest.mark.parametrize("frame", ["not json", "[1]", "[" * 100_000, '"text"'])
@@ -182,3 +189,13 @@ def test_an_event_frame_that_is_not_a_json_object_is_a_dotboxd_error(frame: str)
     with pytest.raises(DotBoxDError) as error:
         stream.receive()
     assert error.value.code == "R-HOST-INTERNAL"
+
+
+@pytest.mark.parametrize("first", [None, "[1]", '{"type": "message"}', "not json"])
+def test_a_server_that_opens_no_session_is_a_dotboxd_error_and_the_socket_is_closed(
+    first: str | None,
+) -> None:
+    frames = _Frames() if first is None else _Frames(first)
+    with pytest.raises(DotBoxDError) as error:
+        EventStream(frames, timeout=0.1)  # type: ignore[arg-type]
+    assert error.value.code == "R-HOST-INTERNAL" and frames.closed
