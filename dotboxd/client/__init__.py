@@ -12,8 +12,12 @@
 
 A refusal comes back as the very ``DotBoxDError`` an in-process ``SandboxHost.prepare`` raises (same
 codes, pointers, line:column, hints), rebuilt from the server's JSON diagnostics; a failed *run* is
-an ``InvokeResult`` with ``ok`` False, as ``SandboxHost.execute`` returns a failed result. A missing
-or wrong token is ``ServerAuthError`` (the server says nothing more than 401).
+an ``InvokeResult`` with ``ok`` False, as ``SandboxHost.execute`` returns a failed result (a refused
+input keeps its located diagnostic: ``pointer`` into the args and ``hint``). A missing or wrong token
+is ``ServerAuthError`` (the server says nothing more than 401). An answer the client cannot use (not
+JSON, the wrong shape, larger than ``max_response_bytes``, or not complete within ``timeout``) is an
+``R-HOST-INTERNAL`` DotBoxDError (``dotboxd.client.replies``); a server that cannot be reached is
+httpx's own transport error (``httpx.ConnectError``, ``httpx.TimeoutException``).
 """
 
 from __future__ import annotations
@@ -29,13 +33,19 @@ import websockets.asyncio.client
 import websockets.exceptions
 import websockets.sync.client
 
-from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, DotBoxDException, Span, reject
+from dotboxd.client.replies import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    BodyReader,
+    ServerAuthError,
+    checked,
+    diagnostic,
+    malformed,
+    member,
+    usage_of,
+)
+from dotboxd.core.diagnostics import Diagnostic, DotBoxDException, reject
 
 DEFAULT_TIMEOUT = 30.0
-
-
-class ServerAuthError(DotBoxDException):
-    """The server answered 401: the token is missing or maps to no tenant."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +63,8 @@ class Installed:
 @dataclass(frozen=True)
 class InvokeResult:
     """One run: ``value`` (typed JSON encoding) when ``ok``, else ``code``/``error``/``message``;
-    ``usage`` is the run's ResourceUsage as JSON (``fuelUsed``, ``hostCalls``, ...)."""
+    ``usage`` is the run's ResourceUsage as JSON (``fuelUsed``, ``hostCalls``, ...); ``pointer`` and
+    ``hint`` say where and how a refused input is wrong (``/0/hp``: field hp of the first arg)."""
 
     ok: bool
     value: Any
@@ -62,63 +73,56 @@ class InvokeResult:
     message: str
     usage: Mapping[str, int]
     raw: Mapping[str, Any] = field(repr=False)
+    pointer: str = ""
+    hint: str = ""
 
     @property
     def fuel_used(self) -> int:
         return int(self.usage.get("fuelUsed", 0))
 
 
-def _diagnostic(data: Mapping[str, Any]) -> Diagnostic:
-    line, column = data.get("line"), data.get("column")
-    span = Span(line, column) if isinstance(line, int) and isinstance(column, int) else None
-    evidence = data.get("evidence")
-    return Diagnostic(
-        str(data.get("code", "R-HOST-INTERNAL")),
-        str(data.get("message", "")),
-        str(data.get("pointer", "")),
-        span,
-        dict(evidence) if isinstance(evidence, dict) else {},
-        str(data.get("hint", "")),
-    )
-
-
-def _checked(response: httpx.Response) -> Any:
-    """The JSON body of a 2xx response; else the DotBoxDError (or ServerAuthError) it carries."""
-    if response.status_code == 401:
-        raise ServerAuthError("the server refused the token (401)")
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if response.is_success and body is not None:
-        return body
-    if isinstance(body, dict) and isinstance(body.get("diagnostics"), list) and body["diagnostics"]:
-        raise DotBoxDError([_diagnostic(d) for d in body["diagnostics"] if isinstance(d, dict)])
-    raise reject("R-HOST-INTERNAL", f"the server answered HTTP {response.status_code} without diagnostics")
-
-
 def _installed(body: Mapping[str, Any]) -> Installed:
+    entrypoints = member(body, "entrypoints", list) if "entrypoints" in body else []
+    warnings = member(body, "warnings", list) if "warnings" in body else []
+    if not all(isinstance(e, str) for e in entrypoints) or not all(isinstance(w, dict) for w in warnings):
+        raise malformed("'entrypoints' or 'warnings' holds an item of the wrong type")
     return Installed(
-        body["id"],
-        body["moduleHash"],
-        body["planHash"],
-        body["policyHash"],
-        tuple(body.get("entrypoints", ())),
-        tuple(_diagnostic(w) for w in body.get("warnings", ())),
+        member(body, "id", str),
+        member(body, "moduleHash", str),
+        member(body, "planHash", str),
+        member(body, "policyHash", str),
+        tuple(entrypoints),
+        tuple(diagnostic(w) for w in warnings),
     )
 
 
 def _result(body: Mapping[str, Any]) -> InvokeResult:
-    ok = body.get("outcome") == "ok"
+    outcome = member(body, "outcome", str)
+    ok = outcome == "ok"
+    if not ok and "code" not in body:
+        raise malformed("a failed run without its error 'code'")
+
+    def text(key: str) -> str:
+        return "" if ok or key not in body else str(member(body, key, str))
+
     return InvokeResult(
         ok,
         body.get("value"),
-        "" if ok else str(body.get("code", "")),
-        "" if ok else str(body.get("error", "")),
-        "" if ok else str(body.get("message", "")),
-        dict(body.get("usage", {})),
+        text("code"),
+        text("error"),
+        text("message"),
+        usage_of(body),
         body,
+        text("pointer"),
+        text("hint"),
     )
+
+
+def _value(body: Mapping[str, Any]) -> Any:
+    """An RPC answer's ``value`` (its typed JSON encoding)."""
+    if "value" not in body:
+        raise malformed("an RPC answer without its 'value'")
+    return body["value"]
 
 
 def _install_body(kernel: str | Mapping[str, Any]) -> dict[str, Any]:
@@ -126,7 +130,18 @@ def _install_body(kernel: str | Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _invoke_body(args: Sequence[Any], entrypoint: str, backend: str) -> dict[str, Any]:
-    return {"entrypoint": entrypoint, "args": list(args), "backend": backend}
+    """The invoke request. Only a list or tuple is the inputs, one per parameter (as for
+    ``SandboxHost.execute``): anything else is sent as it is, so the server answers the same
+    R-ENTRY-ARITY result an in-process run gives, instead of the client turning a string into its
+    characters or a dict into its keys. What JSON cannot carry (a set, a generator) is sent as its
+    type name, which the server refuses the same way."""
+    if isinstance(args, (list, tuple)):
+        sent: Any = list(args)
+    elif args is None or isinstance(args, (str, int, float, dict)):
+        sent = args
+    else:
+        sent = type(args).__name__
+    return {"entrypoint": entrypoint, "args": sent, "backend": backend}
 
 
 def _ws_url(url: str) -> str:
@@ -134,10 +149,21 @@ def _ws_url(url: str) -> str:
 
 
 def _event(raw: str | bytes) -> dict[str, Any]:
-    value = json.loads(raw)
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise reject("R-HOST-INTERNAL", "the server sent an event frame that is not JSON") from None
     if not isinstance(value, dict):
         raise reject("R-HOST-INTERNAL", "the server sent an event frame that is not a JSON object")
     return value
+
+
+def _no_session(error: BaseException, timeout: float) -> BaseException:
+    """What ``subscribe`` raises when the first frame is not a session: a silent server is a
+    DotBoxDError too, not the WebSocket library's TimeoutError."""
+    if isinstance(error, TimeoutError):
+        return reject("R-HOST-INTERNAL", f"the server did not open an event session within {timeout:g} s")
+    return error
 
 
 def _session_of(first: dict[str, Any]) -> str:
@@ -178,9 +204,15 @@ class EventStream(_ClosedOnExit):
     installed with it; ``receive`` returns the next message (``{"type": "message", "plugin",
     "event", "eventId", "text"}``). Closing it unloads the session's kernels on the server."""
 
-    def __init__(self, connection: websockets.sync.client.ClientConnection) -> None:
+    def __init__(
+        self, connection: websockets.sync.client.ClientConnection, timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
         self._connection = connection
-        self.session = _session_of(_event(connection.recv(timeout=DEFAULT_TIMEOUT)))
+        try:
+            self.session = _session_of(_event(connection.recv(timeout=timeout)))
+        except BaseException as error:
+            connection.close()  # a server that does not open a session keeps no socket of ours
+            raise _no_session(error, timeout) from None
 
     def receive(self, timeout: float | None = None) -> dict[str, Any]:
         """The next message; TimeoutError when none comes in ``timeout`` seconds."""
@@ -218,12 +250,30 @@ class _Endpoint:
     """What both clients know of the server, stated once: its base URL, the bearer header every
     request and the event WebSocket carry, and the options their connections are opened with."""
 
-    def __init__(self, url: str, token: str) -> None:
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
         self.url = url.rstrip("/")
         self._auth = {"Authorization": f"Bearer {token}"}
+        self.timeout = timeout
+        self.max_response_bytes = max_response_bytes
+        self._open()
 
-    def _http_options(self, timeout: float) -> dict[str, Any]:
-        return {"base_url": self.url, "headers": self._auth, "timeout": timeout}
+    def _open(self) -> None:
+        """Open the client's HTTP connection pool (sync or asyncio)."""
+        raise NotImplementedError
+
+    def _http_options(self) -> dict[str, Any]:
+        return {"base_url": self.url, "headers": self._auth, "timeout": self.timeout}
+
+    def _reader(self) -> BodyReader:
+        """A fresh reader for one answer: at most ``max_response_bytes``, all within ``timeout``."""
+        return BodyReader(self.max_response_bytes, self.timeout)
 
     def _ws_options(self) -> dict[str, Any]:
         """The event WebSocket's ``connect`` arguments (no proxy: the server is addressed as given)."""
@@ -231,27 +281,36 @@ class _Endpoint:
             "uri": _ws_url(self.url),
             "additional_headers": self._auth,
             "proxy": None,
-            "open_timeout": DEFAULT_TIMEOUT,
+            "open_timeout": self.timeout,
         }
 
 
 class DotBoxDClient(_Endpoint, _ClosedOnExit):
     """A synchronous client (one pooled httpx connection set; close it, or use ``with``)."""
 
-    def __init__(self, url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        super().__init__(url, token)
-        self._http = httpx.Client(**self._http_options(timeout))
+    def _open(self) -> None:
+        self._http = httpx.Client(**self._http_options())
+
+    def _call(self, method: str, path: str, **options: Any) -> dict[str, Any]:
+        """One request; its answer read within the bounds and checked (see ``replies``)."""
+        reader = self._reader()
+        response = self._http.send(self._http.build_request(method, path, **options), stream=True)
+        try:
+            content = reader.read(response.iter_bytes())
+        finally:
+            response.close()
+        return checked(response.status_code, content)
 
     def health(self) -> bool:
         return self._http.get("/health").status_code == 200
 
     def rpc(self, method: str, args: Sequence[Any] = ()) -> Any:
         """Call a service RPC method; returns its value (typed JSON encoding)."""
-        return _checked(self._http.post(f"/v1/rpc/{method}", json={"args": list(args)}))["value"]
+        return _value(self._call("POST", f"/v1/rpc/{method}", json={"args": list(args)}))
 
     def install(self, kernel: str | Mapping[str, Any]) -> Installed:
         """Install a pushdown kernel (text form or wire JSON text, or a wire JSON object)."""
-        return _installed(_checked(self._http.post("/v1/extensions", json=_install_body(kernel))))
+        return _installed(self._call("POST", "/v1/extensions", json=_install_body(kernel)))
 
     def invoke(
         self,
@@ -262,10 +321,10 @@ class DotBoxDClient(_Endpoint, _ClosedOnExit):
         backend: str = "reference",
     ) -> InvokeResult:
         body = _invoke_body(args, entrypoint, backend)
-        return _result(_checked(self._http.post(f"/v1/extensions/{extension_id}/invoke", json=body)))
+        return _result(self._call("POST", f"/v1/extensions/{extension_id}/invoke", json=body))
 
     def uninstall(self, extension_id: str) -> None:
-        _checked(self._http.delete(f"/v1/extensions/{extension_id}"))
+        self._call("DELETE", f"/v1/extensions/{extension_id}")
 
     def subscribe(self) -> EventStream:
         """Open an event session (WebSocket); install plugins with its ``session`` id."""
@@ -273,24 +332,23 @@ class DotBoxDClient(_Endpoint, _ClosedOnExit):
             connection = websockets.sync.client.connect(**self._ws_options(), legacy=True)
         except (OSError, websockets.exceptions.InvalidHandshake) as error:
             raise _open_failed(error) from None
-        return EventStream(connection)
+        return EventStream(connection, self.timeout)
 
     def install_plugin(self, session: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
         """Install a plugin envelope (event kernels) for ``session``; returns the install receipt."""
         body = {"session": session, "envelope": dict(envelope)}
-        result: dict[str, Any] = _checked(self._http.post("/v1/plugins", json=body))
+        result: dict[str, Any] = self._call("POST", "/v1/plugins", json=body)
         return result
 
     def update_settings(self, session: str, plugin_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
         """Change live settings; returns all of the plugin's settings after the change."""
         body = {"session": session, "values": dict(values)}
-        result: dict[str, Any] = _checked(self._http.patch(f"/v1/plugins/{plugin_id}/settings", json=body))[
-            "settings"
-        ]
+        response = self._call("PATCH", f"/v1/plugins/{plugin_id}/settings", json=body)
+        result: dict[str, Any] = member(response, "settings", dict)
         return result
 
     def uninstall_plugin(self, session: str, plugin_id: str) -> None:
-        _checked(self._http.delete(f"/v1/plugins/{plugin_id}", params={"session": session}))
+        self._call("DELETE", f"/v1/plugins/{plugin_id}", params={"session": session})
 
     def close(self) -> None:
         self._http.close()
@@ -299,18 +357,26 @@ class DotBoxDClient(_Endpoint, _ClosedOnExit):
 class AsyncDotBoxDClient(_Endpoint, _AsyncClosedOnExit):
     """The asyncio twin of :class:`DotBoxDClient` (same methods, awaited)."""
 
-    def __init__(self, url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        super().__init__(url, token)
-        self._http = httpx.AsyncClient(**self._http_options(timeout))
+    def _open(self) -> None:
+        self._http = httpx.AsyncClient(**self._http_options())
+
+    async def _call(self, method: str, path: str, **options: Any) -> dict[str, Any]:
+        reader = self._reader()
+        response = await self._http.send(self._http.build_request(method, path, **options), stream=True)
+        try:
+            content = await reader.aread(response.aiter_bytes())
+        finally:
+            await response.aclose()
+        return checked(response.status_code, content)
 
     async def health(self) -> bool:
         return (await self._http.get("/health")).status_code == 200
 
     async def rpc(self, method: str, args: Sequence[Any] = ()) -> Any:
-        return _checked(await self._http.post(f"/v1/rpc/{method}", json={"args": list(args)}))["value"]
+        return _value(await self._call("POST", f"/v1/rpc/{method}", json={"args": list(args)}))
 
     async def install(self, kernel: str | Mapping[str, Any]) -> Installed:
-        return _installed(_checked(await self._http.post("/v1/extensions", json=_install_body(kernel))))
+        return _installed(await self._call("POST", "/v1/extensions", json=_install_body(kernel)))
 
     async def invoke(
         self,
@@ -321,34 +387,38 @@ class AsyncDotBoxDClient(_Endpoint, _AsyncClosedOnExit):
         backend: str = "reference",
     ) -> InvokeResult:
         body = _invoke_body(args, entrypoint, backend)
-        return _result(_checked(await self._http.post(f"/v1/extensions/{extension_id}/invoke", json=body)))
+        return _result(await self._call("POST", f"/v1/extensions/{extension_id}/invoke", json=body))
 
     async def uninstall(self, extension_id: str) -> None:
-        _checked(await self._http.delete(f"/v1/extensions/{extension_id}"))
+        await self._call("DELETE", f"/v1/extensions/{extension_id}")
 
     async def subscribe(self) -> AsyncEventStream:
         try:
             connection = await websockets.asyncio.client.connect(**self._ws_options())
         except (OSError, websockets.exceptions.InvalidHandshake) as error:
             raise _open_failed(error) from None
-        first = _event(await asyncio.wait_for(connection.recv(), DEFAULT_TIMEOUT))
-        return AsyncEventStream(connection, _session_of(first))
+        try:
+            session = _session_of(_event(await asyncio.wait_for(connection.recv(), self.timeout)))
+        except BaseException as error:
+            await connection.close()
+            raise _no_session(error, self.timeout) from None
+        return AsyncEventStream(connection, session)
 
     async def install_plugin(self, session: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
         body = {"session": session, "envelope": dict(envelope)}
-        result: dict[str, Any] = _checked(await self._http.post("/v1/plugins", json=body))
+        result: dict[str, Any] = await self._call("POST", "/v1/plugins", json=body)
         return result
 
     async def update_settings(
         self, session: str, plugin_id: str, values: Mapping[str, Any]
     ) -> dict[str, Any]:
         body = {"session": session, "values": dict(values)}
-        response = await self._http.patch(f"/v1/plugins/{plugin_id}/settings", json=body)
-        result: dict[str, Any] = _checked(response)["settings"]
+        response = await self._call("PATCH", f"/v1/plugins/{plugin_id}/settings", json=body)
+        result: dict[str, Any] = member(response, "settings", dict)
         return result
 
     async def uninstall_plugin(self, session: str, plugin_id: str) -> None:
-        _checked(await self._http.delete(f"/v1/plugins/{plugin_id}", params={"session": session}))
+        await self._call("DELETE", f"/v1/plugins/{plugin_id}", params={"session": session})
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from dotboxd.core.diagnostics import DotBoxDError, reject
+from dotboxd.host.result import ExecutionResult
 from dotboxd.server.event_routes import EventRoutes
 from dotboxd.server.httpio import allowed_keys, diagnostics_response, read_json_body
 from dotboxd.server.openapi import openapi_document
@@ -180,8 +181,6 @@ class ServerApp:
         backend = body.get("backend", "reference")
         if not isinstance(entrypoint, str):
             raise reject("E-SERVER-REQUEST", "entrypoint must be a string", "/entrypoint")
-        if not isinstance(args, list):
-            raise reject("E-SERVER-REQUEST", "args must be an array", "/args")
         if backend not in BACKENDS:
             raise reject("E-SERVER-REQUEST", f"backend must be one of {', '.join(BACKENDS)}", "/backend")
         tenant.take_run()
@@ -193,7 +192,7 @@ class ServerApp:
         self.state.audit.record(
             "invoke", tenant.name, extension.id, outcome, entrypoint=entrypoint, fuel=result.fuel_used
         )
-        return JSONResponse(result.to_json())
+        return JSONResponse(_result_json(result))
 
     async def extension_uninstall(self, request: Request, tenant: Tenant) -> Response:
         """Remove an installed extension (its plan is dropped; later invokes get 404)."""
@@ -201,6 +200,17 @@ class ServerApp:
         self.state.host.release(extension.plan)  # no dispatch record keeps the dropped plan alive
         self.state.audit.record("uninstall", tenant.name, extension.id)
         return JSONResponse({"removed": extension.id})
+
+
+def _result_json(result: ExecutionResult) -> dict[str, Any]:
+    """A run's JSON answer: ``ExecutionResult.to_json`` plus the ``hint`` of a refused input's
+    diagnostic, so a client learns what to send instead (the pointer is already there), as an
+    in-process host does from ``ErrorInfo.diagnostic``."""
+    body = result.to_json()
+    diagnostic = result.error.diagnostic if result.error is not None else None
+    if diagnostic is not None and diagnostic.hint:
+        body["hint"] = diagnostic.hint
+    return body
 
 
 def build_app(state: ServerState) -> Starlette:

@@ -31,6 +31,7 @@ validator's own statement limit is enforced on the imported tree), a typed argum
 
 _STATUS_BY_CODE = {
     "E-SERVER-NOT-FOUND": 404,
+    "E-EVENT-NOT-INSTALLED": 404,
     "E-SERVER-QUOTA": 429,
     "E-SERVER-RPC-FAILED": 500,
 }

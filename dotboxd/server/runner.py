@@ -3,13 +3,15 @@
 uvicorn is configured for hostile clients: a connection cap (``max_connections``: past it new
 requests get 503), a keep-alive timeout, bounded h11 header buffers, WebSocket frame size and queue
 limits, and a header deadline (``header_timeout_seconds``) enforced by a small protocol subclass:
-uvicorn itself waits forever for the headers of a request that trickles in one byte at a time.
+uvicorn itself waits forever for the headers of a request that trickles in one byte at a time. The
+same subclass answers a client that half-closes after sending a whole request.
 Body trickles are cut by the app (``httpio.read_body``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import threading
 from typing import Any
@@ -17,6 +19,7 @@ from typing import Any
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from dotboxd.core.diagnostics import reject
 from dotboxd.server.config import ServerLimits
 
 MAX_HEADER_BYTES = 64 * 1024
@@ -26,12 +29,28 @@ Linux's send-buffer autotuning, which would otherwise let a client that never re
 of our messages in the kernel before the server notices it is not reading."""
 
 
+def _malformed_http_answer() -> bytes:
+    error = reject(
+        "E-SERVER-REQUEST",
+        "the request is not valid HTTP/1.1 (its request line, a header or its framing)",
+        hint="send one Content-Length or chunked body, and a request target without control characters",
+        status=400,
+    )
+    body = json.dumps({"diagnostics": [d.to_json() for d in error.diagnostics]}).encode()
+    head = "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n"
+    return f"{head}content-length: {len(body)}\r\n\r\n".encode() + body
+
+
+_MALFORMED_HTTP_ANSWER = _malformed_http_answer()
+
+
 def _header_deadline_protocol(seconds: float) -> type[H11Protocol]:
     class HeaderDeadlineProtocol(H11Protocol):
         """h11 with a deadline for each request's headers: a client that has not finished sending
         them ``seconds`` after its first byte (or after connecting) is disconnected."""
 
         _deadline: asyncio.TimerHandle | None = None
+        _half_closed = False
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -63,6 +82,27 @@ def _header_deadline_protocol(seconds: float) -> type[H11Protocol]:
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
             super().connection_lost(exc)
+
+        def eof_received(self) -> bool | None:  # type: ignore[override]  # asyncio's own signature
+            """A client that half-closes after a whole request (``shutdown(SHUT_WR)``) still gets
+            its answer: uvicorn would let asyncio close the socket at once, after the app had
+            already acted (an install kept, its id never sent). Any other EOF closes as before."""
+            cycle = self.cycle
+            if cycle is not None and not cycle.more_body and not cycle.response_complete:
+                self._half_closed = True
+                return True  # keep our side open until the answer is written
+            return None
+
+        def send_400_response(self, msg: str) -> None:
+            """A request h11 cannot parse (a bad Content-Length, a NUL in the target, ...) gets the
+            JSON diagnostics every other refusal has, not uvicorn's plain-text 400."""
+            self.transport.write(_MALFORMED_HTTP_ANSWER)
+            self.transport.close()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if self._half_closed:
+                self.transport.close()  # the client can send no further request
 
     return HeaderDeadlineProtocol
 
