@@ -185,15 +185,27 @@ def _first_refused(
     return None
 
 
+KEY_NAME_UNITS = 64
+"""The longest key a pointer spells; a longer one is named by its position (``_key_name``)."""
+
+
 def _key_name(key: object, position: int) -> str:
     """A map entry's pointer name: its key when the key is a text or an exact number (as JSON would
-    spell it), else ``#<position>`` (its place in the map's iteration order)."""
+    spell it), else ``#<position>`` (its place in the map's iteration order).
+
+    Why a text key is spelled only when it is printable and at most ``KEY_NAME_UNITS`` long: the
+    pointer goes into the error's message, diagnostic and JSON report, which a host logs and encodes.
+    A key with an unpaired surrogate (refused for exactly that) would make the message impossible to
+    encode as UTF-8, a control character would forge log lines, and a key of a million characters
+    would be copied into every one of them; such a key is named by its position instead."""
     kind = type(key)
     if kind is str:
-        return key  # type: ignore[return-value]
-    if kind is int or kind is bool or kind is float:
-        return repr(key).lower() if kind is bool else repr(key)
-    return f"#{position}"
+        text: str = key  # type: ignore[assignment]
+    elif kind is int or kind is bool or kind is float:
+        text = repr(key).lower() if kind is bool else repr(key)
+    else:
+        return f"#{position}"
+    return text if len(text) <= KEY_NAME_UNITS and text.isprintable() else f"#{position}"
 
 
 def _host_map_part(node: object, args: Sequence[TypeLike], rules: LiteralRules) -> Step | None:

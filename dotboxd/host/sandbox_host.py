@@ -241,6 +241,7 @@ class SandboxHost:
             and hot[4] is self.catalog
             and isolation == "none"
             and worker_pool is None
+            and (run_id is None or (type(run_id) is str and run_id))  # see ``_execute``
         ):
             dispatch = hot[5]
             fast = dispatch.fast
@@ -390,8 +391,17 @@ class SandboxHost:
             dispatch = prepared
         self._hot = (plan, entrypoint, backend, encoding, catalog, dispatch)
         fast = dispatch.fast
-        if fast is not None and cancel is None and (awaiter is None or awaiter is _no_await):
-            # the entry reaches no binding: nothing is awaited, no command queued
+        if (
+            fast is not None
+            and cancel is None
+            and (awaiter is None or awaiter is _no_await)
+            and (run_id is None or (type(run_id) is str and run_id))
+        ):
+            # the entry reaches no binding: nothing is awaited, no command queued. A lane takes a
+            # run id that is None (a fresh one) or a non-empty text only: it keeps a fresh id as its
+            # number (an int) and spells it when read, so an int given by the caller would be
+            # spelled as a generated id, another object would fail there, and "" would be kept where
+            # the ordinary path (``RunContext``) gives a fresh id; those take the ordinary path
             result = fast.run(args, run_id, dispatch.result, dispatch.defer)  # type: ignore[arg-type]
             if result is not None:
                 return result

@@ -10,6 +10,7 @@ reference interpreter's (value, error, usage).
 
 from __future__ import annotations
 
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -285,3 +286,34 @@ def test_dict_events_from_many_threads_at_once() -> None:
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(worker, range(4)))
     assert wrong == []
+
+
+PREDICATE = 'module "q" version "1.0.0";\nentrypoint fn check(a I32, b I32) -> I32 { return a + b; }\n'
+_HEX_ID = re.compile(r"[0-9a-f]{32}")
+
+
+@pytest.mark.parametrize(("source", "args"), [(EVENT, [{"hp": 1, "level": 10}]), (PREDICATE, [1, 2])])
+def test_a_run_id_the_lane_cannot_keep_as_given_takes_the_ordinary_path(source: str, args: list[Any]) -> None:
+    """A lane keeps a fresh run id as its number and spells it when read: a caller's id that is not
+    a non-empty text must not reach it. It spelled an int as a generated id (5 became 0...05, 0 the
+    all-zero id), kept "" where the ordinary path gives a fresh id, and failed with an
+    AttributeError out of ``execute`` for any other object. Each is now the ordinary path's answer;
+    a text id still takes the lane (not vacuous: the spy counts it)."""
+    laned, ordinary = _hosts(None)
+    plan = laned.prepare(source)
+    for _ in range(3):
+        laned.execute(plan, "check", args, backend="optimized")  # compiled, bound, on the lane
+    spy = _spy(laned, plan, "check", "python")
+    assert spy is not None
+    for run_id in ("", 0, False, 5, True, 1.5, b"id", ("t",)):
+        lane = laned.execute(plan, "check", args, backend="optimized", run_id=run_id)  # type: ignore[arg-type]
+        other = ordinary.execute(plan, "check", args, backend="optimized", run_id=run_id)  # type: ignore[arg-type]
+        assert (lane.ok, lane.value, lane.usage) == (other.ok, other.value, other.usage)
+        if run_id:  # kept as given, as the ordinary path keeps it
+            assert lane.run_id == other.run_id == run_id
+        else:  # a fresh id, as the ordinary path gives
+            assert _HEX_ID.fullmatch(lane.run_id) and lane.run_id != other.run_id
+        assert lane.audit_events[-1].run_id == lane.run_id
+    assert spy.taken == 0
+    assert laned.execute(plan, "check", args, backend="optimized", run_id="r-1").run_id == "r-1"
+    assert spy.taken == 1

@@ -7,6 +7,7 @@ part inside the input (``/0/hp``), names the parameter and its type, and says wh
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from dotboxd.core import literal_rules
 from dotboxd.core.ast import TypeRef
 from dotboxd.host import Policy, SandboxHost
-from dotboxd.runtime.input_faults import fault_pointer, host_check, pointer_segment
+from dotboxd.runtime.input_faults import KEY_NAME_UNITS, fault_pointer, host_check, pointer_segment
 
 BACKENDS = ("reference", "optimized")
 PAIR = """module "pair" version "1.0.0";
@@ -155,6 +156,41 @@ def test_a_refused_input_points_at_the_part_that_is_wrong(
     assert diagnostic.evidence["input"] == position
     assert diagnostic.hint.startswith(f"pass input {position} ('{diagnostic.evidence['parameter']}')")
     assert result.error.to_json()["diagnostic"]["pointer"] == pointer
+
+
+# keys a pointer must not spell: each is named by its position in the event (``#1``)
+UNSPELLED_KEYS = [
+    "\ud800",  # an unpaired surrogate (the very fault the key is refused for)
+    "ok\n[R-OK] forged log line",  # a control character
+    "k" * 1_000_000,  # far longer than a pointer should carry
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("key", UNSPELLED_KEYS, ids=["surrogate", "newline", "long"])
+def test_a_refused_key_that_cannot_be_spelled_safely_is_named_by_its_position(backend: str, key: str) -> None:
+    """The error of an event whose second entry is refused (its key, or its value under that key)
+    stays short, printable and encodable as UTF-8 - a host logs and encodes it - and still says where."""
+    for args in ([{"hp": 1, key: "x"}], [{"hp": 1, key: 2**40}]):
+        result = _HOST.execute(_EVENT, "check", args, backend=backend)
+        assert result.error is not None and result.error.code == "R-VALUE-TYPE"
+        diagnostic = result.error.diagnostic
+        assert diagnostic is not None and diagnostic.pointer == "/0/#1"
+        message = result.error.safe_message
+        assert message.endswith("(at /0/#1)") and len(message) < 80 and message.isprintable()
+        message.encode("utf-8")
+        json.dumps(result.to_json(), ensure_ascii=False).encode("utf-8")
+
+
+def test_a_short_printable_key_is_still_spelled() -> None:
+    """Not vacuous: a key within the limit, non-ASCII and astral included, is still its own name."""
+    for key in ("", "h\u00e9", "\U0001f600", "k" * KEY_NAME_UNITS):
+        result = _HOST.execute(_EVENT, "check", [{"hp": 1, key: "x"}], backend="reference")
+        assert result.error is not None and result.error.diagnostic is not None
+        assert result.error.diagnostic.pointer == "/0/" + key
+    result = _HOST.execute(_EVENT, "check", [{"k" * (KEY_NAME_UNITS + 1): "x"}], backend="reference")
+    assert result.error is not None and result.error.diagnostic is not None
+    assert result.error.diagnostic.pointer == "/0/#0"
 
 
 def test_an_input_bound_error_points_at_the_input_without_revealing_the_bounds() -> None:
