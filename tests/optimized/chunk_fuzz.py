@@ -26,12 +26,13 @@ from dotboxd.host import SandboxHost
 from dotboxd.runtime.optimized import compile_plan
 from dotboxd.runtime.optimized.small_fuel import SMALL_INT_MAX
 from dotboxd.validator.plan import ExecutionPlan
+from dotboxd.validator.policy import Policy
 
 from .cadence_fuzz import CadenceFault, sweep_cadence
 from .chunk_programs import Chooser, Kernel, RandomChooser, build_kernel
 from .differential import Observation, backend, differences, observe
 from .edge_programs import build_edge_kernel
-from .kernels import policy, prepare
+from .kernels import prepare
 
 ROOM = {
     "max_fuel": 10**12,
@@ -45,6 +46,20 @@ ROOM = {
     "max_host_calls": 10**7,
 }
 """Limits no kernel reaches: the swept limit is the only one that refuses."""
+
+BRAND = "Tag"
+"""The opaque-id type the generated kernels may key maps by (``edge_programs``)."""
+
+
+def fuzz_policy(**limits: int) -> Policy:
+    """A policy with ``limits`` (a wall-time budget no run reaches) that declares ``BRAND``."""
+    return (
+        Policy.builder()
+        .with_limits(**{"max_wall_time_ms": 60_000, **limits})
+        .declare_opaque_id_type(BRAND)
+        .build()
+    )
+
 
 COUNTED = {
     "max_fuel": "fuelUsed",
@@ -146,7 +161,7 @@ def sweep_kernel(
     """Every vector of ``kernel`` unlimited, then under each policy of ``settings_for`` (and, with
     ``cadence``, under fake clocks and cancel tokens turning at sampled reads, ``cadence_fuzz``)."""
     tally = tally if tally is not None else Tally()
-    base = prepare(kernel.text, policy(**ROOM))
+    base = prepare(kernel.text, fuzz_policy(**ROOM))
     host = SandboxHost(backends={"optimized": backend()})
     tally.kernels += 1
     tally.blocks.update(kernel.blocks)
@@ -157,7 +172,7 @@ def sweep_kernel(
         tally.outcomes[first["error"][1] if first["error"] else "ok"] += 1
         usage = first["usage"]
         for limits in settings_for(c, vector, usage, samples):
-            plan = dataclasses.replace(base, policy=policy(**{**ROOM, **limits}))
+            plan = dataclasses.replace(base, policy=fuzz_policy(**{**ROOM, **limits}))
             seen = compare(host, plan, vector, f"{context}\npolicy: ROOM + {limits}")
             tally.runs += 1
             tally.outcomes[seen["error"][1] if seen["error"] else "ok"] += 1

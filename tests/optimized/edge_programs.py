@@ -37,19 +37,25 @@ class EdgeBuilder(Builder):
         return "\n    ".join(lines)
 
     def keyed_map_block(self) -> str:
-        """A map with Bool, I32 or String keys that the loop both sets and removes from (a removal
+        """A map with Bool, I32, String or opaque-id keys that the loop both sets and removes from (a removal
         of a missing key included), then read back through ``map.keys``."""
         c = self.c
         x = self.fresh()
         mp, i = f"mp{x}", f"i{x}"
-        kind = c.choice(("Bool", "I32", "String"))
+        kind = c.choice(("Bool", "I32", "String", "Tag"))
         raw = c.choice((f"{i} % 3", f"{i} * 7 % 5", f"{i} % m", f"{i} - k"))
         key_type, key = {
             "Bool": ("Bool", f"({raw}) == 0"),
             "I32": ("I32", raw),
             "String": ("String", f"int32.toStringInvariant({raw})"),
+            "Tag": ("Tag", f"list.get(tags{x}, ({raw}) % 3)"),
         }[kind]
-        gone = {"Bool": "true", "I32": "(k % 4)", "String": "int32.toStringInvariant(k % 4)"}[kind]
+        gone = {
+            "Bool": "true",
+            "I32": "(k % 4)",
+            "String": "int32.toStringInvariant(k % 4)",
+            "Tag": 'opaque Tag "b-1"',
+        }[kind]
         value = c.choice((i, f"{i} * m", "map.count(" + mp + ")", f"m / ({i} - k)"))
         steps = [f"{mp} = map.set({mp}, {key}, {value});"]
         steps.insert(
@@ -67,6 +73,8 @@ class EdgeBuilder(Builder):
             kept = f" if {i} == k {{ kq{x} = {mp}; }}"
         loop = self.loop(" ".join(steps) + kept, i, canonical=50)
         pre = f"{mp} = map.empty[Map<{key_type}, I32>](); kq{x} = {mp};"
+        if kind == "Tag":  # opaque ids of the policy's brand (``chunk_fuzz.BRAND``), one repeated
+            pre += f' tags{x} = list.of(opaque Tag "a", opaque Tag "b-1", opaque Tag "a");'
         fold = (
             f"ks{x} = map.keys({mp}); acc = (acc + map.count({mp}) * 3 + list.count(ks{x}) * 5"
             f" + map.count(kq{x}) * 7) % 1000000;"

@@ -21,7 +21,7 @@ from dotboxd.host import SandboxHost
 from dotboxd.runtime.optimized import small_fuel
 
 from .cadence_fuzz import sweep_cadence
-from .chunk_fuzz import Tally, sweep_kernel
+from .chunk_fuzz import Tally, fuzz_policy, sweep_kernel
 from .chunk_programs import DrawChooser, RandomChooser
 from .differential import backend
 from .edge_programs import build_edge_kernel
@@ -54,7 +54,7 @@ def test_the_edge_generator_holds_every_block() -> None:
     kinds: Counter[str] = Counter()
     for seed in range(60):
         kernel = build_edge_kernel(RandomChooser(seed))
-        prepare(kernel.text)
+        prepare(kernel.text, fuzz_policy())
         kinds.update(block.split("/")[0] for block in kernel.blocks)
     wanted = ("keyed", "list", "text", "math", "calls", "predicate", "branches")
     assert all(kinds[name] >= 2 for name in wanted), kinds
@@ -87,7 +87,7 @@ def test_loop_free_predicates_start_from_a_small_fuel_count(monkeypatch: pytest.
     for seed in range(120):
         kernel = build_edge_kernel(RandomChooser(seed))
         if kernel.blocks == ["branches"]:
-            plan = prepare(kernel.text)
+            plan = prepare(kernel.text, fuzz_policy())
             for _ in range(3):  # compile, bind the lane, run on it
                 host.execute(plan, "main", kernel.vectors[0], backend="optimized")
     assert sum(start < budget for start, budget in starts) >= 5, starts
