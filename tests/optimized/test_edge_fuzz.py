@@ -10,6 +10,7 @@ The quick tests run a few derandomized kernels; the slow one (``tests/slow_tests
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from typing import Any
 
@@ -18,12 +19,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dotboxd.host import SandboxHost
+from dotboxd.runtime.meter import CancelToken
 from dotboxd.runtime.optimized import small_fuel
 
 from .cadence_fuzz import sweep_cadence
-from .chunk_fuzz import Tally, fuzz_policy, sweep_kernel
-from .chunk_programs import DrawChooser, RandomChooser
-from .differential import backend
+from .chunk_fuzz import ROOM, Tally, fuzz_policy, sweep_kernel
+from .chunk_programs import DrawChooser, RandomChooser, build_kernel
+from .differential import backend, observe
 from .edge_programs import build_edge_kernel
 from .kernels import prepare
 
@@ -108,3 +110,26 @@ entrypoint fn main(n I32, m I32, k I32) -> I32 {
     outcomes: Counter[str] = Counter()
     sweep_cadence(host, plan, [2100, 3, 0], RandomChooser(0), "a long loop", outcomes)
     assert outcomes["clock: R-TIMEOUT"] >= 2 and outcomes["cancel: R-CANCELLED"] >= 2, outcomes
+
+
+def test_a_token_cancelled_before_the_run_and_a_zero_wall_budget_end_both_backends_alike() -> None:
+    """The two stops that fall before the first statement are exact, counters included (unlike a
+    stop part way, whose position the backends' cadences decide): three optimized runs in a row (the
+    first compiles) answer as the reference, over generated kernels of both kinds."""
+    host = SandboxHost(backends={"optimized": backend()})
+    for seed in range(6):
+        for build in (build_kernel, build_edge_kernel):
+            kernel = build(RandomChooser(seed))
+            plan = prepare(kernel.text, fuzz_policy(**ROOM))
+            zero = dataclasses.replace(plan, policy=fuzz_policy(**{**ROOM, "max_wall_time_ms": 0}))
+            runs = []
+            for name in ("reference", "optimized", "optimized", "optimized"):
+                token = CancelToken()
+                token.cancel()
+                cancelled = observe(host.execute(plan, "main", kernel.vectors[0], backend=name, cancel=token))
+                late = observe(host.execute(zero, "main", kernel.vectors[0], backend=name))
+                runs.append((cancelled, late))
+            (cancelled, late), *optimized = runs
+            assert cancelled["error"][1] == "R-CANCELLED" and cancelled["usage"]["fuelUsed"] == 0, cancelled
+            assert late["error"][1] == "R-TIMEOUT" and late["usage"]["fuelUsed"] == 0, late
+            assert all(run == runs[0] for run in optimized), (seed, build.__name__)
