@@ -24,11 +24,15 @@ from dataclasses import dataclass, field
 
 from dotboxd.host import SandboxHost
 from dotboxd.runtime.optimized import compile_plan
+from dotboxd.runtime.optimized.small_fuel import SMALL_INT_MAX
 from dotboxd.validator.plan import ExecutionPlan
+from dotboxd.validator.policy import Policy
 
+from .cadence_fuzz import CadenceFault, sweep_cadence
 from .chunk_programs import Chooser, Kernel, RandomChooser, build_kernel
 from .differential import Observation, backend, differences, observe
-from .kernels import policy, prepare
+from .edge_programs import build_edge_kernel
+from .kernels import prepare
 
 ROOM = {
     "max_fuel": 10**12,
@@ -43,6 +47,20 @@ ROOM = {
 }
 """Limits no kernel reaches: the swept limit is the only one that refuses."""
 
+BRAND = "Tag"
+"""The opaque-id type the generated kernels may key maps by (``edge_programs``)."""
+
+
+def fuzz_policy(**limits: int) -> Policy:
+    """A policy with ``limits`` (a wall-time budget no run reaches) that declares ``BRAND``."""
+    return (
+        Policy.builder()
+        .with_limits(**{"max_wall_time_ms": 60_000, **limits})
+        .declare_opaque_id_type(BRAND)
+        .build()
+    )
+
+
 COUNTED = {
     "max_fuel": "fuelUsed",
     "max_loop_iterations": "loopIterations",
@@ -52,6 +70,9 @@ COUNTED = {
     "max_host_calls": "hostCalls",
 }
 """Limits whose counter the usage reports: swept around what the unlimited run used."""
+
+CALL_DEPTHS = (2, 3, 4, 5, 6, 7, 8)
+"""``maxCallDepth`` values around what the generated call chains need (no usage counter reports it)."""
 
 SIZED = ("max_list_length", "max_map_entries", "max_string_length")
 """Limits on one value's size (no usage counter): swept over small sizes and the loop's length."""
@@ -114,6 +135,10 @@ def settings_for(
             yield {limit: max(0, c.choice((0, 1, 2, 3, 16, n // 2, n - 1, n, n + 1, n + 3)))}
     if c.chance(50):
         yield {"max_fuel": c.choice((100_000, 20_000, 5_000))}  # the default-sized budgets
+    # just past the largest small fuel start (``small_fuel``: a budget of 256 or less starts as is)
+    yield {"max_fuel": c.choice((SMALL_INT_MAX + 1, usage["fuelUsed"] + SMALL_INT_MAX))}
+    for depth in sorted({0, 1, c.choice(CALL_DEPTHS), c.choice(CALL_DEPTHS)}):
+        yield {"max_call_depth": depth}
 
 
 def compare(host: SandboxHost, plan: ExecutionPlan, args: list[int], what: str) -> Observation:
@@ -130,10 +155,13 @@ def compare(host: SandboxHost, plan: ExecutionPlan, args: list[int], what: str) 
     return reference
 
 
-def sweep_kernel(kernel: Kernel, c: Chooser, samples: int, tally: Tally | None = None) -> Tally:
-    """Every vector of ``kernel`` unlimited, then under each policy of ``settings_for``."""
+def sweep_kernel(
+    kernel: Kernel, c: Chooser, samples: int, tally: Tally | None = None, cadence: bool = False
+) -> Tally:
+    """Every vector of ``kernel`` unlimited, then under each policy of ``settings_for`` (and, with
+    ``cadence``, under fake clocks and cancel tokens turning at sampled reads, ``cadence_fuzz``)."""
     tally = tally if tally is not None else Tally()
-    base = prepare(kernel.text, policy(**ROOM))
+    base = prepare(kernel.text, fuzz_policy(**ROOM))
     host = SandboxHost(backends={"optimized": backend()})
     tally.kernels += 1
     tally.blocks.update(kernel.blocks)
@@ -144,10 +172,12 @@ def sweep_kernel(kernel: Kernel, c: Chooser, samples: int, tally: Tally | None =
         tally.outcomes[first["error"][1] if first["error"] else "ok"] += 1
         usage = first["usage"]
         for limits in settings_for(c, vector, usage, samples):
-            plan = dataclasses.replace(base, policy=policy(**{**ROOM, **limits}))
+            plan = dataclasses.replace(base, policy=fuzz_policy(**{**ROOM, **limits}))
             seen = compare(host, plan, vector, f"{context}\npolicy: ROOM + {limits}")
             tally.runs += 1
             tally.outcomes[seen["error"][1] if seen["error"] else "ok"] += 1
+        if cadence:
+            tally.runs += sweep_cadence(host, base, vector, c, context, tally.outcomes)
     tally.forms.update(
         forms_of(base)
     )  # after the runs: a module the verifier refuses is a disagreement there
@@ -158,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seeds", default="0:50", help="a range start:stop of kernel seeds")
     parser.add_argument("--samples", type=int, default=6, help="sampled budgets per limit")
+    parser.add_argument("--edge", action="store_true", help="kernels of edge_programs instead")
+    parser.add_argument("--cadence", action="store_true", help="also fake clocks and cancel tokens")
     options = parser.parse_args(argv)
     start, stop = (int(part) for part in options.seeds.split(":"))
     tally = Tally()
@@ -165,10 +197,10 @@ def main(argv: list[str] | None = None) -> int:
     began = time.process_time()
     for seed in range(start, stop):
         chooser = RandomChooser(seed)
-        kernel = build_kernel(chooser)
+        kernel = (build_edge_kernel if options.edge else build_kernel)(chooser)
         try:
-            sweep_kernel(kernel, chooser, options.samples, tally)
-        except Disagreement as error:
+            sweep_kernel(kernel, chooser, options.samples, tally, options.cadence)
+        except (Disagreement, CadenceFault) as error:
             failures += 1
             print(f"== seed {seed}: DISAGREEMENT\n{error}\n", flush=True)
         except Exception as error:  # a kernel the generator got wrong is its bug, not a finding
