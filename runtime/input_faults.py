@@ -16,7 +16,7 @@ runs)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from dotboxd.core.diagnostics import Diagnostic
 from dotboxd.core.values import (
@@ -161,22 +161,26 @@ def _refused_part(node: object, declared: TypeLike, check: Check, rules: Literal
 
 
 def _sequence(node: object, sandbox_class: type, typed: bool) -> Sequence[object] | None:
+    """The parts of a list or record input, for the exact classes the readers take apart (a
+    subclass is refused as a whole, so it has no part to point at)."""
     kind = type(node)
+    if isinstance(node, list) and kind is list:
+        return node
     if typed:
-        return node if kind is list else None  # type: ignore[return-value]
-    if kind is list or kind is tuple:
-        return node  # type: ignore[return-value]
-    if kind is ListValue and sandbox_class is ListValue:
-        return node.items  # type: ignore[attr-defined, no-any-return]
-    if kind is RecordValue and sandbox_class is RecordValue:
-        return node.fields  # type: ignore[attr-defined, no-any-return]
+        return None
+    if isinstance(node, tuple) and kind is tuple:
+        return node
+    if isinstance(node, ListValue) and kind is ListValue and sandbox_class is ListValue:
+        return node.items
+    if isinstance(node, RecordValue) and kind is RecordValue and sandbox_class is RecordValue:
+        return node.fields
     return None
 
 
 def _first_refused(
-    parts: object, type_of: Callable[[int], TypeLike], check: Check, rules: LiteralRules
+    parts: Iterable[tuple[int, object]], type_of: Callable[[int], TypeLike], check: Check, rules: LiteralRules
 ) -> Step | None:
-    for index, part in parts:  # type: ignore[attr-defined]
+    for index, part in parts:
         part_type = type_of(index)
         try:
             check(part, part_type, rules)
@@ -199,8 +203,8 @@ def _key_name(key: object, position: int) -> str:
     encode as UTF-8, a control character would forge log lines, and a key of a million characters
     would be copied into every one of them; such a key is named by its position instead."""
     kind = type(key)
-    if kind is str:
-        text: str = key  # type: ignore[assignment]
+    if isinstance(key, str) and kind is str:
+        text = key
     elif kind is int or kind is bool or kind is float:
         text = repr(key).lower() if kind is bool else repr(key)
     else:
@@ -210,10 +214,11 @@ def _key_name(key: object, position: int) -> str:
 
 def _host_map_part(node: object, args: Sequence[TypeLike], rules: LiteralRules) -> Step | None:
     kind = type(node)
-    if kind is dict:
-        entries = list(node.items())  # type: ignore[attr-defined]
-    elif kind is MapValue:
-        entries = list(node.sorted_entries())  # type: ignore[attr-defined]
+    entries: list[tuple[object, object]]
+    if isinstance(node, dict) and kind is dict:
+        entries = list(node.items())
+    elif isinstance(node, MapValue) and kind is MapValue:
+        entries = list(node.sorted_entries())
     else:
         return None
     key_type, value_type = args
