@@ -3,8 +3,10 @@ alone so that the code generator and the verifier cannot disagree.
 
 A block loop is a ``forRange`` that is not a leaf, whose loops directly inside are all fast bulk
 ``while`` loops (leaves, no inlined frames, no text operation) and which evaluates no call at all
-(no built-in, no module function: nothing in it reads the meter on the way, so the iterations its
-pool holds ahead cannot be seen) and returns nowhere. Its pool iterations weigh ``units`` work units
+(no built-in, no module function), no text literal and no operator on other operands than
+scalars (text concatenation, composite equality): nothing in it calls a stub that reads the meter
+on the way (fault stubs end the run), so the iterations its pool holds ahead cannot be seen. And it
+returns nowhere. Its pool iterations weigh ``units`` work units
 each: the nodes of one whole outer iteration (the inner loops' bodies once), which bounds both what
 an outer iteration does itself and what one inner iteration does.
 """
@@ -12,11 +14,19 @@ an outer iteration does itself and what one inner iteration does.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 from dotboxd.core import ast as ir
+from dotboxd.core.types import BOOL, F64, I32, I64
 from dotboxd.validator.plan import ExecutionPlan
 
 from .facts import PlanFacts, live
+
+_SCALARS: Final = frozenset({BOOL, I32, I64, F64})
+"""Operand types whose operators are inline Python (a fault stub at most)."""
+_SCALAR_LITERALS: Final = frozenset(
+    {ir.LiteralKind.BOOL, ir.LiteralKind.I32, ir.LiteralKind.I64, ir.LiteralKind.F64}
+)
 
 
 def block_units(plan: ExecutionPlan, facts: PlanFacts, stmt: ir.While | ir.ForRange) -> int | None:
@@ -40,7 +50,7 @@ def block_units(plan: ExecutionPlan, facts: PlanFacts, stmt: ir.While | ir.ForRa
             or loop_facts.heavy
         ):
             return None
-    if _has_call_or_return(stmt.body) or facts.work.iteration(stmt) is not None:
+    if _has_stub_work(plan, stmt.body) or facts.work.iteration(stmt) is not None:
         return None
     return facts.work.loop(stmt)[0]
 
@@ -54,12 +64,16 @@ def _direct_loops(plan: ExecutionPlan, block: tuple[ir.Stmt, ...]) -> Iterator[i
             yield from _direct_loops(plan, stmt.else_)
 
 
-def _has_call_or_return(block: tuple[ir.Stmt, ...]) -> bool:
-    """Any call (the whole tree, dead statements too: over-refusing is safe) or return."""
+def _has_stub_work(plan: ExecutionPlan, block: tuple[ir.Stmt, ...]) -> bool:
+    """Anything whose code calls a stub other than a fault stub: a call, a text literal, an
+    operator on other operands than scalars (text concatenation, composite equality), or a return.
+    The whole tree, dead statements too (refusing more than needed is safe)."""
     stack: list[object] = list(block)
     while stack:
         node = stack.pop()
         if isinstance(node, ir.Call | ir.Return):
+            return True
+        if isinstance(node, ir.Literal) and node.kind not in _SCALAR_LITERALS:
             return True
         if isinstance(node, ir.If):
             stack += [node.condition, *node.then, *node.else_]
@@ -70,6 +84,8 @@ def _has_call_or_return(block: tuple[ir.Stmt, ...]) -> bool:
         elif isinstance(node, ir.Set | ir.ExprStmt):
             stack.append(node.value)
         elif isinstance(node, ir.Binary):
+            if plan.type_of(node.left) not in _SCALARS or plan.type_of(node.right) not in _SCALARS:
+                return True
             stack += [node.left, node.right]
         elif isinstance(node, ir.Unary):
             stack.append(node.operand)
