@@ -129,10 +129,10 @@ class GenOptions:
     bulk_loops: bool = True
     inline: bool = True
     proofs: bool = False
-    block_loops: bool = False
+    block_loops: bool = True
     """Iteration blocks (``blocks.py``, spec/optimized.md 4.2.8; issue 16): an outer loop and the
-    bulk ``while`` loops in it draw from one reservation inline. Off by default until measured and
-    verified on every suite; in the key only when on, so every other artifact keeps its key."""
+    bulk ``while`` loops in it draw from one reservation inline (off only to measure what they buy
+    and to exercise the per-entry stubs in tests). In the key only when on."""
     max_compile_nodes: int = DEFAULT_MAX_COMPILE_NODES
     """The host's compile budget: a plan whose generated code would cover more IR nodes than this
     (its own plus the inlined copies, ``PlanFacts.generated_nodes``, known before any code is
@@ -694,7 +694,12 @@ class _FunctionEmitter:
 
     def block_units(self, stmt: ir.ForRange) -> int | None:
         """The pool units when ``stmt`` runs as an iteration block (``blocks.py``), else None."""
-        if not self.gen.options.block_loops or self.pool is not None or self.chunk is not None:
+        options = self.gen.options
+        if (
+            not (options.block_loops and options.bulk_loops)
+            or self.pool is not None
+            or self.chunk is not None
+        ):
             return None
         if self.cold_results is not None or self.inlines:
             return None

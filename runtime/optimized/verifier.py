@@ -17,7 +17,8 @@ to implement (the Cranelift-verifier idea applied to our own output):
    lr``, start and stop, and worst fuel, frames and work recomputed from the plan), and every
    give-back of reserved iterations refunds at most what its chunk reserved and has not started,
    and every call's loop refund (``lr``, or ``lr`` plus its chunk's unstarted iterations: ``verify_refunds``)
-   is exactly the one its place owes;
+   is exactly the one its place owes; an iteration block's pool (``bk<n>``) stands only in the
+   forms ``verify_blocks`` approves (rule 24);
 2. **the code objects, after ``compile()``**, recursively: the names they load, their constants,
    their flags (no generator, coroutine, varargs, closures) and their opcodes.
 
@@ -67,7 +68,7 @@ from .verify_blocks import POOL
 from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 from .walk_index import indexed_walks
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-20"  # 20: fused literal reads tied to the plan's calls (rule 23); 19: a units store that is not a sum is refused by rule 20 itself (it ended as a malformed module), a zero-step local is no counter (rule 8, it refused valid loops); 18: a counter reset may divide + - * of names (rule 11); 17: fast list chunks (rule 22), c<n> slots; 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-21-collatz4"  # 21-collatz4: iteration blocks (rule 24 (collatz4)); 20: fused literal reads tied to the plan's calls (rule 23); 19: a units store that is not a sum is refused by rule 20 itself (it ended as a malformed module), a zero-step local is no counter (rule 8, it refused valid loops); 18: a counter reset may divide + - * of names (rule 11); 17: fast list chunks (rule 22), c<n> slots; 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130

@@ -24,6 +24,7 @@ from dotboxd.runtime.meter import Meter, MeterLimits
 from dotboxd.runtime.optimized import compile_plan
 from dotboxd.runtime.optimized.block_stubs import POOL
 from dotboxd.runtime.optimized.codegen import GenOptions
+from dotboxd.runtime.optimized.errors import VerifierFailure
 from dotboxd.runtime.optimized.stubs import STUBS, RunState
 from dotboxd.validator.plan import ExecutionPlan
 from tests.benchmarks.workloads import COLLATZ
@@ -34,6 +35,7 @@ from .kernels import policy, prepare
 from .tampering import Tampering
 
 BLOCKS = GenOptions(block_loops=True)
+NO_BLOCKS = GenOptions(block_loops=False)
 
 FAULTY = """module "faulty" version "1.0.0";
 entrypoint fn main(n I32, d I32, start I32) -> I32 {
@@ -120,10 +122,14 @@ def test_a_pool_boundary_at_every_loop_budget_around_it() -> None:
     whole = _agree(host, base, [150])["usage"]
     assert whole["loopIterations"] > 2 * POOL
     for loops in [*range(POOL - 12, POOL + 12), *range(2 * POOL - 5, 2 * POOL + 5)]:
-        _agree(host, dataclasses.replace(base, policy=policy(max_loop_iterations=loops, max_fuel=10**9)), [150])
+        _agree(
+            host, dataclasses.replace(base, policy=policy(max_loop_iterations=loops, max_fuel=10**9)), [150]
+        )
     per = whole["fuelUsed"] // whole["loopIterations"]
     for fuel in range(POOL * per - 400, POOL * per + 400, 3):
-        _agree(host, dataclasses.replace(base, policy=policy(max_loop_iterations=10**6, max_fuel=fuel)), [150])
+        _agree(
+            host, dataclasses.replace(base, policy=policy(max_loop_iterations=10**6, max_fuel=fuel)), [150]
+        )
 
 
 def test_counters_overflow_at_every_distance_from_their_limit() -> None:
@@ -150,7 +156,9 @@ def test_a_fault_after_some_pools_at_every_budget(limit: tuple[str, str, int]) -
     _sweep(FAULTY, [19, 15, I32_MAX - 90], *limit)
 
 
-@pytest.mark.parametrize(("limit", "counter"), [("max_fuel", "fuelUsed"), ("max_loop_iterations", "loopIterations")])
+@pytest.mark.parametrize(
+    ("limit", "counter"), [("max_fuel", "fuelUsed"), ("max_loop_iterations", "loopIterations")]
+)
 def test_three_deep_at_every_budget(limit: str, counter: str) -> None:
     _sweep(NESTED, [7, 3], limit, counter)
 
@@ -267,19 +275,20 @@ def test_a_tampered_block_is_refused(collatz: Tampering, rewrite: str, replaceme
 def test_a_block_needs_the_options_that_ask_for_it() -> None:
     """A block module under a key without blocks, and a key with blocks whose module has none."""
     with_blocks = Tampering(COLLATZ, BLOCKS)
-    without = Tampering(COLLATZ)
-    mixed = Tampering(COLLATZ)
+    without = Tampering(COLLATZ, NO_BLOCKS)
+    mixed = Tampering(COLLATZ, NO_BLOCKS)
     mixed.generated = with_blocks.generated
-    with pytest.raises(Exception, match="no block loop for"):
+    with pytest.raises(VerifierFailure, match="no block loop for"):
         mixed.bind()
     mixed = Tampering(COLLATZ, BLOCKS)
     mixed.generated = without.generated
-    with pytest.raises(Exception, match="not generated as a block"):
+    with pytest.raises(VerifierFailure, match="not generated as a block"):
         mixed.bind()
 
 
-def test_blocks_are_off_by_default() -> None:
-    """The default generation keeps the per-entry stubs (so every pinned fingerprint stands)."""
+def test_blocks_are_on_by_default_and_off_keeps_the_stubs() -> None:
     plan = prepare(COLLATZ)
-    assert "_s_bkit(" not in compile_plan(plan, keep_module=True).source()
-    assert "blocks=1" not in GenOptions().key()
+    assert "_s_bkit(" in compile_plan(plan, keep_module=True).source()
+    assert "blocks=1" in GenOptions().key()
+    source = compile_plan(plan, NO_BLOCKS, keep_module=True).source()
+    assert "_s_bkit(" not in source and "_s_capm(" in source
