@@ -44,8 +44,10 @@ from dotboxd.core.values import I32_MAX, I32_MIN, I64_MAX, I64_MIN
 from dotboxd.runtime.locations import NO_ORDINAL, operation_ordinals
 from dotboxd.validator.plan import CallKind, ExecutionPlan
 
-from . import bounds, owned_map_code, scaled_steps
+from . import bounds, codegen_blocks, owned_map_code, scaled_steps
 from . import pyast as P
+from .block_stubs import FAULTS as BLOCK_FAULTS
+from .blocks import block_units
 from .codegen_literal_reads import literal_read
 from .codegen_strchunk import fast_chunk as fast_text_chunk
 from .codegen_text import owned_concat, release_owned_text, take_owned_text
@@ -127,6 +129,10 @@ class GenOptions:
     bulk_loops: bool = True
     inline: bool = True
     proofs: bool = False
+    block_loops: bool = True
+    """Iteration blocks (``blocks.py``, spec/optimized.md 4.2.8; issue 16): an outer loop and the
+    bulk ``while`` loops in it draw from one reservation inline (off only to measure what they buy
+    and to exercise the per-entry stubs in tests). In the key only when on."""
     max_compile_nodes: int = DEFAULT_MAX_COMPILE_NODES
     """The host's compile budget: a plan whose generated code would cover more IR nodes than this
     (its own plus the inlined copies, ``PlanFacts.generated_nodes``, known before any code is
@@ -140,6 +146,8 @@ class GenOptions:
 
     def key(self) -> str:
         text = f"bulk={int(self.bulk_loops)};inline={int(self.inline)};proofs={int(self.proofs)}"
+        if self.block_loops:
+            text += ";blocks=1"
         if self.proofs:
             import z3  # type: ignore[import-untyped]
 
@@ -193,6 +201,8 @@ class _FunctionEmitter:
         """The last one-sided upper overflow test emitted in a fast chunk: (its ``if``, the slot it
         tests, the bound, whether that slot is a fresh temporary), for ``fused_step`` to nest under
         the next step's test (and ``scaled_steps`` to test the product's operand instead)."""
+        self.pool: tuple[str, int] | None = None
+        """(pool slot, units) inside the body of a block loop (``blocks.py``), else None."""
         self.inline_depth = 0
         """Calls being inlined around the current point (the budget is spent by the outermost)."""
         self.cold_results: list[str] | None = None
@@ -273,7 +283,7 @@ class _FunctionEmitter:
         self.cold_bound.update((slot, None) for slot in params if slot != ivar and slot not in bound)
         signal, value = self.slots.new("t"), self.slots.new("t")
         targets = P.Tuple([P.store(signal), P.store("f"), P.store(value), *map(P.store, results)], P.STORE)
-        call = P.call(cold_name(index), _R, _F, _D, _LR, *map(P.name, params))
+        call = P.call(cold_name(index), _R, _F, _D, self.lref(), *map(P.name, params))
         out: list[ast.stmt] = [P.Assign([targets], call)]
         returning: list[ast.stmt] = [P.ret(P.tuple_(P.name(value), _F))]
         if cold.returns and cold.leaves:
@@ -350,7 +360,7 @@ class _FunctionEmitter:
         """Reserved loop iterations a failure here must give back (including the caller's)."""
         chunk = self.chunk
         if chunk is None:
-            return _LR
+            return _LR if self.pool is None else codegen_blocks.refund(self.pool[0])
         if chunk.started and chunk.refund_at is not None:
             if chunk.owned_map is not None:
                 # only failure paths read it (an owned map's forms pass it to ``_s_mox`` alone, which
@@ -387,6 +397,10 @@ class _FunctionEmitter:
             # the exact fuel and refund are computed by the stub from the site's constants
             site = self.tables.chunk_fault_site(op, chunk.ahead, chunk.started, at)
             chunk.fault_sites.append(site)
+            if chunk.pool is not None:  # the refund is the pool's, passed in (``block_stubs``)
+                stub = BLOCK_FAULTS[len(operands) - 1]
+                owed = codegen_blocks.refund(chunk.pool[0])
+                return P.call(stub, _R, _F, P.name(chunk.ivar), owed, P.const(site), *operands)
             stub = ("_s_c1", "_s_c2", "_s_c3")[len(operands) - 1]
             return P.call(stub, _R, _F, P.name(chunk.ivar), P.const(site), *operands)
         site = self.tables_fault_site(op, at)
@@ -543,7 +557,10 @@ class _FunctionEmitter:
         if chunk is not None:
             if chunk.fast:
                 self.emit(P.assign("f", chunk.exact_fuel()))
-            self.emit(P.expr_stmt(P.call("_s_lback", _R, chunk.unstarted(1))))
+            if chunk.pool is not None:
+                self.emit(codegen_blocks.take(chunk.pool[0], P.add(chunk.index(), P.const(1))))
+            else:
+                self.emit(P.expr_stmt(P.call("_s_lback", _R, chunk.unstarted(1))))
         self.emit(P.break_())
         self.live = False
 
@@ -603,6 +620,10 @@ class _FunctionEmitter:
         self.barrier()
         ivar = self.var(stmt.local)
         bulk, fast = self.loop_strategy(stmt)
+        units = self.block_units(stmt) if not bulk else None
+        if units is not None:
+            self.block_loop(stmt, ivar, start, end, units)
+            return
         if not bulk:
             body, _ = self.loop_body(stmt.body, None)
             self.emit(P.range_loop(ivar, [start, end], [self.liter(), *self.iteration_tick(stmt), *body]))
@@ -669,6 +690,31 @@ class _FunctionEmitter:
             P.While(test, [P.assign(n, reserve), *(quick or []), *pre_checked, bulk_loop, P.break_()], [])
         )
         self.release_owned(chunk)
+        self.live = True
+
+    def block_units(self, stmt: ir.ForRange) -> int | None:
+        """The pool units when ``stmt`` runs as an iteration block (``blocks.py``), else None."""
+        options = self.gen.options
+        if (
+            not (options.block_loops and options.bulk_loops)
+            or self.pool is not None
+            or self.chunk is not None
+        ):
+            return None
+        if self.cold_results is not None or self.inlines:
+            return None
+        return block_units(self.plan, self.gen.facts, stmt)
+
+    def block_loop(self, stmt: ir.ForRange, ivar: str, start: ast.expr, end: ast.expr, units: int) -> None:
+        """A loop whose iterations and inner chunks draw from one pool (``codegen_blocks``)."""
+        pool = self.slots.new("bk")
+        self.emit(codegen_blocks.start(pool))
+        saved, self.pool = self.pool, (pool, units)
+        body, _ = self.loop_body(stmt.body, None)
+        self.pool = saved
+        draw = codegen_blocks.draw_iteration(pool, units)
+        self.emit(P.range_loop(ivar, [start, end], [draw, *body]))
+        self.emit(codegen_blocks.end(pool, units))
         self.live = True
 
     def pre_checked_map_chunk(
@@ -796,6 +842,9 @@ class _FunctionEmitter:
         assigned = frozenset(self.var(name) for name in sorted(_assigned_names(stmt.body)))
         chunk = Chunk(fast=fast, n=n, ivar=j, start=None, started=0, assigned=assigned, counted=counted)
         chunk.counter_fixed = True  # ``j`` is the code generator's own counter
+        if self.pool is not None:
+            assert fast and not facts.need_depth, "blocks.block_units admits only such inner loops"
+            chunk.pool = self.pool
         chunk.owned = self.take_owned(stmt, fast)
         chunk.owned_map = self.take_owned_map(stmt, fast, chunk.owned is None)
         if chunk.owned is None and chunk.owned_map is None and not fast and self.gen.options.bulk_loops:
@@ -811,6 +860,8 @@ class _FunctionEmitter:
         base = chunk.finish(body_live)
         self.tables.set_chunk_base(chunk.fault_sites, base)
         chunk_body, done = self.settle_chunk(chunk_body, fast, n, base)
+        if chunk.pool is not None:
+            done.append(codegen_blocks.take(chunk.pool[0], P.name(n)))
         done.append(P.continue_())
 
         if fast:
@@ -829,6 +880,11 @@ class _FunctionEmitter:
         bulk_loop = P.range_loop(j, [P.name(n)], chunk_body, [P.if_(P.name(n), done), *exact])
         for view in chunk.view_stmts:
             self.emit(view)
+        if chunk.pool is not None:
+            draw = codegen_blocks.draw_chunk(n, chunk.pool[0], room, facts.worst, chunk.pool[1])
+            self.emit(P.while_true([*draw, bulk_loop, P.break_()]))
+            self.live = True
+            return
         self.emit(P.while_true([P.assign(n, reserve), bulk_loop, P.break_()]))
         self.release_owned(chunk)
         self.live = True
@@ -992,7 +1048,10 @@ class _FunctionEmitter:
         """A false condition inside a bulk chunk: the current iteration never started."""
         if chunk.fast:
             self.emit(P.assign("f", chunk.exact_fuel()))
-        self.emit(P.expr_stmt(P.call("_s_lback", _R, chunk.unstarted(0))))
+        if chunk.pool is not None:
+            self.emit(codegen_blocks.take(chunk.pool[0], chunk.index()))
+        else:
+            self.emit(P.expr_stmt(P.call("_s_lback", _R, chunk.unstarted(0))))
         self.emit(P.break_())
         self.live = False
 

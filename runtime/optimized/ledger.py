@@ -87,6 +87,9 @@ class Chunk:
     refund_uses: list[ast.expr] = field(default_factory=list)
     """The refunds computed where failures happen; past ``LAZY_REFUNDS`` of them the body reads one
     slot instead (``codegen.chunk_body``), so the generated code stays proportional to the IR."""
+    pool: tuple[str, int] | None = None
+    """(pool slot, units) when this chunk draws from its outer loop's iteration block
+    (``blocks.py``, ``codegen_blocks.py``): it then has no reservation or give-back of its own."""
     started: int = 1
     """1 once the current iteration counts as one (always for forRange; for while only after its
     condition held): a failure gives back ``n - j - started`` reserved iterations."""

@@ -37,6 +37,7 @@ from dotboxd.runtime.errors import SandboxError
 from dotboxd.runtime.intrinsics import CONCAT_CHARGES, INTRINSICS, Intrinsic
 from dotboxd.runtime.locations import locate_ordinal
 from dotboxd.runtime.meter import Meter
+from dotboxd.runtime.optimized.block_stubs import make_block_stubs
 from dotboxd.runtime.optimized.fastops import FAST_PATHS, concat_charges, list_buffer, list_size, text_literal
 from dotboxd.runtime.optimized.literal_reads import literal_read_stubs
 from dotboxd.runtime.optimized.mapchunk_stubs import chunk_fits, overshot
@@ -694,6 +695,7 @@ STUBS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         **exact_fallbacks(_intrinsic_stub("int32.toStringInvariant"), text, concat_charges_exact),
         **{intrinsic_stub_name(name): _builtin_stub(name) for name in INTRINSICS},
         **literal_read_stubs(text_literal(text, sync), text, _builtin_stub, _intrinsic_stub, sync),
+        **make_block_stubs(loop_iteration, sync, _locate),
     }
 )
 """Every stub by its name in the generated code's namespace."""

@@ -17,7 +17,8 @@ to implement (the Cranelift-verifier idea applied to our own output):
    lr``, start and stop, and worst fuel, frames and work recomputed from the plan), and every
    give-back of reserved iterations refunds at most what its chunk reserved and has not started,
    and every call's loop refund (``lr``, or ``lr`` plus its chunk's unstarted iterations: ``verify_refunds``)
-   is exactly the one its place owes;
+   is exactly the one its place owes; an iteration block's pool (``bk<n>``) stands only in the
+   forms ``verify_blocks`` approves (rule 24);
 2. **the code objects, after ``compile()``**, recursively: the names they load, their constants,
    their flags (no generator, coroutine, varargs, closures) and their opcodes.
 
@@ -45,6 +46,7 @@ from dotboxd.validator.plan import ExecutionPlan
 
 from . import pyast as P
 from . import (
+    verify_blocks,
     verify_list_chunks,
     verify_literal_reads,
     verify_mapchunk,
@@ -62,10 +64,11 @@ from .reservations import Reservation, expected_reservations, plan_facts, proofs
 from .stubs import FAULT_ARITIES, PURE_HELPERS, RANGE_NAME, STUBS
 from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 from .ticks import Tick, expected_ticks
+from .verify_blocks import POOL
 from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 from .walk_index import indexed_walks
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-20"  # 20: fused literal reads tied to the plan's calls (rule 23); 19: a units store that is not a sum is refused by rule 20 itself (it ended as a malformed module), a zero-step local is no counter (rule 8, it refused valid loops); 18: a counter reset may divide + - * of names (rule 11); 17: fast list chunks (rule 22), c<n> slots; 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-21-collatz4"  # 21-collatz4: iteration blocks (rule 24 (collatz4)); 20: fused literal reads tied to the plan's calls (rule 23); 19: a units store that is not a sum is refused by rule 20 itself (it ended as a malformed module), a zero-step local is no counter (rule 8, it refused valid loops); 18: a counter reset may divide + - * of names (rule 11); 17: fast list chunks (rule 22), c<n> slots; 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -319,6 +322,13 @@ class _AstVerifier:
         self.pending_ticks: list[Tick] = []
         self.owned_reservations: dict[int, bool] = {}
         """The function's bulk loops (by ``id``) -> whether the plan proves a list owned in each."""
+        self.expected_blocks: dict[str, tuple[int, ...]] = {}
+        """Generated function -> the work units of its block loops (rule 24, ``verify_blocks``)."""
+        self.blocks = verify_blocks.BlockRules(())
+        self.block_pool: tuple[str, int] | None = None
+        """Inside a block loop's body: its pool and units (rule 24)."""
+        self.pool_chunk: tuple[str, str] | None = None
+        """Inside a pool loop's chunk: its count and iteration (rule 24)."""
 
     def count(self, more: int) -> None:
         self.nodes += more
@@ -367,6 +377,7 @@ class _AstVerifier:
             facts = plan_facts(plan, self.options_key)
             self.expected = expected_reservations(plan, tables, self.options_key, facts)
             self.ticks = expected_ticks(plan, tables, facts)
+            self.expected_blocks = verify_blocks.expected_blocks(plan, tables, self.options_key, facts)
 
     # --- the module -------------------------------------------------------------------------
 
@@ -435,8 +446,10 @@ class _AstVerifier:
         self.parts = PartsRules()  # and a parts list another function took is not one either
         self.reads = verify_reads.ReadRules()  # nor a view
         self.owned_reservations = {}
+        self.blocks = verify_blocks.BlockRules(self.expected_blocks.get(fn.name, ()))
         self.tick_at(fn.body, _unbound_prefix(fn.body))
         self.block(fn.body, 0)
+        self.blocks.finish()
         self.reads.check_stores(fn)
         verify_list_chunks.check_rooms(fn, self.quick_rooms)
         if self.pending:
@@ -491,7 +504,9 @@ class _AstVerifier:
         stmt: Any
         for index, stmt in enumerate(stmts):
             kind = _KIND.get(type(stmt))
-            if kind is ast.Assign and _calls_stub(stmt.value, "_s_lown"):
+            if kind is ast.Assign and verify_blocks.stores_pool(stmt):
+                self.pool_store(stmts, index)
+            elif kind is ast.Assign and _calls_stub(stmt.value, "_s_lown"):
                 self.take_buffer(stmt)
             elif kind is ast.Assign and verify_maps.is_take(stmt):
                 self.operands(self.maps.take(self, stmt))
@@ -560,6 +575,8 @@ class _AstVerifier:
                     raise _fail("a give-back of reserved iterations must leave the chunk", stmt)
                 self.call_tree(stmt.value)
             elif kind is ast.Return:
+                if self.block_pool is not None:
+                    raise _fail("a block loop is left only at its end, where its pool goes back", stmt)
                 returned = stmt.value
                 if not (_KIND.get(type(returned)) is ast.Tuple and len(returned.elts) == self.returns):
                     raise _fail(
@@ -573,8 +590,40 @@ class _AstVerifier:
             elif kind is ast.Break or kind is ast.Continue:
                 if depth == 0:
                     raise _fail("break/continue outside a loop", stmt)
+                if (
+                    kind is ast.Break
+                    and self.pool_chunk is not None
+                    and self.chunk is not None
+                    and id(stmt) not in self.blocks.takes
+                ):
+                    raise _fail("a chunk of a pool loop is left taking what it started", stmt)
             elif kind is not ast.Pass:
                 raise _fail(f"statement {type(stmt).__name__} is not allowed", stmt)
+
+    def pool_store(self, stmts: list[ast.stmt], index: int) -> None:
+        """An assignment to a block's pool (rule 24, ``verify_blocks``): the start of a block loop,
+        a chunk's exit take, or a form a block or pool loop check approved; anything else is
+        refused. Its other target (``f`` or the chunk's count) and its value are checked as usual."""
+        stmt: Any = stmts[index]
+        if id(stmt) not in self.blocks.statements:
+            if self.block_pool is None:
+                if self.chunk is not None or self.cold:
+                    raise _fail("a block loop stands only outside chunks, in a plan function", stmt)
+                self.blocks.open(stmts, index)
+            elif self.pool_chunk is not None and self.chunk is not None:
+                self.blocks.take(stmts, index, self.block_pool[0], self.pool_chunk[1])
+            else:
+                raise _fail("a pool is stored only in the forms of its block", stmt)
+        target = stmt.targets[0]
+        elements = target.elts if _KIND.get(type(target)) is ast.Tuple else [target]
+        self.count(1 + len(elements))
+        for element in elements:
+            if id(element) not in self.blocks.stores:
+                self.target(element)
+        if _KIND.get(type(stmt.value)) is ast.Call:
+            self.call_tree(stmt.value)
+        else:
+            self.expr(stmt.value)
 
     def fast_text_chunk(self, stmt: ast.If, stmts: list[ast.stmt], index: int, depth: int) -> None:
         """A pre-checked fast chunk of an owned text (rule 21, ``verify_strchunk``): its exact
@@ -672,13 +721,42 @@ class _AstVerifier:
             raise _fail(f"assignment to {ident!r}, which is not a slot", node)
         self.stores.add(ident)
 
+    def pool_while(self, loop: ast.While) -> None:
+        """A bulk ``while`` inside a block body draws from the pool (rule 24): its form, and the
+        plan's next bulk loop for it (rule 8's order, rule 11's rooms)."""
+        assert self.block_pool is not None
+        if not self.pending:
+            raise _fail("a pool loop the plan has no bulk loop for", loop)
+        want = self.pending.pop()
+        if want.bounded:
+            raise _fail("a pool loop's kind differs from the plan's loop", loop)
+        pool, units = self.block_pool
+        chunk, rooms = self.blocks.pool_loop(loop, pool, units, want.constants)
+        for room in rooms or [None]:
+            wrong = check_room(
+                want.counters,
+                "_s_cap" if room is None else "_s_capm",
+                [room],
+                chunk.body,
+                self.proofs,
+                self.site_op,
+            )
+            if wrong is not None:
+                raise _fail(wrong, loop)
+        self.owned_reservations[id(loop)] = False
+
     def while_(self, loop: ast.While, depth: int) -> None:
         test = loop.test
         body = loop.body
         if loop.orelse:
             raise _fail("while loops have no else", loop)
         passes_once = False
-        if _KIND.get(type(test)) is ast.Constant and test.value is True:  # type: ignore[attr-defined]
+        pool_level = self.block_pool is not None and self.pool_chunk is None
+        if pool_level and not (_KIND.get(type(test)) is ast.Constant and test.value is True):  # type: ignore[attr-defined]
+            raise _fail("the loops of a block body are its pool loops", loop)
+        if pool_level:
+            self.pool_while(loop)
+        elif _KIND.get(type(test)) is ast.Constant and test.value is True:  # type: ignore[attr-defined]
             if _is_reservation(body, 0):
                 self.reservation(loop, None)
             elif not _is_charge(body, 0):
@@ -727,10 +805,17 @@ class _AstVerifier:
         if reserved is None:
             reserved = self.fast_map_loops.get(id(loop)) or self.quick_chunks.get(id(loop))
         bulk = reserved is not None and _ranges_over(iterator, reserved)
-        if not (bulk or _is_charge(loop.body, 0)):
-            raise _fail("a loop body does not start with a meter charge", loop)
+        pool_owner = self.blocks.loops.get(id(loop))
+        pooled = self.blocks.chunks.get(id(loop))
+        if self.block_pool is not None and self.pool_chunk is None and pooled is None:
+            raise _fail("the loops of a block body are its pool loops", loop)
         if getattr(loop, "type_comment", None):
             raise _fail("type comments are not allowed", loop)
+        if pool_owner is not None or pooled is not None:
+            self.block_or_pool_loop(loop, pool_owner, pooled, depth)
+            return
+        if not (bulk or _is_charge(loop.body, 0)):
+            raise _fail("a loop body does not start with a meter charge", loop)
         if not bulk:
             self.iteration_tick(loop.body)
         saved = self.chunk, self.refund_chunk, self.refund_slots
@@ -744,6 +829,28 @@ class _AstVerifier:
         self.refund_chunk = self.chunk
         self.block(loop.body, depth + 1)
         self.chunk, self.refund_chunk, self.refund_slots = saved
+        if loop.orelse:
+            self.block(loop.orelse, depth + 1)
+
+    def block_or_pool_loop(
+        self, loop: ast.For, block: tuple[str, int] | None, pooled: tuple[str, str] | None, depth: int
+    ) -> None:
+        """The ``for`` of a block loop (its body under the pool, rule 24) or a pool loop's chunk
+        (which stores neither its count nor its iteration: then every take is within the pool)."""
+        saved = self.chunk, self.refund_chunk, self.refund_slots, self.block_pool, self.pool_chunk
+        if block is not None:
+            self.block_pool = block
+            self.chunk, self.refund_chunk, self.refund_slots = None, None, refunds.NO_SLOTS
+        else:
+            assert pooled is not None
+            self.refund_slots = refunds.RefundSlots(loop.body)
+            for name in pooled:
+                if self.refund_slots.stores[name]:
+                    raise _fail(f"a pool loop's chunk assigns {name!r}, which its takes read", loop)
+            self.pool_chunk = pooled
+            self.chunk = self.refund_chunk = (pooled[0], pooled[1], None)
+        self.block(loop.body, depth + 1)
+        self.chunk, self.refund_chunk, self.refund_slots, self.block_pool, self.pool_chunk = saved
         if loop.orelse:
             self.block(loop.orelse, depth + 1)
 
@@ -772,6 +879,8 @@ class _AstVerifier:
         stmt = loop.body[0]
         assert isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
         call = stmt.value
+        if self.block_pool is not None:
+            raise _fail("a loop in a block draws from its pool, it reserves nothing", stmt)
         if not self.pending:
             raise _fail("a reservation the plan has no bulk loop for", stmt)
         want = self.pending.pop()
@@ -940,6 +1049,10 @@ class _AstVerifier:
             raise _fail(f"dunder name {ident!r}", node)
         if ident == "R":
             raise _fail("the run state is only ever a stub's first argument", node)
+        if POOL.match(ident):
+            if id(node) in self.blocks.loads:
+                return
+            raise _fail("a pool is read only in the forms of its block", node)
         if SLOT.match(ident) or (GUID.match(ident) and ident in self.globals):
             self.loads.add(ident)
             return
@@ -965,7 +1078,11 @@ class _AstVerifier:
         at = _REFUND_AT.get(callee)
         if at is None and callee in self.arity:
             at = 3  # a generated function's or cold path's ``(R, f, d, lr, ...)``
-        if at is not None:
+        if self.block_pool is not None:
+            self.block_call(callee, args, node, at)
+        elif callee in verify_blocks.BLOCK_STUBS and id(node) not in self.blocks.calls:
+            raise _fail(f"{callee} outside the forms of a block", node)
+        elif at is not None:
             lref: Any = args[at] if len(args) > at else None
             if not (self.refund_chunk is None and type(lref) in _NAMES and lref.id == "lr"):
                 self.refund_arg(callee, lref, node)  # the commonest refund, plain ``lr``, settled above
@@ -1013,6 +1130,32 @@ class _AstVerifier:
         else:
             self.stub_args(callee, args, node)
         return args[1:]
+
+    def block_call(self, callee: str, args: list[ast.expr], node: ast.Call, at: int | None) -> None:
+        """A call inside a block body (rule 24): outside its chunks fault stubs and cold paths with
+        the refund ``lr + bk``; in a chunk ``_s_bk<k>(R, f, j, lr + bk, site, ...)``; anywhere the
+        block's own approved stub calls and pure helpers. Nothing else may read the meter while the
+        pool holds iterations ahead."""
+        assert self.block_pool is not None
+        pool = self.block_pool[0]
+        if callee in PURE_HELPERS or id(node) in self.blocks.calls:
+            return
+        if callee in verify_blocks.ARITIES:
+            if self.pool_chunk is None or len(args) not in verify_blocks.ARITIES[callee]:
+                raise _fail(f"{callee} stands only in a pool loop's chunk, with its operands", node)
+            if not _is_name(args[2], self.pool_chunk[1]):
+                raise _fail(f"{callee} takes its chunk's iteration", node)
+            self.blocks.refund(args[3], pool)
+            _index(args, 4, self.chunk_sites, node)
+            if len(args) != 5 + int(callee[-1]):
+                raise _fail(f"{callee} takes {callee[-1]} operand(s)", node)
+            return
+        if self.pool_chunk is not None:
+            raise _fail(f"{callee} in a pool loop's chunk", node)
+        cold = callee in self.results
+        if at is None or not (cold or callee == "_s_fx" or callee in _FAULT_STUBS):
+            raise _fail(f"{callee} in a block body", node)
+        self.blocks.refund(args[at] if len(args) > at else None, pool)
 
     def refund_arg(self, callee: str, lref: Any, node: ast.Call) -> None:
         """The loop refund a stub or generated function receives is the one its place owes (rule 19,
@@ -1063,6 +1206,9 @@ class _AstVerifier:
                 raise _fail("a work tick away from a function's entry and a loop's iteration charge", node)
         elif callee == "_s_lback":
             self.give_back(args, node)
+        elif callee in verify_blocks.BLOCK_STUBS:
+            if id(node) not in self.blocks.calls and callee not in verify_blocks.ARITIES:
+                raise _fail(f"{callee} outside the forms of a block", node)
         elif callee == verify_mapchunk.OVERSHOT:
             if id(node) not in self.map_chunks.approved or len(args) != 1:
                 raise _fail(f"{callee} stands only in a pre-checked map chunk's exits", node)
@@ -1356,6 +1502,7 @@ def verify_code(code: CodeType, plan_globals: frozenset[str]) -> None:
                 ident in FIXED_PARAMS
                 or SLOT.match(ident)
                 or BUFFER.match(ident)
+                or POOL.match(ident)
                 or PARTS.match(ident)
                 or verify_reads.VIEW.match(ident)
                 or any(kind.match(ident) for kind in verify_maps.LOCALS)

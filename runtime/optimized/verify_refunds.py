@@ -27,6 +27,8 @@ from types import MappingProxyType
 from typing import Any
 
 from . import pyast as P
+from .block_stubs import FAULTS as BLOCK_FAULTS
+from .block_stubs import ITERATION, RESERVE
 from .literal_reads import READS
 from .shapes import walk
 from .stubs import FAULT_ARITIES, STUBS
@@ -59,12 +61,14 @@ REFUND_AT: Mapping[str, int] = MappingProxyType(
         **{name: 2 for name in STUBS if name.startswith("_s_i_")},
         "_s_cap": 3,
         "_s_capm": 3,
+        ITERATION: 2,  # rule 24 (``verify_blocks``) holds a block's own stubs to ``lr`` there
+        RESERVE: 2,
     }
 )
 """Stub -> the position of the loop refund it receives (``(R, f, lr, ...)``; a reservation's is
 ``(R, f, d, lr, ...)`` like a generated function's)."""
 
-CHUNK_FAULTS = frozenset(f"_s_c{arity}" for arity in FAULT_ARITIES)
+CHUNK_FAULTS = frozenset({*(f"_s_c{arity}" for arity in FAULT_ARITIES), *BLOCK_FAULTS})
 """Fast-chunk fault stubs: their third argument is the chunk's iteration, not a refund."""
 
 _NAMES = frozenset({ast.Name, P.Name})

@@ -24,10 +24,12 @@ from dataclasses import dataclass, field
 
 from dotboxd.host import SandboxHost
 from dotboxd.runtime.optimized import compile_plan
+from dotboxd.runtime.optimized.codegen import GenOptions
 from dotboxd.runtime.optimized.small_fuel import SMALL_INT_MAX
 from dotboxd.validator.plan import ExecutionPlan
 from dotboxd.validator.policy import Policy
 
+from .block_programs import build_block_kernel
 from .cadence_fuzz import CadenceFault, sweep_cadence
 from .chunk_programs import Chooser, Kernel, RandomChooser, build_kernel
 from .differential import Observation, backend, differences, observe
@@ -98,13 +100,14 @@ FORMS = {
     "fast text chunk": "_s_strfits(",
     "fast list chunk": "_p_lcadds(",
     "list-read view": "_p_lbuf(",
+    "iteration block": "_s_bkit(",
 }
 """The fast forms, by a stub only that form's generated code calls."""
 
 
-def forms_of(plan: ExecutionPlan) -> set[str]:
+def forms_of(plan: ExecutionPlan, options: GenOptions | None = None) -> set[str]:
     """Which fast forms the optimized backend generated for ``plan`` (so a run says what it hit)."""
-    source = compile_plan(plan, keep_module=True).source()
+    source = compile_plan(plan, options, keep_module=True).source()
     return {name for name, marker in FORMS.items() if marker in source}
 
 
@@ -156,13 +159,19 @@ def compare(host: SandboxHost, plan: ExecutionPlan, args: list[int], what: str) 
 
 
 def sweep_kernel(
-    kernel: Kernel, c: Chooser, samples: int, tally: Tally | None = None, cadence: bool = False
+    kernel: Kernel,
+    c: Chooser,
+    samples: int,
+    tally: Tally | None = None,
+    cadence: bool = False,
+    options: GenOptions | None = None,
 ) -> Tally:
     """Every vector of ``kernel`` unlimited, then under each policy of ``settings_for`` (and, with
-    ``cadence``, under fake clocks and cancel tokens turning at sampled reads, ``cadence_fuzz``)."""
+    ``cadence``, under fake clocks and cancel tokens turning at sampled reads, ``cadence_fuzz``);
+    ``options``: the optimized backend's generation options (default ``GenOptions()``)."""
     tally = tally if tally is not None else Tally()
     base = prepare(kernel.text, fuzz_policy(**ROOM))
-    host = SandboxHost(backends={"optimized": backend()})
+    host = SandboxHost(backends={"optimized": backend(options)})
     tally.kernels += 1
     tally.blocks.update(kernel.blocks)
     for vector in kernel.vectors:
@@ -179,7 +188,7 @@ def sweep_kernel(
         if cadence:
             tally.runs += sweep_cadence(host, base, vector, c, context, tally.outcomes)
     tally.forms.update(
-        forms_of(base)
+        forms_of(base, options)
     )  # after the runs: a module the verifier refuses is a disagreement there
     return tally
 
@@ -190,16 +199,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=6, help="sampled budgets per limit")
     parser.add_argument("--edge", action="store_true", help="kernels of edge_programs instead")
     parser.add_argument("--cadence", action="store_true", help="also fake clocks and cancel tokens")
+    parser.add_argument(
+        "--blocks", action="store_true", help="block-shaped kernels (block_programs), blocks on"
+    )
     options = parser.parse_args(argv)
+    generation = GenOptions(block_loops=True) if options.blocks else None
     start, stop = (int(part) for part in options.seeds.split(":"))
     tally = Tally()
     failures = 0
     began = time.process_time()
     for seed in range(start, stop):
         chooser = RandomChooser(seed)
-        kernel = (build_edge_kernel if options.edge else build_kernel)(chooser)
+        build = build_block_kernel if options.blocks else build_edge_kernel if options.edge else build_kernel
+        kernel = build(chooser)
         try:
-            sweep_kernel(kernel, chooser, options.samples, tally, options.cadence)
+            sweep_kernel(kernel, chooser, options.samples, tally, options.cadence, generation)
         except (Disagreement, CadenceFault) as error:
             failures += 1
             print(f"== seed {seed}: DISAGREEMENT\n{error}\n", flush=True)

@@ -24,10 +24,11 @@ class Tampering:
     """One kernel's plan, its generated module and the artifact key to bind it under, bound as
     generated or with one piece of its source replaced."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, options: GenOptions | None = None) -> None:
+        options = options or GenOptions()
         self.plan = prepare(text)
-        self.generated = generate(self.plan)
-        self.key = ArtifactKey.for_plan(self.plan, GenOptions())
+        self.generated = generate(self.plan, options)
+        self.key = ArtifactKey.for_plan(self.plan, options)
 
     def source(self) -> str:
         return ast.unparse(self.generated.module)

@@ -15,6 +15,7 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from .block_programs import build_block_kernel
 from .chunk_fuzz import forms_of, sweep_kernel
 from .chunk_programs import DrawChooser, RandomChooser, build_kernel
 from .kernels import policy, prepare
@@ -55,3 +56,21 @@ def test_the_generator_reaches_every_fast_form() -> None:
         "fast list chunk",
     )
     assert all(forms[name] >= 2 for name in wanted), forms
+
+
+@settings(max_examples=8, **_SETTINGS)  # type: ignore[arg-type]
+@given(st.data())
+def test_block_kernels_agree_under_swept_budgets_clocks_and_cancels(data: st.DataObject) -> None:
+    """Block-shaped kernels (``block_programs``: iteration blocks, spec/optimized.md 4.2.8) under
+    swept budgets, and with fake clocks and cancel tokens turning at sampled reads."""
+    chooser = DrawChooser(data.draw)
+    tally = sweep_kernel(build_block_kernel(chooser), chooser, samples=2, cadence=True)
+    assert tally.forms["iteration block"] == 1, tally.forms
+
+
+@settings(max_examples=120, **_SETTINGS)  # type: ignore[arg-type]
+@given(st.data())
+def test_block_kernels_agree_under_swept_budgets_clocks_and_cancels_long(data: st.DataObject) -> None:
+    chooser = DrawChooser(data.draw)
+    tally = sweep_kernel(build_block_kernel(chooser), chooser, samples=6, cadence=True)
+    assert tally.forms["iteration block"] == 1, tally.forms
