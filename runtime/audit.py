@@ -201,7 +201,15 @@ class AuditTrail(Sequence[AuditEvent]):
         return self._events
 
     def __len__(self) -> int:
-        return len(self._events) + (1 if self._build is not None else 0)
+        if self._build is None:  # built (``_events`` is complete before ``_build`` is cleared)
+            return len(self._events)
+        # not built yet, or being built on another thread: its two slots are read under the lock
+        # the build holds, else a build between the two reads counts the summary twice or not at all
+        _BUILD.acquire()
+        try:
+            return len(self._events) + (1 if self._build is not None else 0)
+        finally:
+            _BUILD.release()
 
     @overload
     def __getitem__(self, index: int) -> AuditEvent: ...

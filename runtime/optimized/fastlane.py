@@ -452,10 +452,12 @@ class FastLane:
         defers the result), else its ``Counted`` form when such charges were made, else its
         ``Compact`` form.
 
-        A run without charged inputs has scalar inputs only, read in constant time: its clock
-        starts once they are read (and checked), so the deadline check before the first statement
-        is the start itself, which a non-zero budget (the lane's condition) always passes - one
-        monotonic clock read per run (spec/semantics.md section 11).
+        A run without charged inputs has scalar inputs only, read in constant time from a list or
+        tuple: its clock starts once they are read (and checked), so the deadline check before the
+        first statement is the start itself, which a non-zero budget (the lane's condition) always
+        passes - one monotonic clock read per run (spec/semantics.md section 11). A row of any
+        other class is read by the host's own code, in any time: its run starts before it is read
+        and checks the deadline after, as on the ordinary path (``host_row``).
 
         When the entry needs no per-run setup beyond its inputs (no charged input, no bounds, no
         UTF-16 scope), two more closures: one that runs a whole stream of rows (``run_many``), and
@@ -501,7 +503,9 @@ class FastLane:
         ) -> LaneRecord:
             state: RunState = lazy
             lazy.room = room  # armed (a disarmed state's counters are zero: ``LazyRunState.disarm``)
-            if charged:  # the run starts before its inputs are read, as on the ordinary path
+            cls = type(args)
+            held_row = cls is not list and cls is not tuple  # read by the host's code (``host_row``)
+            if charged or held_row:  # the run starts before its inputs are read, as on the ordinary path
                 started = monotonic()
                 lazy.lazy = (lane, run_key, started)
             fuel = max_fuel
@@ -519,6 +523,9 @@ class FastLane:
                     check_bounds(values)
                 if charged:  # a host event's kept charges are written out in ``run_event``
                     fuel = charge_inputs(lazy, values, started)
+                elif held_row:  # the first deadline check, after the inputs (``host_row``)
+                    if monotonic() >= started + wall_seconds:
+                        lazy.meter.check_deadline()  # past the deadline: the meter raises R-TIMEOUT
                 else:  # scalar inputs: the run starts now, its deadline check is this instant
                     lazy.lazy = (lane, run_key, monotonic())
                 ran = True
@@ -620,6 +627,21 @@ class FastLane:
                 audit_clock(),
                 run.finish_commands(error is None),
             )
+
+        def host_row(args: Sequence[object], lazy: LazyRunState, run_key: RunKey) -> tuple[Value, ...]:
+            """The inputs of a row that is not an exact list or tuple, read as the ordinary path
+            reads them: such a row is read by the host's own code (``execution._inputs_tuple`` asks
+            it for its length and its items), which may take any time, and the wall budget counts
+            it. So the run starts before the row is read and its deadline is checked once the row
+            is read (the check before the first statement) - unlike a list or tuple of scalar
+            inputs, read in constant time, whose run starts once it is read (spec/semantics.md
+            section 11). Only for entries without charged inputs or bounds (``run``, ``many``)."""
+            started = monotonic()
+            lazy.lazy = (lane, run_key, started)
+            values = read_inputs(args)
+            if monotonic() >= started + wall_seconds:
+                lazy.meter.check_deadline()  # past the deadline: the meter raises R-TIMEOUT
+            return values
 
         recent_get, plan, general = self._recent.get, self.plan_id, self._run
         take = run_number_source()
@@ -740,15 +762,18 @@ class FastLane:
                 try:
                     values = None
                     cls = type(args)
-                    if ints and (cls is list or cls is tuple) and len(args) == ints:
-                        a0, a1 = args[0], args[-1]  # the same input twice for one parameter
-                        if not (
-                            type(a0) is int and lo0 <= a0 <= hi0 and type(a1) is int and lo1 <= a1 <= hi1
-                        ):
-                            values = read_inputs(args)
+                    if cls is not list and cls is not tuple:
+                        values = host_row(args, state, run_key)  # its run started before it was read
                     else:
-                        values = read_inputs(args)
-                    state.lazy = (lane, run_key, monotonic())  # the run starts: see ``_runner``
+                        if ints and len(args) == ints:
+                            a0, a1 = args[0], args[-1]  # the same input twice for one parameter
+                            if not (
+                                type(a0) is int and lo0 <= a0 <= hi0 and type(a1) is int and lo1 <= a1 <= hi1
+                            ):
+                                values = read_inputs(args)
+                        else:
+                            values = read_inputs(args)
+                        state.lazy = (lane, run_key, monotonic())  # the run starts: see ``_runner``
                     ran = True
                     if values is not None:
                         value, fuel = function(state, fuel, depth_left, 0, *values)
@@ -759,7 +784,7 @@ class FastLane:
                 except Exception as exc:
                     error = failure_info(exc)
                 if state.lazy is None:  # that run built its context: the next needs a new state
-                    if lift:  # only a start short of the worst case builds one here: fail closed
+                    if lift and ran:  # only a start short of the worst case builds one here: fail closed
                         value, error = None, SHORT_START
                     keep(close(state, value, error, fuel + lift, ran))
                     state = LazyRunState(bound)
@@ -803,13 +828,16 @@ class FastLane:
                     value, fuel = function(state, fuel, depth_left, 0, a0, a1)
                 else:
                     values = None
-                    if ints == 1 and (cls is list or cls is tuple) and len(args) == 1:
-                        a0 = args[0]
-                        if not (type(a0) is int and lo0 <= a0 <= hi0):
-                            values = read_inputs(args)
+                    if cls is not list and cls is not tuple:
+                        values = host_row(args, state, run_key)  # its run started before it was read
                     else:
-                        values = read_inputs(args)
-                    state.lazy = (lane, run_key, monotonic())
+                        if ints == 1 and len(args) == 1:
+                            a0 = args[0]
+                            if not (type(a0) is int and lo0 <= a0 <= hi0):
+                                values = read_inputs(args)
+                        else:
+                            values = read_inputs(args)
+                        state.lazy = (lane, run_key, monotonic())
                     ran = True
                     if values is None:
                         value, fuel = function(state, fuel, depth_left, 0, a0)
@@ -818,7 +846,7 @@ class FastLane:
             except Exception as exc:
                 error = failure_info(exc)
             if state.lazy is None:  # that run built its context: close it (the state is its own)
-                if lift:  # only a start short of the worst case builds one here: fail closed
+                if lift and ran:  # only a start short of the worst case builds one here: fail closed
                     value, error = None, SHORT_START
                 if defer is None:
                     return finish(*close(state, value, error, fuel + lift, ran))

@@ -13,7 +13,9 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -230,6 +232,56 @@ def test_concurrent_first_reads_build_the_summary_once() -> None:
         reader.join()
     assert len(built) == 1 and all(event is built[0] for event in seen)
     assert trail == (built[0],)
+
+
+def _paused_between_the_build_stores(trail: AuditTrail) -> tuple[threading.Thread, threading.Event]:
+    """A thread reading ``trail`` (its first read: it builds the summary), held inside ``_all``
+    right after the summary joined ``_events`` and before ``_build`` is cleared (a line trace on
+    that thread only); set the returned event to let it finish."""
+    lines, start = inspect.getsourcelines(AuditTrail._all)
+    clear = start + next(i for i, line in enumerate(lines) if "self._build = None" in line)
+    paused, resume = threading.Event(), threading.Event()
+
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        if frame.f_code is not AuditTrail._all.__code__:
+            return None
+
+        def line(frame: Any, event: str, arg: Any) -> Any:
+            if event == "line" and frame.f_lineno == clear:
+                paused.set()
+                resume.wait(10)
+            return line
+
+        return line
+
+    def read() -> None:
+        sys.settrace(trace)
+        try:
+            list(trail)
+        finally:
+            sys.settrace(None)
+
+    builder = threading.Thread(target=read)
+    builder.start()
+    assert paused.wait(10), "the builder never reached the second store"
+    return builder, resume
+
+
+def test_the_length_of_a_trail_being_built_on_another_thread_counts_the_summary_once() -> None:
+    """``len`` read ``_events`` and ``_build`` without the build's lock: between the build's two
+    stores (the summary appended, the builder not yet cleared) it counted the summary twice (2 for
+    a one-event trail), and a read of ``_events`` before the build with one of ``_build`` after it
+    missed it. It now waits for a build in progress and answers 1."""
+    trail = AuditTrail((), lambda run_id: AuditEvent(run_id, "RunSummary", 0.0, True, 0), ("r" * 32,))
+    builder, resume = _paused_between_the_build_stores(trail)
+    lengths: list[int] = []
+    reader = threading.Thread(target=lambda: lengths.append(len(trail)))
+    reader.start()
+    reader.join(0.2)  # it waits for the build (the lock the builder holds) rather than answer now
+    resume.set()
+    builder.join(10)
+    reader.join(10)
+    assert lengths == [1] and len(trail) == 1 and [e.kind for e in trail] == ["RunSummary"]
 
 
 _PURE = """module "t" version "1.0.0";
