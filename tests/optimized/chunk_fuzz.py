@@ -33,6 +33,7 @@ from .chunk_programs import Chooser, Kernel, RandomChooser, build_kernel
 from .differential import Observation, backend, differences, observe
 from .edge_programs import build_edge_kernel
 from .kernels import prepare
+from .value_programs import build_value_kernel
 
 ROOM = {
     "max_fuel": 10**12,
@@ -189,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", default="0:50", help="a range start:stop of kernel seeds")
     parser.add_argument("--samples", type=int, default=6, help="sampled budgets per limit")
     parser.add_argument("--edge", action="store_true", help="kernels of edge_programs instead")
+    parser.add_argument("--values", action="store_true", help="kernels of value_programs instead")
     parser.add_argument("--cadence", action="store_true", help="also fake clocks and cancel tokens")
     options = parser.parse_args(argv)
     start, stop = (int(part) for part in options.seeds.split(":"))
@@ -197,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     began = time.process_time()
     for seed in range(start, stop):
         chooser = RandomChooser(seed)
-        kernel = (build_edge_kernel if options.edge else build_kernel)(chooser)
+        build = build_value_kernel if options.values else build_edge_kernel if options.edge else build_kernel
+        kernel = build(chooser)
         try:
             sweep_kernel(kernel, chooser, options.samples, tally, options.cadence)
         except (Disagreement, CadenceFault) as error:
