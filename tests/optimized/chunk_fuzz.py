@@ -35,6 +35,7 @@ from .chunk_programs import Chooser, Kernel, RandomChooser, build_kernel
 from .differential import Observation, backend, differences, observe
 from .edge_programs import build_edge_kernel
 from .kernels import prepare
+from .value_programs import build_value_kernel
 
 ROOM = {
     "max_fuel": 10**12,
@@ -198,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", default="0:50", help="a range start:stop of kernel seeds")
     parser.add_argument("--samples", type=int, default=6, help="sampled budgets per limit")
     parser.add_argument("--edge", action="store_true", help="kernels of edge_programs instead")
+    parser.add_argument("--values", action="store_true", help="kernels of value_programs instead")
     parser.add_argument("--cadence", action="store_true", help="also fake clocks and cancel tokens")
     parser.add_argument(
         "--blocks", action="store_true", help="block-shaped kernels (block_programs), blocks on"
@@ -210,7 +212,12 @@ def main(argv: list[str] | None = None) -> int:
     began = time.process_time()
     for seed in range(start, stop):
         chooser = RandomChooser(seed)
-        build = build_block_kernel if options.blocks else build_edge_kernel if options.edge else build_kernel
+        if options.blocks:
+            build = build_block_kernel
+        elif options.values:
+            build = build_value_kernel
+        else:
+            build = build_edge_kernel if options.edge else build_kernel
         kernel = build(chooser)
         try:
             sweep_kernel(kernel, chooser, options.samples, tally, options.cadence, generation)

@@ -36,6 +36,24 @@ class EdgeBuilder(Builder):
         self.blocks.append(name)
         return "\n    ".join(lines)
 
+    def set_and_remove(self, mp: str, i: str, key: str, gone: str) -> list[str]:
+        """A loop body's steps on map ``mp``: set ``key`` to a value (that may fault), and before or
+        after it remove ``key`` on some iterations, when present, or remove ``gone``."""
+        c = self.c
+        value = c.choice((i, f"{i} * m", "map.count(" + mp + ")", f"m / ({i} - k)"))
+        steps = [f"{mp} = map.set({mp}, {key}, {value});"]
+        steps.insert(
+            c.choice((0, 1)),
+            c.choice(
+                (
+                    f"if {i} % 3 == 1 {{ {mp} = map.remove({mp}, {key}); }}",
+                    f"{mp} = map.remove({mp}, {gone});",
+                    f"if map.containsKey({mp}, {key}) {{ {mp} = map.remove({mp}, {key}); }}",
+                )
+            ),
+        )
+        return steps
+
     def keyed_map_block(self) -> str:
         """A map with Bool, I32, String or opaque-id keys that the loop both sets and removes from (a removal
         of a missing key included), then read back through ``map.keys``."""
@@ -56,18 +74,7 @@ class EdgeBuilder(Builder):
             "String": "int32.toStringInvariant(k % 4)",
             "Tag": 'opaque Tag "b-1"',
         }[kind]
-        value = c.choice((i, f"{i} * m", "map.count(" + mp + ")", f"m / ({i} - k)"))
-        steps = [f"{mp} = map.set({mp}, {key}, {value});"]
-        steps.insert(
-            c.choice((0, 1)),
-            c.choice(
-                (
-                    f"if {i} % 3 == 1 {{ {mp} = map.remove({mp}, {key}); }}",
-                    f"{mp} = map.remove({mp}, {gone});",
-                    f"if map.containsKey({mp}, {key}) {{ {mp} = map.remove({mp}, {key}); }}",
-                )
-            ),
-        )
+        steps = self.set_and_remove(mp, i, key, gone)
         kept = ""
         if c.chance(30):  # an alias the removals must not reach
             kept = f" if {i} == k {{ kq{x} = {mp}; }}"
