@@ -15,6 +15,7 @@ from typing import Any
 from . import pyast as P
 from .walk_index import listed
 
+_AST = ast.AST
 _TWINS = {base: positioned for positioned, base in P.POSITIONED.items()}
 
 
@@ -46,20 +47,29 @@ def walk(node: ast.AST) -> Iterator[Any]:
 
 def _nodes(node: ast.AST) -> list[Any]:
     """The walk itself: a plain stack over ``_fields``, listed at once (a generator resumed per node
-    cost more than the whole list; no caller stops early but to fail)."""
-    out: list[Any] = []
-    stack: list[Any] = [node]
+    cost more than the whole list; no caller stops early but to fail).
+
+    A list field goes onto the stack whole and anything that is not a node is dropped when it is
+    popped: the nodes come out in the same order as when each list was filtered before it was
+    pushed, and nearly every item of a generated list is a node (issue 16: a sixth faster)."""
+    out: list[Any] = [node]
+    stack: list[Any] = []
     pop, push, extend, append = stack.pop, stack.append, stack.extend, out.append
-    while stack:
-        current = pop()
-        append(current)
+    current: Any = node
+    while True:
         for field in current._fields:
             value = getattr(current, field, None)
             if type(value) is list:
-                extend([item for item in value if isinstance(item, ast.AST)])
-            elif isinstance(value, ast.AST):
+                extend(value)
+            elif isinstance(value, _AST):
                 push(value)
-    return out
+        while stack:
+            current = pop()
+            if isinstance(current, _AST):
+                append(current)
+                break
+        else:
+            return out
 
 
 def callee(node: Any) -> str | None:

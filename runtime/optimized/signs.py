@@ -37,7 +37,8 @@ State = frozenset[str] | None
 
 _NONNEG_CALLS = frozenset({"math.abs", "string.length", "list.count"})
 _BY_ARGUMENTS = frozenset({"math.max", "math.min", "math.clamp"})
-_NONNEG_OPS = frozenset({ast.BinaryOp.ADD, ast.BinaryOp.MUL, ast.BinaryOp.DIV, ast.BinaryOp.REM})
+_ADD, _MUL, _DIV, _REM = ast.BinaryOp.ADD, ast.BinaryOp.MUL, ast.BinaryOp.DIV, ast.BinaryOp.REM
+"""The operators whose result is never negative when both operands are not."""
 _INTEGERS = (I32, I64)
 
 
@@ -75,7 +76,9 @@ class _Analysis:
             assert isinstance(node, ast.Binary)
             left = self.expr(node.left, state)
             right = self.expr(node.right, state)
-            result = left and right and node.op in _NONNEG_OPS and self.plan.type_of(node) in _INTEGERS
+            op = node.op  # by identity: an operator enum hashes through Python (issue 16)
+            nonneg_op = op is _ADD or op is _MUL or op is _DIV or op is _REM
+            result = left and right and nonneg_op and self.plan.type_of(node) in _INTEGERS
         elif kind is ast.Unary:
             self.expr(node.operand, state)  # type: ignore[union-attr]
             return False

@@ -57,12 +57,14 @@ def nodes(root: ast.AST) -> list[Any]:
     """Every node under ``root`` (itself included), in ``ast.walk``'s order; typed loosely, as
     ``shapes.walk``: callers test each node's class first."""
     out: list[Any] = [root]
-    append, extend = out.append, out.extend
+    append = out.append
     for node in out:  # the list grows while it is read: a breadth-first queue that keeps its items
         for name in node._fields:
             value = getattr(node, name, None)
             if type(value) is list:
-                extend([item for item in value if isinstance(item, _AST)])
+                for item in value:  # a plain loop: the lists are short, a filtered copy cost more
+                    if isinstance(item, _AST):
+                        append(item)
             elif isinstance(value, _AST):
                 append(value)
     return out

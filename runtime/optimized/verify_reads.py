@@ -81,9 +81,27 @@ def _compare(node: Any, op: type[ast.cmpop]) -> tuple[Any, Any] | None:
 
 
 def is_take(stmt: Any) -> bool:
-    """Whether ``stmt`` stores a view (these rules then check all of it)."""
-    found = _assign(stmt)
-    return found is not None and (VIEW.match(found[0]) is not None or _call(found[1], TAKE))
+    """Whether ``stmt`` stores a view (these rules then check all of it).
+
+    ``_assign`` and ``_name`` written out, reading the same fields in the same order, with the class
+    tests as set lookups and the view pattern tried only on a name that starts like one: the
+    verifier asks this of every assignment it checks (issue 16)."""
+    if type(stmt) not in _ASSIGN_KINDS or len(stmt.targets) != 1 or getattr(stmt, "type_comment", None):
+        return False
+    target = stmt.targets[0]
+    if not (type(target) in _NAME_KINDS and type(target.ctx) is ast.Store and type(target.id) is str):
+        return False
+    ident, value = target.id, stmt.value
+    return (ident[:1] == "g" and VIEW.match(ident) is not None) or _call(value, TAKE)
+
+
+def _kinds(kind: type[ast.AST]) -> frozenset[type[ast.AST]]:
+    """The classes ``_is(node, kind)`` accepts: ``kind`` and its positioned twin."""
+    return frozenset({kind, *(cls for cls, base in P.POSITIONED.items() if base is kind)})
+
+
+_ASSIGN_KINDS = _kinds(ast.Assign)
+_NAME_KINDS = _kinds(ast.Name)
 
 
 @dataclass(slots=True)

@@ -59,3 +59,17 @@ def test_a_node_held_twice_is_walked_at_both_places() -> None:
     fn = P.function("_fn0", ["R", "f"], [P.assign("t0", P.mul(shared, shared)), P.ret(shared)])
     _agrees(fn)
     assert sum(1 for node in shapes.walk(fn) if node is shared) == 3
+
+
+def test_list_items_that_are_not_nodes_are_passed_over_in_place() -> None:
+    """``shapes.walk`` pushes a list field whole and drops what is not a node when it pops it
+    (issue 16): lists mixing nodes with names, ``None``, text and a nested list (a ``global``, a
+    dict display with a ``**`` entry, hand-tampered values) list the same nodes in the same order."""
+    mixed = ast.Dict(keys=[None, P.const(1), "junk"], values=[P.name("v1"), [P.name("v2")], P.name("v3")])
+    fn = P.function(
+        "_fn0",
+        ["R", "f"],
+        [ast.Global(names=["v1", "v2"]), P.assign("t0", mixed), P.ret(P.tuple_(P.name("t0"), P.name("f")))],
+    )
+    _agrees(fn)
+    assert sum(1 for node in shapes.walk(fn) if type(node) in shapes.NAMES) == 5
