@@ -16,8 +16,10 @@ an ``InvokeResult`` with ``ok`` False, as ``SandboxHost.execute`` returns a fail
 input keeps its located diagnostic: ``pointer`` into the args and ``hint``). A missing or wrong token
 is ``ServerAuthError`` (the server says nothing more than 401). An answer the client cannot use (not
 JSON, the wrong shape, larger than ``max_response_bytes``, or not complete within ``timeout``) is an
-``R-HOST-INTERNAL`` DotBoxDError (``dotboxd.client.replies``); a server that cannot be reached is
-httpx's own transport error (``httpx.ConnectError``, ``httpx.TimeoutException``).
+``R-HOST-INTERNAL`` DotBoxDError (``dotboxd.client.replies``); a server that cannot be reached, that
+resets the connection or sends no answer within ``timeout`` is an ``E-SERVER-UNREACHABLE``
+DotBoxDError with the httpx or socket error as its ``__cause__`` (``dotboxd.client.transport``); a
+server at its connection limit answers ``E-SERVER-BUSY``.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ from dotboxd.client.replies import (
     member,
     usage_of,
 )
-from dotboxd.core.diagnostics import Diagnostic, DotBoxDException, reject
+from dotboxd.client.transport import TRANSPORT_ERRORS, unreachable
+from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, DotBoxDException, reject
 
 DEFAULT_TIMEOUT = 30.0
 
@@ -240,10 +243,16 @@ class AsyncEventStream(_AsyncClosedOnExit):
     """The stream's own name for ``aclose`` (the twin of ``EventStream.close``)."""
 
 
-def _open_failed(error: Exception) -> DotBoxDException:
+def _open_failed(error: Exception, url: str, timeout: float) -> DotBoxDException:
     if isinstance(error, websockets.exceptions.InvalidStatus) and error.response.status_code == 401:
         return ServerAuthError("the server refused the token (401)")
+    if isinstance(error, TRANSPORT_ERRORS):
+        return unreachable(url, error, timeout)
     return reject("R-HOST-INTERNAL", f"cannot open the event stream ({type(error).__name__})")
+
+
+def _undecodable(error: httpx.DecodingError) -> DotBoxDError:
+    return malformed(f"its body cannot be decoded ({type(error).__name__})")
 
 
 class _Endpoint:
@@ -294,15 +303,24 @@ class DotBoxDClient(_Endpoint, _ClosedOnExit):
     def _call(self, method: str, path: str, **options: Any) -> dict[str, Any]:
         """One request; its answer read within the bounds and checked (see ``replies``)."""
         reader = self._reader()
-        response = self._http.send(self._http.build_request(method, path, **options), stream=True)
         try:
-            content = reader.read(response.iter_bytes())
-        finally:
-            response.close()
+            response = self._http.send(self._http.build_request(method, path, **options), stream=True)
+            try:
+                content = reader.read(response.iter_bytes())
+            finally:
+                response.close()
+        except TRANSPORT_ERRORS as error:
+            raise unreachable(self.url, error, self.timeout) from error
+        except httpx.DecodingError as error:
+            raise _undecodable(error) from error
         return checked(response.status_code, content)
 
     def health(self) -> bool:
-        return self._http.get("/health").status_code == 200
+        """True when the server answers ``/health`` with 200 (E-SERVER-UNREACHABLE if it cannot)."""
+        try:
+            return self._http.get("/health").status_code == 200
+        except TRANSPORT_ERRORS as error:
+            raise unreachable(self.url, error, self.timeout) from error
 
     def rpc(self, method: str, args: Sequence[Any] = ()) -> Any:
         """Call a service RPC method; returns its value (typed JSON encoding)."""
@@ -331,7 +349,7 @@ class DotBoxDClient(_Endpoint, _ClosedOnExit):
         try:
             connection = websockets.sync.client.connect(**self._ws_options(), legacy=True)
         except (OSError, websockets.exceptions.InvalidHandshake) as error:
-            raise _open_failed(error) from None
+            raise _open_failed(error, self.url, self.timeout) from error
         return EventStream(connection, self.timeout)
 
     def install_plugin(self, session: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
@@ -362,15 +380,24 @@ class AsyncDotBoxDClient(_Endpoint, _AsyncClosedOnExit):
 
     async def _call(self, method: str, path: str, **options: Any) -> dict[str, Any]:
         reader = self._reader()
-        response = await self._http.send(self._http.build_request(method, path, **options), stream=True)
         try:
-            content = await reader.aread(response.aiter_bytes())
-        finally:
-            await response.aclose()
+            request = self._http.build_request(method, path, **options)
+            response = await self._http.send(request, stream=True)
+            try:
+                content = await reader.aread(response.aiter_bytes())
+            finally:
+                await response.aclose()
+        except TRANSPORT_ERRORS as error:
+            raise unreachable(self.url, error, self.timeout) from error
+        except httpx.DecodingError as error:
+            raise _undecodable(error) from error
         return checked(response.status_code, content)
 
     async def health(self) -> bool:
-        return (await self._http.get("/health")).status_code == 200
+        try:
+            return (await self._http.get("/health")).status_code == 200
+        except TRANSPORT_ERRORS as error:
+            raise unreachable(self.url, error, self.timeout) from error
 
     async def rpc(self, method: str, args: Sequence[Any] = ()) -> Any:
         return _value(await self._call("POST", f"/v1/rpc/{method}", json={"args": list(args)}))
@@ -396,7 +423,7 @@ class AsyncDotBoxDClient(_Endpoint, _AsyncClosedOnExit):
         try:
             connection = await websockets.asyncio.client.connect(**self._ws_options())
         except (OSError, websockets.exceptions.InvalidHandshake) as error:
-            raise _open_failed(error) from None
+            raise _open_failed(error, self.url, self.timeout) from error
         try:
             session = _session_of(_event(await asyncio.wait_for(connection.recv(), self.timeout)))
         except BaseException as error:

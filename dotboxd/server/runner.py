@@ -1,7 +1,7 @@
 """Serving the app with uvicorn: in the foreground (``dotboxd serve``) or on a thread (tests, embedding).
 
 uvicorn is configured for hostile clients: a connection cap (``max_connections``: past it new
-requests get 503), a keep-alive timeout, bounded h11 header buffers, WebSocket frame size and queue
+requests get 503 with an ``E-SERVER-BUSY`` diagnostic and ``Retry-After``), a keep-alive timeout, bounded h11 header buffers, WebSocket frame size and queue
 limits, and a header deadline (``header_timeout_seconds``) enforced by a small protocol subclass:
 uvicorn itself waits forever for the headers of a request that trickles in one byte at a time. The
 same subclass answers a client that half-closes after sending a whole request.
@@ -18,8 +18,9 @@ from typing import Any
 
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.server import ServerState
 
-from dotboxd.core.diagnostics import reject
+from dotboxd.core.diagnostics import DotBoxDError, reject
 from dotboxd.server.config import ServerLimits
 
 MAX_HEADER_BYTES = 64 * 1024
@@ -29,6 +30,11 @@ Linux's send-buffer autotuning, which would otherwise let a client that never re
 of our messages in the kernel before the server notices it is not reading."""
 
 
+def _diagnostics_body(error: DotBoxDError) -> bytes:
+    """The JSON body every refusal has (``httpio.diagnostics_response``), for answers made here."""
+    return json.dumps({"diagnostics": [d.to_json() for d in error.diagnostics]}).encode()
+
+
 def _malformed_http_answer() -> bytes:
     error = reject(
         "E-SERVER-REQUEST",
@@ -36,12 +42,33 @@ def _malformed_http_answer() -> bytes:
         hint="send one Content-Length or chunked body, and a request target without control characters",
         status=400,
     )
-    body = json.dumps({"diagnostics": [d.to_json() for d in error.diagnostics]}).encode()
+    body = _diagnostics_body(error)
     head = "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n"
     return f"{head}content-length: {len(body)}\r\n\r\n".encode() + body
 
 
 _MALFORMED_HTTP_ANSWER = _malformed_http_answer()
+
+_BUSY_BODY = _diagnostics_body(
+    reject(
+        "E-SERVER-BUSY",
+        "the server is at its connection limit; the request was not read",
+        hint="retry after a short wait, or raise [limits] max_connections",
+        status=503,
+    )
+)
+_BUSY_HEADERS = [
+    (b"content-type", b"application/json"),
+    (b"content-length", str(len(_BUSY_BODY)).encode()),
+    (b"retry-after", b"1"),
+    (b"connection", b"close"),
+]
+
+
+async def _busy(scope: Any, receive: Any, send: Any) -> None:
+    """The answer past the connection cap: uvicorn's own is a plain-text 503 with no code."""
+    await send({"type": "http.response.start", "status": 503, "headers": _BUSY_HEADERS})
+    await send({"type": "http.response.body", "body": _BUSY_BODY, "more_body": False})
 
 
 def _header_deadline_protocol(seconds: float) -> type[H11Protocol]:
@@ -51,6 +78,30 @@ def _header_deadline_protocol(seconds: float) -> type[H11Protocol]:
 
         _deadline: asyncio.TimerHandle | None = None
         _half_closed = False
+
+        def __init__(
+            self,
+            config: uvicorn.Config,
+            server_state: ServerState,
+            app_state: dict[str, Any],
+            _loop: asyncio.AbstractEventLoop | None = None,
+        ) -> None:
+            super().__init__(config, server_state, app_state, _loop)
+            # uvicorn's connection cap swaps the app for a plain-text 503; keep the cap, answer it
+            # with the diagnostics shape instead (the same test, made when the request's task runs)
+            self._cap = self.limit_concurrency
+            self.limit_concurrency = None
+            self._inner_app = self.app
+            self.app = self._capped_app
+
+        async def _capped_app(self, scope: Any, receive: Any, send: Any) -> None:
+            cap = self._cap
+            # uvicorn tests before adding the request's task to ``tasks``; here it is already in
+            if cap is not None and (len(self.connections) >= cap or len(self.tasks) > cap):
+                self.logger.warning("Exceeded concurrency limit.")
+                await _busy(scope, receive, send)
+                return
+            await self._inner_app(scope, receive, send)
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
