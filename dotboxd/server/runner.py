@@ -1,7 +1,8 @@
 """Serving the app with uvicorn: in the foreground (``dotboxd serve``) or on a thread (tests, embedding).
 
 uvicorn is configured for hostile clients: a connection cap (``max_connections``: past it new
-requests get 503 with an ``E-SERVER-BUSY`` diagnostic and ``Retry-After``), a keep-alive timeout, bounded h11 header buffers, WebSocket frame size and queue
+requests get 503 with an ``E-SERVER-BUSY`` diagnostic and ``Retry-After``), an answer deadline (a
+client that takes no byte of an answer for ``send_timeout_seconds`` is disconnected), a keep-alive timeout, bounded h11 header buffers, WebSocket frame size and queue
 limits, and a header deadline (``header_timeout_seconds``) enforced by a small protocol subclass:
 uvicorn itself waits forever for the headers of a request that trickles in one byte at a time. The
 same subclass answers a client that half-closes after sending a whole request.
@@ -71,12 +72,16 @@ async def _busy(scope: Any, receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": _BUSY_BODY, "more_body": False})
 
 
-def _header_deadline_protocol(seconds: float) -> type[H11Protocol]:
+def _header_deadline_protocol(seconds: float, send_seconds: float) -> type[H11Protocol]:
     class HeaderDeadlineProtocol(H11Protocol):
         """h11 with a deadline for each request's headers: a client that has not finished sending
-        them ``seconds`` after its first byte (or after connecting) is disconnected."""
+        them ``seconds`` after its first byte (or after connecting) is disconnected. And one for
+        each answer: a client that takes none of its bytes for ``send_seconds`` (the send buffer
+        stays full) is disconnected too; uvicorn would wait for it forever, a connection slot held
+        by a client that never reads (``max_connections`` of them lock everyone else out)."""
 
         _deadline: asyncio.TimerHandle | None = None
+        _stalled: asyncio.TimerHandle | None = None
         _half_closed = False
 
         def __init__(
@@ -132,7 +137,28 @@ def _header_deadline_protocol(seconds: float) -> type[H11Protocol]:
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            self._unstall()
             super().connection_lost(exc)
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._stalled is None:
+                self._stalled = self.loop.call_later(send_seconds, self._give_up)
+
+        def resume_writing(self) -> None:
+            self._unstall()
+            super().resume_writing()
+
+        def _unstall(self) -> None:
+            if self._stalled is not None:
+                self._stalled.cancel()
+                self._stalled = None
+
+        def _give_up(self) -> None:
+            """The client took no byte of the answer for ``send_seconds``: drop the connection
+            (abort: a close would wait for the buffer to drain, which is what never happens)."""
+            self._stalled = None
+            self.transport.abort()
 
         def eof_received(self) -> bool | None:  # type: ignore[override]  # asyncio's own signature
             """A client that half-closes after a whole request (``shutdown(SHUT_WR)``) still gets
@@ -163,7 +189,7 @@ def uvicorn_config(app: Any, host: str, port: int, limits: ServerLimits, **extra
         app,
         host=host,
         port=port,
-        http=_header_deadline_protocol(limits.header_timeout_seconds),
+        http=_header_deadline_protocol(limits.header_timeout_seconds, limits.send_timeout_seconds),
         ws="websockets-sansio",
         limit_concurrency=limits.max_connections,
         timeout_keep_alive=5,

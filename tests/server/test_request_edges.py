@@ -59,6 +59,37 @@ def test_past_the_connection_limit_the_503_is_a_dotboxd_diagnostic_with_retry_af
         assert httpx.get(server.url + "/v1/extensions", headers=auth()).status_code == 200
 
 
+def test_a_client_that_never_reads_its_answers_is_dropped_at_the_send_deadline() -> None:
+    # uvicorn waited on the full send buffer forever: three such clients held three of the four
+    # connection slots for good, and every other request got 503
+    body = json.dumps({"args": [60_000, 1]}).encode()  # an answer of about 400 kB
+    request = (
+        f"POST /v1/rpc/game.world.spawn HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {ALICE}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    with running_server(max_connections=4, send_timeout_seconds=0.3, runs_per_second=100.0) as (server, _):
+        readers = []
+        for _ in range(3):
+            sock = socket.create_connection(_address(server.url))
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.sendall(request)
+            readers.append(sock)
+        try:
+            assert _eventually_ok(server.url)  # within the deadline, with room for a loaded machine
+            connections = server._server.server_state.connections
+            deadline = time.monotonic() + 20
+            while connections and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not connections  # all three were dropped, not only the first
+            # what reached a reader ends short of the answer (the kernel still delivers what it had
+            # queued, slowly, to the zero window: not read to the end here)
+            readers[0].settimeout(0.5)
+            assert len(readers[0].recv(1 << 20)) < 300_000
+        finally:
+            for sock in readers:
+                sock.close()
+
+
 JSON_TYPES = ("application/json", "application/json; charset=utf-8", "Application/JSON; Charset=UTF8")
 NOT_JSON_TYPES = (
     "text/plain",
