@@ -244,8 +244,12 @@ class AsyncEventStream(_AsyncClosedOnExit):
 
 
 def _open_failed(error: Exception, url: str, timeout: float) -> DotBoxDException:
-    if isinstance(error, websockets.exceptions.InvalidStatus) and error.response.status_code == 401:
-        return ServerAuthError("the server refused the token (401)")
+    if isinstance(error, websockets.exceptions.InvalidStatus):
+        # a refused handshake carries the server's answer: 401, or diagnostics (503 E-SERVER-BUSY)
+        try:
+            checked(error.response.status_code, bytes(error.response.body))
+        except DotBoxDException as refused:
+            return refused
     if isinstance(error, TRANSPORT_ERRORS):
         return unreachable(url, error, timeout)
     return reject("R-HOST-INTERNAL", f"cannot open the event stream ({type(error).__name__})")

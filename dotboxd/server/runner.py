@@ -64,6 +64,14 @@ _BUSY_HEADERS = [
     (b"retry-after", b"1"),
     (b"connection", b"close"),
 ]
+_BUSY_HTTP_ANSWER = (
+    b"HTTP/1.1 503 Service Unavailable\r\n"
+    + b"".join(name + b": " + value + b"\r\n" for name, value in _BUSY_HEADERS)
+    + b"\r\n"
+    + _BUSY_BODY
+)
+"""The same answer written straight to the socket, for a WebSocket handshake (it has no ASGI
+request cycle to answer through)."""
 
 
 async def _busy(scope: Any, receive: Any, send: Any) -> None:
@@ -99,14 +107,30 @@ def _header_deadline_protocol(seconds: float, send_seconds: float) -> type[H11Pr
             self._inner_app = self.app
             self.app = self._capped_app
 
-        async def _capped_app(self, scope: Any, receive: Any, send: Any) -> None:
+        def _at_cap(self, own_tasks: int) -> bool:
+            """uvicorn's test of the cap; ``own_tasks`` of ``tasks`` are this request's own."""
             cap = self._cap
-            # uvicorn tests before adding the request's task to ``tasks``; here it is already in
-            if cap is not None and (len(self.connections) >= cap or len(self.tasks) > cap):
+            busy = cap is not None and (len(self.connections) >= cap or len(self.tasks) - own_tasks >= cap)
+            if busy:
                 self.logger.warning("Exceeded concurrency limit.")
+            return busy
+
+        async def _capped_app(self, scope: Any, receive: Any, send: Any) -> None:
+            # uvicorn tests before adding the request's task to ``tasks``; here it is already in
+            if self._at_cap(own_tasks=1):
                 await _busy(scope, receive, send)
                 return
             await self._inner_app(scope, receive, send)
+
+        def handle_websocket_upgrade(self, event: Any) -> None:  # an h11.Request
+            """uvicorn upgrades without looking at the cap, so WebSocket sessions were unlimited
+            (and each counted against the cap of HTTP requests): past it, the handshake gets the
+            same 503 ``E-SERVER-BUSY`` answer and the connection is closed."""
+            if self._at_cap(own_tasks=0):
+                self.transport.write(_BUSY_HTTP_ANSWER)
+                self.transport.close()
+                return
+            super().handle_websocket_upgrade(event)
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)

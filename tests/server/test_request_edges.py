@@ -20,7 +20,7 @@ import pytest
 from dotboxd.client import DotBoxDClient
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.server.audit import MAX_TEXT
-from tests.server.events_helpers import envelope, open_session
+from tests.server.events_helpers import envelope, event_server, open_session
 from tests.server.helpers import ALICE, SPIN, auth, running_server
 
 
@@ -57,6 +57,30 @@ def test_past_the_connection_limit_the_503_is_a_dotboxd_diagnostic_with_retry_af
                 sock.close()
         assert _eventually_ok(server.url)  # the cap frees with the connections
         assert httpx.get(server.url + "/v1/extensions", headers=auth()).status_code == 200
+
+
+def test_websocket_sessions_count_against_the_connection_limit_too() -> None:
+    # uvicorn upgraded every handshake without looking at the cap: a tenant could open event
+    # sessions without bound (with max_connections=3, ten opened and HTTP got 503)
+    with (
+        event_server(max_connections=3, header_timeout_seconds=30) as (server, _, hub),
+        DotBoxDClient(server.url, ALICE) as client,
+    ):
+        first, second = client.subscribe(), client.subscribe()
+        try:
+            for _ in range(3):
+                with pytest.raises(DotBoxDError) as error:
+                    client.subscribe()
+                assert error.value.code == "E-SERVER-BUSY" and error.value.diagnostic.hint
+            assert hub.footprint()["owners"] <= 2
+        finally:
+            first.close()
+            second.close()
+        deadline = time.monotonic() + 20
+        while server._server.server_state.connections and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with client.subscribe() as again:
+            assert again.session
 
 
 def test_a_client_that_never_reads_its_answers_is_dropped_at_the_send_deadline() -> None:
