@@ -29,6 +29,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
+from urllib.parse import quote
 
 import httpx
 import websockets.asyncio.client
@@ -126,6 +127,14 @@ def _value(body: Mapping[str, Any]) -> Any:
     if "value" not in body:
         raise malformed("an RPC answer without its 'value'")
     return body["value"]
+
+
+def _segment(name: str) -> str:
+    """``name`` as one path segment: every reserved character percent-encoded, and "." and ".."
+    spelled out, so an id from anywhere (``"x/../e2"``, ``"../plugins/p?session=s"``) names that id
+    and never another route, method or query (httpx resolves dot segments and keeps ``?``)."""
+    segment = quote(name, safe="")
+    return segment.replace(".", "%2E") if segment in (".", "..") else segment
 
 
 def _install_body(kernel: str | Mapping[str, Any]) -> dict[str, Any]:
@@ -328,7 +337,7 @@ class DotBoxDClient(_Endpoint, _ClosedOnExit):
 
     def rpc(self, method: str, args: Sequence[Any] = ()) -> Any:
         """Call a service RPC method; returns its value (typed JSON encoding)."""
-        return _value(self._call("POST", f"/v1/rpc/{method}", json={"args": list(args)}))
+        return _value(self._call("POST", f"/v1/rpc/{_segment(method)}", json={"args": list(args)}))
 
     def install(self, kernel: str | Mapping[str, Any]) -> Installed:
         """Install a pushdown kernel (text form or wire JSON text, or a wire JSON object)."""
@@ -343,10 +352,10 @@ class DotBoxDClient(_Endpoint, _ClosedOnExit):
         backend: str = "reference",
     ) -> InvokeResult:
         body = _invoke_body(args, entrypoint, backend)
-        return _result(self._call("POST", f"/v1/extensions/{extension_id}/invoke", json=body))
+        return _result(self._call("POST", f"/v1/extensions/{_segment(extension_id)}/invoke", json=body))
 
     def uninstall(self, extension_id: str) -> None:
-        self._call("DELETE", f"/v1/extensions/{extension_id}")
+        self._call("DELETE", f"/v1/extensions/{_segment(extension_id)}")
 
     def subscribe(self) -> EventStream:
         """Open an event session (WebSocket); install plugins with its ``session`` id."""
@@ -365,12 +374,12 @@ class DotBoxDClient(_Endpoint, _ClosedOnExit):
     def update_settings(self, session: str, plugin_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
         """Change live settings; returns all of the plugin's settings after the change."""
         body = {"session": session, "values": dict(values)}
-        response = self._call("PATCH", f"/v1/plugins/{plugin_id}/settings", json=body)
+        response = self._call("PATCH", f"/v1/plugins/{_segment(plugin_id)}/settings", json=body)
         result: dict[str, Any] = member(response, "settings", dict)
         return result
 
     def uninstall_plugin(self, session: str, plugin_id: str) -> None:
-        self._call("DELETE", f"/v1/plugins/{plugin_id}", params={"session": session})
+        self._call("DELETE", f"/v1/plugins/{_segment(plugin_id)}", params={"session": session})
 
     def close(self) -> None:
         self._http.close()
@@ -404,7 +413,7 @@ class AsyncDotBoxDClient(_Endpoint, _AsyncClosedOnExit):
             raise unreachable(self.url, error, self.timeout) from error
 
     async def rpc(self, method: str, args: Sequence[Any] = ()) -> Any:
-        return _value(await self._call("POST", f"/v1/rpc/{method}", json={"args": list(args)}))
+        return _value(await self._call("POST", f"/v1/rpc/{_segment(method)}", json={"args": list(args)}))
 
     async def install(self, kernel: str | Mapping[str, Any]) -> Installed:
         return _installed(await self._call("POST", "/v1/extensions", json=_install_body(kernel)))
@@ -418,10 +427,10 @@ class AsyncDotBoxDClient(_Endpoint, _AsyncClosedOnExit):
         backend: str = "reference",
     ) -> InvokeResult:
         body = _invoke_body(args, entrypoint, backend)
-        return _result(await self._call("POST", f"/v1/extensions/{extension_id}/invoke", json=body))
+        return _result(await self._call("POST", f"/v1/extensions/{_segment(extension_id)}/invoke", json=body))
 
     async def uninstall(self, extension_id: str) -> None:
-        await self._call("DELETE", f"/v1/extensions/{extension_id}")
+        await self._call("DELETE", f"/v1/extensions/{_segment(extension_id)}")
 
     async def subscribe(self) -> AsyncEventStream:
         try:
@@ -444,12 +453,12 @@ class AsyncDotBoxDClient(_Endpoint, _AsyncClosedOnExit):
         self, session: str, plugin_id: str, values: Mapping[str, Any]
     ) -> dict[str, Any]:
         body = {"session": session, "values": dict(values)}
-        response = await self._call("PATCH", f"/v1/plugins/{plugin_id}/settings", json=body)
+        response = await self._call("PATCH", f"/v1/plugins/{_segment(plugin_id)}/settings", json=body)
         result: dict[str, Any] = member(response, "settings", dict)
         return result
 
     async def uninstall_plugin(self, session: str, plugin_id: str) -> None:
-        await self._call("DELETE", f"/v1/plugins/{plugin_id}", params={"session": session})
+        await self._call("DELETE", f"/v1/plugins/{_segment(plugin_id)}", params={"session": session})
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -245,3 +245,25 @@ def test_a_client_that_leaves_in_the_middle_of_its_answer_leaves_the_server_serv
         assert httpx.post(
             server.url + "/v1/rpc/game.world.getHealth", headers=auth(), json={"args": [0]}
         ).json() == {"value": 1}
+
+
+def test_an_id_given_to_the_client_names_that_id_never_another_route() -> None:
+    # the client put ids into the path as they were: httpx resolves "x/../E" to E and keeps "?",
+    # so uninstall("x/../E") removed extension E, and an id from elsewhere could reach any route
+    with running_server() as (server, state), DotBoxDClient(server.url, ALICE) as client:
+        kept = client.install(SPIN).id
+        for forged in (f"x/../{kept}", f"../extensions/{kept}", "..", ".", f"{kept}?a=1", f"{kept}#x"):
+            with pytest.raises(DotBoxDError) as error:
+                client.uninstall(forged)
+            assert error.value.code == "E-SERVER-NOT-FOUND", forged  # no such id, or no route
+            with pytest.raises(DotBoxDError) as invoke_error:
+                client.invoke(forged, [1])
+            assert invoke_error.value.code == "E-SERVER-NOT-FOUND", forged
+        for forged in ("../extensions", "game.world.spawn/../../extensions", "game.world.spawn?x=1"):
+            with pytest.raises(DotBoxDError) as rpc_error:
+                client.rpc(forged, [1, 1])
+            assert rpc_error.value.code == "E-SERVER-NOT-FOUND", forged
+        assert list(state.tenants["alice"].extensions) == [kept]
+        actions = {e["action"] for e in state.audit.recent()}
+        assert "uninstall" not in actions and "rpc" not in actions and "invoke" not in actions
+        assert client.invoke(kept, [3]).value == 3
