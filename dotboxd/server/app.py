@@ -190,6 +190,9 @@ class ServerApp:
             source = json.dumps(body["module"])
         policy = tenant.config.policy
         try:
+            # validation can cost seconds of a run thread (a module at the import budgets), and a
+            # refused install keeps nothing, so installs spend the run rate's tokens too
+            tenant.take_run()
             tenant.check_room()  # before paying for validation; add_extension checks again under the lock
             plan = await self.off_loop(partial(self.state.host.prepare, source, policy))
             extension = tenant.add_extension(plan)

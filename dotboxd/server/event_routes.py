@@ -94,6 +94,7 @@ class EventRoutes:
     async def plugin_install(self, request: Request, tenant: Tenant) -> Response:
         """Install a plugin envelope (event kernels) for an open event session of this tenant."""
         session, envelope = await self._session_object(request, tenant, "envelope")
+        tenant.take_run()  # validation costs a run thread, as an extension install does
         install = partial(self.hub.install, session.owner, envelope, tenant.config.policy)
         try:
             receipt = await self.app.off_loop(install)

@@ -267,3 +267,25 @@ def test_an_id_given_to_the_client_names_that_id_never_another_route() -> None:
         actions = {e["action"] for e in state.audit.recent()}
         assert "uninstall" not in actions and "rpc" not in actions and "invoke" not in actions
         assert client.invoke(kept, [3]).value == 3
+
+
+def test_installs_spend_the_run_rate_so_a_refused_one_is_not_free_to_repeat() -> None:
+    # validation runs on the run threads (seconds for a module at the import budgets) and a refused
+    # install kept nothing, so a tenant could repeat refused installs without any bound
+    with (
+        event_server(runs_per_second=0.001) as (server, state, _),  # one token, refilled in 1000 s
+        DotBoxDClient(server.url, ALICE) as client,
+        client.subscribe() as events,
+    ):
+        with pytest.raises(DotBoxDError) as first:
+            client.install("not a kernel")
+        assert first.value.code == "E-TEXT-SYNTAX"  # validated: the token is spent
+        for install in (lambda: client.install("not a kernel"), lambda: client.install(SPIN)):
+            with pytest.raises(DotBoxDError) as refused:
+                install()
+            assert refused.value.code == "E-SERVER-QUOTA"
+        with pytest.raises(DotBoxDError) as plugin:
+            client.install_plugin(events.session, envelope())
+        assert plugin.value.code == "E-SERVER-QUOTA"
+        outcomes = [e["outcome"] for e in state.audit.recent() if e["action"] == "install"]
+        assert outcomes == ["E-TEXT-SYNTAX", "E-SERVER-QUOTA", "E-SERVER-QUOTA"]
