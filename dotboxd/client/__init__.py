@@ -36,6 +36,7 @@ import websockets.asyncio.client
 import websockets.exceptions
 import websockets.sync.client
 
+from dotboxd.client.encode import request_json
 from dotboxd.client.replies import (
     DEFAULT_MAX_RESPONSE_BYTES,
     BodyReader,
@@ -293,6 +294,15 @@ class _Endpoint:
     def _http_options(self) -> dict[str, Any]:
         return {"base_url": self.url, "headers": self._auth, "timeout": self.timeout}
 
+    def _request(self, method: str, path: str, options: dict[str, Any]) -> dict[str, Any]:
+        """``build_request`` arguments: a ``json`` body is encoded by ``request_json`` (the caller's
+        values reach the server, which answers them as an in-process host would)."""
+        if "json" in options:
+            options = dict(options)
+            body = request_json(options.pop("json"))
+            options.update(content=body, headers={"Content-Type": "application/json"})
+        return {"method": method, "url": path, **options}
+
     def _reader(self) -> BodyReader:
         """A fresh reader for one answer: at most ``max_response_bytes``, all within ``timeout``."""
         return BodyReader(self.max_response_bytes, self.timeout)
@@ -317,7 +327,8 @@ class DotBoxDClient(_Endpoint, _ClosedOnExit):
         """One request; its answer read within the bounds and checked (see ``replies``)."""
         reader = self._reader()
         try:
-            response = self._http.send(self._http.build_request(method, path, **options), stream=True)
+            request = self._http.build_request(**self._request(method, path, options))
+            response = self._http.send(request, stream=True)
             try:
                 content = reader.read(response.iter_bytes())
             finally:
@@ -394,7 +405,7 @@ class AsyncDotBoxDClient(_Endpoint, _AsyncClosedOnExit):
     async def _call(self, method: str, path: str, **options: Any) -> dict[str, Any]:
         reader = self._reader()
         try:
-            request = self._http.build_request(method, path, **options)
+            request = self._http.build_request(**self._request(method, path, options))
             response = await self._http.send(request, stream=True)
             try:
                 content = await reader.aread(response.aiter_bytes())

@@ -73,6 +73,13 @@ REFUSED_INPUTS: tuple[tuple[list[Any], str], ...] = (
     ([[["a", [1]], ["a", [2]]], 1.0], "/0/1"),
     ([{"a": [1]}, 1.0], "/0"),
     ([[["a", [1]]], "1.0"], "/1"),
+    # values JSON cannot carry: the client's own encoding sends them so that the server gives the
+    # in-process answer (httpx's json= raised TypeError/ValueError in the client instead)
+    ([[["a", [1]]], float("nan")], "/1"),
+    ([[["a", [1]]], float("-inf")], "/1"),
+    ([[["a", [1, {2}]]], 1.0], "/0/0/1/1"),
+    ([[["a", [b"x"]]], 1.0], "/0/0/1/0"),
+    ([[["a", [object()]]], 1.0], "/0/0/1/0"),
 )
 
 

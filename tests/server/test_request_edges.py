@@ -289,3 +289,12 @@ def test_installs_spend_the_run_rate_so_a_refused_one_is_not_free_to_repeat() ->
         assert plugin.value.code == "E-SERVER-QUOTA"
         outcomes = [e["outcome"] for e in state.audit.recent() if e["action"] == "install"]
         assert outcomes == ["E-TEXT-SYNTAX", "E-SERVER-QUOTA", "E-SERVER-QUOTA"]
+
+
+def test_rpc_args_json_cannot_carry_are_the_rpc_refusal_not_a_client_exception() -> None:
+    # the client's own body encoding (see test_hostile_requests.REFUSED_INPUTS for invoke args)
+    with running_server() as (server, _), DotBoxDClient(server.url, ALICE) as client:
+        for args, pointer in (([float("nan"), 1], "/args/0"), ([1, {1}], "/args/1"), ([b"x", 1], "/args/0")):
+            with pytest.raises(DotBoxDError) as rpc:
+                client.rpc("game.world.spawn", args)
+            assert (rpc.value.code, rpc.value.diagnostic.pointer) == ("E-SERVER-RPC-ARGS", pointer)
