@@ -115,8 +115,12 @@ HOST_FEATURE_CODES: dict[str, str] = {
             "E-SERVER-QUOTA",
             "E-SERVER-RPC-ARGS",
             "E-SERVER-RPC-FAILED",
+            "E-SERVER-BUSY",
+            "E-SERVER-UNREACHABLE",
         )
     },
+    "E-HOST-RUN-ID": "a bad run id given to SandboxHost.execute by the host program, refused before "
+    "any run (the case format has no run id)",
     **{
         code: "an event-kernel envelope's install, settings or publish outcome (dotboxd.events), "
         "decided around kernel runs, not in one"

@@ -52,6 +52,7 @@ STAGES: tuple[tuple[str, str], ...] = (
     ("E-SERVER-", "networked server (config, requests, quotas, RPC)"),
     ("E-EVENT-", "event kernels (EventHub install, settings, publish)"),
     ("E-ISOLATION-", "isolated worker (setup)"),
+    ("E-HOST-", "host API (execute arguments)"),
     ("R-WORKER-", "isolated worker (job outcome)"),
     ("R-", "run"),
 )
@@ -217,6 +218,9 @@ EXAMPLES: dict[str, str] = {
     "E-SERVER-QUOTA": "installing a kernel past `max_installed_kernels`, or invoking past `runs_per_second`",
     "E-SERVER-RPC-ARGS": '`{"args": ["3", 40]}` for a method taking `(I32, I32)`',
     "E-SERVER-RPC-FAILED": "an RPC method that raises `RuntimeError`",
+    "E-SERVER-BUSY": "a request on a connection past `max_connections` (answered 503)",
+    "E-SERVER-UNREACHABLE": "`DotBoxDClient` pointed at a port nothing listens on, or a server that resets the connection",
+    "E-HOST-RUN-ID": '`execute(plan, run_id="")`, `run_id=5` or a run id holding a newline',
     "E-DIST-INTEGRITY": "a worker receives module bytes whose hash is not the job's `moduleHash`",
     "E-DIST-SETUP": "worker setup `myapp.workers:missing` names no importable function",
     "E-DIST-OPTION": '`on_error="ignore"`, or a partition that is not a list',

@@ -16,8 +16,10 @@ an ``InvokeResult`` with ``ok`` False, as ``SandboxHost.execute`` returns a fail
 input keeps its located diagnostic: ``pointer`` into the args and ``hint``). A missing or wrong token
 is ``ServerAuthError`` (the server says nothing more than 401). An answer the client cannot use (not
 JSON, the wrong shape, larger than ``max_response_bytes``, or not complete within ``timeout``) is an
-``R-HOST-INTERNAL`` DotBoxDError (``dotboxd.client.replies``); a server that cannot be reached is
-httpx's own transport error (``httpx.ConnectError``, ``httpx.TimeoutException``).
+``R-HOST-INTERNAL`` DotBoxDError (``dotboxd.client.replies``); a server that cannot be reached, that
+resets the connection or sends no answer within ``timeout`` is an ``E-SERVER-UNREACHABLE``
+DotBoxDError with the httpx or socket error as its ``__cause__`` (``dotboxd.client.transport``); a
+server at its connection limit answers ``E-SERVER-BUSY``.
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
+from urllib.parse import quote
 
 import httpx
 import websockets.asyncio.client
 import websockets.exceptions
 import websockets.sync.client
 
+from dotboxd.client.encode import request_json
 from dotboxd.client.replies import (
     DEFAULT_MAX_RESPONSE_BYTES,
     BodyReader,
@@ -43,7 +47,8 @@ from dotboxd.client.replies import (
     member,
     usage_of,
 )
-from dotboxd.core.diagnostics import Diagnostic, DotBoxDException, reject
+from dotboxd.client.transport import TRANSPORT_ERRORS, unreachable
+from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, DotBoxDException, reject
 
 DEFAULT_TIMEOUT = 30.0
 
@@ -123,6 +128,14 @@ def _value(body: Mapping[str, Any]) -> Any:
     if "value" not in body:
         raise malformed("an RPC answer without its 'value'")
     return body["value"]
+
+
+def _segment(name: str) -> str:
+    """``name`` as one path segment: every reserved character percent-encoded, and "." and ".."
+    spelled out, so an id from anywhere (``"x/../e2"``, ``"../plugins/p?session=s"``) names that id
+    and never another route, method or query (httpx resolves dot segments and keeps ``?``)."""
+    segment = quote(name, safe="")
+    return segment.replace(".", "%2E") if segment in (".", "..") else segment
 
 
 def _install_body(kernel: str | Mapping[str, Any]) -> dict[str, Any]:
@@ -240,10 +253,20 @@ class AsyncEventStream(_AsyncClosedOnExit):
     """The stream's own name for ``aclose`` (the twin of ``EventStream.close``)."""
 
 
-def _open_failed(error: Exception) -> DotBoxDException:
-    if isinstance(error, websockets.exceptions.InvalidStatus) and error.response.status_code == 401:
-        return ServerAuthError("the server refused the token (401)")
+def _open_failed(error: Exception, url: str, timeout: float) -> DotBoxDException:
+    if isinstance(error, websockets.exceptions.InvalidStatus):
+        # a refused handshake carries the server's answer: 401, or diagnostics (503 E-SERVER-BUSY)
+        try:
+            checked(error.response.status_code, bytes(error.response.body))
+        except DotBoxDException as refused:
+            return refused
+    if isinstance(error, TRANSPORT_ERRORS):
+        return unreachable(url, error, timeout)
     return reject("R-HOST-INTERNAL", f"cannot open the event stream ({type(error).__name__})")
+
+
+def _undecodable(error: httpx.DecodingError) -> DotBoxDError:
+    return malformed(f"its body cannot be decoded ({type(error).__name__})")
 
 
 class _Endpoint:
@@ -271,6 +294,15 @@ class _Endpoint:
     def _http_options(self) -> dict[str, Any]:
         return {"base_url": self.url, "headers": self._auth, "timeout": self.timeout}
 
+    def _request(self, method: str, path: str, options: dict[str, Any]) -> dict[str, Any]:
+        """``build_request`` arguments: a ``json`` body is encoded by ``request_json`` (the caller's
+        values reach the server, which answers them as an in-process host would)."""
+        if "json" in options:
+            options = dict(options)
+            body = request_json(options.pop("json"))
+            options.update(content=body, headers={"Content-Type": "application/json"})
+        return {"method": method, "url": path, **options}
+
     def _reader(self) -> BodyReader:
         """A fresh reader for one answer: at most ``max_response_bytes``, all within ``timeout``."""
         return BodyReader(self.max_response_bytes, self.timeout)
@@ -294,19 +326,29 @@ class DotBoxDClient(_Endpoint, _ClosedOnExit):
     def _call(self, method: str, path: str, **options: Any) -> dict[str, Any]:
         """One request; its answer read within the bounds and checked (see ``replies``)."""
         reader = self._reader()
-        response = self._http.send(self._http.build_request(method, path, **options), stream=True)
         try:
-            content = reader.read(response.iter_bytes())
-        finally:
-            response.close()
+            request = self._http.build_request(**self._request(method, path, options))
+            response = self._http.send(request, stream=True)
+            try:
+                content = reader.read(response.iter_bytes())
+            finally:
+                response.close()
+        except TRANSPORT_ERRORS as error:
+            raise unreachable(self.url, error, self.timeout) from error
+        except httpx.DecodingError as error:
+            raise _undecodable(error) from error
         return checked(response.status_code, content)
 
     def health(self) -> bool:
-        return self._http.get("/health").status_code == 200
+        """True when the server answers ``/health`` with 200 (E-SERVER-UNREACHABLE if it cannot)."""
+        try:
+            return self._http.get("/health").status_code == 200
+        except TRANSPORT_ERRORS as error:
+            raise unreachable(self.url, error, self.timeout) from error
 
     def rpc(self, method: str, args: Sequence[Any] = ()) -> Any:
         """Call a service RPC method; returns its value (typed JSON encoding)."""
-        return _value(self._call("POST", f"/v1/rpc/{method}", json={"args": list(args)}))
+        return _value(self._call("POST", f"/v1/rpc/{_segment(method)}", json={"args": list(args)}))
 
     def install(self, kernel: str | Mapping[str, Any]) -> Installed:
         """Install a pushdown kernel (text form or wire JSON text, or a wire JSON object)."""
@@ -321,17 +363,17 @@ class DotBoxDClient(_Endpoint, _ClosedOnExit):
         backend: str = "reference",
     ) -> InvokeResult:
         body = _invoke_body(args, entrypoint, backend)
-        return _result(self._call("POST", f"/v1/extensions/{extension_id}/invoke", json=body))
+        return _result(self._call("POST", f"/v1/extensions/{_segment(extension_id)}/invoke", json=body))
 
     def uninstall(self, extension_id: str) -> None:
-        self._call("DELETE", f"/v1/extensions/{extension_id}")
+        self._call("DELETE", f"/v1/extensions/{_segment(extension_id)}")
 
     def subscribe(self) -> EventStream:
         """Open an event session (WebSocket); install plugins with its ``session`` id."""
         try:
             connection = websockets.sync.client.connect(**self._ws_options(), legacy=True)
         except (OSError, websockets.exceptions.InvalidHandshake) as error:
-            raise _open_failed(error) from None
+            raise _open_failed(error, self.url, self.timeout) from error
         return EventStream(connection, self.timeout)
 
     def install_plugin(self, session: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
@@ -343,12 +385,12 @@ class DotBoxDClient(_Endpoint, _ClosedOnExit):
     def update_settings(self, session: str, plugin_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
         """Change live settings; returns all of the plugin's settings after the change."""
         body = {"session": session, "values": dict(values)}
-        response = self._call("PATCH", f"/v1/plugins/{plugin_id}/settings", json=body)
+        response = self._call("PATCH", f"/v1/plugins/{_segment(plugin_id)}/settings", json=body)
         result: dict[str, Any] = member(response, "settings", dict)
         return result
 
     def uninstall_plugin(self, session: str, plugin_id: str) -> None:
-        self._call("DELETE", f"/v1/plugins/{plugin_id}", params={"session": session})
+        self._call("DELETE", f"/v1/plugins/{_segment(plugin_id)}", params={"session": session})
 
     def close(self) -> None:
         self._http.close()
@@ -362,18 +404,27 @@ class AsyncDotBoxDClient(_Endpoint, _AsyncClosedOnExit):
 
     async def _call(self, method: str, path: str, **options: Any) -> dict[str, Any]:
         reader = self._reader()
-        response = await self._http.send(self._http.build_request(method, path, **options), stream=True)
         try:
-            content = await reader.aread(response.aiter_bytes())
-        finally:
-            await response.aclose()
+            request = self._http.build_request(**self._request(method, path, options))
+            response = await self._http.send(request, stream=True)
+            try:
+                content = await reader.aread(response.aiter_bytes())
+            finally:
+                await response.aclose()
+        except TRANSPORT_ERRORS as error:
+            raise unreachable(self.url, error, self.timeout) from error
+        except httpx.DecodingError as error:
+            raise _undecodable(error) from error
         return checked(response.status_code, content)
 
     async def health(self) -> bool:
-        return (await self._http.get("/health")).status_code == 200
+        try:
+            return (await self._http.get("/health")).status_code == 200
+        except TRANSPORT_ERRORS as error:
+            raise unreachable(self.url, error, self.timeout) from error
 
     async def rpc(self, method: str, args: Sequence[Any] = ()) -> Any:
-        return _value(await self._call("POST", f"/v1/rpc/{method}", json={"args": list(args)}))
+        return _value(await self._call("POST", f"/v1/rpc/{_segment(method)}", json={"args": list(args)}))
 
     async def install(self, kernel: str | Mapping[str, Any]) -> Installed:
         return _installed(await self._call("POST", "/v1/extensions", json=_install_body(kernel)))
@@ -387,16 +438,16 @@ class AsyncDotBoxDClient(_Endpoint, _AsyncClosedOnExit):
         backend: str = "reference",
     ) -> InvokeResult:
         body = _invoke_body(args, entrypoint, backend)
-        return _result(await self._call("POST", f"/v1/extensions/{extension_id}/invoke", json=body))
+        return _result(await self._call("POST", f"/v1/extensions/{_segment(extension_id)}/invoke", json=body))
 
     async def uninstall(self, extension_id: str) -> None:
-        await self._call("DELETE", f"/v1/extensions/{extension_id}")
+        await self._call("DELETE", f"/v1/extensions/{_segment(extension_id)}")
 
     async def subscribe(self) -> AsyncEventStream:
         try:
             connection = await websockets.asyncio.client.connect(**self._ws_options())
         except (OSError, websockets.exceptions.InvalidHandshake) as error:
-            raise _open_failed(error) from None
+            raise _open_failed(error, self.url, self.timeout) from error
         try:
             session = _session_of(_event(await asyncio.wait_for(connection.recv(), self.timeout)))
         except BaseException as error:
@@ -413,12 +464,12 @@ class AsyncDotBoxDClient(_Endpoint, _AsyncClosedOnExit):
         self, session: str, plugin_id: str, values: Mapping[str, Any]
     ) -> dict[str, Any]:
         body = {"session": session, "values": dict(values)}
-        response = await self._call("PATCH", f"/v1/plugins/{plugin_id}/settings", json=body)
+        response = await self._call("PATCH", f"/v1/plugins/{_segment(plugin_id)}/settings", json=body)
         result: dict[str, Any] = member(response, "settings", dict)
         return result
 
     async def uninstall_plugin(self, session: str, plugin_id: str) -> None:
-        await self._call("DELETE", f"/v1/plugins/{plugin_id}", params={"session": session})
+        await self._call("DELETE", f"/v1/plugins/{_segment(plugin_id)}", params={"session": session})
 
     async def aclose(self) -> None:
         await self._http.aclose()

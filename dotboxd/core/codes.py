@@ -239,6 +239,11 @@ _TABLE: tuple[CodeInfo, ...] = (
         "a layer the isolation profile requires cannot be set up on this machine (the run is refused)",
     ),
     CodeInfo("E-ISOLATION-PROFILE", Category.INVALID_INPUT, "an unknown isolation profile or a bad limit"),
+    CodeInfo(
+        "E-HOST-RUN-ID",
+        Category.INVALID_INPUT,
+        "a run id given to execute is not 1-128 printable ASCII characters without spaces",
+    ),
     CodeInfo("R-WORKER-FAILED", Category.INVALID_INPUT, "the isolated job raised or exited without a result"),
     CodeInfo("R-WORKER-TIMEOUT", Category.TIMEOUT, "the watchdog killed the worker at its wall-time limit"),
     CodeInfo("R-WORKER-KILLED", Category.QUOTA_EXCEEDED, "the worker was killed by a signal (an rlimit)"),
@@ -299,6 +304,16 @@ _TABLE: tuple[CodeInfo, ...] = (
         "E-SERVER-RPC-FAILED",
         Category.HOST_FAILURE,
         "a service RPC method raised or returned a value of the wrong type",
+    ),
+    CodeInfo(
+        "E-SERVER-BUSY",
+        Category.QUOTA_EXCEEDED,
+        "the server is at its connection limit (max_connections); the request was not read",
+    ),
+    CodeInfo(
+        "E-SERVER-UNREACHABLE",
+        Category.HOST_FAILURE,
+        "the client could not reach the server, or the connection failed or timed out before an answer",
     ),
     # --- event kernels (issue 15): plugin envelopes installed into an EventHub ----------------
     CodeInfo("E-EVENT-CONTRACT", _V, "a plugin envelope targets an event contract this host does not serve"),

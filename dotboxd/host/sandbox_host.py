@@ -58,6 +58,7 @@ from dotboxd.host.result import (
     refused_result,
     result_builder,
 )
+from dotboxd.host.run_ids import check_run_id
 from dotboxd.runtime.audit import Observer
 from dotboxd.runtime.awaiting import Awaiter, LoopAwaiter, discard
 from dotboxd.runtime.errors import SandboxError, error_info_from_diagnostic
@@ -229,7 +230,12 @@ class SandboxHost:
 
         ``isolation="worker"`` runs the kernel's body in an isolated worker process
         (``dotboxd.host.worker_execute``; ``worker_pool`` or the strict default pool) while
-        bindings, commands and audit stay in this process; the result lists the layers in force."""
+        bindings, commands and audit stay in this process; the result lists the layers in force.
+
+        ``run_id`` None gives the run a fresh id; a chosen one must follow ``dotboxd.host.run_ids``
+        (E-HOST-RUN-ID before the run otherwise)."""
+        if run_id is not None:
+            check_run_id(run_id)
         hot = self._hot
         if (
             hot is not None
@@ -330,6 +336,8 @@ class SandboxHost:
 
         ``isolation="worker"`` is refused here (``E-ISOLATION-PROFILE``): a worker's pipe would
         block the loop; call ``execute`` in a thread (``asyncio.to_thread``) instead."""
+        if run_id is not None:
+            check_run_id(run_id)  # the rule of ``execute``
         if isolation != "none":
             from dotboxd.host.worker_execute import refuse_async
 
@@ -442,6 +450,11 @@ class SandboxHost:
         if lane is not None and self.fast_lanes and not self._observers:
             fast = lane(entry)
         dispatch = _Dispatch(plan, catalog, chosen, entry, fast, backend)
+        if not entry.known:
+            # each run of an entrypoint the plan lacks reports R-ENTRY-UNKNOWN; its record is not
+            # kept, so a caller naming many (or megabyte-long) unknown names cannot fill the LRU
+            # with them or push out the records of real entrypoints (a server's tenant can)
+            return dispatch
         key = (id(plan), entrypoint, backend, encoding)
         self._dispatch.pop(key, None)  # a stale record of a dead plan whose id was reused
         while len(self._dispatch) >= self._dispatch_limit:

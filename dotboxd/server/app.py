@@ -96,10 +96,38 @@ class ServerApp:
         return await anyio.to_thread.run_sync(fn, limiter=self.limiter)
 
     async def _http_error(self, request: Request, exc: Exception) -> Response:
+        """A route or method the router does not know. Under ``/v1`` a caller without a valid token
+        gets the bare 401 of every ``/v1`` route first (nothing about which paths or methods exist);
+        a 405 names the methods the path takes in ``Allow`` (RFC 9110 requires it) and the hint."""
+        path = request.url.path
+        if (path == "/v1" or path.startswith("/v1/")) and (
+            self.tenant_of(request.headers.get("authorization", "")) is None
+        ):
+            self.state.audit.record("auth-failed", "", path, "401")
+            return Response(status_code=401, headers={"WWW-Authenticate": "Bearer"})
         status = exc.status_code if isinstance(exc, HTTPException) else 400
-        code = "E-SERVER-NOT-FOUND" if status in (404, 405) else "E-SERVER-REQUEST"
-        error = reject(code, f"{request.method} {request.url.path}: HTTP {status}", status=status)
+        if status == 405:
+            allowed = self._methods_of(path)
+            error = reject(
+                "E-SERVER-NOT-FOUND",
+                f"{request.method} {path}: the route does not take {request.method}",
+                hint=f"allowed: {', '.join(allowed)}",
+                status=405,
+            )
+            response = diagnostics_response(error, status)
+            response.headers["Allow"] = ", ".join(allowed)
+            return response
+        code = "E-SERVER-NOT-FOUND" if status == 404 else "E-SERVER-REQUEST"
+        error = reject(code, f"{request.method} {path}: HTTP {status}", status=status)
         return diagnostics_response(error, status)
+
+    def _methods_of(self, path: str) -> list[str]:
+        """Every method some route of ``path`` takes (a path may have one route per method)."""
+        methods: set[str] = set()
+        for route in self.routes:
+            if isinstance(route, Route) and route.methods and route.path_regex.match(path):
+                methods |= route.methods
+        return sorted(methods)
 
     async def _internal_error(self, request: Request, exc: Exception) -> Response:
         error = reject("R-HOST-INTERNAL", f"the server failed handling the request ({type(exc).__name__})")
@@ -162,6 +190,9 @@ class ServerApp:
             source = json.dumps(body["module"])
         policy = tenant.config.policy
         try:
+            # validation can cost seconds of a run thread (a module at the import budgets), and a
+            # refused install keeps nothing, so installs spend the run rate's tokens too
+            tenant.take_run()
             tenant.check_room()  # before paying for validation; add_extension checks again under the lock
             plan = await self.off_loop(partial(self.state.host.prepare, source, policy))
             extension = tenant.add_extension(plan)

@@ -4,7 +4,9 @@ Each event names the tenant (its configured name), the action (``rpc``, ``instal
 ``uninstall``, ``auth-failed``...), the target and the outcome code. Tokens are hashed when the
 config is read and never passed here, and no request header is ever copied into an event, so a
 token cannot reach this log. Events go to the ``dotboxd.server.audit`` logger and to a bounded
-in-memory ring (``recent``) that tests and operators can read.
+in-memory ring (``recent``) that tests and operators can read. Texts a client chooses (targets such
+as a request path, an entrypoint name) are clipped to ``MAX_TEXT`` characters, so the ring stays
+bounded in bytes, not only in events.
 """
 
 from __future__ import annotations
@@ -18,6 +20,17 @@ from typing import Any
 
 LOGGER = logging.getLogger("dotboxd.server.audit")
 RING_SIZE = 1024
+MAX_TEXT = 256
+"""Longest text an event keeps of a client-chosen string (a request path, an entrypoint name): the
+ring holds ``RING_SIZE`` events, so without a cap a client sending megabyte-long names would make it
+hold gigabytes (and write them to the log)."""
+
+
+def clip(text: str) -> str:
+    """``text``, or its first ``MAX_TEXT`` characters and how many were cut."""
+    if len(text) <= MAX_TEXT:
+        return text
+    return f"{text[:MAX_TEXT]}...({len(text) - MAX_TEXT} more)"
 
 
 class AuditLog:
@@ -26,9 +39,9 @@ class AuditLog:
         self._lock = threading.Lock()
 
     def record(self, action: str, tenant: str, target: str = "", outcome: str = "ok", **facts: Any) -> None:
-        event = {"ts": round(time.time(), 3), "action": action, "tenant": tenant, "target": target}
+        event = {"ts": round(time.time(), 3), "action": action, "tenant": tenant, "target": clip(target)}
         event["outcome"] = outcome
-        event.update(facts)
+        event.update({key: clip(value) if isinstance(value, str) else value for key, value in facts.items()})
         with self._lock:
             self._ring.append(event)
         LOGGER.info(json.dumps(event, sort_keys=True, default=str))

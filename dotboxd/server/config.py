@@ -23,6 +23,7 @@ Only the hash is kept, so no token can reach a log line, an audit event or a dia
     ws_send_timeout_seconds = 10.0      # a client that takes no frame for this long is disconnected
     body_timeout_seconds = 10.0         # a request body must arrive within this
     header_timeout_seconds = 10.0       # request headers must arrive within this
+    send_timeout_seconds = 10.0         # a client that takes no byte of an answer for this long is dropped
     max_connections = 256
     run_threads = 4                     # kernel runs and RPC calls execute on this many threads
 
@@ -67,6 +68,7 @@ class ServerLimits:
     ws_send_timeout_seconds: float = 10.0
     body_timeout_seconds: float = 10.0
     header_timeout_seconds: float = 10.0
+    send_timeout_seconds: float = 10.0
     max_connections: int = 256
     run_threads: int = 4
 
@@ -167,6 +169,7 @@ def _limits(table: Mapping[str, Any]) -> ServerLimits:
         header_timeout_seconds=_float(
             table, "header_timeout_seconds", p, d.header_timeout_seconds, 0.01, 3600
         ),
+        send_timeout_seconds=_float(table, "send_timeout_seconds", p, d.send_timeout_seconds, 0.01, 3600),
         max_connections=_int(table, "max_connections", p, d.max_connections, 1, 1_000_000),
         run_threads=_int(table, "run_threads", p, d.run_threads, 1, 256),
     )

@@ -35,6 +35,20 @@ if TYPE_CHECKING:
     from dotboxd.server.app import ServerApp
 
 
+def _only_session(request: Request) -> str | None:
+    """The one ``session`` query parameter: a second one, or another parameter, is refused as a body's
+    duplicate or unknown member is (``?session=A&session=B`` would otherwise act on B silently)."""
+    params = request.query_params
+    for name in params:
+        if name != "session":
+            raise reject(
+                "E-SERVER-REQUEST", f"unknown query parameter {name[:64]!r}", hint="allowed: session"
+            )
+    if len(params.getlist("session")) > 1:
+        raise reject("E-SERVER-REQUEST", "the query parameter 'session' is given more than once")
+    return params.get("session")
+
+
 class EventRoutes:
     def __init__(self, app: ServerApp, hub: EventHub) -> None:
         self.app = app
@@ -80,6 +94,7 @@ class EventRoutes:
     async def plugin_install(self, request: Request, tenant: Tenant) -> Response:
         """Install a plugin envelope (event kernels) for an open event session of this tenant."""
         session, envelope = await self._session_object(request, tenant, "envelope")
+        tenant.take_run()  # validation costs a run thread, as an extension install does
         install = partial(self.hub.install, session.owner, envelope, tenant.config.policy)
         try:
             receipt = await self.app.off_loop(install)
@@ -111,7 +126,7 @@ class EventRoutes:
 
     async def plugin_uninstall(self, request: Request, tenant: Tenant) -> Response:
         """Unload one plugin of an event session (all of them are unloaded when the socket closes)."""
-        session = self.sessions.get(tenant.name, request.query_params.get("session"))
+        session = self.sessions.get(tenant.name, _only_session(request))
         plugin_id = request.path_params["id"]
         await self.app.off_loop(partial(self.hub.uninstall, session.owner, plugin_id))
         self.state.audit.record("plugin-uninstall", tenant.name, plugin_id)

@@ -3,7 +3,11 @@
 A body is read chunk by chunk and refused as soon as it passes the byte cap (a declared
 ``Content-Length`` over the cap is refused before any byte is read), and the whole body must arrive
 within ``body_timeout_seconds`` (a slowloris-style trickle gets 408 and the connection is closed,
-instead of holding a worker forever). The bytes are then parsed by the project's one bounded JSON
+instead of holding a worker forever). A body must be declared ``Content-Type: application/json``
+(parameters allowed; a ``charset`` must be UTF-8): any other type is 415 before the body is read, and
+a non-empty body without a type is 415 once read, so a form post, a text upload or a client that
+forgot the header learns what to send instead of getting a JSON parse error about its bytes. An
+empty body needs no type (it reads as ``{}``). The bytes are then parsed by the project's one bounded JSON
 reader (``dotboxd.core.jsonread``) under budgets sized for requests: nesting deeper than 64, a
 duplicate key or NaN is an E-JSON-* diagnostic with pointer and line:column, never a
 RecursionError.
@@ -86,9 +90,40 @@ async def read_body(request: Request, max_bytes: int, timeout_seconds: float) ->
     return b"".join(chunks)
 
 
+JSON_MEDIA_TYPE = "application/json"
+
+
+def _unsupported(declared: str | None) -> DotBoxDError:
+    got = "no Content-Type" if declared is None else f"Content-Type {declared[:80]!r}"
+    return reject(
+        "E-SERVER-REQUEST",
+        f"the request body must be {JSON_MEDIA_TYPE} (got {got})",
+        hint=f"send the header Content-Type: {JSON_MEDIA_TYPE} (curl: -H 'Content-Type: {JSON_MEDIA_TYPE}')",
+        status=415,
+    )
+
+
+def is_json_media_type(declared: str) -> bool:
+    """``application/json``, in any case, with parameters; a ``charset`` must name UTF-8."""
+    kind, *parameters = declared.split(";")
+    if kind.strip().lower() != JSON_MEDIA_TYPE:
+        return False
+    for parameter in parameters:
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset" and value.strip().strip('"').lower() not in ("utf-8", "utf8"):
+            return False
+    return True
+
+
 async def read_json_body(request: Request, max_bytes: int, timeout_seconds: float) -> dict[str, Any]:
-    """The request body as a JSON object (E-SERVER-REQUEST / E-JSON-* when it is not one)."""
+    """The request body as a JSON object (E-SERVER-REQUEST / E-JSON-* when it is not one; 415 when
+    it is not declared as JSON)."""
+    declared = request.headers.get("content-type")
+    if declared is not None and not is_json_media_type(declared):
+        raise _unsupported(declared)
     data = await read_body(request, max_bytes, timeout_seconds)
+    if data and declared is None:
+        raise _unsupported(None)
     budgets = replace(HOST_DOCUMENT_BUDGETS, max_document_bytes=max_bytes, max_depth=REQUEST_MAX_DEPTH)
     value = read_json(data, budgets) if data else {}
     if not isinstance(value, dict):

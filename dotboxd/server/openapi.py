@@ -17,6 +17,11 @@ _DIAGNOSTICS = {
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Diagnostics"}}},
 }
 
+_BUSY = {
+    "description": "E-SERVER-BUSY: the server is at max_connections (diagnostics, Retry-After: 1)",
+    "content": _DIAGNOSTICS["content"],
+}
+
 _BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("post", "/v1/rpc/{method}"): {
         "type": "object",
@@ -58,7 +63,7 @@ _BODIES: dict[tuple[str, str], dict[str, Any]] = {
 def _operation(path: str, method: str, summary: str) -> dict[str, Any]:
     op: dict[str, Any] = {
         "summary": summary,
-        "responses": {"200": {"description": "success"}, "4XX": _DIAGNOSTICS},
+        "responses": {"200": {"description": "success"}, "4XX": _DIAGNOSTICS, "503": _BUSY},
     }
     if path.startswith("/v1"):
         op["security"] = [{"bearer": []}]
@@ -108,5 +113,9 @@ def _websocket_operation(path: str) -> dict[str, Any]:
         "summary": "WebSocket: open an event session; the server sends {type: session, session} and then "
         "{type: message, plugin, event, eventId, text} for each message the session's event kernels send",
         "security": [{"bearer": []}],
-        "responses": {"101": {"description": "switching protocols"}, "401": {"description": "bad token"}},
+        "responses": {
+            "101": {"description": "switching protocols"},
+            "401": {"description": "bad token"},
+            "503": _BUSY,
+        },
     }

@@ -1,7 +1,8 @@
 """Serving the app with uvicorn: in the foreground (``dotboxd serve``) or on a thread (tests, embedding).
 
 uvicorn is configured for hostile clients: a connection cap (``max_connections``: past it new
-requests get 503), a keep-alive timeout, bounded h11 header buffers, WebSocket frame size and queue
+requests get 503 with an ``E-SERVER-BUSY`` diagnostic and ``Retry-After``), an answer deadline (a
+client that takes no byte of an answer for ``send_timeout_seconds`` is disconnected), a keep-alive timeout, bounded h11 header buffers, WebSocket frame size and queue
 limits, and a header deadline (``header_timeout_seconds``) enforced by a small protocol subclass:
 uvicorn itself waits forever for the headers of a request that trickles in one byte at a time. The
 same subclass answers a client that half-closes after sending a whole request.
@@ -18,8 +19,9 @@ from typing import Any
 
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.server import ServerState
 
-from dotboxd.core.diagnostics import reject
+from dotboxd.core.diagnostics import DotBoxDError, reject
 from dotboxd.server.config import ServerLimits
 
 MAX_HEADER_BYTES = 64 * 1024
@@ -29,6 +31,11 @@ Linux's send-buffer autotuning, which would otherwise let a client that never re
 of our messages in the kernel before the server notices it is not reading."""
 
 
+def _diagnostics_body(error: DotBoxDError) -> bytes:
+    """The JSON body every refusal has (``httpio.diagnostics_response``), for answers made here."""
+    return json.dumps({"diagnostics": [d.to_json() for d in error.diagnostics]}).encode()
+
+
 def _malformed_http_answer() -> bytes:
     error = reject(
         "E-SERVER-REQUEST",
@@ -36,21 +43,94 @@ def _malformed_http_answer() -> bytes:
         hint="send one Content-Length or chunked body, and a request target without control characters",
         status=400,
     )
-    body = json.dumps({"diagnostics": [d.to_json() for d in error.diagnostics]}).encode()
+    body = _diagnostics_body(error)
     head = "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n"
     return f"{head}content-length: {len(body)}\r\n\r\n".encode() + body
 
 
 _MALFORMED_HTTP_ANSWER = _malformed_http_answer()
 
+_BUSY_BODY = _diagnostics_body(
+    reject(
+        "E-SERVER-BUSY",
+        "the server is at its connection limit; the request was not read",
+        hint="retry after a short wait, or raise [limits] max_connections",
+        status=503,
+    )
+)
+_BUSY_HEADERS = [
+    (b"content-type", b"application/json"),
+    (b"content-length", str(len(_BUSY_BODY)).encode()),
+    (b"retry-after", b"1"),
+    (b"connection", b"close"),
+]
+_BUSY_HTTP_ANSWER = (
+    b"HTTP/1.1 503 Service Unavailable\r\n"
+    + b"".join(name + b": " + value + b"\r\n" for name, value in _BUSY_HEADERS)
+    + b"\r\n"
+    + _BUSY_BODY
+)
+"""The same answer written straight to the socket, for a WebSocket handshake (it has no ASGI
+request cycle to answer through)."""
 
-def _header_deadline_protocol(seconds: float) -> type[H11Protocol]:
+
+async def _busy(scope: Any, receive: Any, send: Any) -> None:
+    """The answer past the connection cap: uvicorn's own is a plain-text 503 with no code."""
+    await send({"type": "http.response.start", "status": 503, "headers": _BUSY_HEADERS})
+    await send({"type": "http.response.body", "body": _BUSY_BODY, "more_body": False})
+
+
+def _header_deadline_protocol(seconds: float, send_seconds: float) -> type[H11Protocol]:
     class HeaderDeadlineProtocol(H11Protocol):
         """h11 with a deadline for each request's headers: a client that has not finished sending
-        them ``seconds`` after its first byte (or after connecting) is disconnected."""
+        them ``seconds`` after its first byte (or after connecting) is disconnected. And one for
+        each answer: a client that takes none of its bytes for ``send_seconds`` (the send buffer
+        stays full) is disconnected too; uvicorn would wait for it forever, a connection slot held
+        by a client that never reads (``max_connections`` of them lock everyone else out)."""
 
         _deadline: asyncio.TimerHandle | None = None
+        _stalled: asyncio.TimerHandle | None = None
         _half_closed = False
+
+        def __init__(
+            self,
+            config: uvicorn.Config,
+            server_state: ServerState,
+            app_state: dict[str, Any],
+            _loop: asyncio.AbstractEventLoop | None = None,
+        ) -> None:
+            super().__init__(config, server_state, app_state, _loop)
+            # uvicorn's connection cap swaps the app for a plain-text 503; keep the cap, answer it
+            # with the diagnostics shape instead (the same test, made when the request's task runs)
+            self._cap = self.limit_concurrency
+            self.limit_concurrency = None
+            self._inner_app = self.app
+            self.app = self._capped_app
+
+        def _at_cap(self, own_tasks: int) -> bool:
+            """uvicorn's test of the cap; ``own_tasks`` of ``tasks`` are this request's own."""
+            cap = self._cap
+            busy = cap is not None and (len(self.connections) >= cap or len(self.tasks) - own_tasks >= cap)
+            if busy:
+                self.logger.warning("Exceeded concurrency limit.")
+            return busy
+
+        async def _capped_app(self, scope: Any, receive: Any, send: Any) -> None:
+            # uvicorn tests before adding the request's task to ``tasks``; here it is already in
+            if self._at_cap(own_tasks=1):
+                await _busy(scope, receive, send)
+                return
+            await self._inner_app(scope, receive, send)
+
+        def handle_websocket_upgrade(self, event: Any) -> None:  # an h11.Request
+            """uvicorn upgrades without looking at the cap, so WebSocket sessions were unlimited
+            (and each counted against the cap of HTTP requests): past it, the handshake gets the
+            same 503 ``E-SERVER-BUSY`` answer and the connection is closed."""
+            if self._at_cap(own_tasks=0):
+                self.transport.write(_BUSY_HTTP_ANSWER)
+                self.transport.close()
+                return
+            super().handle_websocket_upgrade(event)
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -81,7 +161,28 @@ def _header_deadline_protocol(seconds: float) -> type[H11Protocol]:
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            self._unstall()
             super().connection_lost(exc)
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._stalled is None:
+                self._stalled = self.loop.call_later(send_seconds, self._give_up)
+
+        def resume_writing(self) -> None:
+            self._unstall()
+            super().resume_writing()
+
+        def _unstall(self) -> None:
+            if self._stalled is not None:
+                self._stalled.cancel()
+                self._stalled = None
+
+        def _give_up(self) -> None:
+            """The client took no byte of the answer for ``send_seconds``: drop the connection
+            (abort: a close would wait for the buffer to drain, which is what never happens)."""
+            self._stalled = None
+            self.transport.abort()
 
         def eof_received(self) -> bool | None:  # type: ignore[override]  # asyncio's own signature
             """A client that half-closes after a whole request (``shutdown(SHUT_WR)``) still gets
@@ -112,7 +213,7 @@ def uvicorn_config(app: Any, host: str, port: int, limits: ServerLimits, **extra
         app,
         host=host,
         port=port,
-        http=_header_deadline_protocol(limits.header_timeout_seconds),
+        http=_header_deadline_protocol(limits.header_timeout_seconds, limits.send_timeout_seconds),
         ws="websockets-sansio",
         limit_concurrency=limits.max_connections,
         timeout_keep_alive=5,

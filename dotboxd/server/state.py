@@ -95,8 +95,8 @@ class Tenant:
         return found
 
     def take_run(self) -> None:
-        """Spend one token of the rate bucket, for a kernel invocation or an RPC call (E-SERVER-QUOTA,
-        HTTP 429, when it is empty)."""
+        """Spend one token of the rate bucket, for a kernel invocation, an RPC call or an install
+        (E-SERVER-QUOTA, HTTP 429, when it is empty)."""
         if not self.bucket.take():
             raise reject(
                 "E-SERVER-QUOTA",

@@ -10,13 +10,13 @@ reference interpreter's (value, error, usage).
 
 from __future__ import annotations
 
-import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 
+from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.host import Policy, SandboxHost
 from dotboxd.runtime.execution import EntryCall
 from dotboxd.runtime.optimized import fastlane
@@ -289,16 +289,19 @@ def test_dict_events_from_many_threads_at_once() -> None:
 
 
 PREDICATE = 'module "q" version "1.0.0";\nentrypoint fn check(a I32, b I32) -> I32 { return a + b; }\n'
-_HEX_ID = re.compile(r"[0-9a-f]{32}")
 
 
 @pytest.mark.parametrize(("source", "args"), [(EVENT, [{"hp": 1, "level": 10}]), (PREDICATE, [1, 2])])
-def test_a_run_id_the_lane_cannot_keep_as_given_takes_the_ordinary_path(source: str, args: list[Any]) -> None:
+def test_a_run_id_the_lane_cannot_keep_as_given_is_refused_as_the_ordinary_path_refuses_it(
+    source: str, args: list[Any]
+) -> None:
     """A lane keeps a fresh run id as its number and spells it when read: a caller's id that is not
     a non-empty text must not reach it. It spelled an int as a generated id (5 became 0...05, 0 the
-    all-zero id), kept "" where the ordinary path gives a fresh id, and failed with an
-    AttributeError out of ``execute`` for any other object. Each is now the ordinary path's answer;
-    a text id still takes the lane (not vacuous: the spy counts it)."""
+    all-zero id), kept "" where the ordinary path gave a fresh id, and failed with an
+    AttributeError out of ``execute`` for any other object. Such ids are now refused before either
+    path (``E-HOST-RUN-ID``, ``dotboxd.host.run_ids``): the lane and the ordinary path answer
+    alike and the lane never runs one; a text id still takes the lane (not vacuous: the spy counts
+    it)."""
     laned, ordinary = _hosts(None)
     plan = laned.prepare(source)
     for _ in range(3):
@@ -306,14 +309,12 @@ def test_a_run_id_the_lane_cannot_keep_as_given_takes_the_ordinary_path(source: 
     spy = _spy(laned, plan, "check", "python")
     assert spy is not None
     for run_id in ("", 0, False, 5, True, 1.5, b"id", ("t",)):
-        lane = laned.execute(plan, "check", args, backend="optimized", run_id=run_id)  # type: ignore[arg-type]
-        other = ordinary.execute(plan, "check", args, backend="optimized", run_id=run_id)  # type: ignore[arg-type]
-        assert (lane.ok, lane.value, lane.usage) == (other.ok, other.value, other.usage)
-        if run_id:  # kept as given, as the ordinary path keeps it
-            assert lane.run_id == other.run_id == run_id
-        else:  # a fresh id, as the ordinary path gives
-            assert _HEX_ID.fullmatch(lane.run_id) and lane.run_id != other.run_id
-        assert lane.audit_events[-1].run_id == lane.run_id
+        refusals = []
+        for host in (laned, ordinary):
+            with pytest.raises(DotBoxDError) as refused:
+                host.execute(plan, "check", args, backend="optimized", run_id=run_id)  # type: ignore[arg-type]
+            refusals.append(refused.value.diagnostic)
+        assert refusals[0] == refusals[1] and refusals[0].code == "E-HOST-RUN-ID", run_id
     assert spy.taken == 0
     assert laned.execute(plan, "check", args, backend="optimized", run_id="r-1").run_id == "r-1"
     assert spy.taken == 1

@@ -7,6 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
+
+from dotboxd.client import DotBoxDClient, EventStream
 from dotboxd.events import EventContract, EventHub, EventType, MessageRouter
 from dotboxd.host import Int32, SandboxHost
 from dotboxd.server import ServerState, ServerThread, build_app, parse_config
@@ -65,3 +68,18 @@ def event_server(**limits: Any) -> Iterator[tuple[ServerThread, ServerState, Eve
     state = ServerState(config, host=host, hub=hub, methods={"test.tick": tick})
     with ServerThread(build_app(state), config.limits) as server:
         yield server, state, hub
+
+
+@contextlib.contextmanager
+def open_session(
+    **limits: Any,
+) -> Iterator[tuple[ServerThread, EventHub, DotBoxDClient, EventStream, httpx.Client]]:
+    """An event server with one open session of alice's: the server, its hub, her client, the
+    session's stream and a raw HTTP client carrying her token."""
+    with (
+        event_server(**limits) as (server, _, hub),
+        DotBoxDClient(server.url, ALICE) as client,
+        client.subscribe() as events,
+        httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {ALICE}"}) as http,
+    ):
+        yield server, hub, client, events, http

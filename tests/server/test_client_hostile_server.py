@@ -160,9 +160,12 @@ def test_a_server_that_never_answers_is_a_timeout_within_the_client_timeout() ->
         listener.listen()
         url = f"http://127.0.0.1:{listener.getsockname()[1]}"
         started = time.monotonic()
-        with DotBoxDClient(url, "token", timeout=0.5) as client, pytest.raises(httpx.TimeoutException):
+        with DotBoxDClient(url, "token", timeout=0.5) as client, pytest.raises(DotBoxDError) as error:
             client.invoke("e1", [1])
         assert time.monotonic() - started < 3.0
+        # a DotBoxD error with a stable code and a hint; httpx's own timeout is kept as the cause
+        assert error.value.code == "E-SERVER-UNREACHABLE" and "within 0.5 s" in error.value.diagnostic.message
+        assert error.value.diagnostic.hint and isinstance(error.value.__cause__, httpx.TimeoutException)
 
 
 class _Frames:

@@ -60,6 +60,9 @@ def test_two_tenants_with_one_token_are_refused() -> None:
 
 def test_out_of_range_limit_and_bad_policy_are_refused_with_pointers() -> None:
     assert _refusal(config_text(ws_queue_size=0)).diagnostic.pointer == "/limits/ws_queue_size"
+    assert (
+        _refusal(config_text(send_timeout_seconds=0.0)).diagnostic.pointer == "/limits/send_timeout_seconds"
+    )
     bad_policy = config_text().replace(
         'grants = [{ id = "game.world.monster.read.health" }], ', "bogus = 1, "
     )

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from dotboxd.client import DotBoxDClient
-from tests.server.events_helpers import event_server
+from tests.server.events_helpers import open_session
 from tests.server.helpers import ALICE, SPIN, auth, running_server
 
 EVENT_KERNEL = """
@@ -48,6 +48,8 @@ HOSTILE_BODIES: dict[str, bytes] = {
     "a form body": b"args=1",
 }
 ROUTES = ("/v1/extensions/{id}/invoke", "/v1/rpc/game.world.getHealth", "/v1/extensions")
+JSON = {"Content-Type": "application/json"}
+"""Declared as JSON, so each body reaches the JSON reader (untyped bodies are 415: test_content_type)."""
 
 
 def test_every_hostile_body_on_every_route_is_a_4xx_diagnostic_and_the_server_keeps_serving() -> None:
@@ -56,7 +58,7 @@ def test_every_hostile_body_on_every_route_is_a_4xx_diagnostic_and_the_server_ke
         answered = 0
         for route in ROUTES:
             for name, body in HOSTILE_BODIES.items():
-                response = http.post(route.format(id=extension), content=body)
+                response = http.post(route.format(id=extension), content=body, headers=JSON)
                 diagnostics = response.json()["diagnostics"]
                 assert 400 <= response.status_code < 500, (route, name, response.text[:200])
                 assert diagnostics[0]["code"].startswith(("E-JSON-", "E-SERVER-")), (route, name)
@@ -71,6 +73,13 @@ REFUSED_INPUTS: tuple[tuple[list[Any], str], ...] = (
     ([[["a", [1]], ["a", [2]]], 1.0], "/0/1"),
     ([{"a": [1]}, 1.0], "/0"),
     ([[["a", [1]]], "1.0"], "/1"),
+    # values JSON cannot carry: the client's own encoding sends them so that the server gives the
+    # in-process answer (httpx's json= raised TypeError/ValueError in the client instead)
+    ([[["a", [1]]], float("nan")], "/1"),
+    ([[["a", [1]]], float("-inf")], "/1"),
+    ([[["a", [1, {2}]]], 1.0], "/0/0/1/1"),
+    ([[["a", [b"x"]]], 1.0], "/0/0/1/0"),
+    ([[["a", [object()]]], 1.0], "/0/0/1/0"),
 )
 
 
@@ -112,7 +121,7 @@ def test_numbers_at_the_edges_are_values_or_located_refusals() -> None:
         url = f"/v1/extensions/{extension}/invoke"
 
         def run(scale: bytes) -> dict[str, Any]:
-            response = http.post(url, content=b'{"args": [[["a", [1]]], ' + scale + b"]}")
+            response = http.post(url, content=b'{"args": [[["a", [1]]], ' + scale + b"]}", headers=JSON)
             assert response.status_code == 200
             answer: dict[str, Any] = response.json()
             return answer
@@ -140,7 +149,10 @@ def _exchange(url: str, request: bytes, *, half_close: bool, wait: float = 5.0) 
 
 def _post(path: str, body: bytes, declared: int | None = None) -> bytes:
     length = len(body) if declared is None else declared
-    head = f"POST {path} HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {ALICE}\r\nContent-Length: {length}\r\n\r\n"
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {ALICE}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+    )
     return head.encode() + body
 
 
@@ -180,12 +192,7 @@ def test_a_request_the_http_parser_refuses_is_a_json_diagnostic(request_bytes: b
 
 
 def test_settings_of_a_plugin_the_session_lacks_is_404() -> None:
-    with (
-        event_server() as (server, _, _),
-        DotBoxDClient(server.url, ALICE) as client,
-        client.subscribe() as events,
-        httpx.Client(base_url=server.url, headers=auth()) as http,
-    ):
+    with open_session() as (_, _, _, events, http):
         body = {"session": events.session, "values": {"limit": 1}}
         missing = http.patch("/v1/plugins/nope/settings", json=body)
         assert missing.status_code == 404

@@ -65,7 +65,9 @@ def test_token_never_reaches_the_audit_log_or_logging(caplog: pytest.LogCaptureF
 def test_malformed_json_body_is_a_diagnostic_with_line_and_column() -> None:
     with running_server() as (server, _):
         response = httpx.post(
-            server.url + "/v1/rpc/game.world.spawn", headers=auth(), content=b'{"args": [1,\n 2,]}'
+            server.url + "/v1/rpc/game.world.spawn",
+            headers={**auth(), "Content-Type": "application/json"},
+            content=b'{"args": [1,\n 2,]}',
         )
     assert response.status_code == 400
     diagnostic = response.json()["diagnostics"][0]
@@ -79,7 +81,8 @@ def test_malformed_json_body_is_a_diagnostic_with_line_and_column() -> None:
 def test_deeply_nested_body_is_refused_without_recursion() -> None:
     with running_server() as (server, _):
         body = b'{"args": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
-        response = httpx.post(server.url + "/v1/rpc/game.world.spawn", headers=auth(), content=body)
+        headers = {**auth(), "Content-Type": "application/json"}
+        response = httpx.post(server.url + "/v1/rpc/game.world.spawn", headers=headers, content=body)
         assert response.status_code == 400
         assert response.json()["diagnostics"][0]["code"] == "E-JSON-LIMIT"
         assert httpx.get(server.url + "/health").status_code == 200
