@@ -41,7 +41,7 @@ from .tables import Tables, function_name
 from .verifier import VERIFIER_VERSION, allowed_globals, verify_code, verify_cold_module, verify_module
 
 COMPILER_VERSION = (
-    "dotboxd-py-opt-codegen-22-collatz4"  # 22-collatz4: iteration blocks on by default (blocks.py);
+    "dotboxd-py-opt-codegen-22"  # 22: iteration blocks on by default (blocks.py);
     # 21: map.get / map.containsKey at a string literal fused (_s_lrget,
     # _s_lrhas: literal_reads.py); 20: ``k * x + c`` in a fast chunk tests ``x`` (scaled_steps.py);
     # 19: periodic arms counted in closed form (periodic_tally.py), checks the
