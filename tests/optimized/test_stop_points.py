@@ -67,7 +67,7 @@ def test_stops_at_chunk_reservations_of_long_loops_are_reference_points_long() -
     owned list built over 30,000 iterations."""
     outcomes: Counter[str] = Counter()
     host = SandboxHost(backends={"optimized": backend()})
-    sweep_stops(host, prepare(COLLATZ, fuzz_policy(**ROOM)), [300], RandomChooser(1), "collatz", outcomes)
+    sweep_stops(host, prepare(COLLATZ, fuzz_policy(**ROOM)), [1000], RandomChooser(1), "collatz", outcomes)
     sweep_stops(
         host, prepare(LONG_LOOP, fuzz_policy(**ROOM)), [30_000, 7, 0], RandomChooser(2), "loop", outcomes
     )
