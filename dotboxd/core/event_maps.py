@@ -54,22 +54,26 @@ _Derived = TypeVar("_Derived")
 Snapshot = dict[str, object]
 """A projected host event: the checked private copy of the host's dict (see the module docstring)."""
 
-KeySet = tuple[Shape, _Derived] | None
-"""A key set's shape and what was derived from it; None for a key set the reader does not take."""
+KeySet = tuple[Shape, _Derived] | tuple[()]
+"""A key set's shape and what was derived from it; ``()`` for a key set the reader does not take."""
 
 
-def _key_sets(derive: Callable[[Shape], _Derived]) -> Callable[[tuple[str, ...]], KeySet[_Derived]]:
-    """One reader's key sets: what finds a key set's shape and derived value, kept (when there is
-    room) from the first time it is seen."""
+def _key_sets(
+    derive: Callable[[Shape], _Derived],
+) -> tuple[
+    Callable[[tuple[str, ...]], KeySet[_Derived] | None], Callable[[tuple[str, ...]], KeySet[_Derived]]
+]:
+    """One reader's kept key sets: their ``get`` (None for a key set not kept), and what finds a
+    key set's shape and derived value from its keys, keeping it when there is room."""
     key_sets: dict[tuple[str, ...], KeySet[_Derived]] = {}
     kept_units = 0
 
     def key_set(keys: tuple[str, ...]) -> KeySet[_Derived]:
         """The shape of a map with these (exact ``str``) keys and scalar values and what ``derive``
-        makes of it, kept when the key set is small enough and there is room; None when a key is
+        makes of it, kept when the key set is small enough and there is room; ``()`` when a key is
         not ASCII (the general routine reads such an event)."""
         nonlocal kept_units
-        found: KeySet[_Derived] = None
+        found: KeySet[_Derived] = ()
         if all(key.isascii() for key in keys):
             sizes = [len(key) for key in keys]  # ASCII: UTF-16 lengths
             shape = text_keyed_map_shape(len(keys), max(sizes, default=0), sum(sizes))
@@ -85,13 +89,7 @@ def _key_sets(derive: Callable[[Shape], _Derived]) -> Callable[[tuple[str, ...]]
             kept_units += units
         return found
 
-    def known(keys: tuple[str, ...]) -> KeySet[_Derived]:
-        try:
-            return key_sets[keys]
-        except KeyError:
-            return key_set(keys)
-
-    return known
+    return key_sets.get, key_set
 
 
 def event_reader(
@@ -103,7 +101,7 @@ def event_reader(
     element test of the value type, ``int_range`` the accepted range when the values are integers
     (tested inline, as ``value_ok`` would), ``derive`` what to keep per key set besides its shape
     (computed once per kept key set: a fast lane's input charges)."""
-    known = _key_sets(derive)
+    seen, key_set = _key_sets(derive)
     ints = int_range is not None
     lo, hi = int_range if int_range is not None else (0, -1)
     final = MapValue
@@ -120,8 +118,10 @@ def event_reader(
             ):
                 return None
             entries[(str, key)] = (key, item)  # key_token, inlined
-        found = known(tuple(snapshot))  # exact ``str`` keys only by now: hashed by the interpreter
+        found = seen(tuple(snapshot))  # exact ``str`` keys by now: hashed by the interpreter
         if found is None:
+            found = key_set(tuple(snapshot))
+        if not found:
             return None
         built = draft()  # plain stores, then the immutable class (``MapDraft``)
         built.entries = entries
@@ -139,7 +139,7 @@ def event_projector(
 ) -> Callable[[object], tuple[MapValue | Snapshot, _Derived] | None]:
     """``event_reader``'s projecting twin (see the module docstring): the same checks, refusals and
     kept key sets; the checked snapshot instead of the map wherever the derived value is not None."""
-    known = _key_sets(derive)
+    seen, key_set = _key_sets(derive)
     ints = int_range is not None
     lo, hi = int_range if int_range is not None else (0, -1)
 
@@ -152,8 +152,10 @@ def event_projector(
                 type(key) is str and ((type(item) is int and lo <= item <= hi) if ints else value_ok(item))
             ):
                 return None
-        found = known(tuple(snapshot))  # exact ``str`` keys only by now: hashed by the interpreter
+        found = seen(tuple(snapshot))  # exact ``str`` keys by now: hashed by the interpreter
         if found is None:
+            found = key_set(tuple(snapshot))
+        if not found:
             return None
         if found[1] is None:  # not counted without a meter: the caller charges the map's shape
             return _built(snapshot, found[0]), found[1]
