@@ -12,7 +12,8 @@ Whether an entry's event is used only so is decided here, from the verified modu
 code generator's say-so: the generator emits nothing new and claims nothing. An entry function
 ``_fn<i>`` is admitted when all of this holds, else the lane passes the map as before:
 
-* ``_fn<i>`` is bound exactly once in the module, by a plain ``def`` without decorators, whose
+* ``_fn<i>`` is bound exactly once by the module's top-level statements (no function can rebind
+  it: the code-object check admits no global store), by a plain ``def`` without decorators, whose
   parameters are exactly five positional ones (``R, f, d, lr`` and the event), no defaults, no
   ``*args`` / ``**kwargs`` / keyword-only or positional-only ones;
 * its body defines no function, lambda, class or comprehension (no scope that could rebind or
@@ -35,9 +36,11 @@ import ast
 from collections import Counter
 from collections.abc import Iterator
 
+from dotboxd.core.types import MapType, SandboxType, ScalarType
 from dotboxd.validator.plan import ExecutionPlan
 
 from .literal_reads import ARITY, READS
+from .shapes import walk
 from .tables import Tables, function_name
 
 _SCOPES = (
@@ -59,18 +62,32 @@ _SCOPES = (
 """Nodes that open a scope or bind a name without a ``Name`` node: none may stand in an admitted
 function (the code-object checks refuse most of them anyway; this rule does not rely on it)."""
 
+_SCOPE_KINDS: dict[type, bool] = {}
+"""Whether a node class is (a subclass of) one of ``_SCOPES``, per class met: the rule looks at
+every node of an entry's body, and a tuple ``isinstance`` per node cost a fifth of an event
+kernel's compile."""
+
+
+def _opens_scope(kind: type) -> bool:
+    known = _SCOPE_KINDS.get(kind)
+    if known is None:
+        known = _SCOPE_KINDS[kind] = issubclass(kind, _SCOPES)
+    return known
+
+
 _PARAMETERS = 5
 """``R, f, d, lr`` and the event."""
 
 
 def projected_functions(module: ast.Module, tables: Tables, plan: ExecutionPlan) -> frozenset[str]:
-    """The plan function ids of the module's entry functions whose one parameter (the event) is
+    """The plan function ids of the module's entry functions whose one parameter, a host event, is
     used only as the map of fused literal reads (see the module docstring). Only entrypoints of one
-    parameter are looked at (what a fast lane can project); the module is walked only if one is."""
+    ``Map<String, scalar>`` parameter are looked at (what a fast lane can project), and only their
+    own bodies are walked: a plan without one costs nothing here."""
     ids = {
         function_name(index): fid
         for index, fid in enumerate(tables.functions)
-        if plan.functions[fid].is_entrypoint and len(plan.functions[fid].parameter_types) == 1
+        if _event_entry(plan.functions[fid].is_entrypoint, plan.functions[fid].parameter_types)
     }
     if not ids:
         return frozenset()
@@ -85,13 +102,36 @@ def projected_functions(module: ast.Module, tables: Tables, plan: ExecutionPlan)
     )
 
 
+_SCALARS = frozenset({"Bool", "I32", "I64", "F64"})
+
+
+def _event_entry(entry: bool, parameters: tuple[SandboxType, ...]) -> bool:
+    """Whether an entrypoint's parameters are one host event (``Map<String, scalar>``)."""
+    if not entry or len(parameters) != 1:
+        return False
+    event = parameters[0]
+    return (
+        isinstance(event, MapType)
+        and isinstance(event.key, ScalarType)
+        and event.key.name == "String"
+        and isinstance(event.value, ScalarType)
+        and event.value.name in _SCALARS
+    )
+
+
 def _module_bindings(module: ast.Module) -> Iterator[str]:
-    """Every name the module's own statements bind (definitions and stores at any depth)."""
-    for node in ast.walk(module):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            yield node.name
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            yield node.id
+    """Every name the module's top-level statements bind: the functions they define and the names
+    stored anywhere in a top-level statement that is not a definition. A function's body cannot
+    rebind a module name: the code-object check admits no global store (``verifier.verify_code``)."""
+    for stmt in module.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield stmt.name
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                yield node.name
+            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                yield node.id
 
 
 def _reads_only(function: ast.FunctionDef) -> bool:
@@ -112,24 +152,25 @@ def _reads_only(function: ast.FunctionDef) -> bool:
     event = args.args[-1].arg
     allowed: set[int] = set()  # the ``Name`` nodes of the event that are a fused read's map
     uses: list[ast.Name] = []
-    for stmt in function.body:
-        for node in ast.walk(stmt):
-            if isinstance(node, _SCOPES):
-                return False
-            if isinstance(node, ast.Call):
-                last = node.args[-1] if len(node.args) == ARITY else None
-                callee = node.func
-                if (
-                    isinstance(last, ast.Name)
-                    and last.id == event
-                    and isinstance(callee, ast.Name)
-                    and callee.id in READS
-                    and not node.keywords
-                    and not any(isinstance(arg, ast.Starred) for arg in node.args)
-                ):
-                    allowed.add(id(last))
-            elif isinstance(node, ast.Name) and (node.id == event or node.id in READS):
-                uses.append(node)
+    nodes = walk(function)
+    next(nodes)  # the function itself
+    for node in nodes:
+        if _opens_scope(type(node)):
+            return False
+        if isinstance(node, ast.Call):
+            last = node.args[-1] if len(node.args) == ARITY else None
+            callee = node.func
+            if (
+                isinstance(last, ast.Name)
+                and last.id == event
+                and isinstance(callee, ast.Name)
+                and callee.id in READS
+                and not node.keywords
+                and not any(isinstance(arg, ast.Starred) for arg in node.args)
+            ):
+                allowed.add(id(last))
+        elif isinstance(node, ast.Name) and (node.id == event or node.id in READS):
+            uses.append(node)
     for name in uses:
         if not isinstance(name.ctx, ast.Load):
             return False
