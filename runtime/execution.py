@@ -33,7 +33,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from dotboxd.core import literal_rules
 from dotboxd.core.ast import TypeRef
 from dotboxd.core.diagnostics import DotBoxDError
-from dotboxd.core.event_maps import event_reader
+from dotboxd.core.event_maps import Snapshot, event_projector, event_reader
 from dotboxd.core.suggest import did_you_mean
 from dotboxd.core.types import SandboxType, to_type_ref
 from dotboxd.core.utf16 import close_scope, open_scope
@@ -289,13 +289,28 @@ def host_event_reader(
     ``ref`` given as a dict, keeping ``derive`` of each key set's shape: what the ordinary path's
     reader of such an input uses (with nothing derived), for a caller that reads a host event
     itself (the optimized fast lane: the input's charges). None for any other type."""
+    parts = _event_parts(ref)
+    return None if parts is None else event_reader(*parts, derive)
+
+
+def host_event_projector(
+    ref: TypeRef, derive: Callable[[Shape], _Derived]
+) -> Callable[[object], tuple[MapValue | Snapshot, _Derived] | None] | None:
+    """``host_event_reader``'s projecting twin (``core.event_maps.event_projector``): the checked
+    snapshot instead of the map, for an entry whose verifier admitted its event's projection."""
+    parts = _event_parts(ref)
+    return None if parts is None else event_projector(*parts, derive)
+
+
+def _event_parts(ref: TypeRef) -> tuple[_ElementTest, tuple[int, int] | None] | None:
+    """The value test and integer range of a ``Map<String, scalar>`` type (None for another)."""
     args = ref.arguments
     if ref.name != "Map" or len(args) != 2 or args[0].name != "String" or args[1].name == "String":
         return None
     value_ok = _element_test(args[1])
     if value_ok is None:
         return None
-    return event_reader(value_ok, _integer_range(args[1]), derive)
+    return value_ok, _integer_range(args[1])
 
 
 Refusal = Callable[[int, object, SandboxFault], SandboxError]

@@ -18,6 +18,15 @@ pass the element test, snapshotted first (``dict.copy``: a host thread cannot ch
 checked), entries keyed by token (``TokenEntries``). Anything else - a dict subclass, a mapping
 that lies, a non-ASCII or non-``str`` key, a value of the wrong class or out of range - gives None,
 and the caller takes its general routine, which also words the error.
+
+A *projecting* reader (``event_projector``, issue 16) checks exactly the same and keeps its key
+sets the same way, but builds no map: it hands back the checked snapshot itself (a private ``dict``
+of exact ASCII ``str`` keys and checked scalar values), for an entry whose verifier found the event
+used only by fused literal reads (``runtime.optimized.verify_projection``), which read the snapshot
+directly. Where the derived value is None (charges not counted without a meter) it builds the map
+after all, since the caller then charges the map's shape itself. ``event_map`` builds, from a
+projected snapshot, the very map the plain reader would have built (for a read that falls back to
+the exact stubs).
 """
 
 from __future__ import annotations
@@ -42,29 +51,29 @@ KEPT_UNITS = 65536
 
 _Derived = TypeVar("_Derived")
 
+Snapshot = dict[str, object]
+"""A projected host event: the checked private copy of the host's dict (see the module docstring)."""
 
-def event_reader(
-    value_ok: Callable[[object], bool],
-    int_range: tuple[int, int] | None,
+KeySet = tuple[Shape, _Derived] | tuple[()]
+"""A key set's shape and what was derived from it; ``()`` for a key set the reader does not take."""
+
+
+def _key_sets(
     derive: Callable[[Shape], _Derived],
-) -> Callable[[object], tuple[MapValue, _Derived] | None]:
-    """The reader of host events for one parameter (see the module docstring): ``value_ok`` is the
-    element test of the value type, ``int_range`` the accepted range when the values are integers
-    (tested inline, as ``value_ok`` would), ``derive`` what to keep per key set besides its shape
-    (computed once per kept key set: a fast lane's input charges)."""
-    key_sets: dict[tuple[str, ...], tuple[Shape, _Derived] | None] = {}
+) -> tuple[
+    Callable[[tuple[str, ...]], KeySet[_Derived] | None], Callable[[tuple[str, ...]], KeySet[_Derived]]
+]:
+    """One reader's kept key sets: their ``get`` (None for a key set not kept), and what finds a
+    key set's shape and derived value from its keys, keeping it when there is room."""
+    key_sets: dict[tuple[str, ...], KeySet[_Derived]] = {}
     kept_units = 0
-    ints = int_range is not None
-    lo, hi = int_range if int_range is not None else (0, -1)
-    final = MapValue
-    draft = MapDraft
 
-    def key_set(keys: tuple[str, ...]) -> tuple[Shape, _Derived] | None:
+    def key_set(keys: tuple[str, ...]) -> KeySet[_Derived]:
         """The shape of a map with these (exact ``str``) keys and scalar values and what ``derive``
-        makes of it, kept when the key set is small enough and there is room; None when a key is
+        makes of it, kept when the key set is small enough and there is room; ``()`` when a key is
         not ASCII (the general routine reads such an event)."""
         nonlocal kept_units
-        found: tuple[Shape, _Derived] | None = None
+        found: KeySet[_Derived] = ()
         if all(key.isascii() for key in keys):
             sizes = [len(key) for key in keys]  # ASCII: UTF-16 lengths
             shape = text_keyed_map_shape(len(keys), max(sizes, default=0), sum(sizes))
@@ -80,6 +89,24 @@ def event_reader(
             kept_units += units
         return found
 
+    return key_sets.get, key_set
+
+
+def event_reader(
+    value_ok: Callable[[object], bool],
+    int_range: tuple[int, int] | None,
+    derive: Callable[[Shape], _Derived],
+) -> Callable[[object], tuple[MapValue, _Derived] | None]:
+    """The reader of host events for one parameter (see the module docstring): ``value_ok`` is the
+    element test of the value type, ``int_range`` the accepted range when the values are integers
+    (tested inline, as ``value_ok`` would), ``derive`` what to keep per key set besides its shape
+    (computed once per kept key set: a fast lane's input charges)."""
+    seen, key_set = _key_sets(derive)
+    ints = int_range is not None
+    lo, hi = int_range if int_range is not None else (0, -1)
+    final = MapValue
+    draft = MapDraft
+
     def read(raw: object) -> tuple[MapValue, _Derived] | None:
         if type(raw) is not dict:
             return None
@@ -91,12 +118,10 @@ def event_reader(
             ):
                 return None
             entries[(str, key)] = (key, item)  # key_token, inlined
-        keys = tuple(snapshot)  # exact ``str`` only by now: hashed and compared by the interpreter
-        try:
-            found = key_sets[keys]
-        except KeyError:
-            found = key_set(keys)
+        found = seen(tuple(snapshot))  # exact ``str`` keys by now: hashed by the interpreter
         if found is None:
+            found = key_set(tuple(snapshot))
+        if not found:
             return None
         built = draft()  # plain stores, then the immutable class (``MapDraft``)
         built.entries = entries
@@ -107,4 +132,64 @@ def event_reader(
     return read
 
 
-__all__ = ["KEPT_UNITS", "KEY_SETS_KEPT", "KEY_SET_KEYS", "KEY_SET_UNITS", "event_reader"]
+def event_projector(
+    value_ok: Callable[[object], bool],
+    int_range: tuple[int, int] | None,
+    derive: Callable[[Shape], _Derived],
+) -> Callable[[object], tuple[MapValue | Snapshot, _Derived] | None]:
+    """``event_reader``'s projecting twin (see the module docstring): the same checks, refusals and
+    kept key sets; the checked snapshot instead of the map wherever the derived value is not None."""
+    seen, key_set = _key_sets(derive)
+    ints = int_range is not None
+    lo, hi = int_range if int_range is not None else (0, -1)
+
+    def project(raw: object) -> tuple[MapValue | Snapshot, _Derived] | None:
+        if type(raw) is not dict:
+            return None
+        snapshot: Snapshot = raw.copy()  # private: what is checked is what the reads see
+        for key, item in snapshot.items():
+            if not (
+                type(key) is str and ((type(item) is int and lo <= item <= hi) if ints else value_ok(item))
+            ):
+                return None
+        found = seen(tuple(snapshot))  # exact ``str`` keys by now: hashed by the interpreter
+        if found is None:
+            found = key_set(tuple(snapshot))
+        if not found:
+            return None
+        if found[1] is None:  # not counted without a meter: the caller charges the map's shape
+            return _built(snapshot, found[0]), found[1]
+        return snapshot, found[1]
+
+    return project
+
+
+def _built(snapshot: Snapshot, shape: Shape) -> MapValue:
+    """The map of a checked snapshot (exact ASCII ``str`` keys, checked values) of that shape."""
+    entries = TokenEntries()
+    for key, item in snapshot.items():
+        entries[(str, key)] = (key, item)  # key_token, inlined
+    built: MapValue = MapDraft()  # plain stores, then the immutable class (``MapDraft``)
+    built.entries = entries
+    built.shape = shape
+    built.__class__ = MapValue
+    return built
+
+
+def event_map(snapshot: Snapshot) -> MapValue:
+    """The map the plain reader builds from the event whose projected snapshot is ``snapshot``:
+    the same entries, the same (shared) shape. Only a projecting reader's snapshot is given here."""
+    sizes = [len(key) for key in snapshot]  # ASCII keys (the reader admitted only them): UTF-16 lengths
+    return _built(snapshot, text_keyed_map_shape(len(sizes), max(sizes, default=0), sum(sizes)))
+
+
+__all__ = [
+    "KEPT_UNITS",
+    "KEY_SETS_KEPT",
+    "KEY_SET_KEYS",
+    "KEY_SET_UNITS",
+    "Snapshot",
+    "event_map",
+    "event_projector",
+    "event_reader",
+]

@@ -39,6 +39,7 @@ from .proofs import proof_facts
 from .stubs import RunState, namespace_base, sync
 from .tables import Tables, function_name
 from .verifier import VERIFIER_VERSION, allowed_globals, verify_code, verify_cold_module, verify_module
+from .verify_projection import projected_functions
 
 COMPILER_VERSION = (
     "dotboxd-py-opt-codegen-22"  # 22: iteration blocks on by default (blocks.py);
@@ -128,6 +129,9 @@ class Artifact:
     size_bytes: int = 0
     """An estimate of the memory the artifact holds (``estimate_bytes``): what the artifact cache
     bounds in bytes."""
+    projected: frozenset[str] = frozenset()
+    """The entry functions (plan function ids) the verifier admitted to take a host event's checked
+    snapshot instead of its map (rule 25, ``verify_projection``): the fast lane's projected events."""
 
     def run(self, run: RunContext, function_id: str, args: tuple[Value, ...]) -> Value:
         run.executed_by = "optimized"  # the tier that really ran (auto mode reports this, not "auto")
@@ -252,6 +256,7 @@ def bind(
         build_seconds=time.perf_counter() - started,
         cold=cold,
         size_bytes=estimate_bytes(code, tables, module if keep_module else None),
+        projected=projected_functions(module, tables, plan),
     )
 
 

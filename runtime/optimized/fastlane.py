@@ -37,13 +37,21 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from dotboxd.core.ast import TypeRef
 from dotboxd.core.costs import CALL_DEPTH_STEP
+from dotboxd.core.event_maps import Snapshot
 from dotboxd.core.types import to_type_ref
 from dotboxd.core.utf16 import close_scope, open_scope
 from dotboxd.core.values import Shape, TokenEntries, Value, shape_of
 from dotboxd.runtime.audit import AuditTrail
 from dotboxd.runtime.context import RunContext, next_run_number, run_id_text, run_number_source
 from dotboxd.runtime.errors import ErrorInfo
-from dotboxd.runtime.execution import NO_CALLS, EntryCall, RunRecord, failure_info, host_event_reader
+from dotboxd.runtime.execution import (
+    NO_CALLS,
+    EntryCall,
+    RunRecord,
+    failure_info,
+    host_event_projector,
+    host_event_reader,
+)
 from dotboxd.runtime.meter import DEFAULT_WALL_TIME_MS, Meter, MeterLimits, ResourceUsage, fuel_only_usage
 from dotboxd.runtime.stack import HOST_RESERVE_FRAMES
 from dotboxd.validator.purity import reached_bindings
@@ -191,9 +199,11 @@ def _event_map(ref: TypeRef) -> bool:
     )
 
 
-EventRead = Callable[[object], "tuple[Value, InputCharges | None] | None"]
+EventRead = Callable[[object], "tuple[Value | Snapshot, InputCharges | None] | None"]
 """The lane's reader of its one host event (``execution.host_event_reader``): the map and its
-charges (None: not counted without a meter), or None when the event is not one it reads."""
+charges (None: not counted without a meter), or None when the event is not one it reads; its
+projecting twin (``execution.host_event_projector``) gives the event's checked snapshot for the map
+when the charges are counted."""
 
 RecentArtifacts = dict[int, tuple[Any, "Artifact", int]]
 """``OptimizedBackend._recent``: plan id -> (plan, artifact, size)."""
@@ -251,10 +261,12 @@ class FastLane:
         "depth_left",
         "entry",
         "event_input",
+        "event_project",
         "event_read",
         "max_fuel",
         "plan",
         "plan_id",
+        "projects",
         "read_inputs",
         "return_type",
         "run",
@@ -296,9 +308,17 @@ class FastLane:
         # an entry whose one parameter is such an event reads it itself, in one pass, with the
         # input's charges kept per key set (``core.event_maps``); the others take ``read_inputs``
         self.event_read: EventRead | None = None
+        self.event_project: EventRead | None = None
         if self.event_input == 0 and len(refs) == 1 and entry.encoding == "python":
             room = text_room(limits)
             self.event_read = host_event_reader(refs[0], lambda shape: input_charges(limits, room, (shape,)))
+            # its projecting twin: the checked snapshot for an artifact whose verifier admitted the
+            # entry (rule 25, ``verify_projection``); made once, its key sets kept across artifacts
+            self.event_project = host_event_projector(
+                refs[0], lambda shape: input_charges(limits, room, (shape,))
+            )
+        self.projects = False
+        """Whether runs against the bound artifact are handed their event's snapshot (rule 25)."""
         self._bound: _Bound | None = None
         self._source: tuple[Any, Artifact, int] | None = None
         """The ``_recent`` entry ``_bound`` was made from: while the backend holds this very tuple,
@@ -646,7 +666,10 @@ class FastLane:
         recent_get, plan, general = self._recent.get, self.plan_id, self._run
         take = run_number_source()
 
-        read_event = self.event_read
+        # an entry the verifier admitted (rule 25) is handed its event's checked snapshot: its
+        # fused reads read it by key, and no map is built unless a read falls back to the exact stubs
+        self.projects = self.event_project is not None and self.entry.entrypoint in artifact.projected
+        read_event = self.event_project if self.projects else self.event_read
 
         def run_event(
             args: Sequence[object],
@@ -694,7 +717,8 @@ class FastLane:
                     ran = True
                     value, fuel = function(state, fuel, depth_left, 0, *values)
                 else:
-                    held, charges = found  # ASCII keys, ``TokenEntries``: no UTF-16 scope
+                    held, charges = found  # ASCII keys (a map of ``TokenEntries``, or its
+                    # snapshot where projected: rule 25): no UTF-16 scope
                     if charges is None:
                         fuel = charge_inputs(state, (held,), started)
                     else:  # ``charge_inputs`` of this key set, kept by the reader

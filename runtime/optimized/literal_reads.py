@@ -29,6 +29,14 @@ clock is read at the same charges. Either way the value, the error, the failing 
 at that point and the deadline cadence are the unfused stubs' (and through them the meter's).
 ``tests/optimized/test_literal_reads.py`` runs both backends at every fuel budget around each fused
 read, and compares the clock reads with the unfused compilation's.
+
+Projected events (rule 25, ``verify_projection``): the fast lane may pass, for an entry's host event
+that the verifier found used only as the map of fused reads, the event's checked snapshot - a plain
+``dict`` of exact ASCII ``str`` keys and checked scalar values (``core.event_maps.event_projector``)
+- instead of the map built from it. No value of a kernel is a ``dict``, so ``type(m) is dict`` tells
+the two apart. The lazy paths read the snapshot by key where they read the map's entries by token
+(the same answer, the same size); every other path first builds the map the plain reader would have
+built (``event_map``) and goes on exactly as with it.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from dotboxd.core import costs
+from dotboxd.core.event_maps import Snapshot, event_map
 from dotboxd.core.values import MapValue, Value
 
 from .fastops import READ_FUEL_TABLE, WALK_FUEL_TABLE
@@ -56,6 +65,8 @@ _EVERY: Final = costs.DEADLINE_EVERY_FUEL_CHARGES
 _TABLED: Final = len(READ_FUEL_TABLE)
 _WALKS: Final = len(WALK_FUEL_TABLE)
 _read_fuel = costs.read_fuel
+_MISSING: Final = object()
+"""What a fused ``get`` finds under a key its map does not hold."""
 _walk_fuel = costs.shape_walk_fuel
 
 
@@ -68,7 +79,7 @@ def _fused_get(stubs: _Stubs, sync: Callable[[Any, int, int], Any]) -> Stub:
     with_meter = _with_meter(False, stubs, sync)
 
     def stub(
-        state: Any, f: int, lref: int, tsite: int, index: int, rsite: int, m: MapValue
+        state: Any, f: int, lref: int, tsite: int, index: int, rsite: int, m: MapValue | Snapshot
     ) -> tuple[Value, int]:
         if not state.lazy:
             return with_meter(state, f, lref, tsite, index, rsite, m)
@@ -78,19 +89,25 @@ def _fused_get(stubs: _Stubs, sync: Callable[[Any, int, int], Any]) -> Stub:
         size = state.literals[index]  # -1: not counted without a meter
         strings = state.strings + size
         if paid >= 0 and size >= 0 and strings <= state.room:
-            entries = m.entries
-            entry = entries.get((str, state.texts[index][0]))  # a string literal (rule 23)
-            if entry is not None:  # a missing key: the exact read raises
+            item: Any
+            if type(m) is dict:  # a projected host event (rule 25): its checked snapshot, by key
+                item = m.get(state.texts[index][0], _MISSING)  # a string literal (rule 23)
+                n = len(m)
+            else:
+                entries = m.entries  # type: ignore[union-attr]  # a map: not a dict
+                entry = entries.get((str, state.texts[index][0]))
+                item = _MISSING if entry is None else entry[1]
                 n = len(entries)
+            if item is not _MISSING:  # a missing key: the exact read raises
                 after = paid - totals[rsite] - (READ_FUEL_TABLE[n] if n < _TABLED else _read_fuel(n))
                 ticks = state.ticks + 1
                 if after >= 0 and ticks < _EVERY:
                     state.strings = strings
                     state.left = paid  # what the literal's ``sync`` would have written
                     state.ticks = ticks
-                    return entry[1], after
+                    return item, after
         key, f = text(state, f, lref, tsite, index)
-        return read(state, f, lref, rsite, m, key)
+        return read(state, f, lref, rsite, event_map(m) if type(m) is dict else m, key)
 
     stub.__name__ = GET
     return stub
@@ -101,7 +118,7 @@ def _fused_has(stubs: _Stubs, sync: Callable[[Any, int, int], Any]) -> Stub:
     with_meter = _with_meter(True, stubs, sync)
 
     def stub(
-        state: Any, f: int, lref: int, tsite: int, index: int, rsite: int, m: MapValue
+        state: Any, f: int, lref: int, tsite: int, index: int, rsite: int, m: MapValue | Snapshot
     ) -> tuple[Value, int]:
         if not state.lazy:
             return with_meter(state, f, lref, tsite, index, rsite, m)
@@ -112,16 +129,18 @@ def _fused_has(stubs: _Stubs, sync: Callable[[Any, int, int], Any]) -> Stub:
         paid = f - totals[tsite]
         if size >= 0 and paid >= 0 and strings <= state.room:
             ticks = state.ticks + 1
-            entries = m.entries
+            projected = type(m) is dict  # a projected host event (rule 25): its checked snapshot
+            entries: Any = m if projected else m.entries  # type: ignore[union-attr]  # a map
             n = len(entries)
             after = paid - totals[rsite] - (READ_FUEL_TABLE[n] if n < _TABLED else _read_fuel(n))
             if after >= 0 and ticks < _EVERY:  # the literal's charges, then the read's
                 state.ticks = ticks
                 state.strings = strings
                 state.left = paid
-                return (str, state.texts[index][0]) in entries, after  # a string literal (rule 23)
+                key = state.texts[index][0]  # a string literal (rule 23)
+                return (key if projected else (str, key)) in entries, after
         key, f = text(state, f, lref, tsite, index)
-        return read(state, f, lref, rsite, m, key)
+        return read(state, f, lref, rsite, event_map(m) if type(m) is dict else m, key)
 
     stub.__name__ = HAS
     return stub
@@ -134,8 +153,10 @@ def _with_meter(contains: bool, stubs: _Stubs, sync: Callable[[Any, int, int], A
     _, exact_text, read, exact_read = stubs
 
     def stub(
-        state: Any, f: int, lref: int, tsite: int, index: int, rsite: int, m: MapValue
+        state: Any, f: int, lref: int, tsite: int, index: int, rsite: int, m: MapValue | Snapshot
     ) -> tuple[Value, int]:
+        if type(m) is dict:  # a projected host event (rule 25): the map the plain reader builds
+            m = event_map(m)
         totals = state.totals
         paid = f - totals[tsite]
         if paid >= 0:
@@ -144,7 +165,7 @@ def _with_meter(contains: bool, stubs: _Stubs, sync: Callable[[Any, int, int], A
             after = paid - (WALK_FUEL_TABLE[nodes] if nodes < _WALKS else _walk_fuel(nodes))
             meter = sync(state, paid, 0)
             if meter.settle_value(after, 1 if after != paid else 0, 0, shape):
-                entries = m.entries
+                entries = m.entries  # type: ignore[union-attr]  # a map by now (built above)
                 entry = entries.get((str, key))
                 if contains or entry is not None:
                     n = len(entries)

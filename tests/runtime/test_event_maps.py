@@ -16,7 +16,7 @@ import pytest
 from dotboxd.core import event_maps, literal_rules
 from dotboxd.core.ast import TypeRef
 from dotboxd.core.values import MapValue, SandboxFault, Shape, TokenEntries, coerce_host_value, shape_of
-from dotboxd.runtime.execution import host_event_reader
+from dotboxd.runtime.execution import host_event_projector, host_event_reader
 
 I32_MAP = TypeRef("Map", (TypeRef("String"), TypeRef("I32")))
 BOOL_MAP = TypeRef("Map", (TypeRef("String"), TypeRef("Bool")))
@@ -127,8 +127,9 @@ def test_anything_else_is_left_to_the_general_routine(event: Any) -> None:
     assert reader(event) is None
 
 
-def test_hostile_keys_are_never_hashed_or_compared() -> None:
-    reader = _reader()
+@pytest.mark.parametrize("make", [lambda: _reader(), lambda: _projector()], ids=["reader", "projector"])
+def test_hostile_keys_are_never_hashed_or_compared(make: Any) -> None:
+    reader = make()
     reader({"hp": 1, "level": 2})
     events = [{_Alarm(): 1, "level": 2}, {_LyingStr("hp"): 1, "level": 2}, {"level": 2, _LyingStr("hp"): 1}]
     _Alarm.calls = 0  # building the dicts hashed their keys
@@ -144,13 +145,14 @@ def test_the_general_routine_refuses_what_the_reader_left_and_a_run_reports_it()
 
 
 def test_a_read_event_is_a_snapshot() -> None:
-    reader = _reader()
+    """The map read, and the projector's snapshot, are the event as it was when read."""
     event = {"hp": 3, "level": 12}
-    found = reader(event)
-    assert found is not None
+    found, projected = _reader()(event), _projector()(event)
+    assert found is not None and projected is not None
     event["hp"] = -1
     event["new"] = 5
     assert found[0].sorted_entries() == [("hp", 3), ("level", 12)] and len(found[0]) == 2
+    assert projected[0] == {"hp": 3, "level": 12}
 
 
 def test_derive_runs_once_per_kept_key_set_and_the_cache_is_bounded() -> None:
@@ -207,3 +209,51 @@ def test_the_kept_key_sets_hold_a_bounded_number_of_code_points() -> None:
             found = reader(event)
             assert found is not None and found[0].shape == _walked(found[0])
     assert len(calls) == fits + 2 * 5  # the first ``fits`` key sets kept, the rest derived per read
+
+
+# --- the projecting twin (``event_projector``, rule 25's snapshot) ------------------------------
+
+
+def _projector(ref: TypeRef = I32_MAP, derive: Any = None) -> Any:
+    projector = host_event_projector(ref, derive or (lambda shape: ("derived", shape)))
+    assert projector is not None
+    return projector
+
+
+@pytest.mark.parametrize(("ref", "event"), ACCEPTED, ids=range(len(ACCEPTED)))
+def test_the_projector_hands_the_checked_snapshot_whose_map_is_the_readers(
+    ref: TypeRef, event: dict[str, Any]
+) -> None:
+    projector, reader = _projector(ref), _reader(ref)
+    for _ in range(2):  # a key set seen for the first time, then kept (if small enough)
+        found, read = projector(event), reader(event)
+        assert found is not None and read is not None
+        snapshot, derived = found
+        assert type(snapshot) is dict and snapshot == event and snapshot is not event  # a private copy
+        assert derived == read[1] == ("derived", read[0].shape)
+        built = event_maps.event_map(snapshot)
+        assert type(built) is MapValue and type(built.entries) is TokenEntries
+        assert built == read[0] and built.sorted_entries() == read[0].sorted_entries()
+        assert built.shape is read[0].shape  # the shared shape: charged the same
+
+
+@pytest.mark.parametrize("event", REFUSED, ids=range(len(REFUSED)))
+def test_the_projector_refuses_what_the_reader_refuses(event: Any) -> None:
+    projector = _projector()
+    projector({"hp": 1})
+    assert projector(event) is None
+
+
+def test_without_charges_the_projector_builds_the_map() -> None:
+    """A key set whose charges are not counted without a meter (derived None): the caller charges
+    the map's shape itself, so it gets the map the reader builds."""
+    projector, reader = _projector(derive=lambda shape: None), _reader()
+    for event in ({"hp": 3, "level": 12}, {}):
+        found, read = projector(event), reader(event)
+        assert found is not None and read is not None and found[1] is None
+        assert type(found[0]) is MapValue and found[0] == read[0] and found[0].shape is read[0].shape
+
+
+def test_only_string_keyed_scalar_maps_get_a_projector() -> None:
+    assert host_event_projector(TypeRef("Map", (TypeRef("String"), TypeRef("String"))), lambda s: s) is None
+    assert host_event_projector(TypeRef("List", (TypeRef("I32"),)), lambda s: s) is None
