@@ -95,8 +95,12 @@ class Command:
     sequence: int = 0
     prepare: Prepare | None = field(default=None, compare=False, repr=False)
 
+    def __copy__(self) -> Command:
+        """The command itself: it is immutable (a shallow copy keeps ``apply`` and ``prepare``)."""
+        return self
+
     def __getstate__(self) -> dict[str, Any]:
-        """What ``pickle`` and ``copy.copy`` carry: the command as data (``payload`` as a dict, its
+        """What ``pickle`` carries: the command as data (``payload`` as a dict, its
         read-only view cannot be pickled; ``core.frozen_state``), without ``apply`` and ``prepare``.
         Why drop them: they are handles into the host process that ran the kernel (closures over
         its state, usually not picklable at all), and a command shipped to another process must not

@@ -174,6 +174,7 @@ def test_runs_with_binding_calls_commands_and_audit_events_round_trip(backend: s
     assert world == [5]
     shipped = pickle.loads(pickle.dumps(queued))
     assert [c.applicable for c in shipped.commands] == [False], "a pickled command cannot be applied"
+    assert copy.copy(queued.commands[0]) is queued.commands[0], "immutable: its own shallow copy"
     snapshot = copy.deepcopy(queued)
     assert [c.applicable for c in snapshot.commands] == [True]
     assert snapshot.commands[0].payload is not queued.commands[0].payload

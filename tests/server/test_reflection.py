@@ -16,7 +16,7 @@ import httpx
 
 from dotboxd.core.visible import CLIP
 from tests.server.events_helpers import open_session
-from tests.server.helpers import auth, running_server
+from tests.server.helpers import SPIN, auth, running_server
 
 BIDI = "\u202e"
 ESCAPE = "\x1b[2J"
@@ -58,6 +58,19 @@ def test_unknown_ids_names_and_members_are_quoted_clipped() -> None:
         assert str(member["pointer"]).startswith("/\\u202e\\u001b") and str(member["pointer"]).endswith("...")
         media = http.post("/v1/extensions", content=b"{}", headers={"Content-Type": "text/" + LONG})
         _assert_not_reflected(media, 415)
+
+
+def test_an_unknown_entrypoint_is_quoted_clipped_in_the_run_result() -> None:
+    with running_server() as (server, _), httpx.Client(base_url=server.url, headers=auth()) as http:
+        extension = http.post("/v1/extensions", json={"kernel": SPIN}).json()["id"]
+        for backend in ("reference", "optimized"):
+            answer = http.post(
+                f"/v1/extensions/{extension}/invoke",
+                json={"entrypoint": HOSTILE, "args": [1], "backend": backend},
+            )
+            assert answer.status_code == 200 and answer.json()["code"] == "R-ENTRY-UNKNOWN"
+            text = answer.text
+            assert BIDI not in text and "Z" * (CLIP + 1) not in text and "\\u202e" in text
 
 
 def test_an_unknown_plugin_is_quoted_clipped() -> None:
