@@ -235,3 +235,31 @@ def test_sandbox_values_copy_with_their_shape_and_stay_immutable() -> None:
             with pytest.raises(AttributeError, match="immutable"):
                 copied.shape = None
     assert pickle.loads(pickle.dumps(short)).items == (1, 2)
+
+
+_MAPS = """module "m" version "1.0.0";
+entrypoint fn echo(ev Map<String, I32>) -> Map<String, I32> { return ev; }
+entrypoint fn build(n I32) -> Map<I32, I32> {
+    m = map.empty[Map<I32, I32>]();
+    for i in 0 .. n { m = map.set(m, i, i * 2); }
+    return m;
+}
+entrypoint fn grow(n I32) -> List<I32> { l = list.empty[I32](); for i in 0 .. n { l = list.add(l, i); } return l; }
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_values_of_every_internal_form_round_trip(backend: str) -> None:
+    """A host event's map (``TokenEntries``), an owned map handed out of a bulk loop
+    (``TableEntries``, optimized backend), a HAMT and a grown list come back equal, shape included."""
+    host = _host()
+    plan = host.prepare(_MAPS)
+    forms: set[str] = set()
+    for _ in range(2):  # the second round takes the compiled code (and the fast lane)
+        for entry, args in (("echo", [{"a": 1, "b": 2}]), ("build", [50]), ("grow", [300])):
+            result = host.execute(plan, entry, args, backend=backend)
+            assert result.ok, result.error
+            forms.add(type(getattr(result.value, "entries", result.value)).__name__)
+            assert_copies(result)
+    assert {"TokenEntries", "ListValue"} <= forms
+    assert ("TableEntries" in forms) == (backend == "optimized")
