@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, overload
 
+from dotboxd.core.frozen_state import frozen_state, restore_frozen_state
 from dotboxd.core.values import frozen_constructor
 
 KINDS = frozenset(
@@ -95,6 +96,15 @@ class AuditEvent:
     fields: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     host_exception: BaseException | None = field(default=None, compare=False, repr=False)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What ``pickle`` and ``copy`` carry: every field, ``fields`` as a plain dict (its read-only
+        view cannot be pickled; ``core.frozen_state``)."""
+        return frozen_state(self, _EVENT_VIEWS)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """The inverse of ``__getstate__``: ``fields`` behind a new read-only view again."""
+        restore_frozen_state(self, state, _EVENT_VIEWS)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "runId": self.run_id,
@@ -112,6 +122,9 @@ class AuditEvent:
             "fields": dict(self.fields),
         }
 
+
+_EVENT_VIEWS = frozenset({"fields"})
+"""The fields of ``AuditEvent`` held behind a read-only view (``core.frozen_state``)."""
 
 Observer = Callable[[AuditEvent], None]
 
@@ -231,6 +244,11 @@ class AuditTrail(Sequence[AuditEvent]):
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]  # equal to tuples, so it cannot hash like an object
+
+    def __reduce__(self) -> tuple[type[AuditTrail], tuple[tuple[AuditEvent, ...]]]:
+        """Pickled and copied as the trail of its events, every one built: the held-back summary's
+        builder is a closure over the run, which neither pickles nor belongs in a copy."""
+        return (AuditTrail, (self._all(),))
 
     def __repr__(self) -> str:
         return repr(self._all())

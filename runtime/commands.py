@@ -23,11 +23,13 @@ A command with neither is data for a host that applies it itself (``apply_comman
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol
 
+from dotboxd.core.frozen_state import frozen_state, restore_frozen_state
 from dotboxd.runtime.errors import SandboxError
 
 
@@ -93,10 +95,45 @@ class Command:
     sequence: int = 0
     prepare: Prepare | None = field(default=None, compare=False, repr=False)
 
+    def __copy__(self) -> Command:
+        """The command itself: it is immutable (a shallow copy keeps ``apply`` and ``prepare``)."""
+        return self
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What ``pickle`` carries: the command as data (``payload`` as a dict, its
+        read-only view cannot be pickled; ``core.frozen_state``), without ``apply`` and ``prepare``.
+        Why drop them: they are handles into the host process that ran the kernel (closures over
+        its state, usually not picklable at all), and a command shipped to another process must not
+        be able to change that process's copy of the world; the copy is data a host may apply
+        itself (``applicable`` is False). ``copy.deepcopy`` keeps them (``__deepcopy__``)."""
+        return frozen_state(self, _VIEWS, _HANDLES)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """The inverse of ``__getstate__``: ``payload`` behind a new read-only view again."""
+        restore_frozen_state(self, state, _VIEWS)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Command:
+        """A snapshot in this process: the payload copied deeply, ``apply`` and ``prepare`` the same
+        callables (as ``copy.deepcopy`` treats any function)."""
+        state = frozen_state(self, _VIEWS)
+        handles = {name: state.pop(name) for name in _HANDLES}
+        state = copy.deepcopy(state, memo)
+        state.update(handles)
+        twin = object.__new__(Command)
+        restore_frozen_state(twin, state, _VIEWS)
+        return twin
+
     @property
     def applicable(self) -> bool:
         """Whether the host API applies this command itself (it has ``prepare`` or ``apply``)."""
         return self.prepare is not None or self.apply is not None
+
+
+_VIEWS = frozenset({"payload"})
+"""The fields of ``Command`` held behind a read-only view (``core.frozen_state``)."""
+
+_HANDLES = frozenset({"apply", "prepare"})
+"""The fields of ``Command`` that are callables of the host process (not pickled)."""
 
 
 class CommandBuffer:

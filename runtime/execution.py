@@ -53,6 +53,7 @@ from dotboxd.core.values import (
     shape_of,
     utf16_len,
 )
+from dotboxd.core.visible import clipped
 from dotboxd.runtime.audit import AuditEvent, AuditTrail, Observer, new_summary_event, safe_field
 from dotboxd.runtime.awaiting import Awaiter
 from dotboxd.runtime.commands import Command
@@ -652,7 +653,9 @@ class EntryCall:
                 suggestion = did_you_mean(self.entrypoint, plan.entrypoints)
                 raise SandboxError(
                     "R-ENTRY-UNKNOWN",
-                    f"no entrypoint named '{self.entrypoint}'" + (f"; {suggestion}" if suggestion else ""),
+                    # the name is the caller's (a server client's): quoted clipped and visible
+                    f"no entrypoint named '{clipped(self.entrypoint)}'"
+                    + (f"; {suggestion}" if suggestion else ""),
                 )
             return_type = self.return_type
             # inputs: arity and types (``read_inputs``), then the bounds, then the shape charges

@@ -19,14 +19,16 @@ JSON, the wrong shape, larger than ``max_response_bytes``, or not complete withi
 ``R-HOST-INTERNAL`` DotBoxDError (``dotboxd.client.replies``); a server that cannot be reached, that
 resets the connection or sends no answer within ``timeout`` is an ``E-SERVER-UNREACHABLE``
 DotBoxDError with the httpx or socket error as its ``__cause__`` (``dotboxd.client.transport``); a
-server at its connection limit answers ``E-SERVER-BUSY``.
+server at its connection limit answers ``E-SERVER-BUSY``. An event stream the server closed or
+dropped is ``E-SERVER-UNREACHABLE`` too, from ``receive`` and from iteration (``for message in
+events``), which ends quietly only at a clean close (code 1000 or 1001, or the client's own).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 from urllib.parse import quote
@@ -47,7 +49,7 @@ from dotboxd.client.replies import (
     member,
     usage_of,
 )
-from dotboxd.client.transport import TRANSPORT_ERRORS, unreachable
+from dotboxd.client.transport import STREAM_CLOSED, TRANSPORT_ERRORS, stream_closed, unreachable
 from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, DotBoxDException, reject
 
 DEFAULT_TIMEOUT = 30.0
@@ -173,10 +175,19 @@ def _event(raw: str | bytes) -> dict[str, Any]:
 
 def _no_session(error: BaseException, timeout: float) -> BaseException:
     """What ``subscribe`` raises when the first frame is not a session: a silent server is a
-    DotBoxDError too, not the WebSocket library's TimeoutError."""
+    DotBoxDError too, not the WebSocket library's TimeoutError, and so is a server that closes the
+    stream first (``E-SERVER-UNREACHABLE``, its exception as the ``__cause__``)."""
     if isinstance(error, TimeoutError):
         return reject("R-HOST-INTERNAL", f"the server did not open an event session within {timeout:g} s")
+    if isinstance(error, STREAM_CLOSED):
+        return stream_closed(error)
     return error
+
+
+def _session_cause(error: BaseException) -> BaseException | None:
+    """The ``__cause__`` ``_no_session``'s refusal keeps: the library's exception of a closed
+    stream (as for ``receive``), nothing for the others (their refusal says it all)."""
+    return error if isinstance(error, STREAM_CLOSED) else None
 
 
 def _session_of(first: dict[str, Any]) -> str:
@@ -225,11 +236,28 @@ class EventStream(_ClosedOnExit):
             self.session = _session_of(_event(connection.recv(timeout=timeout)))
         except BaseException as error:
             connection.close()  # a server that does not open a session keeps no socket of ours
-            raise _no_session(error, timeout) from None
+            raise _no_session(error, timeout) from _session_cause(error)
 
     def receive(self, timeout: float | None = None) -> dict[str, Any]:
-        """The next message; TimeoutError when none comes in ``timeout`` seconds."""
-        return _event(self._connection.recv(timeout=timeout))
+        """The next message; TimeoutError when none comes in ``timeout`` seconds, an
+        ``E-SERVER-UNREACHABLE`` DotBoxDError once the stream is closed (by the server, a broken
+        connection, or ``close``), the WebSocket library's exception as its ``__cause__``."""
+        try:
+            return _event(self._connection.recv(timeout=timeout))
+        except STREAM_CLOSED as error:
+            raise stream_closed(error) from error
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        """Every message as it comes, until the stream is closed: a clean close (the client's own,
+        or the server's close frame with code 1000 or 1001) ends the iteration; any other end (a
+        reset, a frame cut off, an error code) raises what ``receive`` raises."""
+        while True:
+            try:
+                yield _event(self._connection.recv())
+            except websockets.exceptions.ConnectionClosedOK:
+                return
+            except STREAM_CLOSED as error:
+                raise stream_closed(error) from error
 
     def close(self) -> None:
         self._connection.close()
@@ -243,8 +271,22 @@ class AsyncEventStream(_AsyncClosedOnExit):
         self.session = session
 
     async def receive(self, timeout: float | None = None) -> dict[str, Any]:
-        async with asyncio.timeout(timeout):
-            return _event(await self._connection.recv())
+        """As ``EventStream.receive``."""
+        try:
+            async with asyncio.timeout(timeout):
+                return _event(await self._connection.recv())
+        except STREAM_CLOSED as error:
+            raise stream_closed(error) from error
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        """As ``EventStream.__iter__``."""
+        while True:
+            try:
+                yield _event(await self._connection.recv())
+            except websockets.exceptions.ConnectionClosedOK:
+                return
+            except STREAM_CLOSED as error:
+                raise stream_closed(error) from error
 
     async def aclose(self) -> None:
         await self._connection.close()
@@ -452,7 +494,7 @@ class AsyncDotBoxDClient(_Endpoint, _AsyncClosedOnExit):
             session = _session_of(_event(await asyncio.wait_for(connection.recv(), self.timeout)))
         except BaseException as error:
             await connection.close()
-            raise _no_session(error, self.timeout) from None
+            raise _no_session(error, self.timeout) from _session_cause(error)
         return AsyncEventStream(connection, session)
 
     async def install_plugin(self, session: str, envelope: Mapping[str, Any]) -> dict[str, Any]:

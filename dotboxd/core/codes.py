@@ -313,7 +313,8 @@ _TABLE: tuple[CodeInfo, ...] = (
     CodeInfo(
         "E-SERVER-UNREACHABLE",
         Category.HOST_FAILURE,
-        "the client could not reach the server, or the connection failed or timed out before an answer",
+        "the client could not reach the server, the connection failed or timed out before an answer, or "
+        "the server closed the event stream being read",
     ),
     # --- event kernels (issue 15): plugin envelopes installed into an EventHub ----------------
     CodeInfo("E-EVENT-CONTRACT", _V, "a plugin envelope targets an event contract this host does not serve"),

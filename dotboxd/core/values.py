@@ -409,6 +409,11 @@ class ListValue:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("sandbox values are immutable")
 
+    def __reduce__(self) -> tuple[type[ListValue], tuple[tuple[Value, ...], Shape]]:
+        """Pickled and copied as its items and shape: a new list with a buffer of its own (the
+        shared buffer's longer versions are no part of this one). Immutable values need no more."""
+        return (ListValue, (self.items, self.shape))
+
     @property
     def items(self) -> tuple[Value, ...]:
         """The items, as a new tuple (O(len)): for reading the whole list; ``lst[i]`` reads one."""
@@ -622,6 +627,11 @@ class MapValue:
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("sandbox values are immutable")
+
+    def __reduce__(self) -> tuple[type[MapValue], tuple[list[tuple[Value, Value]], Shape]]:
+        """Pickled and copied as its entries (canonical order) and shape; the copy's entries are a
+        HAMT whatever this map's are (``TableEntries``/``TokenEntries`` are not observable)."""
+        return (MapValue, (self.sorted_entries(), self.shape))
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -892,6 +902,10 @@ class RecordValue:
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("sandbox values are immutable")
+
+    def __reduce__(self) -> tuple[type[RecordValue], tuple[tuple[Value, ...], Shape]]:
+        """Pickled and copied as its fields and shape."""
+        return (RecordValue, (self.fields, self.shape))
 
     def __len__(self) -> int:
         return len(self.fields)

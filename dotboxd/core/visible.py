@@ -32,3 +32,14 @@ def visible(text: str, keep: str = "") -> str:
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() or ch in keep else _escape(ch) for ch in text)
+
+
+CLIP = 64
+"""How many characters of a client's own text (a path, an id, a member or parameter name) an error
+answer quotes: enough to recognise it, never the megabyte a client sent."""
+
+
+def clipped(text: str, limit: int = CLIP) -> str:
+    """Untrusted text as an error may quote it: at most ``limit`` characters (then ``...``), made
+    ``visible``, so an answer never reflects what a client sent verbatim or at any length."""
+    return visible(text[:limit]) + ("..." if len(text) > limit else "")

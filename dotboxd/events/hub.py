@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dotboxd.core.diagnostics import DotBoxDError, reject
+from dotboxd.core.visible import clipped
 from dotboxd.events.binding_rules import ArgSource, check_entrypoints, check_subscriptions, relocate
 from dotboxd.events.contracts import EventContract
 from dotboxd.events.envelope import Envelope, read_envelope
@@ -261,8 +262,8 @@ class EventHub:
         if record is None:
             raise reject(
                 "E-EVENT-NOT-INSTALLED",
-                f"no plugin {plugin_id!r} is installed for this owner",
-                plugin=plugin_id,
+                f"no plugin {clipped(plugin_id)!r} is installed for this owner",
+                plugin=clipped(plugin_id),
             )
         return record
 

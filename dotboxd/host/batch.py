@@ -87,3 +87,8 @@ class BatchResults(Sequence[ExecutionResult]):
 
     def __repr__(self) -> str:
         return f"BatchResults({len(self._rows)} rows)"
+
+    def __reduce__(self) -> tuple[type[BatchResults], tuple[list[ExecutionResult], None, None]]:
+        """Pickled and copied as the list of its results, every one built: the builders and the
+        lock are this process's (``ExecutionResult`` pickles itself)."""
+        return (BatchResults, (list(self), None, None))

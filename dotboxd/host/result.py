@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
+from dotboxd.core.frozen_state import frozen_state, restore_frozen_state
 from dotboxd.core.types import SandboxType, to_type_ref
 from dotboxd.core.values import Value, encode_typed, frozen_constructor
 from dotboxd.host.settled import SettledLater
@@ -65,6 +66,15 @@ class ExecutionResult(SettledLater):
     """The OS isolation layers the run's worker had in force (``isolation="worker"``); empty for
     an in-process run."""
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What ``pickle`` and ``copy`` carry: every field, ``binding_calls`` as a plain dict (its
+        read-only view cannot be pickled; ``core.frozen_state``). A deferred result is settled first."""
+        return frozen_state(self, _VIEWS)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """The inverse of ``__getstate__``: ``binding_calls`` behind a new read-only view again."""
+        restore_frozen_state(self, state, _VIEWS)
+
     @property
     def fuel_used(self) -> int:
         return self.usage.fuel_used
@@ -108,6 +118,9 @@ class ExecutionResult(SettledLater):
             out["isolationLayers"] = list(self.isolation_layers)
         return out
 
+
+_VIEWS = frozenset({"binding_calls"})
+"""The fields of ``ExecutionResult`` held behind a read-only view (``core.frozen_state``)."""
 
 new_execution_result = frozen_constructor(ExecutionResult)
 """``ExecutionResult(...)`` without the frozen ``__init__`` (one per host call; see ``frozen_constructor``)."""

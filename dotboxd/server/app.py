@@ -24,9 +24,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from dotboxd.core.diagnostics import DotBoxDError, reject
+from dotboxd.core.visible import clipped
 from dotboxd.host.result import ExecutionResult
 from dotboxd.server.event_routes import EventRoutes
-from dotboxd.server.httpio import allowed_keys, diagnostics_response, read_json_body
+from dotboxd.server.httpio import allowed_keys, check_query, diagnostics_response, read_json_body
 from dotboxd.server.openapi import openapi_document
 from dotboxd.server.rpc import call_method, decode_args
 from dotboxd.server.state import ServerState, Tenant
@@ -42,8 +43,8 @@ class ServerApp:
         self.state = state
         self.limiter = anyio.CapacityLimiter(state.config.limits.run_threads)
         routes: list[BaseRoute] = [
-            Route("/health", self.health, methods=["GET"]),
-            Route("/openapi.json", self.openapi, methods=["GET"]),
+            Route("/health", self._open(self.health), methods=["GET"]),
+            Route("/openapi.json", self._open(self.openapi), methods=["GET"]),
             Route("/v1/rpc", self._authed(self.rpc_list), methods=["GET"]),
             Route("/v1/rpc/{method}", self._authed(self.rpc_call), methods=["POST"]),
             Route("/v1/extensions", self._authed(self.extension_list), methods=["GET"]),
@@ -70,21 +71,39 @@ class ServerApp:
         # an empty token never authenticates, even if a config lists the hash of the empty string
         return self.state.tenant_for_token(token) if scheme.lower() == "bearer" and token else None
 
-    def _authed(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    def _authed(
+        self, handler: Handler, query: tuple[str, ...] = ()
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """``handler`` behind the token check (401 first), then the query check: a route takes only
+        the query parameters in ``query``, each once (``httpio.check_query``)."""
+
         async def endpoint(request: Request) -> Response:
             tenant = self.tenant_of(request.headers.get("authorization", ""))
             if tenant is None:
                 self.state.audit.record("auth-failed", "", request.url.path, "401")
                 return Response(status_code=401, headers={"WWW-Authenticate": "Bearer"})
             try:
+                check_query(request, query)
                 return await handler(request, tenant)
             except DotBoxDError as error:
                 self.state.audit.record("refused", tenant.name, request.url.path, error.code)
                 return diagnostics_response(error)
 
-        endpoint.__name__ = handler.__name__
-        endpoint.__doc__ = handler.__doc__
-        return endpoint
+        return _described(endpoint, handler, query)
+
+    def _open(
+        self, handler: Callable[[Request], Awaitable[Response]]
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """An open route (no token) that takes no query parameters (``httpio.check_query``)."""
+
+        async def endpoint(request: Request) -> Response:
+            try:
+                check_query(request)
+            except DotBoxDError as error:
+                return diagnostics_response(error)
+            return await handler(request)
+
+        return _described(endpoint, handler, ())
 
     async def read_body(self, request: Request, allowed: set[str]) -> dict[str, Any]:
         limits = self.state.config.limits
@@ -106,11 +125,13 @@ class ServerApp:
             self.state.audit.record("auth-failed", "", path, "401")
             return Response(status_code=401, headers={"WWW-Authenticate": "Bearer"})
         status = exc.status_code if isinstance(exc, HTTPException) else 400
+        # the method and path are the client's: quoted clipped and escaped, never as sent
+        method, shown = clipped(request.method, 16), clipped(path)
         if status == 405:
             allowed = self._methods_of(path)
             error = reject(
                 "E-SERVER-NOT-FOUND",
-                f"{request.method} {path}: the route does not take {request.method}",
+                f"{method} {shown}: the route does not take {method}",
                 hint=f"allowed: {', '.join(allowed)}",
                 status=405,
             )
@@ -118,7 +139,8 @@ class ServerApp:
             response.headers["Allow"] = ", ".join(allowed)
             return response
         code = "E-SERVER-NOT-FOUND" if status == 404 else "E-SERVER-REQUEST"
-        error = reject(code, f"{request.method} {path}: HTTP {status}", status=status)
+        hint = "the routes are listed at GET /openapi.json" if status == 404 else ""
+        error = reject(code, f"{method} {shown}: HTTP {status}", hint=hint, status=status)
         return diagnostics_response(error, status)
 
     def _methods_of(self, path: str) -> list[str]:
@@ -231,6 +253,18 @@ class ServerApp:
         self.state.host.release(extension.plan)  # no dispatch record keeps the dropped plan alive
         self.state.audit.record("uninstall", tenant.name, extension.id)
         return JSONResponse({"removed": extension.id})
+
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+def _described(endpoint: Endpoint, handler: Callable[..., Any], query: tuple[str, ...]) -> Endpoint:
+    """``endpoint`` named and documented as ``handler``, its query parameters kept as
+    ``query_parameters`` (the OpenAPI document lists them)."""
+    endpoint.__name__ = handler.__name__
+    endpoint.__doc__ = handler.__doc__
+    endpoint.query_parameters = query  # type: ignore[attr-defined]
+    return endpoint
 
 
 def _result_json(result: ExecutionResult) -> dict[str, Any]:

@@ -18,6 +18,8 @@ import time
 from collections import deque
 from typing import Any
 
+from dotboxd.core.visible import visible
+
 LOGGER = logging.getLogger("dotboxd.server.audit")
 RING_SIZE = 1024
 MAX_TEXT = 256
@@ -27,10 +29,12 @@ hold gigabytes (and write them to the log)."""
 
 
 def clip(text: str) -> str:
-    """``text``, or its first ``MAX_TEXT`` characters and how many were cut."""
+    """``text``, or its first ``MAX_TEXT`` characters and how many were cut, every invisible or
+    terminal-controlling character escaped (``core.visible``): an operator reading the ring or the
+    log sees what the client sent, never a bidi override or an escape sequence acting on it."""
     if len(text) <= MAX_TEXT:
-        return text
-    return f"{text[:MAX_TEXT]}...({len(text) - MAX_TEXT} more)"
+        return visible(text)
+    return f"{visible(text[:MAX_TEXT])}...({len(text) - MAX_TEXT} more)"
 
 
 class AuditLog:

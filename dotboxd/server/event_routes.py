@@ -27,26 +27,12 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from dotboxd.core.diagnostics import DotBoxDError, reject
 from dotboxd.events.hub import EventHub
-from dotboxd.server.httpio import diagnostics_response
+from dotboxd.server.httpio import check_query, diagnostics_response
 from dotboxd.server.sessions import OVERFLOW_CLOSE_CODE, Session, Sessions
 from dotboxd.server.state import Tenant
 
 if TYPE_CHECKING:
     from dotboxd.server.app import ServerApp
-
-
-def _only_session(request: Request) -> str | None:
-    """The one ``session`` query parameter: a second one, or another parameter, is refused as a body's
-    duplicate or unknown member is (``?session=A&session=B`` would otherwise act on B silently)."""
-    params = request.query_params
-    for name in params:
-        if name != "session":
-            raise reject(
-                "E-SERVER-REQUEST", f"unknown query parameter {name[:64]!r}", hint="allowed: session"
-            )
-    if len(params.getlist("session")) > 1:
-        raise reject("E-SERVER-REQUEST", "the query parameter 'session' is given more than once")
-    return params.get("session")
 
 
 class EventRoutes:
@@ -69,12 +55,12 @@ class EventRoutes:
 
         hub.on_disconnect = on_disconnect
 
-    def routes(self, authed: Callable[[Any], Callable[[Request], Awaitable[Response]]]) -> list[BaseRoute]:
+    def routes(self, authed: Callable[..., Callable[[Request], Awaitable[Response]]]) -> list[BaseRoute]:
         return [
             WebSocketRoute("/v1/events", self.events_socket),
             Route("/v1/plugins", authed(self.plugin_install), methods=["POST"]),
             Route("/v1/plugins/{id}/settings", authed(self.plugin_settings), methods=["PATCH"]),
-            Route("/v1/plugins/{id}", authed(self.plugin_uninstall), methods=["DELETE"]),
+            Route("/v1/plugins/{id}", authed(self.plugin_uninstall, ("session",)), methods=["DELETE"]),
         ]
 
     # --- HTTP ---------------------------------------------------------------------------------
@@ -126,7 +112,7 @@ class EventRoutes:
 
     async def plugin_uninstall(self, request: Request, tenant: Tenant) -> Response:
         """Unload one plugin of an event session (all of them are unloaded when the socket closes)."""
-        session = self.sessions.get(tenant.name, _only_session(request))
+        session = self.sessions.get(tenant.name, request.query_params.get("session"))  # checked: once at most
         plugin_id = request.path_params["id"]
         await self.app.off_loop(partial(self.hub.uninstall, session.owner, plugin_id))
         self.state.audit.record("plugin-uninstall", tenant.name, plugin_id)
@@ -142,6 +128,11 @@ class EventRoutes:
             await websocket.send_denial_response(
                 Response(status_code=401, headers={"WWW-Authenticate": "Bearer"})
             )
+            return
+        try:
+            check_query(websocket)  # after the token check, as on every /v1 route
+        except DotBoxDError as error:
+            await websocket.send_denial_response(diagnostics_response(error))
             return
         await websocket.accept()
         session = self.sessions.open(tenant.name, self.state.config.limits.ws_queue_size)

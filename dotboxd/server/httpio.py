@@ -23,11 +23,12 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse
 
 from dotboxd.core.diagnostics import DotBoxDError, reject
 from dotboxd.core.jsonread import HOST_DOCUMENT_BUDGETS, read_json
+from dotboxd.core.visible import clipped
 
 REQUEST_MAX_DEPTH = 64
 """Deepest JSON nesting a request may have: a module object nests well under this (the
@@ -94,7 +95,7 @@ JSON_MEDIA_TYPE = "application/json"
 
 
 def _unsupported(declared: str | None) -> DotBoxDError:
-    got = "no Content-Type" if declared is None else f"Content-Type {declared[:80]!r}"
+    got = "no Content-Type" if declared is None else f"Content-Type {clipped(declared)!r}"
     return reject(
         "E-SERVER-REQUEST",
         f"the request body must be {JSON_MEDIA_TYPE} (got {got})",
@@ -131,13 +132,41 @@ async def read_json_body(request: Request, max_bytes: int, timeout_seconds: floa
     return value
 
 
+def _pointer_token(name: str) -> str:
+    """``name`` (clipped) as one JSON Pointer reference token (RFC 6901: ``~`` and ``/`` escaped)."""
+    return clipped(name).replace("~", "~0").replace("/", "~1")
+
+
+def _unknown(what: str, name: str, pointer: str, hint: str) -> DotBoxDError:
+    """The refusal of a request member or query parameter the route does not take (the client's
+    name quoted clipped; ``pointer`` already names it)."""
+    return reject("E-SERVER-REQUEST", f"unknown {what} {clipped(name)!r}", pointer, hint=hint)
+
+
 def allowed_keys(body: dict[str, Any], allowed: set[str]) -> None:
     """Refuse unknown members of a request object (a typo must not be silently ignored)."""
     for key in body:
         if key not in allowed:
+            raise _unknown("member", key, "/" + _pointer_token(key), f"allowed: {', '.join(sorted(allowed))}")
+
+
+def _allowed_hint(allowed: tuple[str, ...]) -> str:
+    return f"allowed: {', '.join(allowed)}" if allowed else "this route takes no query parameters"
+
+
+def check_query(request: HTTPConnection, allowed: tuple[str, ...] = ()) -> None:
+    """Refuse a query parameter the route does not take, or one it takes given twice: 400
+    ``E-SERVER-REQUEST`` at pointer ``/query/<name>`` with a hint naming the allowed ones. Why: an
+    ignored typo (``?sesion=``) or a silently resolved repeat (``?session=A&session=B``) acts on
+    something the client did not mean, and a client learns nothing of it."""
+    params = request.query_params
+    for name in params:
+        if name not in allowed:
+            raise _unknown("query parameter", name, "/query/" + _pointer_token(name), _allowed_hint(allowed))
+        if len(params.getlist(name)) > 1:
             raise reject(
                 "E-SERVER-REQUEST",
-                f"unknown member {key!r}",
-                "/" + key.replace("~", "~0").replace("/", "~1"),
-                hint=f"allowed: {', '.join(sorted(allowed))}",
+                f"the query parameter {name!r} is given more than once",
+                "/query/" + _pointer_token(name),
+                hint=f"give it once; {_allowed_hint(allowed)}",
             )

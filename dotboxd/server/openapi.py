@@ -60,7 +60,7 @@ _BODIES: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 
-def _operation(path: str, method: str, summary: str) -> dict[str, Any]:
+def _operation(path: str, method: str, summary: str, query: Sequence[str] = ()) -> dict[str, Any]:
     op: dict[str, Any] = {
         "summary": summary,
         "responses": {"200": {"description": "success"}, "4XX": _DIAGNOSTICS, "503": _BUSY},
@@ -69,10 +69,11 @@ def _operation(path: str, method: str, summary: str) -> dict[str, Any]:
         op["security"] = [{"bearer": []}]
         op["responses"]["401"] = {"description": "missing or unknown token (empty body)"}
     params = [part[1:-1] for part in path.split("/") if part.startswith("{")]
-    if params:
-        op["parameters"] = [
-            {"name": p, "in": "path", "required": True, "schema": {"type": "string"}} for p in params
-        ]
+    parameters = [{"name": p, "in": "path", "required": True, "schema": {"type": "string"}} for p in params]
+    # the only query parameters a route takes (any other, or one given twice, is refused with 400)
+    parameters += [{"name": q, "in": "query", "required": True, "schema": {"type": "string"}} for q in query]
+    if parameters:
+        op["parameters"] = parameters
     body = _BODIES.get((method, path))
     if body is not None:
         op["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
@@ -91,7 +92,10 @@ def openapi_document(routes: Sequence[BaseRoute]) -> dict[str, Any]:
         for method in sorted(route.methods or ()):
             if method == "HEAD":
                 continue
-            paths.setdefault(route.path, {})[method.lower()] = _operation(route.path, method.lower(), summary)
+            query = getattr(route.endpoint, "query_parameters", ())
+            paths.setdefault(route.path, {})[method.lower()] = _operation(
+                route.path, method.lower(), summary, query
+            )
     return {
         "openapi": "3.1.0",
         "info": {"title": "dotboxd server", "version": "1"},

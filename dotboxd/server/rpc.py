@@ -26,6 +26,7 @@ from dotboxd.core.bindings import HintProblem, sandbox_type_from_hint
 from dotboxd.core.diagnostics import DotBoxDError, reject
 from dotboxd.core.types import SandboxType, to_type_ref
 from dotboxd.core.values import SandboxFault, coerce_host_value, decode_typed, encode_typed
+from dotboxd.core.visible import clipped
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
@@ -105,7 +106,7 @@ class RpcTable:
     def get(self, name: str) -> RpcMethod:
         method = self._methods.get(name)
         if method is None:
-            raise reject("E-SERVER-NOT-FOUND", f"no RPC method named {name!r}", "/method")
+            raise reject("E-SERVER-NOT-FOUND", f"no RPC method named {clipped(name)!r}", "/method")
         return method
 
     def names(self) -> list[str]:

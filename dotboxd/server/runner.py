@@ -1,7 +1,8 @@
 """Serving the app with uvicorn: in the foreground (``dotboxd serve``) or on a thread (tests, embedding).
 
 uvicorn is configured for hostile clients: a connection cap (``max_connections``: past it new
-requests get 503 with an ``E-SERVER-BUSY`` diagnostic and ``Retry-After``), an answer deadline (a
+requests get 503 with an ``E-SERVER-BUSY`` diagnostic and ``Retry-After``, once connections idle
+between requests have been closed to make room), an answer deadline (a
 client that takes no byte of an answer for ``send_timeout_seconds`` is disconnected), a keep-alive timeout, bounded h11 header buffers, WebSocket frame size and queue
 limits, and a header deadline (``header_timeout_seconds``) enforced by a small protocol subclass:
 uvicorn itself waits forever for the headers of a request that trickles in one byte at a time. The
@@ -12,6 +13,7 @@ Body trickles are cut by the app (``httpio.read_body``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import threading
@@ -91,6 +93,9 @@ def _header_deadline_protocol(seconds: float, send_seconds: float) -> type[H11Pr
         _deadline: asyncio.TimerHandle | None = None
         _stalled: asyncio.TimerHandle | None = None
         _half_closed = False
+        _idle_since: float | None = None
+        """When this connection's last answer was complete and it went idle between requests (keep-
+        alive); None while a request is under way, before the first one, or once closing."""
 
         def __init__(
             self,
@@ -108,12 +113,59 @@ def _header_deadline_protocol(seconds: float, send_seconds: float) -> type[H11Pr
             self.app = self._capped_app
 
         def _at_cap(self, own_tasks: int) -> bool:
-            """uvicorn's test of the cap; ``own_tasks`` of ``tasks`` are this request's own."""
+            """uvicorn's test of the cap (``own_tasks`` of ``tasks`` are this request's own), after
+            idle keep-alive connections made room: a request that finds the cap reached closes as
+            many connections idle between requests as it needs, longest idle first, instead of
+            being refused because of them (``_reclaim_idle``)."""
             cap = self._cap
-            busy = cap is not None and (len(self.connections) >= cap or len(self.tasks) - own_tasks >= cap)
+            if cap is None:
+                return False
+            connections = len(self.connections)
+            if connections >= cap:  # closing ones (reclaimed, not gone yet) hold no slot
+                connections = sum(1 for c in self.connections if not _closing(c))
+            if connections >= cap:
+                connections -= self._reclaim_idle(connections - cap + 1)
+            busy = connections >= cap or len(self.tasks) - own_tasks >= cap
             if busy:
                 self.logger.warning("Exceeded concurrency limit.")
             return busy
+
+        def _reclaim_idle(self, wanted: int) -> int:
+            """Close up to ``wanted`` other connections that sit idle between requests (keep-alive:
+            their last answer complete, no byte of a next request yet), longest idle first; how many.
+            Why: an idle keep-alive connection holds a slot of ``max_connections`` for up to the
+            keep-alive timeout, so a few clients' connection pools could lock out every active client
+            (E-SERVER-BUSY) while doing nothing; RFC 9112 lets a server close an idle persistent
+            connection at any time, and clients retry on a new one. A connection that has sent none
+            of its first request is not reclaimed (it may be about to; the header deadline bounds
+            it), nor one in the middle of a request, nor an event WebSocket."""
+            idle = sorted(
+                (
+                    c
+                    for c in self.connections
+                    if c is not self and isinstance(c, HeaderDeadlineProtocol) and c._idle()
+                ),
+                key=lambda c: c._idle_since or 0.0,
+            )
+            for connection in idle[:wanted]:
+                connection._idle_since = None
+                # the FIN leaves now, before this request's answer: a client that reads that answer
+                # and reuses its pooled connection sees it closed (asyncio closes on a later turn)
+                sock = connection.transport.get_extra_info("socket")
+                if sock is not None:
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_WR)
+                connection.transport.close()
+            return min(wanted, len(idle))
+
+        def _idle(self) -> bool:
+            """Idle between requests: answered, nothing of a next request received, not closing."""
+            return (
+                self._idle_since is not None
+                and not self.transport.is_closing()
+                and (self.cycle is None or self.cycle.response_complete)
+                and not self.conn.trailing_data[0]
+            )
 
         async def _capped_app(self, scope: Any, receive: Any, send: Any) -> None:
             # uvicorn tests before adding the request's task to ``tasks``; here it is already in
@@ -152,6 +204,7 @@ def _header_deadline_protocol(seconds: float, send_seconds: float) -> type[H11Pr
                 self.transport.close()  # still waiting for a request's headers
 
         def data_received(self, data: bytes) -> None:
+            self._idle_since = None  # a byte of a next request: no longer idle
             if self.cycle is None or self.cycle.response_complete:
                 self._arm()  # bytes of a new request's head
             super().data_received(data)
@@ -204,8 +257,16 @@ def _header_deadline_protocol(seconds: float, send_seconds: float) -> type[H11Pr
             super().on_response_complete()
             if self._half_closed:
                 self.transport.close()  # the client can send no further request
+            elif self.cycle is None or self.cycle.response_complete:  # no pipelined request began
+                self._idle_since = self.loop.time()
 
     return HeaderDeadlineProtocol
+
+
+def _closing(connection: Any) -> bool:
+    """Whether a connection of the server's set is closing (closed by us, not yet gone from it)."""
+    transport = getattr(connection, "transport", None)
+    return transport is not None and transport.is_closing()
 
 
 def uvicorn_config(app: Any, host: str, port: int, limits: ServerLimits, **extra: Any) -> uvicorn.Config:

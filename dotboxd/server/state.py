@@ -18,6 +18,7 @@ from typing import Any
 
 from dotboxd.core.bindings import BindingDescriptor
 from dotboxd.core.diagnostics import reject
+from dotboxd.core.visible import clipped
 from dotboxd.events.hub import EventHub
 from dotboxd.host.sandbox_host import SandboxHost
 from dotboxd.plugins.loader import PluginManager
@@ -84,14 +85,14 @@ class Tenant:
         with self.lock:
             found = self.extensions.get(extension_id)
         if found is None:
-            raise reject("E-SERVER-NOT-FOUND", f"no installed extension {extension_id!r}", "/id")
+            raise reject("E-SERVER-NOT-FOUND", f"no installed extension {clipped(extension_id)!r}", "/id")
         return found
 
     def remove_extension(self, extension_id: str) -> Extension:
         with self.lock:
             found = self.extensions.pop(extension_id, None)
         if found is None:
-            raise reject("E-SERVER-NOT-FOUND", f"no installed extension {extension_id!r}", "/id")
+            raise reject("E-SERVER-NOT-FOUND", f"no installed extension {clipped(extension_id)!r}", "/id")
         return found
 
     def take_run(self) -> None:

@@ -752,11 +752,11 @@ class _AstVerifier:
             raise _fail("while loops have no else", loop)
         passes_once = False
         pool_level = self.block_pool is not None and self.pool_chunk is None
-        if pool_level and not (_KIND.get(type(test)) is ast.Constant and test.value is True):  # type: ignore[attr-defined]
+        if pool_level and not _is_true_constant(test):
             raise _fail("the loops of a block body are its pool loops", loop)
         if pool_level:
             self.pool_while(loop)
-        elif _KIND.get(type(test)) is ast.Constant and test.value is True:  # type: ignore[attr-defined]
+        elif _is_true_constant(test):
             if _is_reservation(body, 0):
                 self.reservation(loop, None)
             elif not _is_charge(body, 0):
@@ -1438,6 +1438,13 @@ def _ranges_over(iterator: ast.Call, reservation: ast.stmt) -> bool:
         and isinstance(stop.right, ast.Name)
         and stop.right.id == reserved
     )
+
+
+def _is_true_constant(test: ast.expr) -> bool:
+    """``True`` written as a plain constant (the test of a ``while True:`` loop). The kind check
+    comes first and decides which node classes pass, exactly as before; the ``isinstance`` only
+    narrows the type for mypy (every class ``_KIND`` maps to ``ast.Constant`` is one)."""
+    return _KIND.get(type(test)) is ast.Constant and isinstance(test, ast.Constant) and test.value is True
 
 
 def _bounds_test(test: ast.expr) -> bool:

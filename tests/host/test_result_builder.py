@@ -203,8 +203,7 @@ _OPERATIONS: dict[str, Any] = {
 @pytest.mark.parametrize("operation", list(_OPERATIONS))
 def test_deferred_result_copies_pickles_and_hashes_like_an_eager_one(operation: str) -> None:
     """Whatever the eager result does under each operation (succeeds with an equal outcome, or
-    refuses with the same exception - a ``MappingProxyType`` field cannot be pickled today), so
-    does the deferred one, read or not."""
+    refuses with the same exception), so does the deferred one, read or not."""
     host, plan = _deferred_host()
     result = host.execute(plan, "check", [7, 12], backend="optimized")
     expected = _eager_twin(host, plan, result)
