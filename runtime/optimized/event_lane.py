@@ -70,8 +70,8 @@ class EventSteps(NamedTuple):
     """A new run state of the bound artifact (disarmed)."""
     function: Callable[..., tuple[Value, int]]
     """The entrypoint's compiled function."""
-    read_event: EventRead | None
-    """The one-pass reader of the event (or its projecting twin); None: ``one`` reads every row."""
+    read_event: EventRead
+    """The one-pass reader of the event (or its projecting twin)."""
     one: Callable[..., LaneRecord]
     """The lane's general run of a row (``_runner``'s ``one``), given the run's start."""
     close: Callable[[RunState, Value, ErrorInfo | None, int, bool], RunRecord]
@@ -82,21 +82,16 @@ class EventSteps(NamedTuple):
     monotonic: Callable[[], float]
 
 
-def _no_event(raw: object) -> None:
-    """The reader of an entry without a one-pass reader: it reads no event (``one`` does)."""
-    del raw
-
-
 Defer = Callable[[Value, "ErrorInfo | None", Any], Any] | None
 """The host's deferred result builder, if the caller gave one (``FastLane.run``)."""
 
 
 def event_runner(steps: EventSteps) -> LaneRun:
-    """``FastLane.run`` for the bound artifact of an entry whose one charged input is a host event
-    and that checks no bounds (see the module docstring)."""
-    lane, recent_get, source, general, new_state, function, read, one, close, closed = steps[:10]
+    """``FastLane.run`` for the bound artifact of an entry whose one parameter is a host event read
+    by a one-pass reader, and that checks no bounds (see the module docstring). An entry with other
+    parameters besides its event runs on the lane's ``_run`` (every row through ``one``)."""
+    lane, recent_get, source, general, new_state, function, read_event, one, close, closed = steps[:10]
     room, wall_seconds, monotonic = steps[10:]
-    read_event: Callable[[object], Any] = _no_event if read is None else read
     plan, max_fuel, depth_left, audit_clock = lane.plan_id, lane.max_fuel, lane.depth_left, lane.audit_clock
     take = run_number_source()
     ready: deque[LazyRunState] = deque()  # this body's armed states (see the module docstring)
@@ -123,10 +118,12 @@ def event_runner(steps: EventSteps) -> LaneRun:
         state.lazy = (lane, run_key, started)
         cls = type(args)
         found = read_event(args[0]) if (cls is list or cls is tuple) and len(args) == 1 else None
-        if found is None or found[1] is None:  # not read, or its charges not kept: the meter's way
+        if found is None:  # not an event the reader takes: the lane's general run reads it
             return general_run(state, args, run_key, started, finish, defer)
         held, charges = found  # ASCII keys (a map of ``TokenEntries``, or its snapshot where
         # projected: rule 25): no UTF-16 scope; ``charge_inputs`` of this key set, kept by the reader
+        if charges is None:  # not counted without a meter: the general run charges it
+            return general_run(state, args, run_key, started, finish, defer)
         fuel, state.ticks, state.elements, state.strings = charges
         state.left = fuel
         try:

@@ -678,7 +678,9 @@ class FastLane:
         self.projects = self.event_project is not None and self.entry.entrypoint in artifact.projected
         read_event = self.event_project if self.projects else self.event_read
 
-        if first >= 0 and first == event and check_bounds is None:
+        if first >= 0 and first == event and check_bounds is None and read_event is not None:
+            # an entry whose one parameter is the event: its own closure (``event_lane``); an entry
+            # with other parameters besides takes ``_run``, every row through ``one``
             steps = EventSteps(
                 lane, recent_get, source, general, lambda: LazyRunState(cell[0]), function, read_event,
                 one, close, closed, room, wall_seconds, monotonic,
