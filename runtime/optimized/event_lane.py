@@ -142,7 +142,7 @@ def event_runner(steps: EventSteps) -> LaneRun:
         state.lazy = ()
         push(state)  # armed; the next run writes its counters
         compact: Compact | Counted = (
-            (run_key, value, None, max_fuel - fuel, audit_clock(), True, strings, (elements, strings))
+            (run_key, value, None, max_fuel - fuel, audit_clock(), True, elements, strings)
             if elements or strings  # the allocation is the text bytes (``pending``)
             else (run_key, value, None, max_fuel - fuel, audit_clock(), True)
         )

@@ -217,10 +217,12 @@ Compact = tuple[RunKey, Value, ErrorInfo | None, int, float, bool]
 key, value (None when it failed), error, fuel used, ``RunSummary`` timestamp, and whether the
 compiled function was entered (then the run was executed by ``optimized``)."""
 
-Counted = tuple[RunKey, Value, None, int, float, bool, int, tuple[int, int]]
+Counted = tuple[RunKey, Value, None, int, float, bool, int, int]
 """A run that succeeded without its run context but was charged more than fuel (its inputs' shapes,
 its text literals: ``pending``), held until its record is wanted: ``Compact``'s fields of a
-successful run, then the bytes allocated and (collection elements, string bytes)."""
+successful run, then its collection elements and string bytes (the bytes it allocated are its
+string bytes: every pending charge allocates its text bytes and nothing else). Flat: one tuple per
+run, not two."""
 
 Closed = tuple["RunContext", Value, "ErrorInfo | None", Any, str, float, tuple[Any, ...]]
 """A run that built its run context, ended and closed (its fuel settled, its commands handed over,
@@ -585,16 +587,7 @@ class FastLane:
             if error is not None:  # nothing was charged: it failed before, or without, any stub
                 return (run_key, None, error, 0, audit_clock(), ran)
             if elements or strings:  # the allocation is the text bytes (``pending``)
-                return (
-                    run_key,
-                    value,
-                    None,
-                    max_fuel - fuel,
-                    audit_clock(),
-                    True,
-                    strings,
-                    (elements, strings),
-                )
+                return (run_key, value, None, max_fuel - fuel, audit_clock(), True, elements, strings)
             return (run_key, value, None, max_fuel - fuel, audit_clock(), True)
 
         def charge_inputs(lazy: LazyRunState, values: tuple[Value, ...], started: float) -> int:
@@ -825,11 +818,11 @@ class FastLane:
             record = self.entry.closed_record(*compact)
             return (finish or _as_record)(*record)
         if size == 8:
-            run_key, value, error, used, stamp, ran, allocated, (elements, strings) = compact  # type: ignore[misc]
+            run_key, value, error, used, stamp, ran, elements, strings = compact  # type: ignore[misc]
             usage = ResourceUsage(
                 fuel_used=used,
                 max_fuel=self.max_fuel,
-                allocated_bytes=allocated,
+                allocated_bytes=strings,  # the allocation is the text bytes (``Counted``)
                 collection_elements=elements,
                 string_bytes=strings,
             )
