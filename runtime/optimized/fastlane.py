@@ -487,7 +487,9 @@ class FastLane:
         ``run`` itself for this artifact, ``one`` and the result written out in one frame (the
         per-event path of a host; ``cell`` receives the artifact's ``_Bound`` once the caller has
         made it; ``source`` is the backend's ``_recent`` entry it is bound to, ``spares`` the
-        artifact's unused run states); None otherwise.
+        artifact's unused run states); None otherwise. An entry whose one parameter is a host
+        event read by a one-pass reader gets ``run`` from ``event_lane`` instead (its common event
+        in one frame, every other one through ``one``).
 
         The inline test of integer rows compares each input with its range clipped to CPython's
         one-digit integers (magnitude below 2**30, ``_INLINE_INT``): the interpreter compares those
