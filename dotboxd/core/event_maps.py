@@ -58,14 +58,22 @@ KeySet = tuple[Shape, _Derived] | tuple[()]
 """A key set's shape and what was derived from it; ``()`` for a key set the reader does not take."""
 
 
-def _key_sets(
-    derive: Callable[[Shape], _Derived],
-) -> tuple[
-    Callable[[tuple[str, ...]], KeySet[_Derived] | None], Callable[[tuple[str, ...]], KeySet[_Derived]]
-]:
-    """One reader's kept key sets: their ``get`` (None for a key set not kept), and what finds a
-    key set's shape and derived value from its keys, keeping it when there is room."""
+KeptSets = tuple[
+    Callable[[tuple[str, ...]], "KeySet[_Derived] | None"],
+    Callable[[tuple[str, ...]], "KeySet[_Derived]"],
+    Callable[[tuple[str, ...]], "_Derived | None"],
+]
+"""``_key_sets``: the kept key sets' ``get``, what finds (and keeps) a key set, and the ``get`` of
+the derived values of kept ASCII key sets that have one."""
+
+
+def _key_sets(derive: Callable[[Shape], _Derived]) -> KeptSets[_Derived]:
+    """One reader's kept key sets: their ``get`` (None for a key set not kept), what finds a key
+    set's shape and derived value from its keys, keeping it when there is room, and - for the
+    projector's common event, a kept ASCII key set whose derived value is not None - that value
+    by its keys alone (one lookup; None for any other key set)."""
     key_sets: dict[tuple[str, ...], KeySet[_Derived]] = {}
+    derived_of: dict[tuple[str, ...], _Derived] = {}
     kept_units = 0
 
     def key_set(keys: tuple[str, ...]) -> KeySet[_Derived]:
@@ -86,10 +94,12 @@ def _key_sets(
             and kept_units + units <= KEPT_UNITS
         ):
             key_sets[keys] = found
+            if found and found[1] is not None:
+                derived_of[keys] = found[1]
             kept_units += units
         return found
 
-    return key_sets.get, key_set
+    return key_sets.get, key_set, derived_of.get
 
 
 def event_reader(
@@ -101,7 +111,7 @@ def event_reader(
     element test of the value type, ``int_range`` the accepted range when the values are integers
     (tested inline, as ``value_ok`` would), ``derive`` what to keep per key set besides its shape
     (computed once per kept key set: a fast lane's input charges)."""
-    seen, key_set = _key_sets(derive)
+    seen, key_set, _ = _key_sets(derive)
     ints = int_range is not None
     lo, hi = int_range if int_range is not None else (0, -1)
     final = MapValue
@@ -139,22 +149,65 @@ def event_projector(
 ) -> Callable[[object], tuple[MapValue | Snapshot, _Derived] | None]:
     """``event_reader``'s projecting twin (see the module docstring): the same checks, refusals and
     kept key sets; the checked snapshot instead of the map wherever the derived value is not None."""
-    seen, key_set = _key_sets(derive)
-    ints = int_range is not None
-    lo, hi = int_range if int_range is not None else (0, -1)
+    seen, key_set, derived_of = _key_sets(derive)
+    if int_range is not None:
+        return _int_projector(int_range, seen, key_set, derived_of)
 
     def project(raw: object) -> tuple[MapValue | Snapshot, _Derived] | None:
         if type(raw) is not dict:
             return None
         snapshot: Snapshot = raw.copy()  # private: what is checked is what the reads see
         for key, item in snapshot.items():
-            if not (
-                type(key) is str and ((type(item) is int and lo <= item <= hi) if ints else value_ok(item))
-            ):
+            if not (type(key) is str and value_ok(item)):
                 return None
         found = seen(tuple(snapshot))  # exact ``str`` keys by now: hashed by the interpreter
         if found is None:
             found = key_set(tuple(snapshot))
+        if not found:
+            return None
+        if found[1] is None:  # not counted without a meter: the caller charges the map's shape
+            return _built(snapshot, found[0]), found[1]
+        return snapshot, found[1]
+
+    return project
+
+
+ONE_DIGIT = (1 << 30) - 1
+"""The largest magnitude of a CPython one-digit integer: compared on the interpreter's fast path."""
+
+
+def _int_projector(
+    int_range: tuple[int, int],
+    seen: Callable[[tuple[str, ...]], KeySet[_Derived] | None],
+    key_set: Callable[[tuple[str, ...]], KeySet[_Derived]],
+    derived_of: Callable[[tuple[str, ...]], _Derived | None],
+) -> Callable[[object], tuple[MapValue | Snapshot, _Derived] | None]:
+    """``event_projector`` for integer values (the usual event: ``Map<String, I32>``), its tests
+    written out for them: per entry, the key's class, the value's class, and the value first
+    against its range clipped to the one-digit integers (``ONE_DIGIT``: a bound such as ``-2**31``
+    makes every comparison a generic one), then - only outside that - against the range itself.
+    The same checks, refusals and kept key sets as the general projector."""
+    lo, hi = int_range
+    near_lo, near_hi = max(lo, -ONE_DIGIT), min(hi, ONE_DIGIT)
+
+    def project(raw: object) -> tuple[MapValue | Snapshot, _Derived] | None:
+        if type(raw) is not dict:
+            return None
+        snapshot: Snapshot = raw.copy()  # private: what is checked is what the reads see
+        for key, item in snapshot.items():
+            if (
+                type(key) is not str
+                or type(item) is not int
+                or not (near_lo <= item <= near_hi or lo <= item <= hi)
+            ):
+                return None
+        keys = tuple(snapshot)  # exact ``str`` keys by now: hashed by the interpreter
+        derived = derived_of(keys)  # the common event: a kept key set with its charges
+        if derived is not None:
+            return snapshot, derived
+        found = seen(keys)
+        if found is None:
+            found = key_set(keys)
         if not found:
             return None
         if found[1] is None:  # not counted without a meter: the caller charges the map's shape

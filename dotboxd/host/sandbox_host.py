@@ -237,24 +237,22 @@ class SandboxHost:
         if run_id is not None:
             check_run_id(run_id)
         hot = self._hot
-        if (
-            hot is not None
-            and hot[0] is plan
-            and cancel is None
-            and hot[1] == entrypoint
-            and hot[2] == backend
-            and hot[3] == encoding
-            and hot[4] is self.catalog
-            and isolation == "none"
-            and worker_pool is None
-            and (run_id is None or (type(run_id) is str and run_id))  # see ``_execute``
-        ):
-            dispatch = hot[5]
-            fast = dispatch.fast
-            if fast is not None:  # the lane's runs queue no commands: nothing to apply
-                result = fast.run(args, run_id, dispatch.result, dispatch.defer)  # type: ignore[arg-type]
-                if result is not None:
-                    return result
+        if hot is not None and cancel is None and worker_pool is None and isolation == "none":
+            # unpacked once: each test below is then a comparison of two locals
+            hot_plan, hot_entry, hot_backend, hot_encoding, hot_catalog, dispatch = hot
+            if (
+                hot_plan is plan
+                and hot_entry == entrypoint
+                and hot_backend == backend
+                and hot_encoding == encoding
+                and hot_catalog is self.catalog
+                and (run_id is None or (type(run_id) is str and run_id))  # see ``_execute``
+            ):
+                fast = dispatch.fast
+                if fast is not None:  # the lane's runs queue no commands: nothing to apply
+                    result = fast.run(args, run_id, dispatch.result, dispatch.defer)  # type: ignore[arg-type]
+                    if result is not None:
+                        return result
         if isolation != "none" or worker_pool is not None:
             from dotboxd.host.worker_execute import execute_isolated
 

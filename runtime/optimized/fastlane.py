@@ -56,6 +56,7 @@ from dotboxd.runtime.meter import DEFAULT_WALL_TIME_MS, Meter, MeterLimits, Reso
 from dotboxd.runtime.stack import HOST_RESERVE_FRAMES
 from dotboxd.validator.purity import reached_bindings
 
+from .event_lane import EventSteps, event_runner
 from .pending import InputCharges, PendingPlan, input_charges, plan_for, text_room
 from .small_fuel import SHORT_START, start_fuel
 from .stubs import RunState
@@ -216,10 +217,12 @@ Compact = tuple[RunKey, Value, ErrorInfo | None, int, float, bool]
 key, value (None when it failed), error, fuel used, ``RunSummary`` timestamp, and whether the
 compiled function was entered (then the run was executed by ``optimized``)."""
 
-Counted = tuple[RunKey, Value, None, int, float, bool, int, tuple[int, int]]
+Counted = tuple[RunKey, Value, None, int, float, bool, int, int]
 """A run that succeeded without its run context but was charged more than fuel (its inputs' shapes,
 its text literals: ``pending``), held until its record is wanted: ``Compact``'s fields of a
-successful run, then the bytes allocated and (collection elements, string bytes)."""
+successful run, then its collection elements and string bytes (the bytes it allocated are its
+string bytes: every pending charge allocates its text bytes and nothing else). Flat: one tuple per
+run, not two."""
 
 Closed = tuple["RunContext", Value, "ErrorInfo | None", Any, str, float, tuple[Any, ...]]
 """A run that built its run context, ended and closed (its fuel settled, its commands handed over,
@@ -484,7 +487,9 @@ class FastLane:
         ``run`` itself for this artifact, ``one`` and the result written out in one frame (the
         per-event path of a host; ``cell`` receives the artifact's ``_Bound`` once the caller has
         made it; ``source`` is the backend's ``_recent`` entry it is bound to, ``spares`` the
-        artifact's unused run states); None otherwise.
+        artifact's unused run states); None otherwise. An entry whose one parameter is a host
+        event read by a one-pass reader gets ``run`` from ``event_lane`` instead (its common event
+        in one frame, every other one through ``one``).
 
         The inline test of integer rows compares each input with its range clipped to CPython's
         one-digit integers (magnitude below 2**30, ``_INLINE_INT``): the interpreter compares those
@@ -519,13 +524,19 @@ class FastLane:
         )
 
         def one(
-            args: Sequence[object], run_key: RunKey, lazy: LazyRunState, later: bool = False
+            args: Sequence[object],
+            run_key: RunKey,
+            lazy: LazyRunState,
+            later: bool = False,
+            begun: float | None = None,
         ) -> LaneRecord:
             state: RunState = lazy
             lazy.room = room  # armed (a disarmed state's counters are zero: ``LazyRunState.disarm``)
             cls = type(args)
             held_row = cls is not list and cls is not tuple  # read by the host's code (``host_row``)
-            if charged or held_row:  # the run starts before its inputs are read, as on the ordinary path
+            if begun is not None:  # the caller started the run (``event_lane``): ``lazy.lazy`` is set
+                started = begun
+            elif charged or held_row:  # the run starts before its inputs are read, as on the ordinary path
                 started = monotonic()
                 lazy.lazy = (lane, run_key, started)
             fuel = max_fuel
@@ -541,7 +552,7 @@ class FastLane:
                     opened = True
                 if check_bounds is not None:
                     check_bounds(values)
-                if charged:  # a host event's kept charges are written out in ``run_event``
+                if charged:  # a host event's kept charges are written out in ``event_lane``
                     fuel = charge_inputs(lazy, values, started)
                 elif held_row:  # the first deadline check, after the inputs (``host_row``)
                     if monotonic() >= started + wall_seconds:
@@ -578,16 +589,7 @@ class FastLane:
             if error is not None:  # nothing was charged: it failed before, or without, any stub
                 return (run_key, None, error, 0, audit_clock(), ran)
             if elements or strings:  # the allocation is the text bytes (``pending``)
-                return (
-                    run_key,
-                    value,
-                    None,
-                    max_fuel - fuel,
-                    audit_clock(),
-                    True,
-                    strings,
-                    (elements, strings),
-                )
+                return (run_key, value, None, max_fuel - fuel, audit_clock(), True, elements, strings)
             return (run_key, value, None, max_fuel - fuel, audit_clock(), True)
 
         def charge_inputs(lazy: LazyRunState, values: tuple[Value, ...], started: float) -> int:
@@ -671,97 +673,14 @@ class FastLane:
         self.projects = self.event_project is not None and self.entry.entrypoint in artifact.projected
         read_event = self.event_project if self.projects else self.event_read
 
-        def run_event(
-            args: Sequence[object],
-            run_id: str | None,
-            finish: Finish[_Out],
-            defer: Callable[[Value, ErrorInfo | None, Compact], _Out] | None = None,
-        ) -> _Out | None:
-            """``FastLane.run`` while ``artifact`` is the plan's, for an entry whose one charged
-            input is a host event (``Map<String, scalar>``) and that checks no bounds: ``_run``,
-            ``one`` and ``ended`` written out in one frame, with the result. An entry whose only
-            parameter is the event reads it itself (``event_read``: one pass, its charges kept per
-            key set); anything that reader does not take goes through ``read_inputs`` as before.
-            Must stay in step with ``one``: the fast-lane tests compare every corpus case, and
-            ``tests/host/test_fast_lane_charged.py`` each outcome of this path (every limit, every
-            fuel budget around a failure, hostile events) with the ordinary path's."""
-            if recent_get(plan) is not source:
-                return general(args, run_id, finish, defer)  # compiled anew, or dropped: rebind
-            try:
-                state = spares.pop()  # atomic: two threads never share a state
-            except IndexError:
-                state = LazyRunState(cell[0])
-            run_key: RunKey = take() if run_id is None else run_id
-            state.room = room  # armed (a disarmed state's counters are zero: ``LazyRunState.disarm``)
-            started = monotonic()  # the run starts before its inputs are read, as on the ordinary path
-            state.lazy = (lane, run_key, started)
-            fuel = max_fuel
-            value: Value = None
-            error: ErrorInfo | None = None
-            ran = False
-            opened = False
-            try:
-                cls = type(args)
-                found = (
-                    read_event(args[0])
-                    if read_event is not None and (cls is list or cls is tuple) and len(args) == 1
-                    else None
-                )
-                if found is None:
-                    values = read_inputs(args)
-                    held: Any = values[first]  # a map: the host event
-                    if scoped and type(held.entries) is not TokenEntries:
-                        open_scope()  # the run's UTF-16 indices, as on the ordinary path
-                        opened = True
-                    fuel = charge_inputs(state, values, started)
-                    ran = True
-                    value, fuel = function(state, fuel, depth_left, 0, *values)
-                else:
-                    held, charges = found  # ASCII keys (a map of ``TokenEntries``, or its
-                    # snapshot where projected: rule 25): no UTF-16 scope
-                    if charges is None:
-                        fuel = charge_inputs(state, (held,), started)
-                    else:  # ``charge_inputs`` of this key set, kept by the reader
-                        fuel, state.ticks, state.elements, state.strings = charges
-                        state.left = fuel
-                        if monotonic() >= started + wall_seconds:
-                            state.meter.check_deadline()  # past the deadline: the meter raises R-TIMEOUT
-                    ran = True
-                    value, fuel = function(state, fuel, depth_left, 0, held)
-            except Exception as exc:
-                error = failure_info(exc)
-            finally:
-                if opened:
-                    close_scope()
-            if error is not None and state.lazy is not None and state.pending_charged():
-                state.build()  # it failed after charges without a meter: the meter reports them
-            if state.lazy is None:  # that run built its context: close it (the state is its own)
-                if defer is None:
-                    return finish(*close(state, value, error, fuel, ran))
-                closing = closed(state, value, error, fuel, ran)
-                return defer(closing[1], closing[2], closing)  # type: ignore[arg-type]
-            # ``ended``, written out: the state disarmed, its counters back to zero, reused
-            state.work = 0
-            elements, strings = state.elements, state.strings
-            state.room = -1
-            state.left = max_fuel
-            state.ticks = state.elements = state.strings = 0
-            compact: Compact | Counted
-            stamp, used = audit_clock(), max_fuel - fuel
-            if error is not None:  # nothing was charged: it failed before, or without, any stub
-                compact = (run_key, None, error, 0, stamp, ran)
-            elif elements or strings:  # the allocation is the text bytes (``pending``)
-                compact = (run_key, value, None, used, stamp, True, strings, (elements, strings))
-            else:
-                compact = (run_key, value, None, used, stamp, True)
-            state.lazy = ()
-            spares.append(state)
-            if defer is not None:
-                return defer(compact[1], error, compact)  # type: ignore[arg-type]
-            return lane.record(compact, finish)
-
-        if first >= 0 and first == event and check_bounds is None:
-            return one, None, run_event
+        if first >= 0 and first == event and check_bounds is None and read_event is not None:
+            # an entry whose one parameter is the event: its own closure (``event_lane``); an entry
+            # with other parameters besides takes ``_run``, every row through ``one``
+            steps = EventSteps(
+                lane, recent_get, source, general, lambda: LazyRunState(cell[0]), function, read_event,
+                one, close, closed, room, wall_seconds, monotonic,
+            )  # fmt: skip
+            return one, None, event_runner(steps)
         if charged or scoped or check_bounds is not None:
             return one, None, None
         # ``many`` and ``run`` count fuel down from ``start`` (``small_fuel``): ``lift`` more was
@@ -901,11 +820,11 @@ class FastLane:
             record = self.entry.closed_record(*compact)
             return (finish or _as_record)(*record)
         if size == 8:
-            run_key, value, error, used, stamp, ran, allocated, (elements, strings) = compact  # type: ignore[misc]
+            run_key, value, error, used, stamp, ran, elements, strings = compact  # type: ignore[misc]
             usage = ResourceUsage(
                 fuel_used=used,
                 max_fuel=self.max_fuel,
-                allocated_bytes=allocated,
+                allocated_bytes=strings,  # the allocation is the text bytes (``Counted``)
                 collection_elements=elements,
                 string_bytes=strings,
             )

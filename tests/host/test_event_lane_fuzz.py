@@ -1,6 +1,6 @@
 """Generated predicates over a host event, on the fast lane, against the reference at swept limits.
 
-Why: the lane's event path (``fastlane.run_event``: the one-pass reader of ``core.event_maps``, the
+Why: the lane's event path (``event_lane.run_event``: the one-pass reader of ``core.event_maps``, the
 input's charges kept per key set, the fused literal reads of ``literal_reads``, the pending counters
 handed to a meter built part way) is held to the reference on hand-picked kernels elsewhere
 (``test_fast_lane_charged.py``, ``tests/optimized/test_literal_reads.py``); the fast-form fuzzers

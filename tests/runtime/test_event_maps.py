@@ -257,3 +257,56 @@ def test_without_charges_the_projector_builds_the_map() -> None:
 def test_only_string_keyed_scalar_maps_get_a_projector() -> None:
     assert host_event_projector(TypeRef("Map", (TypeRef("String"), TypeRef("String"))), lambda s: s) is None
     assert host_event_projector(TypeRef("List", (TypeRef("I32"),)), lambda s: s) is None
+
+
+I64_MAP = TypeRef("Map", (TypeRef("String"), TypeRef("I64")))
+EDGES = [
+    0,
+    *(sign * (2**30 + d) for sign in (1, -1) for d in (-2, -1, 0, 1)),  # around the one-digit bound
+    *(sign * (2**31 + d) for sign in (1, -1) for d in (-2, -1, 0, 1)),  # around the I32 bounds
+    *(sign * (2**63 + d) for sign in (1, -1) for d in (-2, -1, 0, 1)),  # around the I64 bounds
+]
+
+
+@pytest.mark.parametrize("ref", [I32_MAP, I64_MAP], ids=["I32", "I64"])
+def test_the_integer_projector_takes_exactly_the_readers_values_around_every_bound(ref: TypeRef) -> None:
+    """The integer projector tests a value against its range clipped to the one-digit integers
+    first, then against the range itself: at each value around the clip and the type's bounds it
+    takes (and refuses) exactly what the reader takes, alone and next to an accepted value."""
+    projector, reader = _projector(ref), _reader(ref)
+    for value in EDGES:
+        for event in ({"hp": value}, {"hp": 1, "level": value}, {"level": value, "hp": 1}):
+            found, read = projector(event), reader(event)
+            assert (found is None) == (read is None), (ref.arguments[1].name, value)
+            if found is not None and read is not None:
+                assert found[0] == event and event_maps.event_map(found[0]) == read[0]
+
+
+class _Watched(int):
+    """An integer whose comparisons would be host code: recorded, never expected."""
+
+    calls = 0
+
+    def __le__(self, other: object) -> bool:
+        _Watched.calls += 1
+        return True
+
+    def __ge__(self, other: object) -> bool:
+        _Watched.calls += 1
+        return True
+
+    def __lt__(self, other: object) -> bool:
+        _Watched.calls += 1
+        return False
+
+    def __gt__(self, other: object) -> bool:
+        _Watched.calls += 1
+        return False
+
+
+def test_the_integer_projector_never_compares_an_int_subclass() -> None:
+    projector = _projector()
+    projector({"hp": 1})
+    for value in (_Watched(3), _Watched(2**40)):
+        assert projector({"hp": value}) is None and projector({"hp": 1, "level": value}) is None
+    assert _Watched.calls == 0
