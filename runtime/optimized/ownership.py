@@ -162,6 +162,21 @@ def _check_buffer_scope(nodes: list[Any], takes: list[Take], fn: ast.FunctionDef
             raise _fail(f"buffer {node.id!r} used outside its owned loop", node)
 
 
+def _one_place(nodes: list[Any], names: set[str]) -> None:
+    """No name node of an owned list or its buffer stands at two places of the function: the checks
+    here approve loads by node identity (a buffer load inside its loop, a list load as a reader's
+    argument), and ``compile()`` runs a node object shared into a second place there too - a buffer
+    load of the loop shared into a push elsewhere, a reader's list argument shared into a copy to
+    another slot (review6). The walk lists a shared node at each of its places; the generator shares
+    none of these."""
+    seen: set[int] = set()
+    for node in nodes:
+        if type(node) in NAMES and node.id in names:
+            if id(node) in seen:
+                raise _fail(f"a name node of {node.id!r} stands at two places", node)
+            seen.add(id(node))
+
+
 def _store_ok(stmt: Any, slot: str, buffers: set[str]) -> bool:
     """A store to ``slot`` that keeps it the one holder of the newest version of its own buffer."""
     if type(stmt) not in ASSIGNS or len(stmt.targets) != 1:
@@ -220,8 +235,9 @@ def check_ownership(fn: ast.FunctionDef, params: set[str]) -> dict[int, Take]:
         return {}
     nodes = list(walk(fn))
     stmts = list(statements(fn.body))
-    _check_buffer_scope(nodes, takes, fn)
     slots = {take.slot for take in takes}
+    _one_place(nodes, slots | {take.buffer for take in takes})
+    _check_buffer_scope(nodes, takes, fn)
     for slot in slots:
         if slot in params:
             raise _fail(f"owned list {slot!r} is a parameter", fn)

@@ -8,9 +8,14 @@ block's closing ``_s_bkend`` inside its own loop (every outer iteration gave the
 meter and went on drawing from it: a run reported negative loop iterations), its draw twice, its pool
 read into a slot, or the event's name node returned next to its read (the lane's private snapshot
 ``dict`` came back as the kernel's value). The verifier now refuses a statement or a call met twice
-and approves each pool read for one place; rule 25 counts where each event name stands. The code
-generator shares name, constant and operator nodes but never a statement, a call or a pool read
-(every generated module of the tests passes), so nothing it makes is refused.
+and approves each pool read for one place; rule 25 counts where each event name stands. The older
+forms approved by identity had the same hole: an owned list's buffer load shared out of its loop
+into an unmetered push, a reader's list argument shared into a copy, a guarded list-view read shared
+into the unguarded path, a map chunk's tally shared out of a fault stub's exact fuel - refused now
+too (an owned list's or buffer's name node at two places; a view read approved for one place; the
+fuel and tally approvals counted per place). The code generator shares name, constant and operator
+nodes but never a statement, a call, a pool read, an owned list's or buffer's name or a subscript
+(scanned over the corpus and workloads), so nothing it makes is refused.
 """
 
 from __future__ import annotations
@@ -138,3 +143,102 @@ def test_a_block_node_shared_into_another_place_is_refused(collatz: Tampering, n
     tamper(module)
     with pytest.raises(VerifierFailure, match=match):
         collatz.bind(module)
+
+
+# --- older forms approved by node identity: owned lists, list-read views, map chunks ---------------
+
+
+def _calls(fn: ast.AST, stub: str) -> list[ast.Call]:
+    return [
+        node
+        for node in ast.walk(fn)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == stub
+    ]
+
+
+def _statement_holding(fn: ast.AST, wanted: ast.stmt) -> tuple[list[ast.stmt], int]:
+    for node in ast.walk(fn):
+        for field in ("body", "orelse"):
+            body = getattr(node, field, None)
+            if isinstance(body, list) and any(stmt is wanted for stmt in body):
+                return body, next(i for i, stmt in enumerate(body) if stmt is wanted)
+    raise AssertionError("not found")
+
+
+def _at(text: str, **fields: Any) -> Any:
+    """A statement parsed from ``text`` (fresh nodes, positioned)."""
+    stmt = ast.parse(text).body[0]
+    for name, value in fields.items():
+        setattr(stmt, name, value)
+    return stmt
+
+
+def _buffer_pushed_elsewhere(module: ast.Module) -> None:
+    """The first loop's buffer load ``b0`` shared into an extra push in the second owned loop: no
+    fuel, no room test (bound before review6, its runs ended in R-HOST-INTERNAL under a list limit)."""
+    fn = module.body[0]
+    b0 = next(call.args[0] for call in _calls(fn, "_p_push") if ast.unparse(call.args[0]) == "b0")
+    push = next(call for call in _calls(fn, "_p_push") if ast.unparse(call.args[0]) == "b1")
+    body, index = _statement_holding(fn, next(s for s in ast.walk(fn) if getattr(s, "value", None) is push))
+    extra = _at("_p_push(b0, 7)")
+    extra.value.args[0] = b0
+    body.insert(index + 1, extra)
+
+
+def _list_copied_to_a_slot(module: ast.Module) -> None:
+    """A reader's list argument (approved by identity) shared into a copy to another slot."""
+    fn = module.body[0]
+    v2 = _calls(fn, "_s_i_list_count")[0].args[4]
+    body: Any = fn.body  # type: ignore[attr-defined]
+    index = next(i for i, stmt in enumerate(body) if ast.unparse(stmt) == "v4 = 0")
+    body.insert(index + 1, _at("v9 = v2", value=v2))
+
+
+def _view_read_unguarded(module: ast.Module) -> None:
+    """The guarded view read ``g0[v6]`` shared into the exact path that runs when its test fails."""
+    fn = module.body[0]
+    guarded: Any = next(
+        n
+        for n in ast.walk(fn)
+        if isinstance(n, ast.If) and ast.unparse(n.test).startswith("f >= t17 and v6 >= 0")
+    )
+    guarded.orelse[0] = _at("t18 = g0[v6]", value=guarded.body[1].value)
+
+
+OWNED = {
+    "an owned loop's buffer pushed elsewhere": (_buffer_pushed_elsewhere, "stands at two places"),
+    "an owned list copied to another slot": (_list_copied_to_a_slot, "stands at two places"),
+    "a view read outside its guard": (_view_read_unguarded, "behind its fuel and range test"),
+}
+
+
+@pytest.fixture(scope="module")
+def owned() -> Tampering:
+    from .test_owned_lists import BUILD
+
+    return Tampering(BUILD)
+
+
+@pytest.mark.parametrize("name", sorted(OWNED))
+def test_an_owned_list_or_view_node_shared_into_another_place_is_refused(owned: Tampering, name: str) -> None:
+    tamper, match = OWNED[name]
+    owned.bind()  # as generated: passes
+    module = copy.deepcopy(owned.generated.module)
+    tamper(module)
+    with pytest.raises(VerifierFailure, match=match):
+        owned.bind(ast.fix_missing_locations(module))
+
+
+def test_a_map_chunk_tally_shared_out_of_its_exact_fuel_is_refused() -> None:
+    """Rule 20 approves the fuel and tally names inside a fault stub's exact fuel by identity; the
+    tally node of ``f - (mc0 + 10)`` shared into that stub's operand is a read of it elsewhere."""
+    from .test_map_chunks import COUNT
+
+    chunk = Tampering(COUNT)
+    module = copy.deepcopy(chunk.generated.module)
+    fault = next(c for c in _calls(module, "_s_f2") if ast.unparse(c.args[1]) == "f - (mc0 + 10)")
+    tally: Any = fault.args[1]
+    fault.args[4] = tally.right.left
+    assert ast.unparse(fault).startswith("_s_f2(R, f - (mc0 + 10), lr + (n0 - (v3 - k0) - 1), 3, mc0, 31)")
+    with pytest.raises(VerifierFailure, match="the fuel or tally read outside"):
+        chunk.bind(module)
