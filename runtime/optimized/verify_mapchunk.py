@@ -263,7 +263,7 @@ class MapChunkRules:
         """``f`` and the tally only as a fault stub's exact fuel; only fault stubs are called. The
         approval counts places, not nodes: the generator shares ``f`` name nodes, and a tamperer could
         share one from a fault stub's fuel into another place, which ``compile()`` runs too (review6)."""
-        approved_fuel: Counter[int] = Counter()
+        approved_fuel: dict[int, int] = {}  # per node: its places in fault stubs' exact fuel
         sub: Any
         for sub in nodes(node):  # ``ast.walk``'s sequence, cheaper (issue 16)
             if type(sub) in _CALLS and _name(sub.func):
@@ -273,14 +273,15 @@ class MapChunkRules:
                 if callee in FAULTS:
                     if len(sub.args) < 2 or not _exact_fuel(sub.args[1], tally, size):
                         raise _fail(f"{callee} gets the exact fuel f - (T + pending)", sub)
-                    approved_fuel.update(id(x) for x in nodes(sub.args[1]))
+                    for x in nodes(sub.args[1]):
+                        approved_fuel[id(x)] = approved_fuel.get(id(x), 0) + 1
                 elif callee.startswith("_fn") or callee.startswith("_x"):
                     raise _fail("a fast body calls no function", sub)
-        met: Counter[int] = Counter()
+        met: dict[int, int] = {}
         for sub in nodes(node):
             if _name(sub) and sub.id in ("f", tally):
-                met[id(sub)] += 1
-                if met[id(sub)] > approved_fuel[id(sub)]:
+                places = met[id(sub)] = met.get(id(sub), 0) + 1
+                if places > approved_fuel.get(id(sub), 0):
                     raise _fail("the fuel or tally read outside a fault stub's exact fuel", sub)
 
 
