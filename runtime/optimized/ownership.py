@@ -151,15 +151,28 @@ def _check_buffer_scope(nodes: list[Any], takes: list[Take], fn: ast.FunctionDef
     materialized = {id(node.args[-1]) for node in nodes if callee(node) == "_s_lmat" and node.args}
     if len(materialized) != len(takes):
         raise _fail("a list materialized without its take", fn)
+    placed: set[int] = set()
     for node in nodes:
-        if (
-            type(node) in NAMES
-            and type(node.ctx) is ast.Load
-            and node.id in inside
-            and id(node) not in inside[node.id]
-            and id(node) not in materialized
-        ):
-            raise _fail(f"buffer {node.id!r} used outside its owned loop", node)
+        if type(node) in NAMES and node.id in inside:
+            _one_place(node, placed)
+            if (
+                type(node.ctx) is ast.Load
+                and id(node) not in inside[node.id]
+                and id(node) not in materialized
+            ):
+                raise _fail(f"buffer {node.id!r} used outside its owned loop", node)
+
+
+def _one_place(node: Any, placed: set[int]) -> None:
+    """A name node of an owned list or its buffer stands at one place of the function. The checks
+    here approve such loads by node identity (a buffer load inside its loop, a list load as a
+    reader's argument), and ``compile()`` runs a node object shared into a second place there too: a
+    buffer load of the loop shared into a push elsewhere, a reader's list argument shared into a copy
+    to another slot (review6). The walk lists a shared node at each of its places; the generator
+    shares none of these."""
+    if id(node) in placed:
+        raise _fail(f"a name node of {node.id!r} stands at two places", node)
+    placed.add(id(node))
 
 
 def _store_ok(stmt: Any, slot: str, buffers: set[str]) -> bool:
@@ -220,8 +233,8 @@ def check_ownership(fn: ast.FunctionDef, params: set[str]) -> dict[int, Take]:
         return {}
     nodes = list(walk(fn))
     stmts = list(statements(fn.body))
-    _check_buffer_scope(nodes, takes, fn)
     slots = {take.slot for take in takes}
+    _check_buffer_scope(nodes, takes, fn)
     for slot in slots:
         if slot in params:
             raise _fail(f"owned list {slot!r} is a parameter", fn)
@@ -230,14 +243,12 @@ def check_ownership(fn: ast.FunctionDef, params: set[str]) -> dict[int, Take]:
             if slot in stored_names(stmt) and not _store_ok(stmt, slot, buffers):
                 raise _fail(f"owned list {slot!r} is assigned something other than its own versions", stmt)
     allowed = _allowed_loads(stmts, nodes, slots)
+    placed: set[int] = set()
     for node in nodes:
-        if (
-            type(node) in NAMES
-            and node.id in slots
-            and type(node.ctx) is ast.Load
-            and id(node) not in allowed
-        ):
-            raise _fail(f"owned list {node.id!r} is read where it may be kept", node)
+        if type(node) in NAMES and node.id in slots:
+            _one_place(node, placed)
+            if type(node.ctx) is ast.Load and id(node) not in allowed:
+                raise _fail(f"owned list {node.id!r} is read where it may be kept", node)
     return {id(take.loop): take for take in takes}
 
 

@@ -68,7 +68,7 @@ from .verify_blocks import POOL
 from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 from .walk_index import indexed_walks
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-22"  # 22: which entries take a projected host event (rule 25, verify_projection); 21: iteration blocks (rule 24); 20: fused literal reads tied to the plan's calls (rule 23); 19: a units store that is not a sum is refused by rule 20 itself (it ended as a malformed module), a zero-step local is no counter (rule 8, it refused valid loops); 18: a counter reset may divide + - * of names (rule 11); 17: fast list chunks (rule 22), c<n> slots; 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-23-review6"  # 23: a statement or call object at two places of the tree is refused, a pool read approved for one place, rule 25 counts where each event name stands, an owned list's or buffer's name node at one place only, a view read approved for one place, a map chunk's fuel approvals counted per place (review6); 22: which entries take a projected host event (rule 25, verify_projection); 21: iteration blocks (rule 24); 20: fused literal reads tied to the plan's calls (rule 23); 19: a units store that is not a sum is refused by rule 20 itself (it ended as a malformed module), a zero-step local is no counter (rule 8, it refused valid loops); 18: a counter reset may divide + - * of names (rule 11); 17: fast list chunks (rule 22), c<n> slots; 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -276,6 +276,11 @@ class _AstVerifier:
         self.returns = 2
         """Length of the tuple the function being checked returns."""
         self.nodes = 0
+        self.placed: set[int] = set()
+        """``id`` of every statement and call met so far: each may stand at one place only. Forms
+        are approved by the identity of their nodes (rule 24's block calls, statements and loops,
+        reservations, chunk guards): a tamperer could otherwise share an approved node object into
+        a place of its choosing (``_s_bkend`` inside its loop), and the generator shares neither."""
         self.loads: set[str] = {name for name in FIXED_PARAMS if name != "R"}
         """Names already found to be good loads (slots and this artifact's GUID constants)."""
         self.stores: set[str] = {"f"}
@@ -502,7 +507,11 @@ class _AstVerifier:
         self.count(len(stmts))
         stores = self.stores
         stmt: Any
+        placed = self.placed
         for index, stmt in enumerate(stmts):
+            if id(stmt) in placed:
+                raise _fail("one statement object stands at two places of the module", stmt)
+            placed.add(id(stmt))
             kind = _KIND.get(type(stmt))
             if kind is ast.Assign and verify_blocks.stores_pool(stmt):
                 self.pool_store(stmts, index)
@@ -1051,6 +1060,7 @@ class _AstVerifier:
             raise _fail("the run state is only ever a stub's first argument", node)
         if POOL.match(ident):
             if id(node) in self.blocks.loads:
+                self.blocks.loads.remove(id(node))  # approved for one place (see ``placed``)
                 return
             raise _fail("a pool is read only in the forms of its block", node)
         if SLOT.match(ident) or (GUID.match(ident) and ident in self.globals):
@@ -1062,6 +1072,9 @@ class _AstVerifier:
 
     def call(self, node: ast.Call) -> list[ast.expr]:
         """Check a call's shape, callee and table indexes; return the arguments still to check."""
+        if id(node) in self.placed:
+            raise _fail("one call object stands at two places of the module", node)
+        self.placed.add(id(node))
         func: Any = node.func
         if type(func) not in _NAMES:
             raise _fail("calls only reach stubs and generated functions", node)

@@ -260,8 +260,10 @@ class MapChunkRules:
                 fresh.add(target.id)
 
     def _reads(self, node: Any, tally: str, size: str) -> None:
-        """``f`` and the tally only as a fault stub's exact fuel; only fault stubs are called."""
-        approved_fuel: set[int] = set()
+        """``f`` and the tally only as a fault stub's exact fuel; only fault stubs are called. The
+        approval counts places, not nodes: the generator shares ``f`` name nodes, and a tamperer could
+        share one from a fault stub's fuel into another place, which ``compile()`` runs too (review6)."""
+        approved_fuel: dict[int, int] = {}  # per node: its places in fault stubs' exact fuel
         sub: Any
         for sub in nodes(node):  # ``ast.walk``'s sequence, cheaper (issue 16)
             if type(sub) in _CALLS and _name(sub.func):
@@ -271,12 +273,16 @@ class MapChunkRules:
                 if callee in FAULTS:
                     if len(sub.args) < 2 or not _exact_fuel(sub.args[1], tally, size):
                         raise _fail(f"{callee} gets the exact fuel f - (T + pending)", sub)
-                    approved_fuel.update(id(x) for x in nodes(sub.args[1]))
+                    for x in nodes(sub.args[1]):
+                        approved_fuel[id(x)] = approved_fuel.get(id(x), 0) + 1
                 elif callee.startswith("_fn") or callee.startswith("_x"):
                     raise _fail("a fast body calls no function", sub)
+        met: dict[int, int] = {}
         for sub in nodes(node):
-            if _name(sub) and sub.id in ("f", tally) and id(sub) not in approved_fuel:
-                raise _fail("the fuel or tally read outside a fault stub's exact fuel", sub)
+            if _name(sub) and sub.id in ("f", tally):
+                places = met[id(sub)] = met.get(id(sub), 0) + 1
+                if places > approved_fuel.get(id(sub), 0):
+                    raise _fail("the fuel or tally read outside a fault stub's exact fuel", sub)
 
 
 def vars_of(take: Take) -> tuple[str, ...]:

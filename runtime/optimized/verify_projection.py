@@ -21,7 +21,9 @@ code generator's say-so: the generator emits nothing new and claims nothing. An 
   pattern (each binds a name without a ``Name`` node);
 * every ``Name`` of the event's parameter is a load that is the last of exactly seven positional
   arguments (no keywords, no starred ones) of a call of ``_s_lrget`` or ``_s_lrhas`` named
-  directly, and those stub names are only ever loaded in it.
+  directly, and those stub names are only ever loaded in it - at every place it stands: one node
+  object may stand at several places of a tree (``compile()`` takes it; the generator shares name
+  nodes), so each event name node must be met exactly as often as it is met as a read's map.
 
 So the event never escapes (it is not stored, returned, passed elsewhere, iterated, sized or
 compared): the only code that sees the snapshot is the fused stubs, which tell it from a map by its
@@ -150,8 +152,12 @@ def _reads_only(function: ast.FunctionDef) -> bool:
     ):
         return False
     event = args.args[-1].arg
-    allowed: set[int] = set()  # the ``Name`` nodes of the event that are a fused read's map
-    uses: list[ast.Name] = []
+    # per ``Name`` node of the event: how often the walk meets it as a fused read's map, and how
+    # often at all. Counted, not a set of approved nodes: one node object may stand at several
+    # places of a tree (the generator shares name nodes, a tamperer can share one between a read
+    # and a ``return``), and the walk lists it at each, so only equal counts put every place in a read
+    allowed: Counter[int] = Counter()
+    met: Counter[int] = Counter()
     nodes = walk(function)
     next(nodes)  # the function itself
     for node in nodes:
@@ -168,15 +174,13 @@ def _reads_only(function: ast.FunctionDef) -> bool:
                 and not node.keywords
                 and not any(isinstance(arg, ast.Starred) for arg in node.args)
             ):
-                allowed.add(id(last))
+                allowed[id(last)] += 1
         elif isinstance(node, ast.Name) and (node.id == event or node.id in READS):
-            uses.append(node)
-    for name in uses:
-        if not isinstance(name.ctx, ast.Load):
-            return False
-        if name.id == event and id(name) not in allowed:
-            return False
-    return True
+            if not isinstance(node.ctx, ast.Load):
+                return False
+            if node.id == event:
+                met[id(node)] += 1
+    return met == allowed
 
 
 __all__ = ["projected_functions"]

@@ -170,9 +170,12 @@ class ReadRules:
         self.approved.add(id(subscript))
 
     def subscript(self, node: ast.Subscript) -> list[ast.expr]:
-        """An approved ``g[x]``; returns ``x`` for the general walker."""
+        """An approved ``g[x]``; returns ``x`` for the general walker. Each approval is for one
+        place: a subscript object shared from its guarded form into an unguarded one (``compile()``
+        runs it at both) is refused there (review6)."""
         if id(node) not in self.approved:
             raise _fail("a view is read only behind its fuel and range test", node)
+        self.approved.remove(id(node))
         return [node.slice]
 
     def call(self, node: ast.Call) -> None:
