@@ -128,15 +128,16 @@ def _guard_problem(node: Any, guarded: tuple[str, str, list[Any]], places: Place
     low, high = _RANGES[op[-3:]]
     test = node.test
     slot = P.name(target)
-    if any(
-        same_tree(test, want) for want in (bounds.above(slot, high), bounds.below(slot, low))
-    ) or same_tree(test, bounds.outside(slot, low, high)):
+    problem = "its test is not the exact range test of its result or operand"
+    on_result = (bounds.above(slot, high), bounds.below(slot, low), bounds.outside(slot, low, high))
+    if any(same_tree(test, want) for want in on_result):
         if _computed_before(node, target, name, operands, places):
             return None
-        return "its test is on a slot not computed right before it by the same operation"
+        # ``x = x + 0`` tests its operand as it would its result: the operand form may still hold
+        problem = "its test is on a slot not computed right before it by the same operation"
     c = int_constant(operands[1]) if len(operands) == 2 and name in ("add", "sub") else None
     if c is None:
-        return "its test is not the exact range test of its result"
+        return problem
     grows = (c >= 0) == (name == "add")
     bound = high - abs(c) if grows else low + abs(c)
     direct = _else_value(node, target, _PY_OPS[name])
@@ -150,7 +151,7 @@ def _guard_problem(node: Any, guarded: tuple[str, str, list[Any]], places: Place
         if direct is not None and same_tree(direct[0], product) and same_tree(direct[1], operands[1]):
             return None
         return "its else is not the same scaled step computed in Python"
-    return "its test is not the exact range test of its result or operand"
+    return problem
 
 
 def _else_value(node: Any, target: str, op: type[ast.operator]) -> tuple[Any, Any] | None:

@@ -16,10 +16,13 @@ import copy
 import pytest
 
 from dotboxd.runtime.optimized.artifact import bind
+from dotboxd.runtime.optimized.codegen import generate_cold
 from dotboxd.runtime.optimized.errors import VerifierFailure
 from dotboxd.runtime.optimized.tables import OP
+from dotboxd.runtime.optimized.verifier import verify_cold_module
 
 from .tampering import Tampering
+from .test_chunk_fuzz_findings import ZERO_STEPS, _kernel
 from .test_list_chunks import CHUNKS
 from .test_map_chunks import COUNT
 from .test_owned_string_chunks import NUMBERS, WORDS
@@ -30,6 +33,7 @@ _NUMBERS = Tampering(NUMBERS)
 _WORDS = Tampering(WORDS)
 _STEP = Tampering(STEP)
 _MAPS = Tampering(COUNT)
+_ZERO_STEP = Tampering(_kernel(ZERO_STEPS["beside a counter"][0]))
 
 _IN_IF = " " * 20
 """The indentation of a statement in an ``if`` of a fast list chunk's loop body."""
@@ -193,3 +197,11 @@ def test_fault_sites_are_the_plans_operations(edit: str) -> None:
     or none) is refused before any code is looked at."""
     with pytest.raises(VerifierFailure, match=r"rule 25 \(overflow\): fault site [0-9]+ \(mul_i"):
         _bind_tables(_LISTS, edit)
+
+
+@pytest.mark.parametrize("kernel", [_STEP, _ZERO_STEP], ids=["step", "zero-step"])
+def test_cold_modules_pass(kernel: Tampering) -> None:
+    """The exact paths (built on first use, checked code without sign facts) pass rules 24 and 25
+    too: ``x = x + 0`` there tests its operand the way a result test reads."""
+    tables = kernel.generated.tables.copy()
+    verify_cold_module(generate_cold(kernel.plan, tables), tables, kernel.plan, None)
