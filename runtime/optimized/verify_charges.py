@@ -5,8 +5,8 @@ the tree, and the code generator is not trusted. An adversarial review (issue 16
 segment's ``f -= 5`` to ``f -= 1``, an owned add's or a concatenation's fixed fuel, and a fast list
 chunk's per-iteration fuel or a fault stub's fuel, and every such module passed. So each amount is
 now recomputed from what it pays for - the fuel segments of the artifact's site table, which the
-exact stubs replay charge by charge and which ``verify_sites`` ties to the plan's operations where
-they are located, and the ``core.costs`` formulas - and any other constant is refused:
+exact stubs replay charge by charge, and the ``core.costs`` formulas - and any other constant is
+refused:
 
 * **segments**: ``f -= c`` followed by ``if f < 0: _s_fx(R, f, lr, s)`` has ``c`` equal to the
   total of segment ``s``; ``_s_fx`` stands nowhere else;
@@ -16,15 +16,21 @@ they are located, and the ``core.costs`` formulas - and any other constant is re
   segments its ``_s_sox*`` pays plus the producer's and the concatenation's fixed fuel
   (``text_parts``), and ``2`` the per-unit fuel; a pre-checked fast text chunk (rule 21) passes the
   same ``FIXED`` and appends exactly the checked form's piece;
+* **fast bulk chunks**: ``f -= n * base (+ tally)`` at completion has ``base`` at most the plan's
+  worst fuel of an iteration (rule 8), and every fast fault site and every exit of the chunk uses
+  that ``base`` and that tally (``fast_chunk``);
+* **view reads and owned-map forms** (sections 4.2.2, 4.2.4): the fuel slot is the segment plus
+  ``read_fuel`` (``copy_fuel`` and the shape walk for an update) of the list's or map's size slot;
 * **fast list chunks** (rule 22): the chunk's fuel ``t = n * P (+ _p_lcadds(L, n))`` has ``P`` equal
   to what one iteration of the checked chunk after it charges (its segments, its owned add's
   segment, its view reads' fuel slots), and each fault stub inside gets
   ``f - (v - k) * P - A (- _p_lcadds(L, _p_len(b) - L))`` with ``A`` what the checked iteration
   charged before the same fault site; a fault site the checked chunk does not have is refused.
 
-What this does not prove: that a segment's charges in the site table are the plan's (only its
-location and operation are, ``verify_sites``), the ``ahead`` constants of fast-chunk fault sites,
-the tally terms of the pre-checked map chunks (rule 20), and the view-read fuel slot's own segment.
+What this does not prove: that a segment's charges in the site table are the plan's (a fault
+site's location and operation are, ``verify_overflow``), the ``ahead`` constants of fast-chunk
+fault sites and exits, a fast chunk's base beyond ``base <= worst``, and the tally sums and fault
+fuel of the pre-checked map chunks (rule 20).
 """
 
 from __future__ import annotations
@@ -216,6 +222,8 @@ class ChargeRules:
         """Every ``_s_fx`` call of the function (the verifier's call check reports each)."""
         self.text_chunks: list[tuple[Any, Any]] = []
         """Approved fast text chunks (rule 21) of the function and the statement after each."""
+        self.chunk_counts: set[str | None] = set()
+        """The reserved-count names of the function's bulk chunks (a fast stub names one of them)."""
         self.fast_chunks: list[tuple[Any, int]] = []
         """Every bulk chunk's ``for`` and the plan's worst fuel of one of its iterations."""
         self.list_chunks: list[tuple[list[ast.stmt], int, Any]] = []
@@ -297,8 +305,12 @@ class ChargeRules:
             self.text_chunk(form, checked)
         for body, checked_at, loop in self.list_chunks:
             self.list_chunk(body, checked_at, loop)
+        self.chunk_counts = set()
         for loop, worst in self.fast_chunks:
             self.fast_chunk(loop, worst)
+        for call, chunk in self.fault_calls:
+            if _is_chunk_stub(call.func.id) and (chunk is None or chunk[0] not in self.chunk_counts):
+                raise _fail("a fast fault stub outside a chunk the plan reserves", call)
 
     def reset(self) -> None:
         """Forget the function just checked (rule 25 has read its ``ifs``, ``placed`` and fault
@@ -313,27 +325,32 @@ class ChargeRules:
     # --- fast bulk chunks: one base per chunk, within the plan's worst ------------------------------
 
     def fast_chunk(self, loop: Any, worst: int) -> None:
-        """A chunk whose body has fast fault stubs (``_s_c<k>``) pays ``f -= n * base (+ tally)``
-        when it completes: ``base`` is at least an iteration's fuel and at most the plan's worst
-        (rule 8), every fast fault site of the body carries that ``base``, and a fault stub's fuel
-        is ``f`` less the same tally the completion pays (``f`` itself when there is none)."""
+        """A fast chunk pays ``f -= n * base (+ tally)`` when it completes: ``base`` is at most the
+        plan's worst fuel of an iteration (rule 8); every fast fault site of its body carries that
+        ``base`` and its stub gets ``f`` less the completion's tally (``f`` itself without one); every
+        exit's store of ``f`` is ``f - tally - j * base - A`` with the same tally and ``base``
+        (``A``, what the iteration spent so far, is not tied). A chunk without that completion (a
+        checked chunk) may hold no fast fault stub."""
         counted: Any = loop.iter.args[-1]
         count = _name(counted) if len(loop.iter.args) == 1 else _name(_binop(counted, ast.Add)[1])  # type: ignore[index]
+        self.chunk_counts.add(count)
         stubs = [
             call
             for call, chunk in self.fault_calls
             if _is_chunk_stub(call.func.id) and chunk is not None and chunk[0] == count
         ]
-        if not stubs:
-            return
         first: Any = loop.orelse[0] if loop.orelse else None
         paid: Any = first.body[0] if _kind(first) is ast.If and first.body else None
         spent = paid.value if _kind(paid) is ast.AugAssign and _name(paid.target, "f") else None
         tally = _binop(spent, ast.Add)
         product = _binop(tally[0] if tally is not None else spent, ast.Mult)
-        base = _int(product[1]) if product is not None else None
-        if base is None or type(paid.op) is not ast.Sub or not costs.LOOP_ITERATION_FUEL <= base <= worst:
-            raise _fail("a fast chunk pays `f -= n * base` with base within the plan's worst", loop)
+        base = _int(product[1]) if product is not None and _name(product[0], count) else None
+        if base is None or type(paid.op) is not ast.Sub:
+            if stubs:
+                raise _fail("a chunk with fast fault stubs pays `f -= n * base` when it completes", loop)
+            return
+        if not 0 <= base <= worst:
+            raise _fail(f"a fast chunk's base {base} is past the plan's worst fuel of an iteration", loop)
         extra = tally[1] if tally is not None else None
         for call in stubs:
             site = _int(call.args[3]) if len(call.args) > 3 else None
@@ -344,6 +361,15 @@ class ChargeRules:
                 raise _fail("a fast fault site's base is not its chunk's", call)
             if not _tallied(call.args[1], extra):
                 raise _fail("a fast fault stub's fuel is not f less its chunk's tally", call)
+        iteration = (
+            P.name(loop.target.id)
+            if len(loop.iter.args) == 1
+            else P.sub(P.name(loop.target.id), loop.iter.args[0])
+        )
+        for stmt in _statements(loop.body):
+            found = _assign(stmt)
+            if found is not None and found[0] == "f" and not _exit_fuel(found[1], extra, iteration, base):
+                raise _fail("a fast chunk's exit stores f other than less its tally and j * base", stmt)
 
     def segment(self, stmt: Any, test: Any) -> None:
         """``f -= c`` then ``if f < 0: _s_fx(R, f, lr, s)``: ``c`` is segment ``s``'s total."""
@@ -575,6 +601,51 @@ class ChargeRules:
         return charged, prefixes, adds
 
 
+def _statements(block: list[Any]) -> list[Any]:
+    """Every statement of ``block`` and of the blocks nested in it (expressions not entered)."""
+    out: list[Any] = []
+    stack = [block]
+    while stack:
+        for stmt in stack.pop():
+            out.append(stmt)
+            for name in ("body", "orelse"):
+                inner = getattr(stmt, name, None)
+                if type(inner) is list and inner:
+                    stack.append(inner)
+    return out
+
+
+def _subtracted(node: Any) -> tuple[Any, list[Any]]:
+    """``x - a - b - ...`` as ``(x, [a, b, ...])`` (a left-nested chain, in source order)."""
+    terms: list[Any] = []
+    while (pair := _binop(node, ast.Sub)) is not None:
+        terms.append(pair[1])
+        node = pair[0]
+    terms.reverse()
+    return node, terms
+
+
+def _exit_fuel(value: Any, extra: Any, iteration: Any, base: int) -> bool:
+    """``f - tally - j * base - A`` (``+ A`` too; no tally term when the chunk keeps none)."""
+    ahead = _binop(value, ast.Add)
+    if ahead is not None and _int(ahead[1]) is not None:  # ``... + A``: the last term is added
+        value = ahead[0]
+    else:
+        ahead = None
+    root, terms = _subtracted(value)
+    if _name(root, "f") is None or not terms:
+        return False
+    if extra is not None:
+        (want, counted), (got, read) = _rate(extra), _rate(terms[0])
+        if want != got or (_name(counted) is not None and not same_tree(counted, read)):
+            return False
+        terms = terms[1:]
+    done = _binop(terms[0], ast.Mult) if terms else None
+    if done is None or not same_tree(done[0], iteration) or _int(done[1]) != base:
+        return False
+    return len(terms) == 1 or (len(terms) == 2 and ahead is None and _int(terms[1]) is not None)
+
+
 def _rate(node: Any) -> tuple[int, Any]:
     """``k * x`` -> (k, x); anything else -> (1, itself)."""
     pair = _binop(node, ast.Mult)
@@ -674,12 +745,8 @@ def _add_fuel(node: Any) -> int | None:
 
 def _exact_fuel(node: Any, ivar: str, start: Any, per: Any, before: Amount, length: str | None) -> bool:
     """``f - (v - k) * P - A - _p_lcadds(L, _p_len(b) - L)`` (``A`` and the adds' term as present)."""
-    terms: list[Any] = []
-    while (pair := _binop(node, ast.Sub)) is not None:
-        terms.append(pair[1])
-        node = pair[0]
-    terms.reverse()
-    if _name(node, "f") is None or not terms:
+    root, terms = _subtracted(node)
+    if _name(root, "f") is None or not terms:
         return False
     done: Any = _binop(terms[0], ast.Mult)
     elapsed = _binop(done[0], ast.Sub) if done is not None else None

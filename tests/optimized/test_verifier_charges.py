@@ -20,6 +20,7 @@ from dotboxd.runtime.optimized.codegen import generate_cold
 from dotboxd.runtime.optimized.errors import VerifierFailure
 from dotboxd.runtime.optimized.tables import OP
 from dotboxd.runtime.optimized.verifier import verify_cold_module
+from tests.benchmarks.workloads import COLLATZ
 
 from .tampering import Tampering
 from .test_chunk_fuzz_findings import ZERO_STEPS, _kernel
@@ -33,6 +34,7 @@ _NUMBERS = Tampering(NUMBERS)
 _WORDS = Tampering(WORDS)
 _STEP = Tampering(STEP)
 _MAPS = Tampering(COUNT)
+_WALK = Tampering(COLLATZ)
 _ZERO_STEP = Tampering(_kernel(ZERO_STEPS["beside a counter"][0]))
 
 _IN_IF = " " * 20
@@ -99,8 +101,19 @@ CHARGES = {
         "t12 = t2 + 3 + t2 // 32",
         "t12 = t18 + 3 + t2 // 32",
     ),
-    "a fast chunk's base below an iteration": (_STEP, "f -= n0 * 21", "f -= n0 * 4"),
+    "a fast chunk's base past the plan's worst": (_STEP, "f -= n0 * 21", "f -= n0 * 22"),
     "a fast chunk's base off its sites'": (_STEP, "f -= n0 * 21", "f -= n0 * 20"),
+    "a fast chunk's exit refunds iterations": (
+        _WALK,
+        "f = f - 2 * t3 - j0 * 22 - 3",
+        "f = f - 2 * t3 - j0 * 2 - 3",
+    ),
+    "a fast chunk's exit drops its tally": (_WALK, "f = f - 2 * t3 - j0 * 22 - 3", "f = f - j0 * 22 - 3"),
+    "a fast chunk's exit pays its iterations short": (
+        _WALK,
+        "f = f - 2 * t3 - j0 * 22 - 3",
+        "f = f - 2 * t3 - (j0 - 1) * 22 - 3",
+    ),
     "a fast fault stub's fuel raised": (_STEP, "_s_c2(R, f, v2, 2,", "_s_c2(R, f + 100, v2, 2,"),
     "a fast fault stub's fuel raised inside an expression": (
         _STEP,
@@ -148,7 +161,9 @@ OVERFLOW = {
 
 
 @pytest.mark.parametrize(
-    "kernel", [_LISTS, _NUMBERS, _WORDS, _STEP], ids=["lists", "numbers", "words", "step"]
+    "kernel",
+    [_LISTS, _NUMBERS, _WORDS, _STEP, _MAPS, _WALK],
+    ids=["lists", "numbers", "words", "step", "maps", "walk"],
 )
 def test_untouched_modules_pass(kernel: Tampering) -> None:
     """As generated, and as the disk cache reads it back (parsed source: ``-N`` is a unary minus)."""
@@ -199,7 +214,7 @@ def test_fault_sites_are_the_plans_operations(edit: str) -> None:
         _bind_tables(_LISTS, edit)
 
 
-@pytest.mark.parametrize("kernel", [_STEP, _ZERO_STEP], ids=["step", "zero-step"])
+@pytest.mark.parametrize("kernel", [_STEP, _ZERO_STEP, _WALK], ids=["step", "zero-step", "walk"])
 def test_cold_modules_pass(kernel: Tampering) -> None:
     """The exact paths (built on first use, checked code without sign facts) pass rules 24 and 25
     too: ``x = x + 0`` there tests its operand the way a result test reads."""
