@@ -8,8 +8,8 @@ now recomputed from what it pays for - the fuel segments of the artifact's site 
 exact stubs replay charge by charge, and the ``core.costs`` formulas - and any other constant is
 refused:
 
-* **segments**: ``f -= c`` followed by ``if f < 0: _s_fx(R, f, lr, s)`` has ``c`` equal to the
-  total of segment ``s``; ``_s_fx`` stands nowhere else;
+* **segments**: ``f -= c`` (a constant) is followed by ``if f < 0: _s_fx(R, f, lr, s)`` and ``c``
+  is the total of segment ``s``; ``_s_fx`` stands nowhere else;
 * **owned adds** (section 4.2.3): ``T = L + K + (L + 2) // 64`` tested before ``_p_push`` has
   ``K = segment + 3`` (``costs.list_add_flat_fuel``), the segment the add's ``_s_lox`` pays;
 * **owned concatenations** (section 4.2.5): ``q = FIXED + 2 * c`` has ``FIXED`` equal to the two
@@ -264,6 +264,8 @@ class ChargeRules:
                 elif kind is ast.AugAssign:
                     if index + 1 < len(block) and _exhausted(block[index + 1]):
                         self.segment(stmt, block[index + 1])
+                    elif type(stmt.op) is ast.Sub and _int(stmt.value) is not None:
+                        raise _fail("a segment's `f -= c` is followed by its exhaustion check", stmt)
                 elif kind is ast.If:
                     ifs.append(stmt)
                     places[id(stmt)] = (block, index, owner)

@@ -50,6 +50,11 @@ CHARGES = {
         "    f -= 3\n    if f < 0:\n        _s_fx(R, f, lr, 2)",
         "    f -= 3\n    _s_fx(R, f, lr, 2)",
     ),
+    "a segment without its exhaustion check": (
+        _LISTS,
+        "            f -= 12\n            if f < 0:\n                _s_fx(R, f, t1, 4)\n",
+        "            f -= 12\n",
+    ),
     "an owned add's fixed fuel lowered": (
         _LISTS,
         "t5 = t4 + 3 + (t4 + 2) // 64",
