@@ -17,7 +17,9 @@ to implement (the Cranelift-verifier idea applied to our own output):
    lr``, start and stop, and worst fuel, frames and work recomputed from the plan), and every
    give-back of reserved iterations refunds at most what its chunk reserved and has not started,
    and every call's loop refund (``lr``, or ``lr`` plus its chunk's unstarted iterations: ``verify_refunds``)
-   is exactly the one its place owes;
+   is exactly the one its place owes; every fuel constant is the one the segment or ``core.costs``
+   formula it pays says (``verify_charges``), every fault site is the plan's operation at its
+   location and every overflow guard is the exact range test of its stub (``verify_overflow``);
 2. **the code objects, after ``compile()``**, recursively: the names they load, their constants,
    their flags (no generator, coroutine, varargs, closures) and their opcodes.
 
