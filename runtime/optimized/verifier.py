@@ -778,7 +778,7 @@ class _AstVerifier:
         elif _KIND.get(type(test)) is ast.Constant and test.value is True:  # type: ignore[attr-defined]
             if _is_reservation(body, 0):
                 self.reservation(loop, None)
-            elif not _is_charge(body, 0):
+            elif not _is_charge(body, _arithmetic_prefix(body)):
                 if not _single_pass(body):
                     raise _fail("a loop body does not start with a meter charge", loop)
                 passes_once = True
@@ -1430,6 +1430,38 @@ def _is_charge(block: list[ast.stmt], index: int) -> bool:
         and type(value.args[3].value) is int
         and value.args[3].value > 0
     )
+
+
+def _arithmetic_prefix(body: list[ast.stmt]) -> int:
+    """How many statements open ``body`` as ``t = <arithmetic of slots and constants>`` (no call,
+    subscript or control flow): a loop condition's operand computed before the condition's paying
+    stub (``t0 = -v1; t1, f = _s_i_math_min(R, f, lr, s, t0, 1)``). Every pass runs them straight
+    into the charge after them - they cannot leave or repeat the pass - so that charge still comes
+    first in every pass (rule 7)."""
+    count = 0
+    for stmt in body:
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+        if not (isinstance(target, ast.Name) and target.id != "f" and _arithmetic(stmt.value)):  # type: ignore[attr-defined]
+            return count
+        count += 1
+    return count
+
+
+def _arithmetic(node: ast.expr) -> bool:
+    """A slot, an int constant, or ``+ - *`` and unary minus of them."""
+    if isinstance(node, ast.Name):
+        return True
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, ast.USub) and _arithmetic(node.operand)
+    if isinstance(node, ast.BinOp):
+        return (
+            isinstance(node.op, (ast.Add, ast.Sub, ast.Mult))
+            and _arithmetic(node.left)
+            and _arithmetic(node.right)
+        )
+    return False
 
 
 def _is_reservation(block: list[ast.stmt], index: int) -> bool:
