@@ -21,7 +21,8 @@ to implement (the Cranelift-verifier idea applied to our own output):
    forms ``verify_blocks`` approves (rule 24); every fuel constant is the one the segment or
    ``core.costs`` formula it pays says (``verify_charges``, rule 26), every fault site is the plan's
    operation at its location and every overflow guard is the exact range test of its stub
-   (``verify_overflow``, rule 27);
+   (``verify_overflow``, rule 27), and no overflow site of the table lost all its guarded stubs
+   (rule 28);
 2. **the code objects, after ``compile()``**, recursively: the names they load, their constants,
    their flags (no generator, coroutine, varargs, closures) and their opcodes.
 
@@ -74,7 +75,7 @@ from .verify_charges import ChargeRules
 from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 from .walk_index import indexed_walks
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-23-verifseg2"  # 23-verifseg2: fuel constants tied to their segments and the fast chunks to their checked copies (rule 26), fault sites to the plan and overflow tests exact (rule 27); 22: which entries take a projected host event (rule 25, verify_projection); 21: iteration blocks (rule 24); 20: fused literal reads tied to the plan's calls (rule 23); 19: a units store that is not a sum is refused by rule 20 itself (it ended as a malformed module), a zero-step local is no counter (rule 8, it refused valid loops); 18: a counter reset may divide + - * of names (rule 11); 17: fast list chunks (rule 22), c<n> slots; 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-23-verifseg2"  # 23-verifseg2: fuel constants tied to their segments and the fast chunks to their checked copies (rule 26), fault sites to the plan and overflow tests exact (rule 27), every overflow site keeps a guarded stub (rule 28), plain arithmetic before a pass's charge (rule 7); 22: which entries take a projected host event (rule 25, verify_projection); 21: iteration blocks (rule 24); 20: fused literal reads tied to the plan's calls (rule 23); 19: a units store that is not a sum is refused by rule 20 itself (it ended as a malformed module), a zero-step local is no counter (rule 8, it refused valid loops); 18: a counter reset may divide + - * of names (rule 11); 17: fast list chunks (rule 22), c<n> slots; 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -309,6 +310,8 @@ class _AstVerifier:
         """Rule 26 (verifseg): the fuel constants tied to the segments they pay (``verify_charges``)."""
         self.overflow_ops: dict[int, str] = {}
         """Fault site -> its operation, for rule 27's overflow tests (``verify_overflow``)."""
+        self.guarded_sites: set[int] = set()
+        """The overflow sites whose guarded stubs rule 27 met so far (rule 28, verifseg2)."""
         self.paid_sites: frozenset[int] = frozenset()
         self.op_sites: frozenset[int] = frozenset()
         self.chunk_sites: frozenset[int] = frozenset()
@@ -412,6 +415,8 @@ class _AstVerifier:
             self.function(stmt)
         if seen != self.function_names:
             raise _fail("a plan function has no generated function")
+        if not self.cold:  # rule 28 (verifseg2): no overflow site lost its guard with its stub
+            verify_overflow.check_present(self.overflow_ops, self.guarded_sites)
 
     def function(self, fn: ast.FunctionDef) -> None:
         args = fn.args
@@ -465,7 +470,9 @@ class _AstVerifier:
         self.block(fn.body, 0)
         self.blocks.finish()
         self.charges.check(fn)  # rule 26 (verifseg): on a tree the rules above accepted
-        verify_overflow.check_tests(self.charges, self.overflow_ops)  # rule 27 (verifseg)
+        self.guarded_sites |= verify_overflow.check_tests(
+            self.charges, self.overflow_ops
+        )  # rule 27 (verifseg)
         self.charges.reset()
         self.reads.check_stores(fn)
         verify_list_chunks.check_rooms(fn, self.quick_rooms)

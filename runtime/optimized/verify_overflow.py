@@ -19,10 +19,14 @@ operation (``add_i64`` for an I32 add, which faults later) or no node at all. So
   a widened constant, a test of another slot, ``if False:``, a stub moved out of its test's body or
   an exact test placed under an unrelated branch is refused.
 
-What this does not prove: that a guard is present where the plan's operation needs one (a
-computation whose guard and stub were both deleted is ordinary arithmetic here: the value ranges,
-sign facts, prover facts and counter rooms that let the generator leave a test out are not
-recomputed), and which side a one-sided test may drop.
+* **guards present** (rule 28, branch verifseg2, ``check_present``): every overflow site of the
+  table has a guarded stub somewhere in the hot module, so a guard deleted with its only stub is
+  refused.
+
+What this does not prove: that a guard is present where the plan's operation needs one beyond
+that (a site with several stubs may lose all but one; the value ranges, sign facts, prover facts
+and counter rooms that let the generator leave a test out are not recomputed), and which side a
+one-sided test may drop.
 """
 
 from __future__ import annotations
@@ -89,18 +93,22 @@ def _expected_op(plan: ExecutionPlan, node: ir.Node) -> str | None:
     return None
 
 
-def check_tests(rules: ChargeRules, ops: dict[int, str]) -> None:
+def check_tests(rules: ChargeRules, ops: dict[int, str]) -> set[int]:
     """After ``rules`` walked a function: every fault stub of an I32/I64 overflow site is a plain
     assignment standing right in an ``if`` body, and that ``if`` is one of the guard forms, tied to
-    the Python computation it guards (``_guard_problem``)."""
+    the Python computation it guards (``_guard_problem``). Returns the overflow sites whose stubs
+    it found (for ``check_present``)."""
+    found: set[int] = set()
     if not ops:
-        return
+        return found
     for call, _ in rules.fault_calls:
         at = fault_site_at(call.func.id) or 3
         site: Any = call.args[at] if len(call.args) > at else None
         op = ops.get(site.value) if _kind(site) is ast.Constant and type(site.value) is int else None
-        if op is not None and _overflows(op) and rules.placed.get(id(call)) != GUARDED:
-            raise _fail(f"a {op} fault stub stands as a plain assignment right in its test's body", call)
+        if op is not None and _overflows(op):
+            if rules.placed.get(id(call)) != GUARDED:
+                raise _fail(f"a {op} fault stub stands as a plain assignment right in its test's body", call)
+            found.add(site.value)
     for node in rules.ifs:
         for stmt in node.body:
             guarded = _guarded(stmt, ops)
@@ -108,6 +116,24 @@ def check_tests(rules: ChargeRules, ops: dict[int, str]) -> None:
                 problem = _guard_problem(node, guarded, rules.if_places)
                 if problem is not None:
                     raise _fail(f"the guard of a {guarded[0]} fault stub: {problem}", node)
+    return found
+
+
+def check_present(ops: dict[int, str], found: set[int]) -> None:
+    """Rule 28 (verifseg2), over a whole hot module: every I32/I64 overflow site of the table has a
+    guarded fault stub in it (``found``, what ``check_tests`` met). Why: the generator makes a fault
+    site only where it emits that site's guard (every guard it leaves out - a value range, a sign,
+    a prover fact, a counter room - has no site), so a site without its stub is a guard deleted
+    together with its stub, which rule 27 alone cannot see (what is left is ordinary arithmetic).
+    The cold module is not held to it: it is generated from the plan at run time (never read from
+    the disk cache) and adds sites of its own, reusing only some of the hot module's."""
+    for site in sorted(ops):
+        if site not in found and _overflows(ops[site]):
+            raise located(
+                f"rule 28 (guards): fault site {site} ({ops[site]}) has no guarded fault stub: "
+                "its overflow test was deleted with its stub",
+                None,
+            )
 
 
 _PY_OPS: Final = {"add": ast.Add, "sub": ast.Sub, "mul": ast.Mult}
@@ -242,4 +268,4 @@ def _scaled(body: list[Any], product: Any) -> tuple[Any, int] | None:
     return None
 
 
-__all__ = ["check_sites", "check_tests", "site_ops"]
+__all__ = ["check_present", "check_sites", "check_tests", "site_ops"]

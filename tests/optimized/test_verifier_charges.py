@@ -274,3 +274,40 @@ def test_cold_modules_pass(kernel: Tampering) -> None:
     too: ``x = x + 0`` there tests its operand the way a result test reads."""
     tables = kernel.generated.tables.copy()
     verify_cold_module(generate_cold(kernel.plan, tables), tables, kernel.plan, None)
+
+
+_DELETED = " " * 16
+"""The indentation of a statement in a pool chunk's loop body (``_BLOCK``)."""
+
+GUARDS_DELETED = {
+    "a block body's result test deleted with its stub": (
+        _BLOCK,
+        "        if (t2 > 1073741823 or t2 < -1073741823) and (t2 > 2147483647 or t2 < -2147483648):\n"
+        "            t2 = _s_f2(R, f, lr + bk0, 5, v4, t1)\n",
+        "",
+    ),
+    "a pool chunk's operand test deleted with its stub": (
+        _BLOCK,
+        f"{_DELETED}if v1 > 1073741823 and v1 > 2147483607:\n"
+        f"{_DELETED}    t3 = _s_bk2(R, f - 2 * t7, j0, lr + bk0, 7, v1, 40)\n"
+        f"{_DELETED}else:\n"
+        f"{_DELETED}    t3 = v1 + 40\n",
+        f"{_DELETED}t3 = v1 + 40\n",
+    ),
+    "a fast chunk's product test emptied of its stub": (
+        _WALK,
+        "if t2 > 1073741823 and t2 > 2147483647:\n                            t2 = _s_c2(R, f - 2 * t3, j0, 3, 3, v3)\n",
+        "if False:\n                            pass\n",
+    ),
+}
+"""Rule 28 (verifseg2): kernel, the guard and stub removed, what stands in their place."""
+
+
+@pytest.mark.parametrize("name", sorted(GUARDS_DELETED))
+def test_a_guard_deleted_with_its_stub_is_refused(name: str) -> None:
+    """What rule 27 cannot see - no stub left to tie a test to - rule 28 does: the table still has
+    the site, and no guarded stub in the module names it."""
+    kernel, rewrite, replacement = GUARDS_DELETED[name]
+    kernel.assert_rejected(
+        rewrite, replacement, match=r"rule 28 \(guards\): fault site [0-9]+ \((add|sub|mul)_i"
+    )
