@@ -12,8 +12,9 @@ nothing recompiled.
 
 The quick run takes the plans that were refused before (the corpus's and the fingerprint tool's
 generated programs with negative literals, loop bounds and negations of literals) and a few
-block-shaped and fast-form kernels; the slow run takes the whole corpus, 300 generated programs and
-40 kernels of each fast-form generator.
+block-shaped and fast-form kernels; the slow run takes the whole corpus, 300 generated programs,
+40 kernels of each fast-form generator, and 100 generated programs under each switch a host may
+turn off (blocks, bulk loops, inlining).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dotboxd.conformance.generator import RandomSource, build_program
 from dotboxd.conformance.loader import CORPUS_ROOT, load_cases
 from dotboxd.conformance.pipeline import import_stage
 from dotboxd.conformance.stage_validate import validate_case
-from dotboxd.runtime.optimized import ArtifactCache
+from dotboxd.runtime.optimized import ArtifactCache, GenOptions
 from dotboxd.runtime.optimized.errors import CompileFailure, VerifierFailure
 from dotboxd.validator.plan import ExecutionPlan
 
@@ -47,6 +48,13 @@ GENERATED_BEFORE = (54, 183, 297)
 """Seeds of the fingerprint tool's generated programs (``fingerprint-<seed>``) refused likewise."""
 GENERATED = 300
 KERNELS = 40
+OTHER_OPTIONS = {
+    "blocks off": GenOptions(block_loops=False),
+    "bulk off": GenOptions(bulk_loops=False),
+    "inline off": GenOptions(inline=False),
+}
+"""The switches a host may turn off: each generates other forms (per-entry stubs, exact loops,
+calls instead of inlined copies), and the cache keys and reads them back the same way."""
 
 _BUILDERS = {
     "blocks": build_block_kernel,
@@ -86,7 +94,9 @@ def kernel_plans(kind: str, seeds: Iterable[int]) -> Iterator[tuple[str, Executi
         yield f"{kind}:{seed}", prepare(kernel.text, fuzz_policy())
 
 
-def assert_round_trips(plans: Iterable[tuple[str, ExecutionPlan]], directory: Path) -> int:
+def assert_round_trips(
+    plans: Iterable[tuple[str, ExecutionPlan]], directory: Path, options: GenOptions | None = None
+) -> int:
     """Each plan the generated path accepts is read back from disk, verified, without quarantine or
     recompilation. Returns how many plans were compiled (a plan the backend refuses is skipped: the
     parsed path has nothing to read)."""
@@ -95,13 +105,13 @@ def assert_round_trips(plans: Iterable[tuple[str, ExecutionPlan]], directory: Pa
     compiled = 0
     for name, plan in plans:
         try:
-            stored.get_or_compile(plan)
+            stored.get_or_compile(plan, options)
         except (CompileFailure, VerifierFailure):
             continue
         compiled += 1
         reread = ArtifactCache(directory=directory)
         try:
-            reread.get_or_compile(plan)
+            reread.get_or_compile(plan, options)
         except VerifierFailure as failure:
             refused.append(f"{name}: {failure}")
             continue
@@ -137,3 +147,10 @@ def test_generated_programs_round_trip(tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", sorted(_BUILDERS))
 def test_many_fast_form_kernels_round_trip(kind: str, tmp_path: Path) -> None:
     assert assert_round_trips(kernel_plans(kind, range(KERNELS)), tmp_path) == KERNELS
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("options", sorted(OTHER_OPTIONS))
+def test_generated_programs_round_trip_under_other_options(options: str, tmp_path: Path) -> None:
+    plans = generated_plans(range(100))
+    assert assert_round_trips(plans, tmp_path, OTHER_OPTIONS[options]) == 100
