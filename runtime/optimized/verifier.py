@@ -18,7 +18,11 @@ to implement (the Cranelift-verifier idea applied to our own output):
    give-back of reserved iterations refunds at most what its chunk reserved and has not started,
    and every call's loop refund (``lr``, or ``lr`` plus its chunk's unstarted iterations: ``verify_refunds``)
    is exactly the one its place owes; an iteration block's pool (``bk<n>``) stands only in the
-   forms ``verify_blocks`` approves (rule 24);
+   forms ``verify_blocks`` approves (rule 24); every fuel constant is the one the segment or
+   ``core.costs`` formula it pays says (``verify_charges``, rule 26), every fault site is the plan's
+   operation at its location and every overflow guard is the exact range test of its stub
+   (``verify_overflow``, rule 27), and no overflow site of the table lost all its guarded stubs
+   (rule 28);
 2. **the code objects, after ``compile()``**, recursively: the names they load, their constants,
    their flags (no generator, coroutine, varargs, closures) and their opcodes.
 
@@ -42,6 +46,7 @@ from collections.abc import Container
 from types import CodeType
 from typing import Any
 
+from dotboxd.runtime.locations import operation_nodes
 from dotboxd.validator.plan import ExecutionPlan
 
 from . import pyast as P
@@ -51,6 +56,7 @@ from . import (
     verify_literal_reads,
     verify_mapchunk,
     verify_maps,
+    verify_overflow,
     verify_reads,
     verify_strchunk,
 )
@@ -65,10 +71,11 @@ from .stubs import FAULT_ARITIES, PURE_HELPERS, RANGE_NAME, STUBS
 from .tables import CHARGES, CHUNK_OP, OP, Tables, function_name, guid_name
 from .ticks import Tick, expected_ticks
 from .verify_blocks import POOL
+from .verify_charges import ChargeRules
 from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 from .walk_index import indexed_walks
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-23-review6"  # 23: a statement or call object at two places of the tree is refused, a pool read approved for one place, rule 25 counts where each event name stands, an owned list's or buffer's name node at one place only, a view read approved for one place, a map chunk's fuel approvals counted per place (review6); 22: which entries take a projected host event (rule 25, verify_projection); 21: iteration blocks (rule 24); 20: fused literal reads tied to the plan's calls (rule 23); 19: a units store that is not a sum is refused by rule 20 itself (it ended as a malformed module), a zero-step local is no counter (rule 8, it refused valid loops); 18: a counter reset may divide + - * of names (rule 11); 17: fast list chunks (rule 22), c<n> slots; 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-23"  # 23: fuel constants tied to their segments and the fast chunks to their checked copies (rule 26), fault sites to the plan and overflow tests exact (rule 27), every overflow site keeps a guarded stub (rule 28), plain arithmetic before a pass's charge (rule 7); a statement or call object at two places of the tree is refused, a pool read approved for one place, rule 25 counts where each event name stands, an owned list's or buffer's name node at one place only, a view read approved for one place, a map chunk's fuel approvals counted per place (review6); 22: which entries take a projected host event (rule 25, verify_projection); 21: iteration blocks (rule 24); 20: fused literal reads tied to the plan's calls (rule 23); 19: a units store that is not a sum is refused by rule 20 itself (it ended as a malformed module), a zero-step local is no counter (rule 8, it refused valid loops); 18: a counter reset may divide + - * of names (rule 11); 17: fast list chunks (rule 22), c<n> slots; 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -304,6 +311,12 @@ class _AstVerifier:
         """The fused literal reads met so far (rule 23, ``verify_literal_reads``)."""
         """List-read views stored so far and the reads approved to use them (``verify_reads``)."""
         self.charge_sites: frozenset[int] = frozenset()
+        self.charges = ChargeRules(tables)
+        """Rule 26 (verifseg): the fuel constants tied to the segments they pay (``verify_charges``)."""
+        self.overflow_ops: dict[int, str] = {}
+        """Fault site -> its operation, for rule 27's overflow tests (``verify_overflow``)."""
+        self.guarded_sites: set[int] = set()
+        """The overflow sites whose guarded stubs rule 27 met so far (rule 28, verifseg2)."""
         self.paid_sites: frozenset[int] = frozenset()
         self.op_sites: frozenset[int] = frozenset()
         self.chunk_sites: frozenset[int] = frozenset()
@@ -378,6 +391,10 @@ class _AstVerifier:
         self.paid_sites = frozenset(paid)
         self.op_sites = frozenset(ops)
         self.chunk_sites = frozenset(chunk_ops)
+        self.overflow_ops = verify_overflow.site_ops(tables)
+        if self.overflow_ops:  # rule 27 (verifseg); the walk of the plan is shared with rule 23's
+            operations = self.literal_reads.operations = operation_nodes(plan.module)
+            verify_overflow.check_sites(plan, tables, operations)
         if not self.cold:  # a cold path is one exact iteration of a leaf loop: no reservation, no tick
             facts = plan_facts(plan, self.options_key)
             self.expected = expected_reservations(plan, tables, self.options_key, facts)
@@ -403,6 +420,8 @@ class _AstVerifier:
             self.function(stmt)
         if seen != self.function_names:
             raise _fail("a plan function has no generated function")
+        if not self.cold:  # rule 28 (verifseg2): no overflow site lost its guard with its stub
+            verify_overflow.check_present(self.overflow_ops, self.guarded_sites)
 
     def function(self, fn: ast.FunctionDef) -> None:
         args = fn.args
@@ -455,6 +474,11 @@ class _AstVerifier:
         self.tick_at(fn.body, _unbound_prefix(fn.body))
         self.block(fn.body, 0)
         self.blocks.finish()
+        self.charges.check(fn)  # rule 26 (verifseg): on a tree the rules above accepted
+        self.guarded_sites |= verify_overflow.check_tests(
+            self.charges, self.overflow_ops
+        )  # rule 27 (verifseg)
+        self.charges.reset()
         self.reads.check_stores(fn)
         verify_list_chunks.check_rooms(fn, self.quick_rooms)
         if self.pending:
@@ -642,6 +666,7 @@ class _AstVerifier:
             reservation: Any = stmts[0]
             reserved = (reservation.targets[0].id, reservation.value.args[4])
         self.parts.approved.update(verify_strchunk.check(stmt, reserved, self.parts.taken))
+        self.charges.text_chunks.append((stmt, stmts[index + 1] if index + 1 < len(stmts) else None))
         self.call_tree(stmt.test)  # type: ignore[arg-type]
         loop: Any
         settled: Any
@@ -741,6 +766,7 @@ class _AstVerifier:
             raise _fail("a pool loop's kind differs from the plan's loop", loop)
         pool, units = self.block_pool
         chunk, rooms = self.blocks.pool_loop(loop, pool, units, want.constants)
+        self.charges.fast_chunks.append((chunk, want.constants[0], True))  # rule 26 (verifseg2)
         for room in rooms or [None]:
             wrong = check_room(
                 want.counters,
@@ -768,7 +794,7 @@ class _AstVerifier:
         elif _is_true_constant(test):
             if _is_reservation(body, 0):
                 self.reservation(loop, None)
-            elif not _is_charge(body, 0):
+            elif not _is_charge(body, _arithmetic_prefix(body)):
                 if not _single_pass(body):
                     raise _fail("a loop body does not start with a meter charge", loop)
                 passes_once = True
@@ -913,6 +939,7 @@ class _AstVerifier:
         if quick_at and not verify_mapchunk.is_guard(loop.body[1]) and call.func.id == "_s_cap":  # type: ignore[attr-defined]
             quick = verify_list_chunks.check(loop.body, self.buffer_rooms, self.reads.sizes)  # rule 22
             at = quick.checked_at
+            self.charges.list_chunks.append((loop.body, at, quick.loop))  # rule 26 (verifseg)
             self.quick_chunks[id(quick.loop)] = self.quick_chunks[id(loop.body[at])] = stmt
             self.reads.approved.update(quick.reads)
             if quick.room is not None:
@@ -927,6 +954,7 @@ class _AstVerifier:
             chunk = checked
         if _KIND.get(type(chunk)) is not ast.For:
             raise _fail("a reservation is followed by its chunk", stmt)
+        self.charges.fast_chunks.append((chunk, want.constants[0], False))  # rule 26 (verifseg)
         for body in [chunk.body, *bodies]:
             wrong_room = check_room(want.counters, call.func.id, args, body, self.proofs, self.site_op)  # type: ignore[attr-defined]
             if wrong_room is not None:
@@ -1199,14 +1227,17 @@ class _AstVerifier:
         site: Any = args[3] if len(args) > 3 else None
         site = site.value if type(site) in _CONSTS and type(site.value) is int else None
         if callee == "_s_fx":
+            self.charges.fx_calls.append(node)  # rule 26: each one right after its segment's payment
             if site not in self.paid_sites:
                 _index(args, 3, self.paid_sites, node)  # raises, with the reason
         elif callee in _FAULT_STUBS:
+            self.charges.fault_calls.append((node, self.refund_chunk))  # rules 26 and 27 (verifseg)
             if site not in self.op_sites:
                 _index(args, 3, self.op_sites, node)
             if len(args) != 4 + _FAULT_STUBS[callee]:
                 raise _fail(f"{callee} takes {callee[-1]} operand(s)", node)
         elif callee in _CHUNK_STUBS:
+            self.charges.fault_calls.append((node, self.refund_chunk))
             _index(args, 3, self.chunk_sites, node)
             if len(args) != 4 + _CHUNK_STUBS[callee]:
                 raise _fail(f"{callee} takes {callee[-1]} operand(s)", node)
@@ -1222,6 +1253,8 @@ class _AstVerifier:
         elif callee in verify_blocks.BLOCK_STUBS:
             if id(node) not in self.blocks.calls and callee not in verify_blocks.ARITIES:
                 raise _fail(f"{callee} outside the forms of a block", node)
+            if callee in verify_blocks.ARITIES:  # a pool chunk's fault stub (rules 26 and 27, verifseg2)
+                self.charges.fault_calls.append((node, self.refund_chunk))
         elif callee == verify_mapchunk.OVERSHOT:
             if id(node) not in self.map_chunks.approved or len(args) != 1:
                 raise _fail(f"{callee} stands only in a pre-checked map chunk's exits", node)
@@ -1417,6 +1450,38 @@ def _is_charge(block: list[ast.stmt], index: int) -> bool:
         and type(value.args[3].value) is int
         and value.args[3].value > 0
     )
+
+
+def _arithmetic_prefix(body: list[ast.stmt]) -> int:
+    """How many statements open ``body`` as ``t = <arithmetic of slots and constants>`` (no call,
+    subscript or control flow): a loop condition's operand computed before the condition's paying
+    stub (``t0 = -v1; t1, f = _s_i_math_min(R, f, lr, s, t0, 1)``). Every pass runs them straight
+    into the charge after them - they cannot leave or repeat the pass - so that charge still comes
+    first in every pass (rule 7)."""
+    count = 0
+    for stmt in body:
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+        if not (isinstance(target, ast.Name) and target.id != "f" and _arithmetic(stmt.value)):  # type: ignore[attr-defined]
+            return count
+        count += 1
+    return count
+
+
+def _arithmetic(node: ast.expr) -> bool:
+    """A slot, an int constant, or ``+ - *`` and unary minus of them."""
+    if isinstance(node, ast.Name):
+        return True
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, ast.USub) and _arithmetic(node.operand)
+    if isinstance(node, ast.BinOp):
+        return (
+            isinstance(node.op, (ast.Add, ast.Sub, ast.Mult))
+            and _arithmetic(node.left)
+            and _arithmetic(node.right)
+        )
+    return False
 
 
 def _is_reservation(block: list[ast.stmt], index: int) -> bool:
