@@ -9,11 +9,11 @@ stands for, which stays as the fallback:
     if _p_type(v0) is _p_dict and R.lazy:
         t0 = _p_dget(v0, _q0)                 # _q0 in v0 for map.containsKey
         t7 = R.strings + R.literals[0]
-        t8 = f - 7 - _p_len(v0)               # both segments and the read's fuel (2 + size)
+        t8 = f - 8 - _p_len(v0)               # both segments and the read's fuel (2 + size)
         t9 = R.ticks + 1
         if t0 is not None and R.literals[0] >= 0 and t7 <= R.room and t8 >= 0 and t9 < 64:
             R.strings = t7
-            R.left = f - 5                    # what the literal's sync would have written
+            R.left = f - 6                    # what the literal's sync would have written
             R.ticks = t9
             f = t8
         else:
