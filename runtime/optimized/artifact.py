@@ -32,6 +32,7 @@ from dotboxd.runtime.context import RunContext
 from dotboxd.runtime.errors import SandboxError
 from dotboxd.validator.plan import ExecutionPlan
 
+from . import inline_reads
 from .codegen import GenOptions, generate, generate_cold
 from .cold import cold_name
 from .errors import CompileFailure
@@ -42,7 +43,8 @@ from .verifier import VERIFIER_VERSION, allowed_globals, verify_code, verify_col
 from .verify_projection import projected_functions
 
 COMPILER_VERSION = (
-    "dotboxd-py-opt-codegen-22"  # 22: iteration blocks on by default (blocks.py);
+    "dotboxd-py-opt-codegen-23"  # 23: a projected event's fused reads inline
+    # (inline_reads.py, rule 29); 22: iteration blocks on by default (blocks.py);
     # 21: map.get / map.containsKey at a string literal fused (_s_lrget,
     # _s_lrhas: literal_reads.py); 20: ``k * x + c`` in a fast chunk tests ``x`` (scaled_steps.py);
     # 19: periodic arms counted in closed form (periodic_tally.py), checks the
@@ -235,6 +237,8 @@ def bind(
     code = _compile_verified(module, plan, globals_allowed)
     namespace = namespace_base()
     namespace.update(tables.guid_values())
+    namespace.update(inline_reads.HELPERS)  # rule 29's inline reads: their helpers and key constants
+    namespace.update(inline_reads.key_values(tables.texts))
     cold = ColdPaths(plan, tables, namespace)
     namespace.update(cold.entries())
     _execute(code, namespace, globals_allowed)

@@ -48,6 +48,7 @@ from . import bounds, codegen_blocks, owned_map_code, scaled_steps
 from . import pyast as P
 from .block_stubs import FAULTS as BLOCK_FAULTS
 from .blocks import block_units
+from .codegen_inline_reads import inline_projected_reads
 from .codegen_literal_reads import literal_read
 from .codegen_strchunk import fast_chunk as fast_text_chunk
 from .codegen_text import owned_concat, release_owned_text, take_owned_text
@@ -1700,7 +1701,9 @@ class _Generator:
     def run(self) -> Generated:
         functions: list[ast.stmt] = []
         for fid in self.tables.functions:
-            functions.append(_FunctionEmitter(self, fid).emit_function())
+            fn = _FunctionEmitter(self, fid).emit_function()
+            inline_projected_reads(fn, self.plan, fid, self.tables)  # rule 29: a projected event's reads
+            functions.append(fn)
         module = P.module(functions)
         return Generated(module, self.tables, self.facts.plan_nodes)  # the reachable functions' nodes
 

@@ -37,6 +37,12 @@ that the verifier found used only as the map of fused reads, the event's checked
 the two apart. The lazy paths read the snapshot by key where they read the map's entries by token
 (the same answer, the same size); every other path first builds the map the plain reader would have
 built (``event_map``) and goes on exactly as with it.
+
+Inline reads (rule 29, ``inline_reads``): in such an entry the code generator writes the lazy path
+of ``_fused_get`` / ``_fused_has`` for a snapshot into the generated function itself, in front of
+the stub call. Any change to those lazy paths (their conditions, their updates, their order of
+charges) must be made to ``inline_reads.form`` too; ``tests/optimized/test_inline_reads.py`` holds
+the two to the reference at every fuel budget and limit.
 """
 
 from __future__ import annotations

@@ -49,9 +49,10 @@ from typing import Any
 from dotboxd.runtime.locations import operation_nodes
 from dotboxd.validator.plan import ExecutionPlan
 
-from . import pyast as P
 from . import (
+    inline_reads,
     verify_blocks,
+    verify_inline_reads,
     verify_list_chunks,
     verify_literal_reads,
     verify_mapchunk,
@@ -60,6 +61,7 @@ from . import (
     verify_reads,
     verify_strchunk,
 )
+from . import pyast as P
 from . import verify_refunds as refunds
 from .codegen import FIXED_PARAMS
 from .cold import cold_name, describe, find_loop
@@ -75,7 +77,7 @@ from .verify_charges import ChargeRules
 from .verify_parts import PARTS, TAKE, PartsRules, literal_text_args
 from .walk_index import indexed_walks
 
-VERIFIER_VERSION = "dotboxd-py-opt-verifier-23"  # 23: fuel constants tied to their segments and the fast chunks to their checked copies (rule 26), fault sites to the plan and overflow tests exact (rule 27), every overflow site keeps a guarded stub (rule 28), plain arithmetic before a pass's charge (rule 7); a statement or call object at two places of the tree is refused, a pool read approved for one place, rule 25 counts where each event name stands, an owned list's or buffer's name node at one place only, a view read approved for one place, a map chunk's fuel approvals counted per place (review6); 22: which entries take a projected host event (rule 25, verify_projection); 21: iteration blocks (rule 24); 20: fused literal reads tied to the plan's calls (rule 23); 19: a units store that is not a sum is refused by rule 20 itself (it ended as a malformed module), a zero-step local is no counter (rule 8, it refused valid loops); 18: a counter reset may divide + - * of names (rule 11); 17: fast list chunks (rule 22), c<n> slots; 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
+VERIFIER_VERSION = "dotboxd-py-opt-verifier-23"  # 23: inline reads of a projected event (rule 29, verify_inline_reads); fuel constants tied to their segments and the fast chunks to their checked copies (rule 26), fault sites to the plan and overflow tests exact (rule 27), every overflow site keeps a guarded stub (rule 28), plain arithmetic before a pass's charge (rule 7); a statement or call object at two places of the tree is refused, a pool read approved for one place, rule 25 counts where each event name stands, an owned list's or buffer's name node at one place only, a view read approved for one place, a map chunk's fuel approvals counted per place (review6); 22: which entries take a projected host event (rule 25, verify_projection); 21: iteration blocks (rule 24); 20: fused literal reads tied to the plan's calls (rule 23); 19: a units store that is not a sum is refused by rule 20 itself (it ended as a malformed module), a zero-step local is no counter (rule 8, it refused valid loops); 18: a counter reset may divide + - * of names (rule 11); 17: fast list chunks (rule 22), c<n> slots; 16: pre-checked fast text chunks (rule 21); 15: pre-checked owned-map chunks (rule 20); 14: every call's loop refund tied to its chunk (rule 19); 13: list-read views (g<n>); 12: _s_mox's refund tied to its chunk; 11: counter resets in _s_capm rooms; 10: owned-text parts (p<n>); 9: owned-map dicts and cells (m<n>, u<n>); 8: counter rooms, work ticks and owned lists tied to the plan; 7: owned-list buffers (b<n>); 6: reservations and give-backs tied to the plan; 5: _s_capm
 
 MAX_INT = 2**64
 MAX_FOLDED_INT = 2**130
@@ -206,7 +208,13 @@ _CODE_OPS = frozenset(
 """Opcodes generated code compiles to; anything else (imports, attribute and subscript access,
 globals writes, closures, exception handling, class building, ...) fails the code check."""
 
-_CODE_OPCODES = frozenset(dis.opmap[name] for name in (*_CODE_OPS, *verify_maps.OPCODES) if name in dis.opmap)
+_INLINE_READ_OPS = ("LOAD_ATTR", "STORE_ATTR", "IS_OP")
+"""Opcodes rule 29's inline reads compile to (the only attribute access and identity test the AST
+check admits: the run state's slots, the snapshot's class)."""
+
+_CODE_OPCODES = frozenset(
+    dis.opmap[name] for name in (*_CODE_OPS, *verify_maps.OPCODES, *_INLINE_READ_OPS) if name in dis.opmap
+)
 
 _FORBIDDEN_FLAGS = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200
 """CO_VARARGS, CO_VARKEYWORDS, CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR."""
@@ -308,6 +316,12 @@ class _AstVerifier:
         """Owned-text parts lists stored so far and the calls approved to use them (``verify_parts``)."""
         self.reads = verify_reads.ReadRules()
         self.literal_reads = verify_literal_reads.LiteralReadRules(plan, tables)
+        self.inline_reads = verify_inline_reads.InlineReadRules(plan, tables)
+        """The inline forms of a projected event's reads (rule 29, ``verify_inline_reads``)."""
+        self.fids: dict[str, str] = (
+            {} if cold else {function_name(i): fid for i, fid in enumerate(tables.functions)}
+        )
+        self.fn: ast.FunctionDef | None = None
         """The fused literal reads met so far (rule 23, ``verify_literal_reads``)."""
         """List-read views stored so far and the reads approved to use them (``verify_reads``)."""
         self.charge_sites: frozenset[int] = frozenset()
@@ -471,8 +485,10 @@ class _AstVerifier:
         self.reads = verify_reads.ReadRules()  # nor a view
         self.owned_reservations = {}
         self.blocks = verify_blocks.BlockRules(self.expected_blocks.get(fn.name, ()))
+        self.fn = fn
         self.tick_at(fn.body, _unbound_prefix(fn.body))
         self.block(fn.body, 0)
+        self.inline_reads.function_done(fn)
         self.blocks.finish()
         self.charges.check(fn)  # rule 26 (verifseg): on a tree the rules above accepted
         self.guarded_sites |= verify_overflow.check_tests(
@@ -584,6 +600,10 @@ class _AstVerifier:
                     self.refund_slots.see(stmts, stmt, self.refund_chunk)
             elif kind is ast.If and verify_strchunk.is_form(stmt):
                 self.fast_text_chunk(stmt, stmts, index, depth)
+            elif kind is ast.If and verify_inline_reads.is_form(stmt):
+                assert self.fn is not None
+                self.block([stmt.orelse[0]], depth)  # its fallback: a fused read (rules 19, 23) first
+                self.inline_reads.check(stmt, self.fn, self.fids.get(self.fn.name), depth > 0)
             elif kind is ast.If:
                 self.parts.approve(stmt)
                 self.reads.approve(stmt)
@@ -1110,6 +1130,8 @@ class _AstVerifier:
         if callee not in self.callees:
             if callee == RANGE_NAME:
                 raise _fail("_range may only drive a for-loop", node)
+            if verify_inline_reads.forbidden_callee(callee):
+                raise _fail(f"{callee} outside an inline read", node)  # rule 29
             if callee not in self.globals or GUID.match(callee):
                 raise _fail("calls only reach stubs and generated functions", node)
             self.callees.add(callee)
@@ -1567,6 +1589,7 @@ def _single_pass(body: list[ast.stmt]) -> bool:
 
 def verify_code(code: CodeType, plan_globals: frozenset[str]) -> None:
     """Check a compiled module and every code object inside it."""
+    names_allowed = plan_globals | inline_reads.ATTRIBUTES  # the run state's slots: rule 29's forms
     stack = [code]
     seen = 0
     while stack:
@@ -1579,9 +1602,14 @@ def verify_code(code: CodeType, plan_globals: frozenset[str]) -> None:
             raise _fail(f"code object {where} has forbidden flags")
         if current.co_freevars or current.co_cellvars:
             raise _fail(f"code object {where} uses closures")
-        if not plan_globals.issuperset(current.co_names):
-            ident = next(n for n in current.co_names if n not in plan_globals)
+        opcodes = current.co_code[0::2]  # the unspecialized bytecode: one opcode byte per 2-byte unit
+        attributes = not _ATTRIBUTE_OPCODES.isdisjoint(opcodes)
+        allowed = names_allowed if attributes else plan_globals
+        if not allowed.issuperset(current.co_names):
+            ident = next(n for n in current.co_names if n not in allowed)
             raise _fail(f"code object {where} names {ident!r}")
+        if attributes:
+            _check_attribute_names(current, plan_globals)
         for ident in current.co_varnames:
             if not (
                 ident in FIXED_PARAMS
@@ -1602,10 +1630,24 @@ def verify_code(code: CodeType, plan_globals: frozenset[str]) -> None:
                 stack.append(const)
             else:
                 _check_code_constant(const, where)
-        opcodes = current.co_code[0::2]  # the unspecialized bytecode: one opcode byte per 2-byte unit
         if not _CODE_OPCODES.issuperset(opcodes):
             opcode = next(op for op in opcodes if op not in _CODE_OPCODES)
             raise _fail(f"opcode {dis.opname[opcode]} in {where}")
+
+
+_ATTRIBUTE_OPCODES = frozenset(dis.opmap[name] for name in ("LOAD_ATTR", "STORE_ATTR"))
+_GLOBAL_OPNAMES = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "STORE_NAME"})
+
+
+def _check_attribute_names(code: CodeType, plan_globals: frozenset[str]) -> None:
+    """A code object with attribute access (only rule 29's inline reads compile to it): every
+    attribute is one of the run state's slots the form uses, and every global still a global."""
+    for instruction in dis.get_instructions(code):
+        opname, name = instruction.opname, instruction.argval
+        if opname in ("LOAD_ATTR", "STORE_ATTR") and name not in inline_reads.ATTRIBUTES:
+            raise _fail(f"{opname} of {name!r} in {code.co_name}")
+        if opname in _GLOBAL_OPNAMES and name not in plan_globals:
+            raise _fail(f"code object {code.co_name} names {name!r}")
 
 
 def _check_code_constant(value: object, where: str) -> None:
@@ -1654,7 +1696,7 @@ def verify_cold_module(
         raise _fail(f"malformed module ({type(error).__name__})") from None
 
 
-_BASE_GLOBALS = frozenset({*STUBS, *PURE_HELPERS, RANGE_NAME})
+_BASE_GLOBALS = frozenset({*STUBS, *PURE_HELPERS, *inline_reads.HELPERS, RANGE_NAME})
 
 
 def allowed_globals(tables: Tables) -> frozenset[str]:
@@ -1663,6 +1705,7 @@ def allowed_globals(tables: Tables) -> frozenset[str]:
     own = [function_name(i) for i in range(len(tables.functions))]
     own += [cold_name(i) for i in range(len(tables.colds))]
     own += [guid_name(i) for i in range(len(tables.guids))]
+    own += inline_reads.key_values(tables.texts)  # rule 29's key constants
     return _BASE_GLOBALS.union(own)
 
 

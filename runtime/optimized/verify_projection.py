@@ -21,9 +21,11 @@ code generator's say-so: the generator emits nothing new and claims nothing. An 
   pattern (each binds a name without a ``Name`` node);
 * every ``Name`` of the event's parameter is a load that is the last of exactly seven positional
   arguments (no keywords, no starred ones) of a call of ``_s_lrget`` or ``_s_lrhas`` named
-  directly, and those stub names are only ever loaded in it - at every place it stands: one node
-  object may stand at several places of a tree (``compile()`` takes it; the generator shares name
-  nodes), so each event name node must be met exactly as often as it is met as a read's map.
+  directly, or one of the three places an inline form of such a read names it (rule 29,
+  ``inline_reads.event_names``: its class test, its key lookup, its size), and those stub names are
+  only ever loaded in it - at every place it stands: one node object may stand at several places of
+  a tree (``compile()`` takes it; the generator shares name nodes), so each event name node must be
+  met exactly as often as it is met as a read's map or an inline form's place.
 
 So the event never escapes (it is not stored, returned, passed elsewhere, iterated, sized or
 compared): the only code that sees the snapshot is the fused stubs, which tell it from a map by its
@@ -41,6 +43,7 @@ from collections.abc import Iterator
 from dotboxd.core.types import MapType, SandboxType, ScalarType
 from dotboxd.validator.plan import ExecutionPlan
 
+from .inline_reads import event_names, fallback_of
 from .literal_reads import ARITY, READS
 from .shapes import walk
 from .tables import Tables, function_name
@@ -89,7 +92,7 @@ def projected_functions(module: ast.Module, tables: Tables, plan: ExecutionPlan)
     ids = {
         function_name(index): fid
         for index, fid in enumerate(tables.functions)
-        if _event_entry(plan.functions[fid].is_entrypoint, plan.functions[fid].parameter_types)
+        if event_entry(plan.functions[fid].is_entrypoint, plan.functions[fid].parameter_types)
     }
     if not ids:
         return frozenset()
@@ -100,14 +103,14 @@ def projected_functions(module: ast.Module, tables: Tables, plan: ExecutionPlan)
         if isinstance(stmt, ast.FunctionDef)
         and stmt.name in ids
         and bound[stmt.name] == 1
-        and _reads_only(stmt)
+        and reads_only(stmt)
     )
 
 
 _SCALARS = frozenset({"Bool", "I32", "I64", "F64"})
 
 
-def _event_entry(entry: bool, parameters: tuple[SandboxType, ...]) -> bool:
+def event_entry(entry: bool, parameters: tuple[SandboxType, ...]) -> bool:
     """Whether an entrypoint's parameters are one host event (``Map<String, scalar>``)."""
     if not entry or len(parameters) != 1:
         return False
@@ -136,7 +139,7 @@ def _module_bindings(module: ast.Module) -> Iterator[str]:
                 yield node.id
 
 
-def _reads_only(function: ast.FunctionDef) -> bool:
+def reads_only(function: ast.FunctionDef) -> bool:
     """Whether ``function`` has the event's form and uses the event only as a fused read's map."""
     args = function.args
     if (
@@ -163,7 +166,9 @@ def _reads_only(function: ast.FunctionDef) -> bool:
     for node in nodes:
         if _opens_scope(type(node)):
             return False
-        if isinstance(node, ast.Call):
+        if isinstance(node, ast.If) and fallback_of(node) is not None:  # an inline read (rule 29)
+            allowed.update(id(name) for name in event_names(node) if isinstance(name, ast.Name))
+        elif isinstance(node, ast.Call):
             last = node.args[-1] if len(node.args) == ARITY else None
             callee = node.func
             if (
@@ -183,4 +188,4 @@ def _reads_only(function: ast.FunctionDef) -> bool:
     return met == allowed
 
 
-__all__ = ["projected_functions"]
+__all__ = ["event_entry", "projected_functions", "reads_only"]

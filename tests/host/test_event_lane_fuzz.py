@@ -15,6 +15,7 @@ lane, on the lane), every observable compared (``differential.observe``).
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import random
@@ -25,9 +26,12 @@ import pytest
 
 from dotboxd.host import Policy, SandboxHost
 from dotboxd.runtime.optimized import ArtifactCache, OptimizedBackend
+from dotboxd.runtime.optimized.codegen import generate
+from dotboxd.runtime.optimized.inline_reads import fallback_of
 from dotboxd.validator.plan import ExecutionPlan
 
 from ..optimized.differential import differences, observe
+from ..optimized.kernels import prepare
 
 FIELDS = ("hp", "level", "x", "a", "zz", "k0", "armor")
 """The keys events hold and kernels read (a kernel may read one an event lacks)."""
@@ -163,6 +167,14 @@ def test_generated_event_predicates_agree_with_the_reference_on_the_lane() -> No
         done, lane = _sweep(seed)
         runs, pending = runs + done, pending + lane
     assert runs > 1000 and pending > runs // 3, (runs, pending)  # not vacuous: the lane took runs
+    inline = [seed for seed in range(12) if _inline_reads(_Kernel(seed).text)]
+    assert inline, "not vacuous: some kernels read their projected event inline (rule 29)"
+
+
+def _inline_reads(text: str) -> int:
+    """How many inline reads of a projected event (rule 29) the kernel's entry is generated with."""
+    module = generate(prepare(text)).module
+    return sum(fallback_of(node) is not None for node in ast.walk(module))
 
 
 @pytest.mark.slow

@@ -21,6 +21,7 @@ from dotboxd.host import Policy, SandboxHost
 from dotboxd.runtime.optimized import ArtifactCache, OptimizedBackend, compile_plan
 from dotboxd.runtime.optimized.artifact import bind
 from dotboxd.runtime.optimized.fastlane import FastLane
+from dotboxd.runtime.optimized.inline_reads import fallback_of
 from dotboxd.runtime.optimized.verify_projection import projected_functions
 from dotboxd.validator.plan import ExecutionPlan
 
@@ -119,7 +120,10 @@ def test_an_event_used_otherwise_is_not_admitted(name: str) -> None:
 
 _GENERATED = Tampering(EVENT)
 _READ = "_s_lrget(R, f, lr, 1, 0, 2, v0)"
-_FIRST = "    t0, f = _s_lrget(R, f, lr, 1, 0, 2, v0)\n"
+_FIRST = "    f -= 1\n    if f < 0:\n        _s_fx(R, f, lr, 3)\n"
+"""The top-level charge after the first read (whose fused call now stands inside its inline form,
+rule 29) with its exhaustion check (rule 26 keeps the two together): the tamperings below add their
+statement around it."""
 
 TAMPERINGS = {
     "stored in a slot": (_FIRST, _FIRST + "    t9 = v0\n"),
@@ -154,6 +158,17 @@ def _tampered(rewrite: str, replacement: str) -> ast.Module:
     return ast.parse(source.replace(rewrite, replacement, 1))
 
 
+def _without_inline_forms(module: ast.Module) -> ast.Module:
+    """``module`` with each inline read (rule 29) replaced by its fallback, the fused call: the
+    form stands only in an entry rule 25 admits, so a module whose event escapes keeps the calls."""
+    for node in ast.walk(module):
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                block[:] = [fallback_of(stmt) or stmt for stmt in block]
+    return module
+
+
 def test_the_untampered_module_is_admitted_as_generated_and_as_source() -> None:
     generated = _GENERATED.generated
     assert projected_functions(generated.module, generated.tables, _GENERATED.plan) == {"check"}
@@ -172,7 +187,7 @@ def test_a_tampered_module_the_other_rules_accept_runs_with_the_map() -> None:
     """End to end: a module whose event escapes into a slot still verifies (slots are free to hold
     a map), is not admitted, and its lane hands the entry a map, answering as the reference."""
     generated = _GENERATED.generated
-    module = _tampered(*TAMPERINGS["stored in a slot"])
+    module = _without_inline_forms(_tampered(*TAMPERINGS["stored in a slot"]))
     artifact = bind(
         _GENERATED.plan, _GENERATED.key, module, copy.deepcopy(generated.tables), generated.ir_nodes
     )
