@@ -160,14 +160,8 @@ def event_projector(
         for key, item in snapshot.items():
             if not (type(key) is str and value_ok(item)):
                 return None
-        found = seen(tuple(snapshot))  # exact ``str`` keys by now: hashed by the interpreter
-        if found is None:
-            found = key_set(tuple(snapshot))
-        if not found:
-            return None
-        if found[1] is None:  # not counted without a meter: the caller charges the map's shape
-            return _built(snapshot, found[0]), found[1]
-        return snapshot, found[1]
+        # exact ``str`` keys by now: hashed by the interpreter
+        return _projected(snapshot, tuple(snapshot), seen, key_set)
 
     return project
 
@@ -205,16 +199,28 @@ def _int_projector(
         derived = derived_of(keys)  # the common event: a kept key set with its charges
         if derived is not None:
             return snapshot, derived
-        found = seen(keys)
-        if found is None:
-            found = key_set(keys)
-        if not found:
-            return None
-        if found[1] is None:  # not counted without a meter: the caller charges the map's shape
-            return _built(snapshot, found[0]), found[1]
-        return snapshot, found[1]
+        return _projected(snapshot, keys, seen, key_set)
 
     return project
+
+
+def _projected(
+    snapshot: Snapshot,
+    keys: tuple[str, ...],
+    seen: Callable[[tuple[str, ...]], KeySet[_Derived] | None],
+    key_set: Callable[[tuple[str, ...]], KeySet[_Derived]],
+) -> tuple[MapValue | Snapshot, _Derived] | None:
+    """What both projectors answer for a checked snapshot whose key set's charges are not kept
+    beside it: None for a refused key set, the map itself where the derived value is None (not
+    counted without a meter: the caller charges the map's shape), the snapshot otherwise."""
+    found = seen(keys)
+    if found is None:
+        found = key_set(keys)
+    if not found:
+        return None
+    if found[1] is None:
+        return _built(snapshot, found[0]), found[1]
+    return snapshot, found[1]
 
 
 def _built(snapshot: Snapshot, shape: Shape) -> MapValue:
