@@ -31,6 +31,7 @@ the exact stubs).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -75,6 +76,7 @@ def _key_sets(derive: Callable[[Shape], _Derived]) -> KeptSets[_Derived]:
     key_sets: dict[tuple[str, ...], KeySet[_Derived]] = {}
     derived_of: dict[tuple[str, ...], _Derived] = {}
     kept_units = 0
+    keeping = threading.Lock()  # host threads: the room test and the keeping are one step
 
     def key_set(keys: tuple[str, ...]) -> KeySet[_Derived]:
         """The shape of a map with these (exact ``str``) keys and scalar values and what ``derive``
@@ -87,16 +89,14 @@ def _key_sets(derive: Callable[[Shape], _Derived]) -> KeptSets[_Derived]:
             shape = text_keyed_map_shape(len(keys), max(sizes, default=0), sum(sizes))
             found = (shape, derive(shape))
         units = sum(map(len, keys))
-        if (
-            len(key_sets) < KEY_SETS_KEPT
-            and len(keys) <= KEY_SET_KEYS
-            and units <= KEY_SET_UNITS
-            and kept_units + units <= KEPT_UNITS
-        ):
-            key_sets[keys] = found
-            if found and found[1] is not None:
-                derived_of[keys] = found[1]
-            kept_units += units
+        if len(keys) > KEY_SET_KEYS or units > KEY_SET_UNITS:
+            return found
+        with keeping:  # only a key set not seen yet comes here: the common event never locks
+            if keys not in key_sets and len(key_sets) < KEY_SETS_KEPT and kept_units + units <= KEPT_UNITS:
+                key_sets[keys] = found
+                if found and found[1] is not None:
+                    derived_of[keys] = found[1]
+                kept_units += units
         return found
 
     return key_sets.get, key_set, derived_of.get

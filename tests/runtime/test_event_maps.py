@@ -8,6 +8,8 @@ not change an answer, and stays bounded.
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -209,6 +211,39 @@ def test_the_kept_key_sets_hold_a_bounded_number_of_code_points() -> None:
             found = reader(event)
             assert found is not None and found[0].shape == _walked(found[0])
     assert len(calls) == fits + 2 * 5  # the first ``fits`` key sets kept, the rest derived per read
+
+
+def test_threads_never_keep_more_key_sets_than_the_bound() -> None:
+    """Host threads reading ever-new long key sets at once: the room test and the keeping are one
+    step, so the kept key sets never hold more than ``KEPT_UNITS`` code points together however the
+    threads interleave (the switch interval is made tiny to interleave them as much as possible)."""
+    derived: list[Shape] = []
+    reader = event_maps.event_reader(lambda item: False, (0, 10), lambda shape: derived.append(shape))
+    long = event_maps.KEY_SET_UNITS - 8
+    fits = event_maps.KEPT_UNITS // long
+    events = [{f"{i:08d}" + "k" * long: 1} for i in range(4 * fits)]
+    start = threading.Barrier(8)
+
+    def read_all(offset: int) -> None:
+        start.wait()
+        for index in range(len(events)):
+            assert reader(events[(index + offset * 7) % len(events)]) is not None
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=read_all, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    derived.clear()
+    for event in events:  # a kept key set is not derived again
+        reader(event)
+    kept = len(events) - len(derived)
+    assert kept == fits  # as many as fit, never more (nor fewer: each key set is kept once)
 
 
 # --- the projecting twin (``event_projector``, rule 25's snapshot) ------------------------------
