@@ -2,8 +2,8 @@
 
 A host ships results to another process (multiprocessing, a queue) or keeps snapshots of them. Their
 read-only mapping fields (``binding_calls``, each audit event's ``fields``, each command's
-``payload``) are ``MappingProxyType`` views, which cannot be pickled themselves; the records carry
-them as dicts and restore new read-only views (``dotboxd.core.frozen_state``). Checked on a sample
+``payload``) are read-only dicts (``dotboxd.core.read_only``); the records carry them as plain
+dicts and restore new read-only ones (``dotboxd.core.frozen_state``). Checked on a sample
 of the corpus's run cases on both backends, fast-lane results (deferred, read or not), execute_many
 rows and whole batches, import/validate refusals, runs with binding calls and commands, and a
 property test over generated programs.
@@ -15,7 +15,6 @@ import copy
 import dataclasses
 import pickle
 from collections.abc import Callable, Mapping
-from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -31,6 +30,7 @@ from dotboxd.conformance.workspace import case_root
 from dotboxd.core.ast import Module
 from dotboxd.core.bindings import BindingRegistry, load_binding_manifest
 from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.core.read_only import ReadOnlyDict
 from dotboxd.core.values import ListValue, MapValue, RecordValue, shape_of
 from dotboxd.host import ExecutionResult, Policy, SandboxHost
 from dotboxd.host.batch import BatchResults
@@ -66,18 +66,18 @@ def _commands_data(commands: tuple[Command, ...]) -> list[tuple[Any, ...]]:
 
 def assert_same_result(copied: Any, original: ExecutionResult, how: str) -> None:
     """``copied`` is ``original`` again: type, every field, equality, repr and JSON, and as immutable
-    (its mapping fields are read-only views, its fields refuse assignment)."""
+    (its mapping fields are read-only dicts, its fields refuse assignment)."""
     assert type(copied) is ExecutionResult
     for name in _NAMES:
         assert getattr(copied, name) == getattr(original, name), (how, name)
     assert copied == original and repr(copied) == repr(original)
     assert shape_of(copied.value) == shape_of(original.value), (how, "value shape")
     assert copied.to_json() == original.to_json()
-    assert type(copied.binding_calls) is MappingProxyType
+    assert type(copied.binding_calls) is ReadOnlyDict
     for event in copied.audit_events:
-        assert type(event.fields) is MappingProxyType
+        assert type(event.fields) is ReadOnlyDict
     for command in copied.commands + copied.applied_commands:
-        assert type(command.payload) is MappingProxyType
+        assert type(command.payload) is ReadOnlyDict
     assert _commands_data(copied.commands) == _commands_data(original.commands)
     with pytest.raises(dataclasses.FrozenInstanceError):
         copied.binding_calls = {}
