@@ -42,12 +42,12 @@ class ReadOnlyDict(dict[K, V]):
 
     __setitem__ = _refuse
     __delitem__ = _refuse
-    __ior__ = _refuse  # type: ignore[assignment]
+    __ior__ = _refuse
     clear = _refuse
-    pop = _refuse  # type: ignore[assignment]
+    pop = _refuse
     popitem = _refuse
-    setdefault = _refuse  # type: ignore[assignment]
-    update = _refuse  # type: ignore[assignment]
+    setdefault = _refuse
+    update = _refuse
 
     def __reduce__(self) -> tuple[type[ReadOnlyDict[K, V]], tuple[dict[K, V]]]:
         """Pickled (and copied, deep or not) as its items in a plain dict: the default reduction of

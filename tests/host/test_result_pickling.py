@@ -129,13 +129,22 @@ def test_fast_lane_results_round_trip(args: list[Any], read_first: bool) -> None
         assert_same_result(copied, result, how)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_execute_many_rows_and_batches_round_trip(backend: str) -> None:
+MANY_ROWS: list[Any] = [[7, 12], [0, 12], ["7", 1], [2**31, 1], [7]]
+"""``execute_many`` rows of ``PRED``: true, false, a refused input, out of range, too few arguments."""
+
+
+def many_results(backend: str) -> tuple[SandboxHost, Any, BatchResults]:
+    """A host, ``PRED``'s plan (compiled on ``backend``) and the results of ``MANY_ROWS`` on it."""
     host = _host()
     plan = host.prepare(PRED)
     host.execute(plan, "check", [1, 12], backend=backend)
-    rows: list[Any] = [[7, 12], [0, 12], ["7", 1], [2**31, 1], [7]]
-    batch = host.execute_many(plan, "check", rows, backend=backend)
+    return host, plan, host.execute_many(plan, "check", MANY_ROWS, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_execute_many_rows_and_batches_round_trip(backend: str) -> None:
+    host, plan, batch = many_results(backend)
+    rows = MANY_ROWS
     for how, apply in COPIES.items():
         copied = apply(batch)
         assert type(copied) is BatchResults and len(copied) == len(rows)
@@ -147,13 +156,18 @@ def test_execute_many_rows_and_batches_round_trip(backend: str) -> None:
         assert_copies(row)
 
 
-def test_refusals_before_a_run_round_trip() -> None:
+def refusals() -> tuple[ExecutionResult, ExecutionResult]:
+    """Two results of ``SandboxHost.run`` refused before a run: at import, at validation."""
     host = _host()
     bad_json = host.run('{"id": "x", "version": "1"', "main")
     bad_type = host.run('module "t" version "1.0.0";\nentrypoint fn main() -> I32 { return true; }\n')
     assert (bad_json.stage, bad_type.stage) == ("import", "validate")
     assert bad_type.error is not None and bad_type.error.diagnostic is not None
-    for result in (bad_json, bad_type):
+    return bad_json, bad_type
+
+
+def test_refusals_before_a_run_round_trip() -> None:
+    for result in refusals():
         assert_copies(result)
 
 
