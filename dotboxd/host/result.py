@@ -43,6 +43,9 @@ class ExecutionResult(SettledLater):
     A result of a run that consumed fuel only may hold its fields other than ``ok``, ``value`` and
     ``error`` as its run's compact record until one of them is first read (``deferred_builder``,
     ``host.settled``): nothing a host can observe tells it from one built with every field.
+
+    A result pickles, copies and converts with ``dataclasses.asdict``/``astuple`` (its mapping
+    fields, here and in its events and commands, are read-only dicts: ``core.read_only``).
     """
 
     ok: bool
