@@ -13,8 +13,10 @@ What stays as with the view: every mutator a caller can reach through the object
 and deletion, ``update``, ``|=``, ``pop``, ``popitem``, ``setdefault``, ``clear``) raises
 TypeError; ``copy()`` and ``|`` give a new plain, mutable ``dict``; it equals any mapping with the
 same items and hashes like a dict (not at all). What a view hid and this does not: ``dict``'s own
-unbound methods (``dict.__setitem__(d, k, v)``) still reach the storage, as ``object.__setattr__``
-reaches a frozen dataclass's fields - host code deliberately going around the record's interface.
+unbound methods (``dict.__setitem__(d, k, v)``) and a second explicit ``d.__init__(...)`` still reach
+the storage, as ``object.__setattr__`` reaches a frozen dataclass's fields - host code deliberately
+going around the record's interface (a Python ``__init__`` guarding against that would cost every
+construction a Python call).
 The sandboxed kernel never holds one of these objects, so no kernel-observable value can change.
 """
 
