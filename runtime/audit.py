@@ -16,10 +16,10 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, overload
 
 from dotboxd.core.frozen_state import frozen_state, restore_frozen_state
+from dotboxd.core.read_only import EMPTY, ReadOnlyDict
 from dotboxd.core.values import frozen_constructor
 
 KINDS = frozenset(
@@ -93,16 +93,16 @@ class AuditEvent:
     error_code: str | None = None
     message: str | None = None
     bytes: int | None = None
-    fields: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    fields: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     host_exception: BaseException | None = field(default=None, compare=False, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        """What ``pickle`` and ``copy`` carry: every field, ``fields`` as a plain dict (its read-only
-        view cannot be pickled; ``core.frozen_state``)."""
+        """What ``pickle`` and ``copy`` carry: every field, ``fields`` as a plain dict
+        (``core.frozen_state``)."""
         return frozen_state(self, _EVENT_VIEWS)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        """The inverse of ``__getstate__``: ``fields`` behind a new read-only view again."""
+        """The inverse of ``__getstate__``: ``fields`` as a new read-only dict again."""
         restore_frozen_state(self, state, _EVENT_VIEWS)
 
     def to_json(self) -> dict[str, Any]:
@@ -124,7 +124,7 @@ class AuditEvent:
 
 
 _EVENT_VIEWS = frozenset({"fields"})
-"""The fields of ``AuditEvent`` held behind a read-only view (``core.frozen_state``)."""
+"""The fields of ``AuditEvent`` held as read-only dicts (``core.read_only``, ``core.frozen_state``)."""
 
 Observer = Callable[[AuditEvent], None]
 
@@ -293,7 +293,7 @@ class AuditLog:
             error_code,
             sanitize(message) if message is not None else None,
             bytes,
-            MappingProxyType({str(k): _safe_field(v) for k, v in (fields or {}).items()})
+            ReadOnlyDict({str(k): _safe_field(v) for k, v in (fields or {}).items()})
             if fields
             else _NO_FIELDS,
             host_exception,
@@ -304,10 +304,10 @@ class AuditLog:
     ) -> AuditEvent:
         """``write`` for an event whose ``fields`` the runtime has already passed through
         ``safe_field`` (keys are strings): the ``RunSummary``, whose per-plan fields are sanitized
-        once per prepared entrypoint rather than on every run. ``fields`` is wrapped read-only, not
-        copied: pass a dict nobody else keeps."""
+        once per prepared entrypoint rather than on every run. ``fields`` is copied into a read-only
+        dict (``core.read_only``)."""
         return self._append(
-            kind, success, None, None, None, None, error_code, None, None, MappingProxyType(fields)
+            kind, success, None, None, None, None, error_code, None, None, ReadOnlyDict(fields)
         )
 
     def _append(
@@ -369,7 +369,7 @@ class AuditLog:
         return tuple(self._events)
 
 
-_NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
+_NO_FIELDS: Mapping[str, Any] = EMPTY
 
 
 def safe_field(value: Any) -> Any:

@@ -24,10 +24,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any, Literal
 
 from dotboxd.core.codes import category_of
+from dotboxd.core.read_only import ReadOnlyDict
 from dotboxd.runtime.audit import AuditEvent, AuditTrail, Observer, new_event, safe_field
 from dotboxd.runtime.commands import Command, PlannedState, PreparedCommand
 from dotboxd.runtime.errors import ErrorInfo, SandboxError
@@ -157,7 +157,7 @@ def report_event(report: CommandReport, run_id: str, timestamp: float, sequence:
         fields["failedSequence"] = failed.sequence
         fields["failedKind"] = failed.kind
         fields["failedBinding"] = failed.binding_id
-    safe: Mapping[str, Any] = MappingProxyType({k: safe_field(v) for k, v in fields.items()})
+    safe: Mapping[str, Any] = ReadOnlyDict({k: safe_field(v) for k, v in fields.items()})
     return new_event(
         run_id,
         "HostCommands",

@@ -26,10 +26,10 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Protocol
 
 from dotboxd.core.frozen_state import frozen_state, restore_frozen_state
+from dotboxd.core.read_only import EMPTY, ReadOnlyDict
 from dotboxd.runtime.errors import SandboxError
 
 
@@ -89,7 +89,7 @@ class Command:
     """
 
     kind: str
-    payload: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    payload: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     apply: Callable[[], None] | None = field(default=None, compare=False, repr=False)
     binding_id: str = ""
     sequence: int = 0
@@ -100,8 +100,8 @@ class Command:
         return self
 
     def __getstate__(self) -> dict[str, Any]:
-        """What ``pickle`` carries: the command as data (``payload`` as a dict, its
-        read-only view cannot be pickled; ``core.frozen_state``), without ``apply`` and ``prepare``.
+        """What ``pickle`` carries: the command as data (``payload`` as a plain dict,
+        ``core.frozen_state``), without ``apply`` and ``prepare``.
         Why drop them: they are handles into the host process that ran the kernel (closures over
         its state, usually not picklable at all), and a command shipped to another process must not
         be able to change that process's copy of the world; the copy is data a host may apply
@@ -109,7 +109,7 @@ class Command:
         return frozen_state(self, _VIEWS, _HANDLES)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        """The inverse of ``__getstate__``: ``payload`` behind a new read-only view again."""
+        """The inverse of ``__getstate__``: ``payload`` as a new read-only dict again."""
         restore_frozen_state(self, state, _VIEWS)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Command:
@@ -130,7 +130,7 @@ class Command:
 
 
 _VIEWS = frozenset({"payload"})
-"""The fields of ``Command`` held behind a read-only view (``core.frozen_state``)."""
+"""The fields of ``Command`` held as read-only dicts (``core.read_only``, ``core.frozen_state``)."""
 
 _HANDLES = frozenset({"apply", "prepare"})
 """The fields of ``Command`` that are callables of the host process (not pickled)."""
@@ -169,7 +169,7 @@ class CommandBuffer:
             raise SandboxError("R-QUOTA-COMMANDS", f"host-state command budget exhausted at {kind}")
         command = Command(
             kind,
-            MappingProxyType(dict(payload or {})),
+            ReadOnlyDict(payload or {}),
             apply,
             binding_id,
             len(self._commands),

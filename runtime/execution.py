@@ -27,13 +27,13 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Literal, Protocol, TypeVar
 
 from dotboxd.core import literal_rules
 from dotboxd.core.ast import TypeRef
 from dotboxd.core.diagnostics import DotBoxDError
 from dotboxd.core.event_maps import Snapshot, event_projector, event_reader
+from dotboxd.core.read_only import EMPTY, ReadOnlyDict
 from dotboxd.core.suggest import did_you_mean
 from dotboxd.core.types import SandboxType, to_type_ref
 from dotboxd.core.utf16 import close_scope, open_scope
@@ -84,7 +84,7 @@ class Backend(Protocol):
     def run(self, run: RunContext, function_id: str, args: tuple[Value, ...]) -> Value: ...
 
 
-NO_CALLS: Mapping[str, int] = MappingProxyType({})
+NO_CALLS: Mapping[str, int] = EMPTY
 """The binding-call counts of a run that called no binding (shared: it is immutable)."""
 
 
@@ -100,7 +100,7 @@ class RunOutcome:
     usage: ResourceUsage
     audit_events: Sequence[AuditEvent]
     commands: tuple[Command, ...]
-    binding_calls: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    binding_calls: Mapping[str, int] = field(default_factory=lambda: EMPTY)
     return_type: SandboxType | None = None
     executed_by: str = ""
 
@@ -715,7 +715,7 @@ class EntryCall:
             usage,
             self._observed_summary(run, executed_by, error, usage),
             commands,
-            MappingProxyType(dict(calls)) if calls else NO_CALLS,
+            ReadOnlyDict(calls) if calls else NO_CALLS,
             return_type,
             executed_by,
         )
@@ -749,7 +749,7 @@ class EntryCall:
                 logged, self.summary_builder, (run.run_id, stamp, len(logged), executed_by, error, usage)
             ),
             commands,
-            MappingProxyType(dict(calls)) if calls else NO_CALLS,
+            ReadOnlyDict(calls) if calls else NO_CALLS,
             return_type,
             executed_by,
         )
@@ -805,7 +805,7 @@ class EntryCall:
         """The ``RunSummary`` of an unobserved run, from the values fixed when it ended."""
         fields = self._summary_fields(mode, error, usage)
         category = None if error is None else error.category
-        return new_summary_event(run_id, timestamp, sequence, category, MappingProxyType(fields))
+        return new_summary_event(run_id, timestamp, sequence, category, ReadOnlyDict(fields))
 
 
 __all__ = [

@@ -11,12 +11,12 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 from dotboxd.core.bindings import REENTRANT_CAPABILITY, canonical_record
 from dotboxd.core.diagnostics import DotBoxDError, reject
 from dotboxd.core.effects import Effect, effect_names, unknown_bits
+from dotboxd.core.read_only import EMPTY
 
 _GRANT_PATTERN = re.compile(r"\*|[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)*(?:\.\*)?")
 
@@ -39,7 +39,7 @@ class CapabilityGrant:
     that instant on (wall clock, or the instant passed to validate)."""
 
     id: str
-    parameters: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    parameters: Mapping[str, str] = field(default_factory=lambda: EMPTY)
     effects: Effect | None = None
     expires_at_unix_ms: int | None = None
     granted_by: str = "host"
@@ -90,6 +90,16 @@ class Revocations:
     def snapshot(self) -> dict[str, str]:
         with self._lock:
             return dict(self._items)
+
+    def __copy__(self) -> Revocations:
+        """Itself: the set is shared by a policy and every copy of it."""
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Revocations:
+        """Itself, not a snapshot, for the same reason: a deep copy of a policy or plan
+        (``copy.deepcopy``, ``dataclasses.asdict``) stays subject to every later revocation -
+        a snapshot would let a copy prepared or run after ``revoke`` keep a revoked capability."""
+        return self
 
     def revoked(self, capability: str) -> str | None:
         """The revoked pattern covering ``capability``, or None."""

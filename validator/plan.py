@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from types import MappingProxyType
 from typing import Any
 
 from dotboxd.core.ast import Binary, Call, Expr, Function, Module, Stmt
@@ -37,6 +36,7 @@ from dotboxd.core.builtins import Builtin, surface_needed
 from dotboxd.core.costs import COST_TABLE_VERSION
 from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, reject
 from dotboxd.core.effects import PURE, Effect, effect_names, effects_text
+from dotboxd.core.read_only import EMPTY
 from dotboxd.core.types import SandboxType
 from dotboxd.grammar import canonical
 
@@ -92,7 +92,7 @@ class FunctionInfo:
     callees: frozenset[str]
     bindings_called: frozenset[str]
     reachable: bool
-    loop_types: Mapping[int, Mapping[str, SandboxType]] = field(default_factory=lambda: MappingProxyType({}))
+    loop_types: Mapping[int, Mapping[str, SandboxType]] = field(default_factory=lambda: EMPTY)
 
     def type_at_loop(self, loop: Stmt, name: str) -> SandboxType | None:
         """The type of local ``name`` at the head of ``loop`` (a node of this function)."""
@@ -130,6 +130,15 @@ class ExecutionPlan:
     binding_manifest_hash: str = ""
     plan_hash: str = ""
     warnings: tuple[Diagnostic, ...] = ()
+
+    def __deepcopy__(self, memo: dict[int, object]) -> ExecutionPlan:
+        """Itself, not a copy of its parts: the node tables are keyed by the identity of ``module``'s
+        nodes, which a copied module would not have (a deep-copied plan failed every run
+        ``R-HOST-INTERNAL``), and the policy's revocations and the catalogue's bindings are shared
+        handles anyway. Objects holding a plan deep-copy with it shared; ``dataclasses.asdict(plan)``
+        still converts its fields (a data snapshot, not a plan). ``copy.copy`` keeps making a new
+        plan object with the same parts (hosts use it for identity-distinct plans)."""
+        return self
 
     # -- node facts -----------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ Invariants established:
 
 from __future__ import annotations
 
-from types import MappingProxyType
+from dotboxd.core.read_only import ReadOnlyDict
 
 from .context import Context
 from .plan import ExecutionPlan, FunctionInfo, compute_plan_hash, module_hash
@@ -33,27 +33,27 @@ def run(ctx: Context) -> ExecutionPlan:
             is_entrypoint=fid in ctx.entrypoints,
             parameter_types=facts.parameter_types,
             return_type=facts.return_type,
-            local_types=MappingProxyType(dict(facts.local_types)),
+            local_types=ReadOnlyDict(facts.local_types),
             direct_effects=facts.direct_effects,
             effects=facts.effects,
             callees=frozenset(facts.live_callees),
             bindings_called=frozenset(facts.live_bindings),
             reachable=reachable,
-            loop_types=MappingProxyType({k: MappingProxyType(dict(v)) for k, v in facts.loop_types.items()}),
+            loop_types=ReadOnlyDict({k: ReadOnlyDict(v) for k, v in facts.loop_types.items()}),
         )
     plan = ExecutionPlan(
         module=ctx.module,
         policy=ctx.policy,
         catalog=ctx.catalog,
-        bindings=MappingProxyType({bid: ctx.catalog[bid] for bid in sorted(used)}),
-        functions=MappingProxyType(functions),
+        bindings=ReadOnlyDict({bid: ctx.catalog[bid] for bid in sorted(used)}),
+        functions=ReadOnlyDict(functions),
         entrypoints=tuple(ctx.entrypoints),
         required_effects=ctx.required_effects,
         required_capabilities=tuple(sorted(ctx.required_capabilities)),
         requested_capabilities=tuple(sorted(r.id for r in ctx.module.capability_requests)),
-        capability_paths=MappingProxyType(dict(sorted(ctx.required_capabilities.items()))),
-        expr_types=MappingProxyType(ctx.expr_types),
-        call_targets=MappingProxyType(ctx.call_targets),
+        capability_paths=ReadOnlyDict(sorted(ctx.required_capabilities.items())),
+        expr_types=ReadOnlyDict(ctx.expr_types),
+        call_targets=ReadOnlyDict(ctx.call_targets),
         right_first=frozenset(ctx.right_first),
         dead_statements=frozenset(ctx.dead),
         module_hash=module_hash(ctx.module),

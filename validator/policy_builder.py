@@ -7,7 +7,6 @@ limit table, grants, brands, bounds); the JSON reader goes through it too.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from types import MappingProxyType
 from typing import Any
 
 from dotboxd.core.bindings import ASYNC_CAPABILITY, REENTRANT_CAPABILITY
@@ -15,6 +14,7 @@ from dotboxd.core.builtins import EXT_SURFACE, SURFACES
 from dotboxd.core.diagnostics import Diagnostic, DotBoxDError, reject
 from dotboxd.core.effects import PURE, Effect, unknown_bits
 from dotboxd.core.limits import LIMIT_BY_NAME, LIMIT_CEILING, LIMIT_FIELDS, MIB, Limits
+from dotboxd.core.read_only import ReadOnlyDict
 from dotboxd.core.types import brand_name_problem
 from dotboxd.validator.grants import (
     CapabilityGrant,
@@ -158,7 +158,7 @@ class PolicyBuilder:
         self._grants.append(
             CapabilityGrant(
                 capability,
-                MappingProxyType(dict(sorted(text_params.items()))),
+                ReadOnlyDict(sorted(text_params.items())),
                 None if effects is None else Effect(int(effects)),
                 expires_at_unix_ms,
                 granted_by,
@@ -397,7 +397,7 @@ class PolicyBuilder:
             logical_now_unix_ms=self._now,
             random_seed=self._seed,
             declared_opaque_id_types=frozenset(self._brands),
-            input_bounds=MappingProxyType({k: MappingProxyType(dict(v)) for k, v in self._bounds.items()}),
+            input_bounds=ReadOnlyDict({k: ReadOnlyDict(v) for k, v in self._bounds.items()}),
             require_static_bound=self._static,
             prove_rlimit=self._prove_rlimit,
             reject_unused_grants=self._reject_unused,

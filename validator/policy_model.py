@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from dotboxd.core.bindings import ASYNC_CAPABILITY, canonical_record, sha256_lines
@@ -18,6 +17,7 @@ from dotboxd.core.builtins import EXT_SURFACE
 from dotboxd.core.diagnostics import Diagnostic
 from dotboxd.core.effects import PURE, Effect, effect_names
 from dotboxd.core.limits import LIMIT_FIELDS, Limits
+from dotboxd.core.read_only import EMPTY
 from dotboxd.validator.grants import CapabilityGrant, Revocations
 
 if TYPE_CHECKING:
@@ -42,9 +42,7 @@ class Policy:
     logical_now_unix_ms: int | None = None
     random_seed: int | None = None
     declared_opaque_id_types: frozenset[str] = frozenset()
-    input_bounds: Mapping[str, Mapping[str, tuple[int, int]]] = field(
-        default_factory=lambda: MappingProxyType({})
-    )
+    input_bounds: Mapping[str, Mapping[str, tuple[int, int]]] = field(default_factory=lambda: EMPTY)
     require_static_bound: bool = False
     prove_rlimit: int | None = None
     """Z3 work units (``rlimit``, a deterministic counter, never wall time) for all the proof

@@ -1,19 +1,20 @@
-"""The pickle state of a frozen, slotted record whose mapping fields are read-only views.
+"""The pickle state of a frozen, slotted record whose mapping fields are read-only dicts.
 
-Why: records a host receives (``ExecutionResult``, ``AuditEvent``) keep their mapping fields behind
-a ``MappingProxyType`` so the host can never change them, and the view itself can be neither pickled
-nor deep-copied - yet a host ships results to another process (multiprocessing, a queue) or keeps
-snapshots of them. The state is every field by name, each read-only view as a plain ``dict`` copy;
-restoring wraps a fresh copy in a new view again, so the restored record is as immutable as the
-original and shares nothing mutable with the state it came from.
+Why: records a host receives (``ExecutionResult``, ``AuditEvent``, ``Command``) keep their mapping
+fields as ``core.read_only.ReadOnlyDict`` so the host cannot change them, yet a host ships results to
+another process (multiprocessing, a queue) or keeps snapshots of them. The state is every field by
+name (a deferred record settled first), each read-only field as a plain ``dict`` copy, so the state
+is version-neutral data; restoring makes a fresh read-only copy again, so the restored record is as
+immutable as the original and shares nothing mutable with the state it came from.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any
+
+from dotboxd.core.read_only import ReadOnlyDict
 
 
 def frozen_state(record: Any, views: frozenset[str], dropped: frozenset[str] = frozenset()) -> dict[str, Any]:
@@ -32,8 +33,8 @@ def frozen_state(record: Any, views: frozenset[str], dropped: frozenset[str] = f
 
 def restore_frozen_state(record: Any, state: Any, views: frozenset[str]) -> None:
     """Store ``state`` (``frozen_state``'s form) into the blank ``record``, past its frozen
-    ``__setattr__`` as a dataclass ``__init__`` does, the fields named in ``views`` behind new
-    read-only views. A state that does not name every field exactly once is refused (TypeError)
+    ``__setattr__`` as a dataclass ``__init__`` does, the fields named in ``views`` as new
+    read-only dicts. A state that does not name every field exactly once is refused (TypeError)
     rather than leaving a record with unset fields."""
     names = [f.name for f in dataclasses.fields(record)]
     if not isinstance(state, dict) or sorted(state) != sorted(names):
@@ -43,5 +44,5 @@ def restore_frozen_state(record: Any, state: Any, views: frozenset[str]) -> None
         if name in views:
             if not isinstance(value, Mapping):
                 raise TypeError(f"the {name} of a {type(record).__name__} state is a mapping")
-            value = MappingProxyType(dict(value))
+            value = ReadOnlyDict(value)
         object.__setattr__(record, name, value)

@@ -16,6 +16,7 @@ from types import MappingProxyType
 
 from dotboxd.core import literal_rules
 from dotboxd.core.diagnostics import reject
+from dotboxd.core.read_only import ReadOnlyDict
 from dotboxd.core.types import BOOL, F64, I32, I64, STRING, SandboxType, to_type_ref
 from dotboxd.core.values import check_typed
 
@@ -52,8 +53,8 @@ class EventType:
             if type_name not in SCALARS:
                 raise ValueError(f"event {self.name}: field {field_name} has unsupported type {type_name!r}")
             resolved[field_name] = SCALARS[type_name]
-        object.__setattr__(self, "fields", MappingProxyType(dict(self.fields)))
-        object.__setattr__(self, "types", MappingProxyType(resolved))
+        object.__setattr__(self, "fields", ReadOnlyDict(self.fields))
+        object.__setattr__(self, "types", ReadOnlyDict(resolved))
 
     def check(self, values: Mapping[str, object]) -> dict[str, object]:
         """The published ``values`` as a plain dict, after checking they are exactly this event's
@@ -97,4 +98,4 @@ class EventContract:
             if event.name in table:
                 raise ValueError(f"contract {name}: event {event.name} declared twice")
             table[event.name] = event
-        return EventContract(name, MappingProxyType(table))
+        return EventContract(name, ReadOnlyDict(table))

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from types import MappingProxyType
 from typing import Any
 
 from dotboxd.core.frozen_state import frozen_state, restore_frozen_state
+from dotboxd.core.read_only import EMPTY
 from dotboxd.core.types import SandboxType, to_type_ref
 from dotboxd.core.values import Value, encode_typed, frozen_constructor
 from dotboxd.host.settled import SettledLater
@@ -43,6 +43,9 @@ class ExecutionResult(SettledLater):
     A result of a run that consumed fuel only may hold its fields other than ``ok``, ``value`` and
     ``error`` as its run's compact record until one of them is first read (``deferred_builder``,
     ``host.settled``): nothing a host can observe tells it from one built with every field.
+
+    A result pickles, copies and converts with ``dataclasses.asdict``/``astuple`` (its mapping
+    fields, here and in its events and commands, are read-only dicts: ``core.read_only``).
     """
 
     ok: bool
@@ -59,7 +62,7 @@ class ExecutionResult(SettledLater):
     return_type: SandboxType | None = None
     commands: tuple[Command, ...] = ()
     commands_applied: int = 0
-    binding_calls: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    binding_calls: Mapping[str, int] = field(default_factory=lambda: EMPTY)
     executed_by: str = ""
     applied_commands: tuple[Command, ...] = ()
     isolation_layers: tuple[str, ...] = ()
@@ -67,12 +70,12 @@ class ExecutionResult(SettledLater):
     an in-process run."""
 
     def __getstate__(self) -> dict[str, Any]:
-        """What ``pickle`` and ``copy`` carry: every field, ``binding_calls`` as a plain dict (its
-        read-only view cannot be pickled; ``core.frozen_state``). A deferred result is settled first."""
+        """What ``pickle`` and ``copy`` carry: every field, ``binding_calls`` as a plain dict
+        (``core.frozen_state``). A deferred result is settled first."""
         return frozen_state(self, _VIEWS)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        """The inverse of ``__getstate__``: ``binding_calls`` behind a new read-only view again."""
+        """The inverse of ``__getstate__``: ``binding_calls`` as a new read-only dict again."""
         restore_frozen_state(self, state, _VIEWS)
 
     @property
@@ -120,7 +123,7 @@ class ExecutionResult(SettledLater):
 
 
 _VIEWS = frozenset({"binding_calls"})
-"""The fields of ``ExecutionResult`` held behind a read-only view (``core.frozen_state``)."""
+"""The fields of ``ExecutionResult`` held as read-only dicts (``core.read_only``, ``core.frozen_state``)."""
 
 new_execution_result = frozen_constructor(ExecutionResult)
 """``ExecutionResult(...)`` without the frozen ``__init__`` (one per host call; see ``frozen_constructor``)."""
@@ -369,7 +372,7 @@ def _direct_builds_every_field() -> bool:
     if _BLANK_RESULT is None:
         return False
     build = _direct_builder(_BLANK_RESULT, "", "", "", "")
-    probe = build("", None, None, ResourceUsage(), (), (), MappingProxyType({}), None, "")
+    probe = build("", None, None, ResourceUsage(), (), (), EMPTY, None, "")
     return type(probe) is ExecutionResult and all(hasattr(probe, f.name) for f in fields(ExecutionResult))
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from dotboxd.core.bindings import BindingRegistry
 from dotboxd.core.diagnostics import DotBoxDError, reject
+from dotboxd.core.read_only import ReadOnlyDict
 from dotboxd.host.sandbox_host import SandboxHost
 from dotboxd.plugins.records import LoadedPlugin, PluginAuditRecord, PluginRegistry
 from dotboxd.runtime.facades import attach_standard_facades
@@ -162,7 +163,7 @@ class PluginManager:
                 name,
                 version,
                 source,
-                MappingProxyType(_file_hashes(files)),
+                ReadOnlyDict(_file_hashes(files)),
                 tuple(b.id for b in registry.bindings),
                 tuple(registry.methods),
                 tuple(registry.events),

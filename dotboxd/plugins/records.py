@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 from dotboxd.core.bindings import BindingDescriptor
 from dotboxd.core.diagnostics import reject
+from dotboxd.core.read_only import ReadOnlyDict
 
 
 class PluginRegistry:
@@ -50,7 +50,7 @@ class PluginRegistry:
         """Contribute an event contract (a name and its JSON-shaped description)."""
         if not name or name in self.events:
             raise reject("E-PLUGIN-CONFLICT", f"plugin {self.plugin!r}: event {name!r} is empty or repeated")
-        self.events[name] = MappingProxyType(dict(contract))
+        self.events[name] = ReadOnlyDict(contract)
 
 
 @dataclass(frozen=True)

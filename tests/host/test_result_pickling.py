@@ -2,8 +2,8 @@
 
 A host ships results to another process (multiprocessing, a queue) or keeps snapshots of them. Their
 read-only mapping fields (``binding_calls``, each audit event's ``fields``, each command's
-``payload``) are ``MappingProxyType`` views, which cannot be pickled themselves; the records carry
-them as dicts and restore new read-only views (``dotboxd.core.frozen_state``). Checked on a sample
+``payload``) are read-only dicts (``dotboxd.core.read_only``); the records carry them as plain
+dicts and restore new read-only ones (``dotboxd.core.frozen_state``). Checked on a sample
 of the corpus's run cases on both backends, fast-lane results (deferred, read or not), execute_many
 rows and whole batches, import/validate refusals, runs with binding calls and commands, and a
 property test over generated programs.
@@ -15,7 +15,6 @@ import copy
 import dataclasses
 import pickle
 from collections.abc import Callable, Mapping
-from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -31,6 +30,7 @@ from dotboxd.conformance.workspace import case_root
 from dotboxd.core.ast import Module
 from dotboxd.core.bindings import BindingRegistry, load_binding_manifest
 from dotboxd.core.diagnostics import DotBoxDError
+from dotboxd.core.read_only import ReadOnlyDict
 from dotboxd.core.values import ListValue, MapValue, RecordValue, shape_of
 from dotboxd.host import ExecutionResult, Policy, SandboxHost
 from dotboxd.host.batch import BatchResults
@@ -66,18 +66,18 @@ def _commands_data(commands: tuple[Command, ...]) -> list[tuple[Any, ...]]:
 
 def assert_same_result(copied: Any, original: ExecutionResult, how: str) -> None:
     """``copied`` is ``original`` again: type, every field, equality, repr and JSON, and as immutable
-    (its mapping fields are read-only views, its fields refuse assignment)."""
+    (its mapping fields are read-only dicts, its fields refuse assignment)."""
     assert type(copied) is ExecutionResult
     for name in _NAMES:
         assert getattr(copied, name) == getattr(original, name), (how, name)
     assert copied == original and repr(copied) == repr(original)
     assert shape_of(copied.value) == shape_of(original.value), (how, "value shape")
     assert copied.to_json() == original.to_json()
-    assert type(copied.binding_calls) is MappingProxyType
+    assert type(copied.binding_calls) is ReadOnlyDict
     for event in copied.audit_events:
-        assert type(event.fields) is MappingProxyType
+        assert type(event.fields) is ReadOnlyDict
     for command in copied.commands + copied.applied_commands:
-        assert type(command.payload) is MappingProxyType
+        assert type(command.payload) is ReadOnlyDict
     assert _commands_data(copied.commands) == _commands_data(original.commands)
     with pytest.raises(dataclasses.FrozenInstanceError):
         copied.binding_calls = {}
@@ -129,13 +129,22 @@ def test_fast_lane_results_round_trip(args: list[Any], read_first: bool) -> None
         assert_same_result(copied, result, how)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_execute_many_rows_and_batches_round_trip(backend: str) -> None:
+MANY_ROWS: list[Any] = [[7, 12], [0, 12], ["7", 1], [2**31, 1], [7]]
+"""``execute_many`` rows of ``PRED``: true, false, a refused input, out of range, too few arguments."""
+
+
+def many_results(backend: str) -> tuple[SandboxHost, Any, BatchResults]:
+    """A host, ``PRED``'s plan (compiled on ``backend``) and the results of ``MANY_ROWS`` on it."""
     host = _host()
     plan = host.prepare(PRED)
     host.execute(plan, "check", [1, 12], backend=backend)
-    rows: list[Any] = [[7, 12], [0, 12], ["7", 1], [2**31, 1], [7]]
-    batch = host.execute_many(plan, "check", rows, backend=backend)
+    return host, plan, host.execute_many(plan, "check", MANY_ROWS, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_execute_many_rows_and_batches_round_trip(backend: str) -> None:
+    host, plan, batch = many_results(backend)
+    rows = MANY_ROWS
     for how, apply in COPIES.items():
         copied = apply(batch)
         assert type(copied) is BatchResults and len(copied) == len(rows)
@@ -147,13 +156,18 @@ def test_execute_many_rows_and_batches_round_trip(backend: str) -> None:
         assert_copies(row)
 
 
-def test_refusals_before_a_run_round_trip() -> None:
+def refusals() -> tuple[ExecutionResult, ExecutionResult]:
+    """Two results of ``SandboxHost.run`` refused before a run: at import, at validation."""
     host = _host()
     bad_json = host.run('{"id": "x", "version": "1"', "main")
     bad_type = host.run('module "t" version "1.0.0";\nentrypoint fn main() -> I32 { return true; }\n')
     assert (bad_json.stage, bad_type.stage) == ("import", "validate")
     assert bad_type.error is not None and bad_type.error.diagnostic is not None
-    for result in (bad_json, bad_type):
+    return bad_json, bad_type
+
+
+def test_refusals_before_a_run_round_trip() -> None:
+    for result in refusals():
         assert_copies(result)
 
 
