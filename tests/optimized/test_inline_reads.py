@@ -13,6 +13,7 @@ fuel budget, text limit and across the deadline cadence.
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +23,7 @@ from dotboxd.core import costs
 from dotboxd.host import Policy, SandboxHost
 from dotboxd.runtime.optimized import compile_plan
 from dotboxd.runtime.optimized.errors import VerifierFailure
-from dotboxd.runtime.optimized.inline_reads import READ_BASE, fallback_of
+from dotboxd.runtime.optimized.inline_reads import READ_BASE, fallback_of, form
 from dotboxd.runtime.optimized.verifier import verify_code
 from dotboxd.validator.plan import ExecutionPlan
 
@@ -100,6 +101,30 @@ TAMPERED_FORMS: dict[str, tuple[str, str]] = {
 @pytest.mark.parametrize("name", sorted(TAMPERED_FORMS))
 def test_a_tampered_inline_read_is_rejected(name: str) -> None:
     _GET.assert_rejected(*TAMPERED_FORMS[name], match="inline read|literal read|not allowed")
+
+
+def _with_value_slot(tampering: Tampering, out: str) -> ast.Module:
+    """The generated module with its first inline form rebuilt (``form``, so rule 29's rebuild
+    matches it) storing its value in ``out``, and the value's later use kept valid."""
+    module = copy.deepcopy(tampering.generated.module)
+    fn: Any = module.body[0]
+    fallback: Any = fallback_of(fn.body[0])
+    value = fallback.targets[0].elts[0].id
+    scratch = tuple(fn.body[0].body[i].targets[0].id for i in (1, 2, 3))
+    fn.body[0] = form(fallback.value, out, scratch, "v0", tampering.generated.tables.totals())
+    source = ast.unparse(module).replace(f"t1 = {value} > 0", f"t1 = {out} > 0", 1)
+    return ast.parse(source)
+
+
+def test_the_forms_value_slot_is_never_the_fuel() -> None:
+    """review7: the ordinary pair check admits ``f, f = _s_lrget(...)`` (the second store wins),
+    but in the form the value is stored first and read as the fuel after it, so a form with its
+    value in ``f`` made an event's field the run's fuel (``{"hp": 2**31 - 1}`` reported fuel used
+    -2,147,383,640). The same form on a temporary passes (not vacuous)."""
+    _GET.bind(_with_value_slot(_GET, "t0"))
+    for out in ("f", "c0", "k0", "mc0"):
+        with pytest.raises(VerifierFailure, match="value slot"):
+            _GET.bind(_with_value_slot(_GET, out))
 
 
 _HELPERS_ELSEWHERE = {
