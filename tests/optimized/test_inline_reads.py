@@ -179,6 +179,42 @@ def test_the_form_in_a_loop_is_rejected() -> None:
         _GET.bind(ast.parse(looped))
 
 
+def _shared(edit: Callable[[Any], None]) -> ast.Module:
+    """A copy of the generated module (``_GET``) whose entry function ``edit`` rewrites in place."""
+    module = copy.deepcopy(_GET.generated.module)
+    edit(module.body[0])
+    return module
+
+
+def _loop(*body: ast.stmt) -> ast.While:
+    return ast.While(ast.Constant(True), [*body, ast.Break()], [])
+
+
+SHARED_FORM_NODES: dict[str, Callable[[Any], None]] = {
+    "the form twice": lambda fn: fn.body.insert(1, fn.body[0]),
+    "the form in both branches": lambda fn: fn.body.__setitem__(
+        slice(0, 1), [ast.If(ast.Name("d", ast.Load()), [fn.body[0]], [fn.body[0]])]
+    ),
+    "the form also in a loop": lambda fn: fn.body.insert(1, _loop(fn.body[0])),
+    "the form also in the other form's branch": lambda fn: fn.body[4].body.insert(0, fn.body[0]),
+    "its fallback also outside": lambda fn: fn.body.insert(1, fn.body[0].orelse[0]),
+    "its fuel written back, also outside": lambda fn: fn.body.insert(1, fn.body[0].body[4].body[1]),
+    "its tick store, also in a loop": lambda fn: fn.body.insert(1, _loop(fn.body[0].body[4].body[2])),
+    "its fast branch, also outside": lambda fn: fn.body.insert(1, fn.body[0].body[4]),
+    "its fast branch, also in a loop": lambda fn: fn.body.insert(1, _loop(fn.body[0].body[4])),
+    "its test, on another if": lambda fn: setattr(fn.body[4], "test", fn.body[0].test),
+}
+"""review7: review6's one-place rule and the ordinary checks over rule 29's forms - a form's
+statements shared into another place, its run-state stores or its fast branch shared out of it."""
+
+
+@pytest.mark.parametrize("name", sorted(SHARED_FORM_NODES))
+def test_a_forms_node_shared_into_another_place_is_refused(name: str) -> None:
+    _GET.bind(_shared(lambda fn: None))  # the untouched copy passes
+    with pytest.raises(VerifierFailure, match=r"two places|assignment targets|Attribute"):
+        _GET.bind(_shared(SHARED_FORM_NODES[name]))
+
+
 # --- what the form does ---------------------------------------------------------------------------
 
 
