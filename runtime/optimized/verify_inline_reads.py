@@ -15,7 +15,7 @@ fields and values, no positions), never taken on the generator's word:
   parameter, and the form stands outside every loop; the function as a whole must be one whose
   event rule 25 admits (``verify_projection.reads_only``), so the snapshot reaches nothing but the
   fused stubs and these forms;
-* ``out`` is a slot and the three scratch names are distinct slots ``t<n>`` other than ``out``;
+* ``out`` is a local or a temporary (``v<n>``, ``t<n>``; never the fuel) and the three scratch names are distinct slots ``t<n>`` other than ``out``;
 * every node of the form is of a plain ``ast`` class or a code-generator twin (no other subclass),
   and nothing in it differs from the rebuilt form: a wrong key, a lighter charge, a missing or
   different fallback, a condition left out, a store to another slot, the event stored or passed
@@ -41,6 +41,10 @@ from .tables import Tables
 from .verify_projection import event_entry, reads_only
 
 _TEMP = re.compile(r"t(?:0|[1-9][0-9]{0,6})\Z")
+_VALUE = re.compile(r"[vt](?:0|[1-9][0-9]{0,6})\Z")
+"""The form's value slot: a local or a temporary. Never ``f``: the ordinary pair check admits
+``f, f = <stub>(...)`` (the second store wins), but in the form the value slot is stored first and
+read as the fuel after it, so an ``f`` there would make an event's field the run's fuel (review7)."""
 _FORM_ONLY = frozenset({TYPE, DICT, DGET})
 
 
@@ -133,6 +137,8 @@ class InlineReadRules:
         if not all(0 <= arg.value < sites for arg in (args[3], args[5])):
             raise _fail("the fallback's sites are not the artifact's", stmt)
         out = target.elts[0].id
+        if not (type(out) is str and _VALUE.match(out)):
+            raise _fail("the form's value slot is not a local or a temporary", stmt)
         scratch = self._scratch(stmt, out)
         for node in ast.walk(stmt):
             if type(node) not in _CLASSES:

@@ -13,6 +13,7 @@ fuel budget, text limit and across the deadline cadence.
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +23,7 @@ from dotboxd.core import costs
 from dotboxd.host import Policy, SandboxHost
 from dotboxd.runtime.optimized import compile_plan
 from dotboxd.runtime.optimized.errors import VerifierFailure
-from dotboxd.runtime.optimized.inline_reads import READ_BASE, fallback_of
+from dotboxd.runtime.optimized.inline_reads import READ_BASE, fallback_of, form
 from dotboxd.runtime.optimized.verifier import verify_code
 from dotboxd.validator.plan import ExecutionPlan
 
@@ -102,6 +103,30 @@ def test_a_tampered_inline_read_is_rejected(name: str) -> None:
     _GET.assert_rejected(*TAMPERED_FORMS[name], match="inline read|literal read|not allowed")
 
 
+def _with_value_slot(tampering: Tampering, out: str) -> ast.Module:
+    """The generated module with its first inline form rebuilt (``form``, so rule 29's rebuild
+    matches it) storing its value in ``out``, and the value's later use kept valid."""
+    module = copy.deepcopy(tampering.generated.module)
+    fn: Any = module.body[0]
+    fallback: Any = fallback_of(fn.body[0])
+    value = fallback.targets[0].elts[0].id
+    scratch = tuple(fn.body[0].body[i].targets[0].id for i in (1, 2, 3))
+    fn.body[0] = form(fallback.value, out, scratch, "v0", tampering.generated.tables.totals())
+    source = ast.unparse(module).replace(f"t1 = {value} > 0", f"t1 = {out} > 0", 1)
+    return ast.parse(source)
+
+
+def test_the_forms_value_slot_is_never_the_fuel() -> None:
+    """review7: the ordinary pair check admits ``f, f = _s_lrget(...)`` (the second store wins),
+    but in the form the value is stored first and read as the fuel after it, so a form with its
+    value in ``f`` made an event's field the run's fuel (``{"hp": 2**31 - 1}`` reported fuel used
+    -2,147,383,640). The same form on a temporary passes (not vacuous)."""
+    _GET.bind(_with_value_slot(_GET, "t0"))
+    for out in ("f", "c0", "k0", "mc0"):
+        with pytest.raises(VerifierFailure, match="value slot"):
+            _GET.bind(_with_value_slot(_GET, out))
+
+
 _HELPERS_ELSEWHERE = {
     "the class helper": "t9 = _p_type(v0)",
     "the dict helper as a value": "t9 = _p_dict",
@@ -152,6 +177,42 @@ def test_the_form_in_a_loop_is_rejected() -> None:
     )
     with pytest.raises(VerifierFailure, match=r"inline read"):
         _GET.bind(ast.parse(looped))
+
+
+def _shared(edit: Callable[[Any], None]) -> ast.Module:
+    """A copy of the generated module (``_GET``) whose entry function ``edit`` rewrites in place."""
+    module = copy.deepcopy(_GET.generated.module)
+    edit(module.body[0])
+    return module
+
+
+def _loop(*body: ast.stmt) -> ast.While:
+    return ast.While(ast.Constant(True), [*body, ast.Break()], [])
+
+
+SHARED_FORM_NODES: dict[str, Callable[[Any], None]] = {
+    "the form twice": lambda fn: fn.body.insert(1, fn.body[0]),
+    "the form in both branches": lambda fn: fn.body.__setitem__(
+        slice(0, 1), [ast.If(ast.Name("d", ast.Load()), [fn.body[0]], [fn.body[0]])]
+    ),
+    "the form also in a loop": lambda fn: fn.body.insert(1, _loop(fn.body[0])),
+    "the form also in the other form's branch": lambda fn: fn.body[4].body.insert(0, fn.body[0]),
+    "its fallback also outside": lambda fn: fn.body.insert(1, fn.body[0].orelse[0]),
+    "its fuel written back, also outside": lambda fn: fn.body.insert(1, fn.body[0].body[4].body[1]),
+    "its tick store, also in a loop": lambda fn: fn.body.insert(1, _loop(fn.body[0].body[4].body[2])),
+    "its fast branch, also outside": lambda fn: fn.body.insert(1, fn.body[0].body[4]),
+    "its fast branch, also in a loop": lambda fn: fn.body.insert(1, _loop(fn.body[0].body[4])),
+    "its test, on another if": lambda fn: setattr(fn.body[4], "test", fn.body[0].test),
+}
+"""review7: review6's one-place rule and the ordinary checks over rule 29's forms - a form's
+statements shared into another place, its run-state stores or its fast branch shared out of it."""
+
+
+@pytest.mark.parametrize("name", sorted(SHARED_FORM_NODES))
+def test_a_forms_node_shared_into_another_place_is_refused(name: str) -> None:
+    _GET.bind(_shared(lambda fn: None))  # the untouched copy passes
+    with pytest.raises(VerifierFailure, match=r"two places|assignment targets|Attribute"):
+        _GET.bind(_shared(SHARED_FORM_NODES[name]))
 
 
 # --- what the form does ---------------------------------------------------------------------------
