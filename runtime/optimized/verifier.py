@@ -295,7 +295,9 @@ class _AstVerifier:
         """``id`` of every statement and call met so far: each may stand at one place only. Forms
         are approved by the identity of their nodes (rule 24's block calls, statements and loops,
         reservations, chunk guards): a tamperer could otherwise share an approved node object into
-        a place of its choosing (``_s_bkend`` inside its loop), and the generator shares neither."""
+        a place of its choosing (``_s_bkend`` inside its loop), and the generator shares neither -
+        but for an inline read's inner fallback, the very statement of its outer one (rule 29): only
+        the outer one is walked here, and the whole form is compared with its rebuild."""
         self.loads: set[str] = {name for name in FIXED_PARAMS if name != "R"}
         """Names already found to be good loads (slots and this artifact's GUID constants)."""
         self.stores: set[str] = {"f"}
