@@ -16,7 +16,7 @@ run never builds a context. So the run here is two bodies:
 
 An entry with other parameters besides its event - scalars (``Bool``, ``I32``, ``I64``, ``F64``)
 only, its event still its one charged input - gets the same two bodies (``run_row``): its row is
-taken once as a tuple (a host thread cannot change what was tested), the other inputs tested as
+copied once into a list (a host thread cannot change what was tested), the other inputs tested as
 their readers first test them (``execution.host_scalar_test``: the very values ``read_inputs``
 would give), the event read by its reader; anything those tests do not take goes to the general
 body, whose ``read_inputs`` refuses it in parameter order, as the ordinary path does.
@@ -116,9 +116,14 @@ Defer = Callable[[Value, "ErrorInfo | None", Any], Any] | None
 
 
 def event_runner(steps: EventSteps) -> LaneRun:
-    """``FastLane.run`` for the bound artifact of an entry whose one parameter is a host event read
-    by a one-pass reader, and that checks no bounds (see the module docstring). An entry with other
-    parameters besides its event runs on the lane's ``_run`` (every row through ``one``)."""
+    """``FastLane.run`` for the bound artifact of an entry whose one charged parameter is a host
+    event read by a one-pass reader, and that checks no bounds (see the module docstring):
+    ``run_event`` when the event is its only parameter, ``run_row`` when ``steps.row`` names others.
+
+    ``run_row`` writes out ``run_event``'s steps again rather than sharing a helper with it: a
+    shared step is one more frame per event on the one-parameter path (issue 16's measured
+    path). The two must stay in step: ``tests/host/test_event_row_lane.py`` compares every
+    outcome of the row body with the ordinary path, as the event body's tests do."""
     lane, recent_get, source, general, new_state, function, read_event, one, close, closed = steps[:10]
     room, wall_seconds, monotonic, row = steps[10:]
     plan, max_fuel, depth_left, audit_clock = lane.plan_id, lane.max_fuel, lane.depth_left, lane.audit_clock

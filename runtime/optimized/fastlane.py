@@ -325,9 +325,9 @@ class FastLane:
         self.event_read: EventRead | None = None
         self.event_project: EventRead | None = None
         self.event_row: EventRow | None = None
-        if self.event_input > 0 or (self.event_input == 0 and len(refs) > 1):
-            self.event_row = _event_row(refs, self.event_input) if entry.encoding == "python" else None
-            if self.event_row is not None:
+        if self.event_input >= 0 and len(refs) > 1 and entry.encoding == "python":
+            self.event_row = _event_row(refs, self.event_input)
+            if self.event_row is not None:  # its row closure (``event_lane.run_row``)
                 room = text_room(limits)
                 self.event_read = host_event_reader(
                     refs[self.event_input], lambda shape: input_charges(limits, room, (shape,))
@@ -507,9 +507,10 @@ class FastLane:
         ``run`` itself for this artifact, ``one`` and the result written out in one frame (the
         per-event path of a host; ``cell`` receives the artifact's ``_Bound`` once the caller has
         made it; ``source`` is the backend's ``_recent`` entry it is bound to, ``spares`` the
-        artifact's unused run states); None otherwise. An entry whose one parameter is a host
-        event read by a one-pass reader gets ``run`` from ``event_lane`` instead (its common event
-        in one frame, every other one through ``one``).
+        artifact's unused run states); None otherwise. An entry whose one charged parameter is a
+        host event read by a one-pass reader - its only parameter, or one among scalars with a
+        direct test (``event_row``) - gets ``run`` from ``event_lane`` instead (its common event in
+        one frame, every other one through ``one``).
 
         The inline test of integer rows compares each input with its range clipped to CPython's
         one-digit integers (magnitude below 2**30, ``_INLINE_INT``): the interpreter compares those
