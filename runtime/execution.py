@@ -303,6 +303,14 @@ def host_event_projector(
     return None if parts is None else event_projector(*parts, derive)
 
 
+def host_scalar_test(ref: TypeRef) -> Callable[[object], bool] | None:
+    """The direct test of a ``Bool``, ``I32``, ``I64`` or ``F64`` parameter: True only for an input
+    its reader gives back unchanged (the test that reader makes first), for a caller that passes
+    such inputs on itself (the optimized fast lane's event entries with other parameters besides
+    the event); None for any other type."""
+    return _element_test(ref) if ref.name in ("Bool", "I32", "I64", "F64") else None
+
+
 def _event_parts(ref: TypeRef) -> tuple[_ElementTest, tuple[int, int] | None] | None:
     """The value test and integer range of a ``Map<String, scalar>`` type (None for another)."""
     args = ref.arguments

@@ -14,6 +14,13 @@ run never builds a context. So the run here is two bodies:
 - the general one: an event the reader does not take, or whose charges it does not keep, is run by
   the lane's general row run (``one``, from the start read here), as before.
 
+An entry with other parameters besides its event - scalars (``Bool``, ``I32``, ``I64``, ``F64``)
+only, its event still its one charged input - gets the same two bodies (``run_row``): its row is
+copied once into a list (a host thread cannot change what was tested), the other inputs tested as
+their readers first test them (``execution.host_scalar_test``: the very values ``read_inputs``
+would give), the event read by its reader; anything those tests do not take goes to the general
+body, whose ``read_inputs`` refuses it in parameter order, as the ordinary path does.
+
 The run states of the common body come from a pool of its own (``ready``) and stay armed there: a
 state is armed (its ``room`` set) when it is made, and each run writes all four pending counters
 (``left``, ``ticks``, ``elements``, ``strings``) from the kept charges before anything reads them,
@@ -80,6 +87,28 @@ class EventSteps(NamedTuple):
     """The text bytes a run may hold without a meter (``pending.text_room``)."""
     wall_seconds: float
     monotonic: Callable[[], float]
+    row: EventRow | None = None
+    """The entry's other parameters, when it has any (``run_row``); None: the event is its one."""
+
+
+class EventRow(NamedTuple):
+    """Where the event stands in an entry's row, and what the other inputs are tested with."""
+
+    at: int
+    """The event's position in the row."""
+    arity: int
+    others_ok: Callable[[Sequence[object]], bool]
+    """Whether every input of a row of ``arity`` items but the event passes its direct test."""
+
+
+def event_row(at: int, tests: Sequence[tuple[int, Callable[[object], bool]]], arity: int) -> EventRow:
+    """The ``EventRow`` of an entry whose event stands at ``at`` among ``arity`` parameters, the
+    others tested by ``tests`` (position, direct test); one other parameter - the common case, an
+    event and a limit - is tested without a loop."""
+    if len(tests) == 1:
+        ((index, test),) = tests
+        return EventRow(at, arity, lambda row: test(row[index]))
+    return EventRow(at, arity, lambda row: all(test(row[index]) for index, test in tests))
 
 
 Defer = Callable[[Value, "ErrorInfo | None", Any], Any] | None
@@ -87,11 +116,16 @@ Defer = Callable[[Value, "ErrorInfo | None", Any], Any] | None
 
 
 def event_runner(steps: EventSteps) -> LaneRun:
-    """``FastLane.run`` for the bound artifact of an entry whose one parameter is a host event read
-    by a one-pass reader, and that checks no bounds (see the module docstring). An entry with other
-    parameters besides its event runs on the lane's ``_run`` (every row through ``one``)."""
+    """``FastLane.run`` for the bound artifact of an entry whose one charged parameter is a host
+    event read by a one-pass reader, and that checks no bounds (see the module docstring):
+    ``run_event`` when the event is its only parameter, ``run_row`` when ``steps.row`` names others.
+
+    ``run_row`` writes out ``run_event``'s steps again rather than sharing a helper with it: a
+    shared step is one more frame per event on the one-parameter path (issue 16's measured
+    path). The two must stay in step: ``tests/host/test_event_row_lane.py`` compares every
+    outcome of the row body with the ordinary path, as the event body's tests do."""
     lane, recent_get, source, general, new_state, function, read_event, one, close, closed = steps[:10]
-    room, wall_seconds, monotonic = steps[10:]
+    room, wall_seconds, monotonic, row = steps[10:]
     plan, max_fuel, depth_left, audit_clock = lane.plan_id, lane.max_fuel, lane.depth_left, lane.audit_clock
     take = run_number_source()
     ready: deque[LazyRunState] = deque()  # this body's armed states (see the module docstring)
@@ -201,7 +235,64 @@ def event_runner(steps: EventSteps) -> LaneRun:
         return finish(*done) if len(done) == 9 else lane.record(done, finish)  # type: ignore[arg-type]
 
     run_event.__name__ = "run_event"
-    return run_event
+    if row is None:
+        return run_event
+    at, arity, others_ok = row
+
+    def run_row(
+        args: Sequence[object], run_id: str | None, finish: Callable[..., Any], defer: Defer = None
+    ) -> Any:
+        """``run_event`` for an entry with other parameters besides its event (see the module
+        docstring): the row taken once, its other inputs tested, its event read; the same steps
+        after that, the compiled function handed the whole row."""
+        if recent_get(plan) is not source:
+            return general(args, run_id, finish, defer)  # compiled anew, or dropped: rebind
+        try:
+            state = pop()  # atomic: two threads never share a state
+        except IndexError:
+            state = armed()
+        run_key: RunKey = take() if run_id is None else run_id
+        started = monotonic()  # the run starts before its inputs are read, as on the ordinary path
+        state.lazy = (lane, run_key, started)
+        cls = type(args)
+        values = list(args) if cls is list or cls is tuple else None  # read once: what is tested is run
+        found = (
+            read_event(values[at])
+            if values is not None and len(values) == arity and others_ok(values)
+            else None
+        )
+        if found is None:  # not a row the tests and the reader take: the general run reads it
+            return general_run(state, args, run_key, started, finish, defer)
+        held, charges = found
+        if charges is None:  # not counted without a meter: the general run charges it
+            return general_run(state, args, run_key, started, finish, defer)
+        values[at] = held  # type: ignore[index]  # a list of ``arity`` items by now
+        fuel, state.ticks, state.elements, state.strings = charges
+        state.left = fuel
+        try:
+            if monotonic() >= started + wall_seconds:
+                state.meter.check_deadline()  # past the deadline: the meter raises R-TIMEOUT
+        except Exception as exc:
+            return ended(state, run_key, None, failure_info(exc), fuel, False, finish, defer)
+        try:
+            value, fuel = function(state, fuel, depth_left, 0, *values)  # type: ignore[misc]
+        except Exception as exc:
+            return ended(state, run_key, None, failure_info(exc), fuel, True, finish, defer)
+        if state.lazy is None:  # that run built its context
+            return ended(state, run_key, value, None, fuel, True, finish, defer)
+        elements, strings = state.elements, state.strings
+        state.work = 0
+        state.lazy = ()
+        push(state)  # armed; the next run writes its counters
+        compact: Compact | Counted = (
+            (run_key, value, None, max_fuel - fuel, audit_clock(), True, elements, strings)
+            if elements or strings
+            else (run_key, value, None, max_fuel - fuel, audit_clock(), True)
+        )
+        return lane.record(compact, finish) if defer is None else defer(value, None, compact)
+
+    run_row.__name__ = "run_row"
+    return run_row
 
 
-__all__ = ["EventSteps", "event_runner"]
+__all__ = ["EventRow", "EventSteps", "event_row", "event_runner"]

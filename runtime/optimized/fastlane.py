@@ -51,12 +51,13 @@ from dotboxd.runtime.execution import (
     failure_info,
     host_event_projector,
     host_event_reader,
+    host_scalar_test,
 )
 from dotboxd.runtime.meter import DEFAULT_WALL_TIME_MS, Meter, MeterLimits, ResourceUsage, fuel_only_usage
 from dotboxd.runtime.stack import HOST_RESERVE_FRAMES
 from dotboxd.validator.purity import reached_bindings
 
-from .event_lane import EventSteps, event_runner
+from .event_lane import EventRow, EventSteps, event_row, event_runner
 from .pending import InputCharges, PendingPlan, input_charges, plan_for, text_room
 from .small_fuel import SHORT_START, start_fuel
 from .stubs import RunState
@@ -200,6 +201,15 @@ def _event_map(ref: TypeRef) -> bool:
     )
 
 
+def _event_row(refs: list[TypeRef], at: int) -> EventRow | None:
+    """The ``EventRow`` of an entry with other parameters besides its event at ``at``: None unless
+    each of them has a direct test (``execution.host_scalar_test``: ``Bool``, ``I32``, ``I64``,
+    ``F64``)."""
+    tests = [(index, host_scalar_test(ref)) for index, ref in enumerate(refs) if index != at]
+    checked = [(index, test) for index, test in tests if test is not None]
+    return event_row(at, checked, len(refs)) if len(checked) == len(tests) else None
+
+
 EventRead = Callable[[object], "tuple[Value | Snapshot, InputCharges | None] | None"]
 """The lane's reader of its one host event (``execution.host_event_reader``): the map and its
 charges (None: not counted without a meter), or None when the event is not one it reads; its
@@ -266,6 +276,7 @@ class FastLane:
         "event_input",
         "event_project",
         "event_read",
+        "event_row",
         "max_fuel",
         "plan",
         "plan_id",
@@ -309,10 +320,19 @@ class FastLane:
         events = [i for i, ref in enumerate(refs) if not _text_free(ref)]
         self.event_input = events[0] if len(events) == 1 and _event_map(refs[events[0]]) else -1
         # an entry whose one parameter is such an event reads it itself, in one pass, with the
-        # input's charges kept per key set (``core.event_maps``); the others take ``read_inputs``
+        # input's charges kept per key set (``core.event_maps``), and so does one whose other
+        # parameters are scalars with a direct test (``event_row``); the others take ``read_inputs``
         self.event_read: EventRead | None = None
         self.event_project: EventRead | None = None
-        if self.event_input == 0 and len(refs) == 1 and entry.encoding == "python":
+        self.event_row: EventRow | None = None
+        if self.event_input >= 0 and len(refs) > 1 and entry.encoding == "python":
+            self.event_row = _event_row(refs, self.event_input)
+            if self.event_row is not None:  # its row closure (``event_lane.run_row``)
+                room = text_room(limits)
+                self.event_read = host_event_reader(
+                    refs[self.event_input], lambda shape: input_charges(limits, room, (shape,))
+                )
+        elif self.event_input == 0 and entry.encoding == "python":
             room = text_room(limits)
             self.event_read = host_event_reader(refs[0], lambda shape: input_charges(limits, room, (shape,)))
             # its projecting twin: the checked snapshot for an artifact whose verifier admitted the
@@ -487,9 +507,10 @@ class FastLane:
         ``run`` itself for this artifact, ``one`` and the result written out in one frame (the
         per-event path of a host; ``cell`` receives the artifact's ``_Bound`` once the caller has
         made it; ``source`` is the backend's ``_recent`` entry it is bound to, ``spares`` the
-        artifact's unused run states); None otherwise. An entry whose one parameter is a host
-        event read by a one-pass reader gets ``run`` from ``event_lane`` instead (its common event
-        in one frame, every other one through ``one``).
+        artifact's unused run states); None otherwise. An entry whose one charged parameter is a
+        host event read by a one-pass reader - its only parameter, or one among scalars with a
+        direct test (``event_row``) - gets ``run`` from ``event_lane`` instead (its common event in
+        one frame, every other one through ``one``).
 
         The inline test of integer rows compares each input with its range clipped to CPython's
         one-digit integers (magnitude below 2**30, ``_INLINE_INT``): the interpreter compares those
@@ -674,11 +695,11 @@ class FastLane:
         read_event = self.event_project if self.projects else self.event_read
 
         if first >= 0 and first == event and check_bounds is None and read_event is not None:
-            # an entry whose one parameter is the event: its own closure (``event_lane``); an entry
-            # with other parameters besides takes ``_run``, every row through ``one``
+            # an entry whose one charged parameter is the event, read by its reader: its own
+            # closure (``event_lane``; with other parameters besides, scalars, its row closure)
             steps = EventSteps(
                 lane, recent_get, source, general, lambda: LazyRunState(cell[0]), function, read_event,
-                one, close, closed, room, wall_seconds, monotonic,
+                one, close, closed, room, wall_seconds, monotonic, self.event_row,
             )  # fmt: skip
             return one, None, event_runner(steps)
         if charged or scoped or check_bounds is not None:

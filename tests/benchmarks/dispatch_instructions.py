@@ -16,7 +16,9 @@ change (the README's dispatch rows; counts before issue 16's pred2 pass included
 row and event, built at the measured size, and the loop).
 
 Paths: ``pred`` (two-integer predicate per ``execute``), ``event`` (predicate over a dict event,
-``Map<String, I32>``, per ``execute``), ``many`` (the two-integer predicate per ``execute_many`` row,
+``Map<String, I32>``, per ``execute``), ``event2`` and ``event2l`` (the same predicate with an
+``I32`` limit as a second parameter: the event first, then last - an entry whose parameters are not
+just its event), ``many`` (the two-integer predicate per ``execute_many`` row,
 values read) and ``manyr`` (the same, every row's ``ExecutionResult`` read).
 """
 
@@ -31,7 +33,7 @@ from collections.abc import Callable, Iterator
 from itertools import cycle, islice
 from typing import Any
 
-PATHS = ("pred", "event", "many", "manyr")
+PATHS = ("pred", "event", "event2", "event2l", "many", "manyr")
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
@@ -52,7 +54,7 @@ def _inputs() -> tuple[Callable[[int], Iterator[list[int]]], Callable[[int], Ite
 def _workload(path: str) -> Callable[[int], int]:
     """The body that makes ``k`` calls of ``path``, returning the hits; ``loop`` is the same loop
     over the same rows without any call (what ``per_call`` subtracts)."""
-    from .test_bench_dispatch_ratios import _EVENT, _HOST, _PRED
+    from .test_bench_dispatch_ratios import _EVENT, _EVENT_FIRST, _EVENT_LAST, _HOST, _LIMIT, _PRED
 
     rows, events = _inputs()
     execute, many = _HOST.execute, _HOST.execute_many
@@ -63,6 +65,16 @@ def _workload(path: str) -> Callable[[int], int]:
     def event(k: int) -> int:
         return sum(bool(execute(_EVENT, "check", [ev], backend="optimized").value) for ev in events(k))
 
+    def event2(k: int) -> int:
+        return sum(
+            bool(execute(_EVENT_FIRST, "check", [ev, _LIMIT], backend="optimized").value) for ev in events(k)
+        )
+
+    def event2l(k: int) -> int:
+        return sum(
+            bool(execute(_EVENT_LAST, "check", [_LIMIT, ev], backend="optimized").value) for ev in events(k)
+        )
+
     def values(k: int) -> int:
         return sum(bool(v) for v in many(_PRED, "check", list(rows(k)), backend="optimized").values())
 
@@ -72,7 +84,15 @@ def _workload(path: str) -> Callable[[int], int]:
     def loop(k: int) -> int:
         return sum(bool(row) for row in rows(k))
 
-    return {"pred": pred, "event": event, "many": values, "manyr": results, "loop": loop}[path]
+    return {
+        "pred": pred,
+        "event": event,
+        "event2": event2,
+        "event2l": event2l,
+        "many": values,
+        "manyr": results,
+        "loop": loop,
+    }[path]
 
 
 def run_calls(path: str, calls: int) -> None:

@@ -3,7 +3,9 @@
     pytest tests/benchmarks/test_bench_dispatch_ratios.py --benchmark-enable -s
 
 Workloads (optimized backend, ``SandboxHost``): a two-integer predicate per ``execute``; the same
-predicate over a dict event with two fields (``Map<String, I32>``) per ``execute``; the two-integer
+predicate over a dict event with two fields (``Map<String, I32>``) per ``execute``; the same with an
+``I32`` limit as a second parameter, the event first and then last (an entry whose parameters are
+not just the event takes another lane path than the one-parameter event); the two-integer
 predicate per row of ``execute_many`` (values read, and every row's ``ExecutionResult`` read); the
 arithmetic loop at 1.5M iterations and Collatz to 20k. Each has a plain Python twin measured in the
 same run; the last test prints the ratio table (best round, the most stable statistic on a shared
@@ -31,10 +33,17 @@ PREDICATE = """module "pred" version "1.0.0";
 entrypoint fn check(hp I32, level I32) -> Bool { return hp > 0 && level >= 10; }"""
 EVENT = """module "event" version "1.0.0";
 entrypoint fn check(ev Map<String, I32>) -> Bool { return map.get(ev, "hp") > 0 && map.get(ev, "level") >= 10; }"""
+EVENT_FIRST = """module "event2" version "1.0.0";
+entrypoint fn check(ev Map<String, I32>, lim I32) -> Bool { return map.get(ev, "hp") > lim && map.get(ev, "level") >= 10; }"""
+EVENT_LAST = """module "event2l" version "1.0.0";
+entrypoint fn check(lim I32, ev Map<String, I32>) -> Bool { return map.get(ev, "hp") > lim && map.get(ev, "level") >= 10; }"""
 
 _HOST = SandboxHost(backends={"optimized": OptimizedBackend(cache=ArtifactCache())})
 _PRED = _HOST.prepare(PREDICATE)
 _EVENT = _HOST.prepare(EVENT)
+_EVENT_FIRST = _HOST.prepare(EVENT_FIRST)
+_EVENT_LAST = _HOST.prepare(EVENT_LAST)
+_LIMIT = 0  # the other parameter of the event entries: ``hp > 0`` as in ``EVENT``
 CALLS = 1000  # calls (or rows) per benchmarked round
 _ROWS = [[hp % 40 - 5, 12] for hp in range(CALLS)]
 _EVENTS = [{"hp": hp % 40 - 5, "level": 12} for hp in range(CALLS)]
@@ -48,6 +57,10 @@ def predicate_py(hp: int, level: int) -> bool:
 
 def event_py(ev: dict[str, int]) -> bool:
     return ev["hp"] > 0 and ev["level"] >= 10
+
+
+def event_limit_py(ev: dict[str, int], lim: int) -> bool:
+    return ev["hp"] > lim and ev["level"] >= 10
 
 
 def _record(benchmark: Any, key: str, per: int = 1) -> None:
@@ -80,6 +93,22 @@ def _event_plain() -> int:
     return sum(event_py(ev) for ev in _EVENTS)
 
 
+def _event_first_execute() -> int:
+    execute = _HOST.execute
+    return sum(
+        bool(execute(_EVENT_FIRST, "check", [ev, _LIMIT], backend="optimized").value) for ev in _EVENTS
+    )
+
+
+def _event_last_execute() -> int:
+    execute = _HOST.execute
+    return sum(bool(execute(_EVENT_LAST, "check", [_LIMIT, ev], backend="optimized").value) for ev in _EVENTS)
+
+
+def _event_limit_plain() -> int:
+    return sum(event_limit_py(ev, _LIMIT) for ev in _EVENTS)
+
+
 def _many_values() -> int:
     return sum(bool(v) for v in _HOST.execute_many(_PRED, "check", _ROWS, backend="optimized").values())
 
@@ -93,6 +122,9 @@ DISPATCH: dict[str, Callable[[], int]] = {
     "predicate 2 ints, plain": _pred_plain,
     "dict event, execute": _event_execute,
     "dict event, plain": _event_plain,
+    "dict event + limit, execute": _event_first_execute,
+    "limit + dict event, execute": _event_last_execute,
+    "dict event + limit, plain": _event_limit_plain,
     "execute_many per row, values": _many_values,
     "execute_many per row, results read": _many_results,
 }
@@ -147,6 +179,16 @@ def test_bench_dispatch_report(benchmark: Any) -> None:
     rows = [
         ("predicate, 2 ints, per `execute`", "predicate 2 ints, execute", "predicate 2 ints, plain"),
         ("predicate, dict event (2 fields), per `execute`", "dict event, execute", "dict event, plain"),
+        (
+            "predicate, dict event then an I32 limit, per `execute`",
+            "dict event + limit, execute",
+            "dict event + limit, plain",
+        ),
+        (
+            "predicate, an I32 limit then a dict event, per `execute`",
+            "limit + dict event, execute",
+            "dict event + limit, plain",
+        ),
         (
             "`execute_many`, 2-int predicate, per row (values read)",
             "execute_many per row, values",

@@ -228,9 +228,10 @@ PAIR = (
 
 @pytest.mark.parametrize("limits", [{}, *({"max_fuel": n} for n in range(0, 8)), {"max_map_entries": 1}])
 def test_an_event_with_another_parameter_is_read_as_before(limits: dict[str, int]) -> None:
-    """An entry whose event is not its only parameter takes ``read_inputs`` on the event closure
-    (the one-pass reader is for single-event entries): the same answers as the ordinary path and
-    the reference, at every budget around its failures."""
+    """An entry whose event is not its only parameter runs on its row closure (``run_row``: the
+    other input tested, the event read by the one-pass reader; anything else through
+    ``read_inputs``): the same answers as the ordinary path and the reference, at every budget
+    around its failures."""
     laned, ordinary = _hosts(None)
     plan = laned.prepare(PAIR, Policy.builder().with_limits(**limits).build())
     laned.execute(plan, "check", [{"hp": 1}, 0], backend="optimized")
@@ -244,14 +245,16 @@ def test_an_event_with_another_parameter_is_read_as_before(limits: dict[str, int
     assert spy.taken == 5
 
 
-def test_only_a_single_event_entry_reads_its_event_itself() -> None:
-    """Not vacuous: the entries above that take one event read it with the one-pass reader
-    (``FastLane.event_read``), the one with a second parameter and a JSON-encoded entry do not."""
+def test_an_event_entry_reads_its_event_itself_unless_json_encoded() -> None:
+    """Not vacuous: the entries above read their event with the one-pass reader
+    (``FastLane.event_read``) - the one with a second parameter too (``event_lane.run_row``) -
+    and a JSON-encoded entry does not."""
     laned, _ = _hosts(None)
     for source, encoding, expected in (
         (EVENT, "python", True),
-        (PAIR, "python", False),
+        (PAIR, "python", True),
         (EVENT, "json", False),
+        (PAIR, "json", False),
     ):
         plan = laned.prepare(source)
         lane = fastlane.FastLane(EntryCall(plan, "check", encoding), {}, "optimized")  # type: ignore[arg-type]
